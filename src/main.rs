@@ -1,0 +1,3 @@
+fn main() {
+    println!("sightline {}", env!("CARGO_PKG_VERSION"));
+}

@@ -1,0 +1,1 @@
+//! Timeline model (in progress).

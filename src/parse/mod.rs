@@ -1,0 +1,1 @@
+//! Streaming parser (in progress).

@@ -1,0 +1,1 @@
+//! Browser glue (in progress).
