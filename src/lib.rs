@@ -1,7 +1,9 @@
 //! Sightline: reads PyTorch profiler traces.
 //!
 //! The pipeline is bytes -> parse -> model -> analysis -> view -> web; see ARCHITECTURE.md.
+//! Everything but `web` is plain Rust that compiles and tests natively; only `web` knows the browser.
 
+pub mod analysis;
 pub mod model;
 pub mod parse;
 

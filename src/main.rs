@@ -1,3 +1,46 @@
-fn main() {
-    println!("sightline {}", env!("CARGO_PKG_VERSION"));
+//! `sightline`: the analyses of the viewer, in a terminal, for CI gates and traces too big for a tab.
+
+mod cli;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+sightline: reads PyTorch profiler traces (.json or .json.gz)
+
+usage: sightline COMMAND FILE [options]
+
+commands:
+  summary FILE [--json]   what the trace holds: events, lanes, devices, diagnostics, parse speed
+
+Exit status: 0 for a trace (also a damaged one), 2 when the input is not a trace or the command
+line is wrong.";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some((cmd, rest)) = args.split_first() else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let opts = match cli::Opts::parse(rest) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("sightline: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = match cmd.as_str() {
+        "summary" => cli::summary::run(&opts),
+        "-h" | "--help" | "help" => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        other => Err(format!("unknown command '{other}'\n\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("sightline: {e}");
+            ExitCode::from(2)
+        }
+    }
 }

@@ -1,1 +1,310 @@
-//! Streaming parser (in progress).
+//! Stream parser: bytes of a PyTorch profiler trace (`.json` or `.json.gz`) in, a [`Trace`] out.
+//!
+//! Push interface: [`Parser::feed`] any number of chunks, split anywhere (inside a string, a number or
+//! a gzip block), then [`Parser::finish`]. The result does not depend on how the input was chunked.
+//! Memory while parsing is the model plus the largest single event.
+//!
+//! Supported: the object form with `traceEvents` among the top-level keys (in any order) and the bare
+//! array form; gzip detected by its magic bytes; phases X, B/E, i/I, C, M and s/t/f flows. Other
+//! phases (async b/e/n, samples, objects) are counted and listed, not shown.
+//!
+//! Damage is reported, not fatal: a truncated file (also inside the gzip stream), a cut-off last event,
+//! raw control characters in strings, bare `N/A`, integers wider than 64 bits, unmatched B/E. Only
+//! input that is not a trace at all is an error ([`ParseError`]).
+
+mod build;
+mod event;
+mod split;
+
+pub use build::enclosing_slice;
+
+use crate::model::{DiagKind, ParseStats, Trace};
+use build::Builder;
+use split::{Form, Splitter};
+use std::fmt;
+use std::io::Write;
+
+/// Why the input is not a trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    Empty,
+    NotJson,
+    NotATrace,
+    CorruptGzip,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// The JSON stage: splits the (decompressed) bytes into events and builds the model from them.
+struct JsonStage {
+    splitter: Splitter,
+    builder: Builder,
+    json_bytes: u64,
+    head: Vec<u8>,
+}
+
+impl JsonStage {
+    fn new() -> Self {
+        JsonStage {
+            splitter: Splitter::new(),
+            builder: Builder::new(),
+            json_bytes: 0,
+            head: Vec::new(),
+        }
+    }
+
+    fn feed(&mut self, bytes: &[u8]) {
+        if self.head.len() < 16 {
+            let n = (16 - self.head.len()).min(bytes.len());
+            self.head.extend_from_slice(&bytes[..n]);
+        }
+        self.json_bytes += bytes.len() as u64;
+        self.splitter.feed(bytes, &mut self.builder);
+    }
+}
+
+impl Write for JsonStage {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.feed(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+enum Stage {
+    /// Fewer than two bytes seen: gzip or not is still open.
+    Sniff(Vec<u8>),
+    Plain(Box<JsonStage>),
+    Gzip(Box<flate2::write::MultiGzDecoder<JsonStage>>),
+}
+
+/// The push parser. See the module docs.
+pub struct Parser {
+    stage: Stage,
+    input_bytes: u64,
+    /// The gzip stream failed; what it said. Later input is ignored.
+    gzip_error: Option<String>,
+}
+
+impl Default for Parser {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Parser {
+    pub fn new() -> Self {
+        Parser {
+            stage: Stage::Sniff(Vec::new()),
+            input_bytes: 0,
+            gzip_error: None,
+        }
+    }
+
+    /// Bytes fed so far.
+    pub fn bytes_fed(&self) -> u64 {
+        self.input_bytes
+    }
+
+    /// Trace events read so far (for progress reports).
+    pub fn events_read(&self) -> u64 {
+        match &self.stage {
+            Stage::Sniff(_) => 0,
+            Stage::Plain(j) => j.builder.events_total(),
+            Stage::Gzip(g) => g.get_ref().builder.events_total(),
+        }
+    }
+
+    pub fn feed(&mut self, chunk: &[u8]) {
+        self.input_bytes += chunk.len() as u64;
+        if let Stage::Sniff(head) = &mut self.stage {
+            head.extend_from_slice(chunk);
+            if head.len() < 2 {
+                return;
+            }
+            let head = std::mem::take(head);
+            self.stage = if head[..2] == [0x1f, 0x8b] {
+                Stage::Gzip(Box::new(flate2::write::MultiGzDecoder::new(
+                    JsonStage::new(),
+                )))
+            } else {
+                Stage::Plain(Box::new(JsonStage::new()))
+            };
+            self.push(&head);
+            return;
+        }
+        self.push(chunk);
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        match &mut self.stage {
+            Stage::Sniff(_) => unreachable!("sniffing ends before bytes are pushed"),
+            Stage::Plain(j) => j.feed(bytes),
+            Stage::Gzip(g) => {
+                if self.gzip_error.is_none() {
+                    if let Err(e) = g.write_all(bytes) {
+                        self.gzip_error = Some(e.to_string());
+                    }
+                }
+            }
+        }
+    }
+
+    /// Ends the input and builds the model; an error only when the input is not a trace.
+    pub fn finish(mut self) -> Result<Trace, ParseError> {
+        if let Stage::Sniff(head) = &mut self.stage {
+            let head = std::mem::take(head);
+            self.stage = Stage::Plain(Box::new(JsonStage::new()));
+            self.push(&head);
+        }
+        let gzipped = matches!(self.stage, Stage::Gzip(_));
+        let (mut json, gzip_end_error) = match self.stage {
+            Stage::Sniff(_) => unreachable!("sniffing was ended above"),
+            Stage::Plain(j) => (*j, None),
+            Stage::Gzip(mut g) => {
+                let end = if self.gzip_error.is_none() {
+                    g.try_finish().err()
+                } else {
+                    None
+                };
+                let j = std::mem::replace(g.get_mut(), JsonStage::new());
+                (j, self.gzip_error.or(end.map(|e| e.to_string())))
+            }
+        };
+        if self.input_bytes == 0 {
+            return Err(err(ErrorKind::Empty, "the file is empty".into()));
+        }
+        if gzipped && json.json_bytes == 0 {
+            let why = gzip_end_error.unwrap_or_else(|| "no data".into());
+            return Err(err(
+                ErrorKind::CorruptGzip,
+                format!("a gzip file that cannot be decompressed ({why})"),
+            ));
+        }
+        let inside = if gzipped {
+            " inside the gzip stream"
+        } else {
+            ""
+        };
+        if let Some(b) = json.splitter.not_json() {
+            let what = describe_bytes(&json.head, b);
+            return Err(err(
+                ErrorKind::NotJson,
+                format!("not a trace: {what}{inside} (a PyTorch trace is JSON starting with '{{' or '[')"),
+            ));
+        }
+        if json.splitter.form() == Form::Unknown {
+            return Err(err(
+                ErrorKind::Empty,
+                format!("the file holds only whitespace{inside}"),
+            ));
+        }
+        if !json.splitter.saw_events() {
+            let keys = json.builder.top_keys().join(", ");
+            let detail = if json.splitter.complete() {
+                format!("a JSON object without a traceEvents array (top-level keys: {keys})")
+            } else {
+                format!(
+                    "a JSON object that ends before any traceEvents array (cut in key '{}')",
+                    json.splitter.current_key()
+                )
+            };
+            return Err(err(ErrorKind::NotATrace, format!("not a trace: {detail}")));
+        }
+        if json.builder.looks_like_other_json() {
+            return Err(err(
+                ErrorKind::NotATrace,
+                "not a trace: a JSON array whose elements are not trace events (no 'ph' field)"
+                    .into(),
+            ));
+        }
+
+        let mut truncated = false;
+        if let Some((offset, len)) = json.splitter.pending() {
+            truncated = true;
+            json.builder
+                .diagnostics
+                .add(DiagKind::Truncated, offset, || {
+                    format!(
+                        "the file ends inside an event ({len} bytes of it); that event is skipped"
+                    )
+                });
+        } else if !json.splitter.complete() {
+            truncated = true;
+            let at = json.splitter.bytes_seen();
+            let what = if json.splitter.inside_events() {
+                "the file ends inside the event array (no closing ']')"
+            } else {
+                "the file ends before the closing '}'"
+            };
+            json.builder
+                .diagnostics
+                .add(DiagKind::Truncated, at, || what.into());
+        }
+        if let Some(e) = gzip_end_error {
+            truncated = true;
+            let at = json.json_bytes;
+            json.builder.diagnostics.add(DiagKind::Truncated, at, || {
+                format!("the gzip stream ends early or is damaged ({e}); everything before is kept")
+            });
+        }
+        let stats = ParseStats {
+            input_bytes: self.input_bytes,
+            json_bytes: json.json_bytes,
+            gzipped,
+            truncated,
+            ..ParseStats::default()
+        };
+        Ok(json.builder.finish(stats))
+    }
+}
+
+fn err(kind: ErrorKind, message: String) -> ParseError {
+    ParseError { kind, message }
+}
+
+/// Names what a file that is not JSON looks like, from its first bytes.
+fn describe_bytes(head: &[u8], first: u8) -> String {
+    let starts = |m: &[u8]| head.starts_with(m);
+    if starts(b"\x89PNG") {
+        "a PNG image".into()
+    } else if starts(&[0xFF, 0xD8, 0xFF]) {
+        "a JPEG image".into()
+    } else if starts(b"GIF8") {
+        "a GIF image".into()
+    } else if starts(b"%PDF") {
+        "a PDF document".into()
+    } else if starts(b"PK\x03\x04") {
+        "a zip archive".into()
+    } else if first == b'<' {
+        "an HTML or XML document".into()
+    } else if first.is_ascii_graphic() {
+        let text: String = String::from_utf8_lossy(head).chars().take(12).collect();
+        format!("text starting with {:?}", text.trim())
+    } else {
+        "binary data".into()
+    }
+}
+
+/// Parses a whole buffer: a convenience for tests and small inputs.
+pub fn parse_bytes(bytes: &[u8]) -> Result<Trace, ParseError> {
+    let mut p = Parser::new();
+    p.feed(bytes);
+    p.finish()
+}

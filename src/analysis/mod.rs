@@ -1,0 +1,7 @@
+//! Analyses: everything computed from a [`crate::model::Trace`] for the tables, charts and findings.
+//!
+//! Each analysis is a pure function of the model returning a serde-serializable structure; the CLI
+//! prints it and the viewer renders the same structure, so the numbers on the page and in the
+//! terminal are one computation.
+
+pub mod summary;

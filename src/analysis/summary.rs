@@ -1,0 +1,136 @@
+//! What a trace holds: sizes, event counts, lanes, devices, diagnostics (`sightline summary`).
+
+use crate::model::{DeviceProperties, Diagnostic, LaneKind, Trace};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Serialize)]
+pub struct Summary {
+    pub file: FileInfo,
+    pub schema: String,
+    pub rank: i64,
+    pub world_size: Option<i64>,
+    pub events: EventCounts,
+    pub span_ns: i64,
+    pub lanes: Vec<LaneInfo>,
+    pub devices: Vec<DeviceProperties>,
+    pub flows: usize,
+    pub memory_events: usize,
+    pub counters: usize,
+    pub model: ModelSize,
+    pub truncated: bool,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FileInfo {
+    pub bytes: u64,
+    pub json_bytes: u64,
+    pub gzipped: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct EventCounts {
+    pub total: u64,
+    pub by_phase: BTreeMap<String, u64>,
+    pub by_category: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct LaneInfo {
+    pub kind: &'static str,
+    pub pid: i64,
+    pub tid: i64,
+    pub name: String,
+    pub device: Option<i64>,
+    pub stream: Option<i64>,
+    pub slices: usize,
+    pub rows: u32,
+    pub overlapping: u32,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ModelSize {
+    pub slices: usize,
+    /// Heap bytes of the slice columns, flows and memory events.
+    pub column_bytes: usize,
+    /// Heap bytes of everything: columns, interned strings, args.
+    pub total_bytes: usize,
+    /// Column bytes per slice: strings and args aside.
+    pub bytes_per_slice: f64,
+}
+
+/// A lane's display name: the thread name from metadata, else a name made from its ids.
+pub fn lane_name(trace: &Trace, lane: usize) -> String {
+    let l = &trace.lanes[lane];
+    if let Some(n) = &l.name {
+        return n.trim().to_string();
+    }
+    match l.kind {
+        LaneKind::GpuStream { device, stream } => format!("GPU {device} stream {stream}"),
+        LaneKind::Cpu => match &l.tid_label {
+            Some(t) => t.clone(),
+            None => format!("thread {}", l.tid),
+        },
+    }
+}
+
+pub fn summarize(trace: &Trace) -> Summary {
+    let s = &trace.stats;
+    let slices = trace.slice_count();
+    let column_bytes = trace.columns_heap_bytes();
+    Summary {
+        file: FileInfo {
+            bytes: s.input_bytes,
+            json_bytes: s.json_bytes,
+            gzipped: s.gzipped,
+        },
+        schema: trace.meta.schema.clone(),
+        rank: trace.rank(),
+        world_size: trace.meta.distributed.as_ref().and_then(|d| d.world_size),
+        events: EventCounts {
+            total: s.events_total,
+            by_phase: s.by_phase.iter().cloned().collect(),
+            by_category: s.by_category.iter().cloned().collect(),
+        },
+        span_ns: trace.span_ns(),
+        lanes: trace
+            .lanes
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let (kind, device, stream) = match l.kind {
+                    LaneKind::Cpu => ("cpu", None, None),
+                    LaneKind::GpuStream { device, stream } => ("gpu", Some(device), Some(stream)),
+                };
+                LaneInfo {
+                    kind,
+                    pid: l.pid,
+                    tid: l.tid,
+                    name: lane_name(trace, i),
+                    device,
+                    stream,
+                    slices: l.slices.len(),
+                    rows: l.rows,
+                    overlapping: l.overlapping,
+                }
+            })
+            .collect(),
+        devices: trace.meta.device_properties.clone(),
+        flows: trace.flows.len(),
+        memory_events: trace.memory.len(),
+        counters: trace.counters.len(),
+        model: ModelSize {
+            slices,
+            column_bytes,
+            total_bytes: trace.heap_bytes(),
+            bytes_per_slice: if slices == 0 {
+                0.0
+            } else {
+                column_bytes as f64 / slices as f64
+            },
+        },
+        truncated: s.truncated,
+        diagnostics: trace.diagnostics.items.clone(),
+    }
+}

@@ -1,0 +1,99 @@
+//! Command-line plumbing shared by the commands: options, loading a file, number formatting.
+
+pub mod summary;
+
+use sightline::model::Trace;
+use sightline::parse::Parser;
+use std::io::Read;
+use std::time::Instant;
+
+/// Parsed command line: the file, flags (`--json`) and options with a value (`--top 10`).
+pub struct Opts {
+    pub file: String,
+    flags: Vec<String>,
+    #[allow(dead_code)]
+    values: Vec<(String, String)>,
+}
+
+/// Options that take a value; every other `--name` is a flag.
+const VALUED: &[&str] = &["--sort", "--top", "--compat"];
+
+impl Opts {
+    pub fn parse(args: &[String]) -> Result<Opts, String> {
+        let mut file = None;
+        let mut flags = Vec::new();
+        let mut values = Vec::new();
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            if let Some((k, v)) = a.split_once('=').filter(|_| a.starts_with("--")) {
+                values.push((k.to_string(), v.to_string()));
+            } else if VALUED.contains(&a.as_str()) {
+                let v = it.next().ok_or_else(|| format!("{a} needs a value"))?;
+                values.push((a.clone(), v.clone()));
+            } else if a.starts_with("--") {
+                flags.push(a.clone());
+            } else if file.is_none() {
+                file = Some(a.clone());
+            } else {
+                return Err(format!("unexpected argument '{a}'"));
+            }
+        }
+        let file = file.ok_or("missing FILE (a .json or .json.gz trace)")?;
+        Ok(Opts {
+            file,
+            flags,
+            values,
+        })
+    }
+
+    pub fn flag(&self, name: &str) -> bool {
+        self.flags.iter().any(|f| f == name)
+    }
+
+    // Used by the table commands (`--sort`, `--top`, `--compat`) as they land.
+    #[allow(dead_code)]
+    pub fn value(&self, name: &str) -> Option<&str> {
+        self.values
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A loaded trace and how long reading and parsing took.
+pub struct Loaded {
+    pub trace: Trace,
+    pub parse_seconds: f64,
+}
+
+/// Streams the file through the parser in 1 MiB reads: the file is never held whole.
+pub fn load(path: &str) -> Result<Loaded, String> {
+    let start = Instant::now();
+    let mut f = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
+    let mut parser = Parser::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf).map_err(|e| format!("{path}: {e}"))?;
+        if n == 0 {
+            break;
+        }
+        parser.feed(&buf[..n]);
+    }
+    let trace = parser.finish().map_err(|e| format!("{path}: {e}"))?;
+    Ok(Loaded {
+        trace,
+        parse_seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+pub fn print_json<T: serde::Serialize>(v: &T) -> Result<(), String> {
+    let s = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
+    println!("{s}");
+    Ok(())
+}
+
+/// Formats bytes as MB with one decimal.
+pub fn mb(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}

@@ -1,0 +1,112 @@
+//! `sightline summary FILE [--json]`
+
+use super::{load, mb, print_json, Opts};
+use sightline::analysis::summary::{summarize, Summary};
+
+#[derive(serde::Serialize)]
+struct Output {
+    #[serde(flatten)]
+    summary: Summary,
+    parse_seconds: f64,
+    mb_per_s: f64,
+}
+
+pub fn run(opts: &Opts) -> Result<(), String> {
+    let loaded = load(&opts.file)?;
+    let summary = summarize(&loaded.trace);
+    let mb_per_s = summary.file.json_bytes as f64 / 1e6 / loaded.parse_seconds.max(1e-9);
+    if opts.flag("--json") {
+        return print_json(&Output {
+            summary,
+            parse_seconds: loaded.parse_seconds,
+            mb_per_s,
+        });
+    }
+    let s = &summary;
+    println!(
+        "file        {} ({}{})",
+        opts.file,
+        mb(s.file.bytes),
+        if s.file.gzipped {
+            format!(" gzipped, {} of JSON", mb(s.file.json_bytes))
+        } else {
+            String::new()
+        }
+    );
+    println!(
+        "schema      {}   rank {}{}",
+        s.schema,
+        s.rank,
+        match s.world_size {
+            Some(w) => format!(" of {w}"),
+            None => String::new(),
+        }
+    );
+    println!("span        {:.3} ms", s.span_ns as f64 / 1e6);
+    println!(
+        "parsed in   {:.3} s ({:.0} MB/s of JSON)",
+        loaded.parse_seconds, mb_per_s
+    );
+    println!(
+        "model       {} slices, {:.1} bytes/slice in columns, {} in all",
+        s.model.slices,
+        s.model.bytes_per_slice,
+        mb(s.model.total_bytes as u64)
+    );
+    println!("events      {} total", s.events.total);
+    let mut phases: Vec<_> = s.events.by_phase.iter().collect();
+    phases.sort_by(|a, b| b.1.cmp(a.1));
+    for (ph, n) in phases {
+        println!(
+            "  ph {:<8} {n:>10}",
+            if ph.is_empty() { "(none)" } else { ph }
+        );
+    }
+    let mut cats: Vec<_> = s.events.by_category.iter().collect();
+    cats.sort_by(|a, b| b.1.cmp(a.1));
+    for (cat, n) in cats {
+        println!(
+            "  cat {:<20} {n:>10}",
+            if cat.is_empty() { "(none)" } else { cat }
+        );
+    }
+    println!("devices     {}", s.devices.len());
+    for d in &s.devices {
+        let mem = d
+            .total_global_mem
+            .map(|m| format!(", {:.1} GB", m as f64 / 1e9))
+            .unwrap_or_default();
+        println!("  GPU {}: {}{mem}", d.id, d.name);
+    }
+    println!("lanes       {}", s.lanes.len());
+    for l in &s.lanes {
+        let over = if l.overlapping > 0 {
+            format!(", {} overlapping", l.overlapping)
+        } else {
+            String::new()
+        };
+        println!(
+            "  {:<4} {:<40} {:>9} slices, {:>3} rows{over}",
+            l.kind, l.name, l.slices, l.rows
+        );
+    }
+    println!(
+        "flows       {}   memory events {}   counters {}",
+        s.flows, s.memory_events, s.counters
+    );
+    if s.truncated {
+        println!("TRUNCATED   the file ends early; everything before the cut is shown");
+    }
+    if s.diagnostics.is_empty() {
+        println!("diagnostics none");
+    } else {
+        println!("diagnostics");
+        for d in &s.diagnostics {
+            println!(
+                "  {:?} x{} (first at byte {}): {}",
+                d.kind, d.count, d.first_offset, d.detail
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,867 @@
+//! Turns events, one at a time, into the columnar [`Trace`].
+//!
+//! While parsing, slices are appended to their lane in file order; `finish` sorts each lane, computes
+//! depths, rebases time to the trace start, orders lanes, and binds flows to slices. Nothing here
+//! holds more than one event's text at a time.
+
+use super::event::{
+    format_dims, minify, parse_f64, parse_int, parse_us_to_ns, raw_str, repair, RawArgs, RawEvent,
+};
+use super::split::Sink;
+use crate::model::*;
+use rustc_hash::FxHashMap;
+use serde_json::value::RawValue;
+
+/// A `B` waiting for its `E`.
+struct OpenBegin {
+    ts: i64,
+    name: StrId,
+    cat: StrId,
+    args: ArgsId,
+    external_id: i64,
+    correlation: i64,
+    input_dims: StrId,
+}
+
+struct LaneBuilder {
+    pid: i64,
+    tid: i64,
+    tid_label: Option<String>,
+    slices: Slices,
+    open: Vec<OpenBegin>,
+    /// A GPU category (kernel, memcpy, ...) was seen on this lane.
+    gpu: bool,
+}
+
+#[derive(Default)]
+struct ProcMeta {
+    pid_label: Option<String>,
+    name: Option<String>,
+    labels: Option<String>,
+    sort_index: Option<i64>,
+}
+
+struct FlowPoint {
+    cat: StrId,
+    id: i64,
+    /// 0 = `s`, 1 = `t`, 2 = `f`: the order of a flow's points at one timestamp.
+    phase: u8,
+    ts: i64,
+    lane: u32,
+    /// Bind to the enclosing slice (`s`, `t`, and `f` with `bp: "e"`), else to the next slice.
+    enclosing: bool,
+    offset: u64,
+}
+
+#[derive(Default)]
+struct PhaseCounts {
+    named: FxHashMap<String, u64>,
+}
+
+pub(crate) struct Builder {
+    strings: Interner,
+    args: ArgStore,
+    lanes: Vec<LaneBuilder>,
+    lane_map: FxHashMap<(i64, i64), u32>,
+    /// String pids/tids mapped to synthetic negative numbers.
+    synthetic_ids: FxHashMap<String, i64>,
+    procs: FxHashMap<i64, ProcMeta>,
+    threads: FxHashMap<(i64, i64), (Option<String>, Option<i64>)>,
+    flow_points: Vec<FlowPoint>,
+    instants: Vec<Instant>,
+    counters: Vec<CounterSeries>,
+    counter_map: FxHashMap<(i64, String, String), usize>,
+    memory: MemoryEvents,
+    meta: TraceMeta,
+    pub(crate) diagnostics: Diagnostics,
+    events_total: u64,
+    /// Objects in the event array that have a `ph` (to tell a trace from other JSON).
+    with_phase: u64,
+    non_objects: u64,
+    phases: PhaseCounts,
+    cat_counts: Vec<u64>,
+    min_ts: i64,
+    max_ts: i64,
+    minify_buf: Vec<u8>,
+    dims_buf: String,
+    top_keys: Vec<String>,
+}
+
+/// Categories whose events run on a GPU (or other accelerator) stream.
+fn is_gpu_category(cat: &str) -> bool {
+    matches!(cat, "kernel" | "Kernel" | "Memcpy" | "Memset" | "cuda_sync")
+        || cat.starts_with("gpu_")
+        || cat.starts_with("mtia_")
+}
+
+impl Builder {
+    pub(crate) fn new() -> Self {
+        Builder {
+            strings: Interner::default(),
+            args: ArgStore::default(),
+            lanes: Vec::new(),
+            lane_map: FxHashMap::default(),
+            synthetic_ids: FxHashMap::default(),
+            procs: FxHashMap::default(),
+            threads: FxHashMap::default(),
+            flow_points: Vec::new(),
+            instants: Vec::new(),
+            counters: Vec::new(),
+            counter_map: FxHashMap::default(),
+            memory: MemoryEvents::default(),
+            meta: TraceMeta::default(),
+            diagnostics: Diagnostics::default(),
+            events_total: 0,
+            with_phase: 0,
+            non_objects: 0,
+            phases: PhaseCounts::default(),
+            cat_counts: Vec::new(),
+            min_ts: i64::MAX,
+            max_ts: i64::MIN,
+            minify_buf: Vec::new(),
+            dims_buf: String::new(),
+            top_keys: Vec::new(),
+        }
+    }
+
+    pub(crate) fn events_total(&self) -> u64 {
+        self.events_total
+    }
+
+    /// True when the event array held something but nothing that looks like a trace event.
+    pub(crate) fn looks_like_other_json(&self) -> bool {
+        self.with_phase == 0 && (self.events_total > 0 || self.non_objects > 0)
+    }
+
+    pub(crate) fn top_keys(&self) -> &[String] {
+        &self.top_keys
+    }
+
+    /// A pid or tid: a number, or a string mapped to a number (its trailing digits, or a synthetic
+    /// negative id), with the original string kept as a label.
+    fn id_of(&mut self, v: Option<&RawValue>) -> (i64, Option<String>) {
+        let Some(v) = v else { return (0, None) };
+        let t = v.get();
+        if !t.starts_with('"') {
+            return (parse_int(Some(v)).unwrap_or(0), None);
+        }
+        let label = raw_str(Some(v)).into_owned();
+        if let Some(n) = parse_int(Some(v)) {
+            return (n, Some(label));
+        }
+        let next = -1 - self.synthetic_ids.len() as i64;
+        let n = *self.synthetic_ids.entry(label.clone()).or_insert(next);
+        (n, Some(label))
+    }
+
+    fn lane(&mut self, pid: i64, tid: i64, tid_label: Option<String>) -> u32 {
+        if let Some(&l) = self.lane_map.get(&(pid, tid)) {
+            return l;
+        }
+        let l = self.lanes.len() as u32;
+        self.lanes.push(LaneBuilder {
+            pid,
+            tid,
+            tid_label,
+            slices: Slices::default(),
+            open: Vec::new(),
+            gpu: false,
+        });
+        self.lane_map.insert((pid, tid), l);
+        l
+    }
+
+    fn count_phase(&mut self, ph: &str) {
+        if let Some(n) = self.phases.named.get_mut(ph) {
+            *n += 1;
+        } else {
+            self.phases.named.insert(ph.to_string(), 1);
+        }
+    }
+
+    fn count_cat(&mut self, cat: StrId) {
+        let i = cat.0 as usize;
+        if self.cat_counts.len() <= i {
+            self.cat_counts.resize(i + 1, 0);
+        }
+        self.cat_counts[i] += 1;
+    }
+
+    fn push_args(&mut self, args: Option<&RawValue>) -> ArgsId {
+        let Some(a) = args else { return ArgsId::NONE };
+        minify(a.get().as_bytes(), &mut self.minify_buf);
+        if self.minify_buf == b"{}" || self.minify_buf == b"null" {
+            return ArgsId::NONE;
+        }
+        self.args.push(&self.minify_buf)
+    }
+
+    fn event(&mut self, ev: RawEvent<'_>, offset: u64) {
+        self.events_total += 1;
+        let ph = raw_str(ev.ph);
+        if !ph.is_empty() {
+            self.with_phase += 1;
+        }
+        self.count_phase(&ph);
+        let cat_text = raw_str(ev.cat);
+        let cat = self.strings.intern(&cat_text);
+        self.count_cat(cat);
+        let args: RawArgs = ev
+            .args
+            .and_then(|a| serde_json::from_str(a.get()).ok())
+            .unwrap_or_default();
+        let ts = ev.ts.and_then(|t| parse_us_to_ns(t.get()));
+        if ph != "M" {
+            if let Some(ts) = ts {
+                self.min_ts = self.min_ts.min(ts);
+                self.max_ts = self.max_ts.max(ts);
+            }
+        }
+        match &*ph {
+            "X" | "B" | "E" => {
+                let Some(ts) = ts else {
+                    self.diagnostics.add(DiagKind::MissingField, offset, || {
+                        format!("a '{ph}' event without a readable ts")
+                    });
+                    return;
+                };
+                let (pid, _) = self.id_of(ev.pid);
+                let (tid, tid_label) = self.id_of(ev.tid);
+                let lane = self.lane(pid, tid, tid_label) as usize;
+                if ph == "E" {
+                    let Some(open) = self.lanes[lane].open.pop() else {
+                        self.diagnostics.add(DiagKind::UnmatchedEnd, offset, || {
+                            format!("an 'E' on pid {pid} tid {tid} with no open 'B'")
+                        });
+                        return;
+                    };
+                    self.max_ts = self.max_ts.max(ts);
+                    let lb = &mut self.lanes[lane];
+                    lb.gpu |= is_gpu_category(self.strings.get(open.cat));
+                    push_slice(&mut lb.slices, open.ts, (ts - open.ts).max(0), &open);
+                    return;
+                }
+                let name = self.strings.intern(&raw_str(ev.name));
+                let a = self.push_args(ev.args);
+                let external_id = parse_int(args.external_id).unwrap_or(NO_ID);
+                let correlation = parse_int(args.correlation).unwrap_or(NO_ID);
+                let input_dims = match args.input_dims {
+                    Some(d) => {
+                        format_dims(d, &mut self.dims_buf);
+                        self.strings.intern(&self.dims_buf)
+                    }
+                    None => StrId::NONE,
+                };
+                let open = OpenBegin {
+                    ts,
+                    name,
+                    cat,
+                    args: a,
+                    external_id,
+                    correlation,
+                    input_dims,
+                };
+                if ph == "B" {
+                    self.lanes[lane].open.push(open);
+                    return;
+                }
+                let Some(mut dur) = ev.dur.and_then(|d| parse_us_to_ns(d.get())) else {
+                    self.diagnostics.add(DiagKind::MissingField, offset, || {
+                        "an 'X' event without a readable dur".to_string()
+                    });
+                    return;
+                };
+                if dur < 0 {
+                    self.diagnostics
+                        .add(DiagKind::NegativeDuration, offset, || {
+                            format!("'{}' has dur {}", raw_str(ev.name), raw_str(ev.dur))
+                        });
+                    dur = 0;
+                }
+                self.max_ts = self.max_ts.max(ts.saturating_add(dur));
+                let lb = &mut self.lanes[lane];
+                lb.gpu |= is_gpu_category(&cat_text);
+                push_slice(&mut lb.slices, ts, dur, &open);
+            }
+            "i" | "I" => {
+                let Some(ts) = ts else {
+                    self.diagnostics.add(DiagKind::MissingField, offset, || {
+                        "an instant event without a readable ts".to_string()
+                    });
+                    return;
+                };
+                let (pid, _) = self.id_of(ev.pid);
+                let (tid, tid_label) = self.id_of(ev.tid);
+                let name = raw_str(ev.name);
+                if name == "[memory]" {
+                    let lane = self.lane_map.get(&(pid, tid)).copied().unwrap_or(u32::MAX);
+                    let int = |v: Option<&RawValue>| {
+                        v.and_then(|v| {
+                            parse_int(Some(v)).or_else(|| parse_f64(v).map(|f| f as i64))
+                        })
+                    };
+                    let m = &mut self.memory;
+                    m.ts_ns.push(ts);
+                    m.lane.push(lane);
+                    m.device_type.push(int(args.device_type).unwrap_or(0) as i8);
+                    m.device_id.push(int(args.device_id).unwrap_or(0) as i16);
+                    m.bytes.push(int(args.bytes).unwrap_or(0));
+                    m.total_allocated
+                        .push(int(args.total_allocated).unwrap_or(0));
+                    m.total_reserved.push(int(args.total_reserved).unwrap_or(0));
+                    return;
+                }
+                let lane = self.lane(pid, tid, tid_label);
+                let name = self.strings.intern(&name);
+                let a = self.push_args(ev.args);
+                self.instants.push(Instant {
+                    ts_ns: ts,
+                    lane,
+                    name,
+                    cat,
+                    args: a,
+                });
+            }
+            "C" => {
+                let Some(ts) = ts else { return };
+                let (pid, _) = self.id_of(ev.pid);
+                let name = raw_str(ev.name).into_owned();
+                let Some(a) = ev.args else { return };
+                let Ok(map) = serde_json::from_str::<FxHashMap<String, &RawValue>>(a.get()) else {
+                    return;
+                };
+                let mut keys: Vec<_> = map.into_iter().collect();
+                keys.sort_by(|a, b| a.0.cmp(&b.0));
+                for (key, v) in keys {
+                    let Some(value) = parse_f64(v) else { continue };
+                    let k = (pid, name.clone(), key);
+                    let idx = match self.counter_map.get(&k) {
+                        Some(&i) => i,
+                        None => {
+                            self.counters.push(CounterSeries {
+                                pid,
+                                name: k.1.clone(),
+                                series: k.2.clone(),
+                                ts_ns: Vec::new(),
+                                values: Vec::new(),
+                            });
+                            self.counter_map.insert(k, self.counters.len() - 1);
+                            self.counters.len() - 1
+                        }
+                    };
+                    self.counters[idx].ts_ns.push(ts);
+                    self.counters[idx].values.push(value);
+                }
+            }
+            "M" => self.metadata(&ev, &args),
+            "s" | "t" | "f" => {
+                let Some(ts) = ts else { return };
+                let (pid, _) = self.id_of(ev.pid);
+                let (tid, tid_label) = self.id_of(ev.tid);
+                let lane = self.lane(pid, tid, tid_label);
+                let id = match ev.id {
+                    Some(v) => parse_int(Some(v)).unwrap_or_else(|| hash_id(v.get())),
+                    None => return,
+                };
+                let phase = match &*ph {
+                    "s" => 0,
+                    "t" => 1,
+                    _ => 2,
+                };
+                let enclosing = phase < 2 || raw_str(ev.bp) == "e";
+                self.flow_points.push(FlowPoint {
+                    cat,
+                    id,
+                    phase,
+                    ts,
+                    lane,
+                    enclosing,
+                    offset,
+                });
+            }
+            _ => {
+                self.diagnostics.add(DiagKind::IgnoredPhase, offset, || {
+                    format!("phase '{ph}' is not shown (async, sample and object events are counted only)")
+                });
+            }
+        }
+    }
+
+    fn metadata(&mut self, ev: &RawEvent<'_>, args: &RawArgs<'_>) {
+        let (pid, pid_label) = self.id_of(ev.pid);
+        let what = raw_str(ev.name);
+        match &*what {
+            "process_name" | "process_labels" | "process_sort_index" => {
+                let p = self.procs.entry(pid).or_default();
+                if pid_label.is_some() {
+                    p.pid_label = pid_label;
+                }
+                match &*what {
+                    "process_name" => p.name = Some(raw_str(args.name).into_owned()),
+                    "process_labels" => p.labels = Some(raw_str(args.labels).into_owned()),
+                    _ => p.sort_index = parse_int(args.sort_index),
+                }
+            }
+            "thread_name" | "thread_sort_index" => {
+                let (tid, _) = self.id_of(ev.tid);
+                let t = self.threads.entry((pid, tid)).or_default();
+                if what == "thread_name" {
+                    t.0 = Some(raw_str(args.name).into_owned());
+                } else {
+                    t.1 = parse_int(args.sort_index);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub(crate) fn finish(mut self, stats: ParseStats) -> Trace {
+        // Close what is still open at the last timestamp seen.
+        let last = self.max_ts;
+        for lb in &mut self.lanes {
+            let n = lb.open.len() as u64;
+            if n > 0 {
+                let (pid, tid) = (lb.pid, lb.tid);
+                self.diagnostics.add_n(DiagKind::UnclosedBegin, n, 0, || {
+                    format!("'B' without 'E' on pid {pid} tid {tid}; closed at the trace end")
+                });
+            }
+            while let Some(open) = lb.open.pop() {
+                push_slice(&mut lb.slices, open.ts, (last - open.ts).max(0), &open);
+            }
+        }
+        let origin = if self.min_ts == i64::MAX {
+            0
+        } else {
+            self.min_ts
+        };
+
+        let processes = self.build_processes();
+        let pindex: FxHashMap<i64, u32> = processes
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.pid, i as u32))
+            .collect();
+
+        // Order lanes: CPU first (by process order, then thread sort index, tid), then GPU streams.
+        let mut order: Vec<u32> = (0..self.lanes.len() as u32).collect();
+        let lane_key = |lb: &LaneBuilder| {
+            let p = &processes[pindex[&lb.pid] as usize];
+            let gpu = lb.gpu || p.device.is_some();
+            let tsort = self.threads.get(&(lb.pid, lb.tid)).and_then(|t| t.1);
+            if gpu {
+                (1, p.device.unwrap_or(lb.pid), 0, lb.tid, 0)
+            } else {
+                (
+                    0,
+                    p.sort_index.unwrap_or(lb.pid),
+                    lb.pid,
+                    tsort.unwrap_or(lb.tid),
+                    lb.tid,
+                )
+            }
+        };
+        order.sort_by_key(|&l| lane_key(&self.lanes[l as usize]));
+        let mut new_index = vec![0u32; self.lanes.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_index[old as usize] = new as u32;
+        }
+
+        let mut builders: Vec<Option<LaneBuilder>> = self.lanes.drain(..).map(Some).collect();
+        let mut lanes = Vec::with_capacity(builders.len());
+        let mut overlapping_total = 0u64;
+        for &old in &order {
+            let lb = builders[old as usize]
+                .take()
+                .expect("each lane is taken once");
+            let process = pindex[&lb.pid];
+            let p = &processes[process as usize];
+            let gpu = lb.gpu || p.device.is_some();
+            let kind = if gpu {
+                LaneKind::GpuStream {
+                    device: p.device.unwrap_or(lb.pid),
+                    stream: lb.tid,
+                }
+            } else {
+                LaneKind::Cpu
+            };
+            let (name, sort_index) = self.threads.remove(&(lb.pid, lb.tid)).unwrap_or_default();
+            let mut slices = sort_slices(lb.slices, origin);
+            let (rows, overlapping) = assign_depths(&mut slices);
+            overlapping_total += overlapping as u64;
+            lanes.push(Lane {
+                kind,
+                process,
+                pid: lb.pid,
+                tid: lb.tid,
+                tid_label: lb.tid_label,
+                name,
+                sort_index,
+                slices,
+                rows,
+                overlapping,
+            });
+        }
+        if overlapping_total > 0 {
+            self.diagnostics
+                .add_n(DiagKind::OverlappingSlice, overlapping_total, 0, || {
+                    "slices overlapping without nesting on one lane (kept on rows of their own)"
+                        .into()
+                });
+        }
+
+        let flows = bind_flows(
+            std::mem::take(&mut self.flow_points),
+            &lanes,
+            &new_index,
+            origin,
+            &mut self.diagnostics,
+        );
+
+        let mut instants = std::mem::take(&mut self.instants);
+        for i in &mut instants {
+            i.ts_ns -= origin;
+            i.lane = new_index[i.lane as usize];
+        }
+        instants.sort_by_key(|i| (i.ts_ns, i.lane));
+
+        let mut counters = std::mem::take(&mut self.counters);
+        for c in &mut counters {
+            let mut pairs: Vec<(i64, f64)> = c
+                .ts_ns
+                .iter()
+                .map(|t| t - origin)
+                .zip(c.values.iter().copied())
+                .collect();
+            pairs.sort_by_key(|p| p.0);
+            c.ts_ns = pairs.iter().map(|p| p.0).collect();
+            c.values = pairs.iter().map(|p| p.1).collect();
+        }
+
+        let memory = sort_memory(std::mem::take(&mut self.memory), origin, &new_index);
+
+        let mut by_phase: Vec<(String, u64)> = self.phases.named.drain().collect();
+        by_phase.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut by_category: Vec<(String, u64)> = self
+            .cat_counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(i, &n)| (self.strings.get(StrId(i as u32)).to_string(), n))
+            .collect();
+        by_category.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+
+        self.meta.origin_ns = origin;
+        self.meta.schema = detect_schema(&by_category);
+        self.meta.rocm = self.strings.find("hipLaunchKernel").is_some()
+            || self.strings.find("hipMemcpyAsync").is_some()
+            || self.strings.find("hipExtModuleLaunchKernel").is_some();
+        self.args.shrink();
+        Trace {
+            strings: self.strings,
+            args: self.args,
+            processes,
+            lanes,
+            flows,
+            instants,
+            counters,
+            memory,
+            meta: self.meta,
+            stats: ParseStats {
+                events_total: self.events_total,
+                by_phase,
+                by_category,
+                ..stats
+            },
+            diagnostics: self.diagnostics,
+        }
+    }
+
+    fn build_processes(&mut self) -> Vec<Process> {
+        let mut pids: Vec<i64> = self.lanes.iter().map(|l| l.pid).collect();
+        pids.sort_unstable();
+        pids.dedup();
+        let gpu_pids: Vec<i64> = self.lanes.iter().filter(|l| l.gpu).map(|l| l.pid).collect();
+        let mut procs: Vec<Process> = pids
+            .into_iter()
+            .map(|pid| {
+                let m = self.procs.remove(&pid).unwrap_or_default();
+                // Kineto labels GPU processes "GPU n"; a process holding kernels is a GPU too.
+                let labelled = m
+                    .labels
+                    .as_deref()
+                    .and_then(|l| l.strip_prefix("GPU "))
+                    .and_then(|n| n.trim().parse::<i64>().ok());
+                let device = labelled.or_else(|| gpu_pids.contains(&pid).then_some(pid.max(0)));
+                Process {
+                    pid,
+                    pid_label: m.pid_label,
+                    name: m.name,
+                    labels: m.labels,
+                    sort_index: m.sort_index,
+                    device,
+                }
+            })
+            .collect();
+        procs.sort_by_key(|p| {
+            (
+                p.device.is_some(),
+                p.device.unwrap_or(0),
+                p.sort_index.unwrap_or(p.pid),
+                p.pid,
+            )
+        });
+        procs
+    }
+}
+
+fn hash_id(text: &str) -> i64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    text.hash(&mut h);
+    (h.finish() >> 1) as i64
+}
+
+fn push_slice(s: &mut Slices, ts: i64, dur: i64, e: &OpenBegin) {
+    s.start_ns.push(ts);
+    s.dur_ns.push(dur);
+    s.depth.push(0);
+    s.name.push(e.name);
+    s.cat.push(e.cat);
+    s.args.push(e.args);
+    s.external_id.push(e.external_id);
+    s.correlation.push(e.correlation);
+    s.input_dims.push(e.input_dims);
+}
+
+/// Sorts a lane's slices by start, longer first (so a parent precedes the children that start with
+/// it), then file order; rebases times to the trace origin.
+fn sort_slices(s: Slices, origin: i64) -> Slices {
+    let n = s.len();
+    let mut perm: Vec<u32> = (0..n as u32).collect();
+    perm.sort_by_key(|&i| {
+        (
+            s.start_ns[i as usize],
+            std::cmp::Reverse(s.dur_ns[i as usize]),
+            i,
+        )
+    });
+    fn apply<T: Copy>(v: Vec<T>, perm: &[u32]) -> Vec<T> {
+        perm.iter().map(|&i| v[i as usize]).collect()
+    }
+    Slices {
+        start_ns: perm
+            .iter()
+            .map(|&i| s.start_ns[i as usize] - origin)
+            .collect(),
+        dur_ns: apply(s.dur_ns, &perm),
+        depth: vec![0; n],
+        name: apply(s.name, &perm),
+        cat: apply(s.cat, &perm),
+        args: apply(s.args, &perm),
+        external_id: apply(s.external_id, &perm),
+        correlation: apply(s.correlation, &perm),
+        input_dims: apply(s.input_dims, &perm),
+    }
+}
+
+/// Gives every slice its row: the nesting depth, or for a slice that overlaps the one above it
+/// without fitting inside, a deeper row so that no two slices on a row overlap.
+/// Returns (rows, overlapping slices).
+pub(crate) fn assign_depths(s: &mut Slices) -> (u32, u32) {
+    let mut stack: Vec<i64> = Vec::new();
+    let mut rows = 0u32;
+    let mut overlapping = 0u32;
+    for i in 0..s.len() {
+        let start = s.start_ns[i];
+        let end = start + s.dur_ns[i];
+        while stack.last().is_some_and(|&top_end| top_end <= start) {
+            stack.pop();
+        }
+        if stack.last().is_some_and(|&top_end| end > top_end) {
+            overlapping += 1;
+        }
+        let depth = stack.len().min(u16::MAX as usize);
+        s.depth[i] = depth as u16;
+        rows = rows.max(depth as u32 + 1);
+        stack.push(end);
+    }
+    (rows, overlapping)
+}
+
+/// The deepest slice of a lane that contains `ts` (a zero-length slice contains its own start).
+pub fn enclosing_slice(s: &Slices, ts: i64) -> Option<usize> {
+    let after = s.start_ns.partition_point(|&x| x <= ts);
+    // Walk back from the last slice starting at or before ts; the first that contains ts is the
+    // deepest. The walk is bounded: a miss after many siblings is not worth a scan of the lane.
+    (after.saturating_sub(4096)..after)
+        .rev()
+        .find(|&i| s.start_ns[i] + s.dur_ns[i] > ts || s.start_ns[i] == ts)
+}
+
+fn bind_flows(
+    mut points: Vec<FlowPoint>,
+    lanes: &[Lane],
+    new_index: &[u32],
+    origin: i64,
+    diags: &mut Diagnostics,
+) -> Vec<Flow> {
+    points.sort_by_key(|p| (p.cat, p.id, p.ts, p.phase));
+    let mut flows = Vec::new();
+    let mut prev: Option<(StrId, i64, SliceRef)> = None;
+    for p in points {
+        let lane = new_index[p.lane as usize];
+        let s = &lanes[lane as usize].slices;
+        let ts = p.ts - origin;
+        let found = if p.enclosing {
+            enclosing_slice(s, ts)
+        } else {
+            let i = s.start_ns.partition_point(|&x| x < ts);
+            (i < s.len()).then_some(i)
+        };
+        let Some(index) = found else {
+            diags.add(DiagKind::UnboundFlow, p.offset, || {
+                format!("flow id {} has no slice at its point", p.id)
+            });
+            continue;
+        };
+        let here = SliceRef {
+            lane,
+            index: index as u32,
+        };
+        match prev {
+            Some((cat, id, from)) if cat == p.cat && id == p.id && p.phase > 0 => {
+                flows.push(Flow {
+                    cat: p.cat,
+                    id: p.id,
+                    from,
+                    to: here,
+                });
+            }
+            _ if p.phase > 0 => {
+                diags.add(DiagKind::UnboundFlow, p.offset, || {
+                    format!("flow id {} ends without a start", p.id)
+                });
+            }
+            _ => {}
+        }
+        prev = Some((p.cat, p.id, here));
+    }
+    flows
+}
+
+fn sort_memory(m: MemoryEvents, origin: i64, new_index: &[u32]) -> MemoryEvents {
+    let mut perm: Vec<u32> = (0..m.len() as u32).collect();
+    perm.sort_by_key(|&i| (m.ts_ns[i as usize], i));
+    let pick = |i: u32| i as usize;
+    MemoryEvents {
+        ts_ns: perm.iter().map(|&i| m.ts_ns[pick(i)] - origin).collect(),
+        lane: perm
+            .iter()
+            .map(|&i| match m.lane[pick(i)] {
+                u32::MAX => u32::MAX,
+                l => new_index[l as usize],
+            })
+            .collect(),
+        device_type: perm.iter().map(|&i| m.device_type[pick(i)]).collect(),
+        device_id: perm.iter().map(|&i| m.device_id[pick(i)]).collect(),
+        bytes: perm.iter().map(|&i| m.bytes[pick(i)]).collect(),
+        total_allocated: perm.iter().map(|&i| m.total_allocated[pick(i)]).collect(),
+        total_reserved: perm.iter().map(|&i| m.total_reserved[pick(i)]).collect(),
+    }
+}
+
+fn detect_schema(cats: &[(String, u64)]) -> String {
+    let has = |c: &str| cats.iter().any(|(k, _)| k == c);
+    if has("Operator") || has("Runtime") || has("Kernel") {
+        "pytorch-1.8-1.9".into()
+    } else if has("cpu_op") && (has("async_cpu_to_gpu") || has("async_gpu")) {
+        "pytorch-1.10-1.12".into()
+    } else if has("cpu_op") || has("user_annotation") || has("kernel") {
+        "pytorch-2.x".into()
+    } else {
+        "chrome".into()
+    }
+}
+
+impl Sink for Builder {
+    fn element(&mut self, bytes: &[u8], offset: u64, is_object: bool) {
+        if !is_object {
+            self.non_objects += 1;
+            self.diagnostics.add(DiagKind::NotAnObject, offset, || {
+                let s = String::from_utf8_lossy(&bytes[..bytes.len().min(40)]).into_owned();
+                format!("a non-object value in the event array: {s}")
+            });
+            return;
+        }
+        match serde_json::from_slice::<RawEvent>(bytes) {
+            Ok(ev) => self.event(ev, offset),
+            Err(first) => {
+                let repaired = repair(bytes);
+                match repaired.as_deref().map(serde_json::from_slice::<RawEvent>) {
+                    Some(Ok(ev)) => {
+                        self.diagnostics.add(DiagKind::RepairedEvent, offset, || {
+                            format!(
+                                "{first}; read after repairing control characters or N/A values"
+                            )
+                        });
+                        self.event(ev, offset);
+                    }
+                    _ => self.diagnostics.add(DiagKind::UnreadableEvent, offset, || {
+                        format!("an event that is not valid JSON ({first})")
+                    }),
+                }
+            }
+        }
+    }
+
+    fn meta(&mut self, key: &str, value: Option<&[u8]>, offset: u64) {
+        self.top_keys.push(key.to_string());
+        let Some(value) = value else {
+            self.diagnostics.add(DiagKind::LargeMetadata, offset, || {
+                format!("top-level key '{key}' is too large to keep")
+            });
+            return;
+        };
+        let v: serde_json::Value = match serde_json::from_slice(value) {
+            Ok(v) => v,
+            Err(_) => match repair(value).and_then(|r| serde_json::from_slice(&r).ok()) {
+                Some(v) => v,
+                None => return,
+            },
+        };
+        match key {
+            "deviceProperties" => {
+                let list = v.as_array().cloned().unwrap_or_default();
+                self.meta.device_properties = list
+                    .iter()
+                    .map(|d| DeviceProperties {
+                        id: d["id"].as_i64().unwrap_or(0),
+                        name: d["name"].as_str().unwrap_or("").to_string(),
+                        total_global_mem: d["totalGlobalMem"].as_u64(),
+                        compute_major: d["computeMajor"].as_i64(),
+                        compute_minor: d["computeMinor"].as_i64(),
+                        num_sms: d["numSms"].as_i64(),
+                    })
+                    .collect();
+            }
+            "distributedInfo" => {
+                self.meta.distributed = Some(DistributedInfo {
+                    backend: v["backend"].as_str().map(str::to_string),
+                    rank: v["rank"].as_i64().unwrap_or(0),
+                    world_size: v["world_size"].as_i64(),
+                });
+            }
+            "baseTimeNanoseconds" => self.meta.base_time_ns = v.as_i64(),
+            "schemaVersion" => self.meta.schema_version = Some(v),
+            _ if value.len() <= 64 << 10 => self.meta.other.push((key.to_string(), v)),
+            _ => {}
+        }
+    }
+
+    fn trailing(&mut self, offset: u64) {
+        self.diagnostics.add(DiagKind::TrailingData, offset, || {
+            "bytes after the end of the JSON document were ignored".into()
+        });
+    }
+}

@@ -1,0 +1,340 @@
+//! Reading the fields of one event: serde_json for the structure, our own code for the values that
+//! must not go through a float (timestamps) or that real files write in odd ways (string pids).
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+
+/// The fields of a trace event that the model keeps. Values stay raw until needed.
+#[derive(Deserialize)]
+pub(crate) struct RawEvent<'a> {
+    #[serde(borrow, default)]
+    pub ph: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub name: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub cat: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub pid: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub tid: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub ts: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub dur: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub bp: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub args: Option<&'a RawValue>,
+}
+
+/// The args that analyses need typed. Everything else stays in the args store as text.
+#[derive(Deserialize, Default)]
+pub(crate) struct RawArgs<'a> {
+    #[serde(rename = "External id", alias = "external id", borrow, default)]
+    pub external_id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub correlation: Option<&'a RawValue>,
+    #[serde(rename = "Input Dims", borrow, default)]
+    pub input_dims: Option<&'a RawValue>,
+    // Metadata (`M`) events.
+    #[serde(borrow, default)]
+    pub name: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub labels: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub sort_index: Option<&'a RawValue>,
+    // `[memory]` instants.
+    #[serde(rename = "Device Type", borrow, default)]
+    pub device_type: Option<&'a RawValue>,
+    #[serde(rename = "Device Id", borrow, default)]
+    pub device_id: Option<&'a RawValue>,
+    #[serde(rename = "Bytes", borrow, default)]
+    pub bytes: Option<&'a RawValue>,
+    #[serde(rename = "Total Allocated", borrow, default)]
+    pub total_allocated: Option<&'a RawValue>,
+    #[serde(rename = "Total Reserved", borrow, default)]
+    pub total_reserved: Option<&'a RawValue>,
+}
+
+/// The text of a raw JSON value as a string: a JSON string's contents (unescaped), a number's
+/// digits, or empty for `null`.
+pub(crate) fn raw_str(v: Option<&RawValue>) -> Cow<'_, str> {
+    let Some(v) = v else { return Cow::Borrowed("") };
+    let t = v.get();
+    if t.len() >= 2 && t.starts_with('"') {
+        let inner = &t[1..t.len() - 1];
+        if !inner.contains('\\') {
+            return Cow::Borrowed(inner);
+        }
+        return serde_json::from_str::<String>(t)
+            .map(Cow::Owned)
+            .unwrap_or(Cow::Borrowed(inner));
+    }
+    if t == "null" {
+        return Cow::Borrowed("");
+    }
+    Cow::Borrowed(t)
+}
+
+/// Parses the decimal text of a microsecond value (`"1234.567"`, `1.7e15`, `"-3"`) into integer
+/// nanoseconds without going through a float when the text is plain decimal, so epoch-scale
+/// microseconds with three decimals stay exact. Digits past the nanosecond are rounded half up.
+pub(crate) fn parse_us_to_ns(text: &str) -> Option<i64> {
+    let t = text.trim_matches('"').trim();
+    let (neg, digits) = match t.as_bytes().first()? {
+        b'-' => (true, &t[1..]),
+        b'+' => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let bytes = digits.as_bytes();
+    let mut int: i64 = 0;
+    let mut i = 0;
+    while i < bytes.len() && bytes[i].is_ascii_digit() {
+        int = int.checked_mul(10)?.checked_add((bytes[i] - b'0') as i64)?;
+        i += 1;
+    }
+    let int_digits = i;
+    let mut frac: i64 = 0;
+    let mut frac_digits = 0;
+    let mut round_up = false;
+    if i < bytes.len() && bytes[i] == b'.' {
+        i += 1;
+        while i < bytes.len() && bytes[i].is_ascii_digit() {
+            if frac_digits < 3 {
+                frac = frac * 10 + (bytes[i] - b'0') as i64;
+                frac_digits += 1;
+            } else if frac_digits == 3 {
+                round_up = bytes[i] >= b'5';
+                frac_digits += 1;
+            }
+            i += 1;
+        }
+    }
+    if i != bytes.len() {
+        // Exponent or something else: a float is the best we can do.
+        let f: f64 = t.parse().ok()?;
+        if !f.is_finite() || f.abs() > 9.0e15 {
+            return None;
+        }
+        return Some((f * 1000.0).round() as i64);
+    }
+    if int_digits == 0 && frac_digits == 0 {
+        return None;
+    }
+    while frac_digits < 3 {
+        frac *= 10;
+        frac_digits += 1;
+    }
+    let ns = int.checked_mul(1000)?.checked_add(frac + round_up as i64)?;
+    Some(if neg { -ns } else { ns })
+}
+
+/// Reads an integer id: a JSON integer, a float (truncated), or a string holding one (`"7"`,
+/// `"stream 7"`: the trailing digits). `None` when there is no number or it does not fit in `i64`.
+pub(crate) fn parse_int(v: Option<&RawValue>) -> Option<i64> {
+    let t = v?.get();
+    if let Some(s) = t.strip_prefix('"') {
+        let s = s.strip_suffix('"').unwrap_or(s).trim();
+        if let Ok(n) = s.parse::<i64>() {
+            return Some(n);
+        }
+        let tail = s.trim_end_matches(|c: char| c.is_ascii_digit());
+        let digits = &s[tail.len()..];
+        if digits.is_empty() {
+            return None;
+        }
+        return digits.parse().ok();
+    }
+    if let Ok(n) = t.parse::<i64>() {
+        return Some(n);
+    }
+    let f: f64 = t.parse().ok()?;
+    (f.is_finite() && f.abs() < 9.2e18).then_some(f as i64)
+}
+
+/// Reads a number as f64 (counter values, byte counts wider than i64).
+pub(crate) fn parse_f64(v: &RawValue) -> Option<f64> {
+    let t = v.get();
+    let t = t
+        .strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .unwrap_or(t);
+    t.parse::<f64>().ok().filter(|f| f.is_finite())
+}
+
+/// Removes insignificant whitespace from JSON text (iteratively: deep nesting cannot overflow).
+pub(crate) fn minify(json: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    out.reserve(json.len());
+    let mut in_str = false;
+    let mut esc = false;
+    for &b in json {
+        if in_str {
+            out.push(b);
+            if esc {
+                esc = false;
+            } else if b == b'\\' {
+                esc = true;
+            } else if b == b'"' {
+                in_str = false;
+            }
+        } else if b == b'"' {
+            in_str = true;
+            out.push(b);
+        } else if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+            out.push(b);
+        }
+    }
+}
+
+/// Formats `Input Dims` the way Python's `str()` prints the list, which is how PyTorch keys its
+/// table by input shape: `[[64, 64, 3], []]`.
+pub(crate) fn format_dims(raw: &RawValue, out: &mut String) {
+    out.clear();
+    let mut in_str = false;
+    for c in raw.get().chars() {
+        if in_str {
+            if c == '"' {
+                in_str = false;
+                out.push('\'');
+            } else {
+                out.push(c);
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_str = true;
+                out.push('\'');
+            }
+            ',' => out.push_str(", "),
+            c if c.is_whitespace() => {}
+            c => out.push(c),
+        }
+    }
+}
+
+/// Makes a damaged event readable where the damage is of a kind real files show: raw control
+/// characters inside strings (escaped), and bare `N/A`, `NaN`, `Infinity` values (made `null`).
+/// Returns `None` when nothing was changed (the event is broken some other way).
+pub(crate) fn repair(json: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(json.len() + 16);
+    let mut changed = false;
+    let mut in_str = false;
+    let mut esc = false;
+    let mut i = 0;
+    while i < json.len() {
+        let b = json[i];
+        if in_str {
+            if esc {
+                esc = false;
+                out.push(b);
+            } else if b == b'\\' {
+                esc = true;
+                out.push(b);
+            } else if b == b'"' {
+                in_str = false;
+                out.push(b);
+            } else if b < 0x20 {
+                out.extend_from_slice(format!("\\u{:04x}", b).as_bytes());
+                changed = true;
+            } else {
+                out.push(b);
+            }
+            i += 1;
+            continue;
+        }
+        if b == b'"' {
+            in_str = true;
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        let rest = &json[i..];
+        let bad = [
+            &b"N/A"[..],
+            b"-NaN",
+            b"NaN",
+            b"-Infinity",
+            b"Infinity",
+            b"nan",
+            b"-nan",
+            b"inf",
+        ]
+        .into_iter()
+        .find(|w| rest.starts_with(w));
+        let prev_ok = out
+            .iter()
+            .rev()
+            .find(|c| !c.is_ascii_whitespace())
+            .is_some_and(|&c| matches!(c, b':' | b',' | b'['));
+        if let (Some(w), true) = (bad, prev_ok) {
+            out.extend_from_slice(b"null");
+            i += w.len();
+            changed = true;
+            continue;
+        }
+        out.push(b);
+        i += 1;
+    }
+    changed.then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_parsing_is_exact() {
+        assert_eq!(
+            parse_us_to_ns("5122564150679.794"),
+            Some(5_122_564_150_679_794)
+        );
+        assert_eq!(
+            parse_us_to_ns("1700000000123456"),
+            Some(1_700_000_000_123_456_000)
+        );
+        assert_eq!(parse_us_to_ns("1.5"), Some(1500));
+        assert_eq!(parse_us_to_ns("0.0004"), Some(0));
+        assert_eq!(parse_us_to_ns("0.0005"), Some(1));
+        assert_eq!(parse_us_to_ns("-2.25"), Some(-2250));
+        assert_eq!(parse_us_to_ns("1e3"), Some(1_000_000));
+        assert_eq!(parse_us_to_ns("\"12\""), Some(12_000));
+        assert_eq!(parse_us_to_ns("N/A"), None);
+        assert_eq!(parse_us_to_ns(""), None);
+        assert_eq!(parse_us_to_ns("99999999999999999999999"), None);
+    }
+
+    #[test]
+    fn ids_in_odd_forms() {
+        let r = |s: &str| parse_int(Some(&*RawValue::from_string(s.to_string()).unwrap()));
+        assert_eq!(r("7"), Some(7));
+        assert_eq!(r("\"stream 7\""), Some(7));
+        assert_eq!(r("\"Spans\""), None);
+        assert_eq!(r("3.0"), Some(3));
+        assert_eq!(r("123456789012345678901234567890"), None);
+    }
+
+    #[test]
+    fn dims_print_like_python() {
+        let raw = RawValue::from_string("[[64,64, 3], [], [\"a\"]]".into()).unwrap();
+        let mut s = String::new();
+        format_dims(&raw, &mut s);
+        assert_eq!(s, "[[64, 64, 3], [], ['a']]");
+    }
+
+    #[test]
+    fn repair_fixes_known_damage_only() {
+        let fixed = repair(b"{\"a\": N/A, \"b\": \"x\ty\"}").unwrap();
+        assert_eq!(
+            std::str::from_utf8(&fixed).unwrap(),
+            "{\"a\": null, \"b\": \"x\\u0009y\"}"
+        );
+        assert!(repair(b"{\"a\": 1,,}").is_none());
+        // A string that merely contains N/A is not damage.
+        assert!(repair(b"{\"a\": \"N/A\"}").is_none());
+    }
+}
