@@ -1,0 +1,114 @@
+//! Shared test helpers: where the fixtures are, and a compact dump of a model for snapshots.
+#![allow(dead_code)] // Each test binary uses a different subset of these helpers.
+
+use sightline::model::Trace;
+use std::path::PathBuf;
+
+/// The shared fixtures folder: `$SIGHTLINE_FIXTURES`, else the nearest `shared/fixtures` above the crate.
+pub fn shared_fixtures() -> PathBuf {
+    if let Ok(p) = std::env::var("SIGHTLINE_FIXTURES") {
+        return PathBuf::from(p);
+    }
+    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    loop {
+        let candidate = dir.join("shared/fixtures");
+        if candidate.is_dir() {
+            return candidate;
+        }
+        if !dir.pop() {
+            panic!(
+                "no shared/fixtures above {}; set SIGHTLINE_FIXTURES",
+                env!("CARGO_MANIFEST_DIR")
+            );
+        }
+    }
+}
+
+pub fn local_fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// Every trace file under the shared fixtures.
+pub fn all_shared_traces() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for sub in ["real", "pytorch-cpu"] {
+        let dir = shared_fixtures().join(sub);
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let n = p.file_name().unwrap().to_string_lossy().to_string();
+            if n.ends_with(".json.gz")
+                || (n.ends_with(".json") && !n.contains("truth") && !n.contains("reference"))
+            {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A compact, stable text rendering of a model: lanes with their slices, flows, diagnostics.
+pub fn dump(t: &Trace) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    for (li, l) in t.lanes.iter().enumerate() {
+        let name = sightline::analysis::summary::lane_name(t, li);
+        writeln!(
+            s,
+            "lane {li} {:?} pid={} tid={} {name:?} rows={}",
+            l.kind, l.pid, l.tid, l.rows
+        )
+        .unwrap();
+        let sl = &l.slices;
+        for i in 0..sl.len() {
+            writeln!(
+                s,
+                "  {} +{} d{} {:?} cat={:?} ext={} corr={} dims={:?} args={}",
+                sl.start_ns[i],
+                sl.dur_ns[i],
+                sl.depth[i],
+                t.str(sl.name[i]),
+                t.str(sl.cat[i]),
+                sl.external_id[i],
+                sl.correlation[i],
+                t.str(sl.input_dims[i]),
+                t.args.get(sl.args[i]).unwrap_or("-"),
+            )
+            .unwrap();
+        }
+    }
+    for f in &t.flows {
+        writeln!(
+            s,
+            "flow {} {} {:?} -> {:?}",
+            t.str(f.cat),
+            f.id,
+            f.from,
+            f.to
+        )
+        .unwrap();
+    }
+    for i in &t.instants {
+        writeln!(s, "instant {} lane {} {:?}", i.ts_ns, i.lane, t.str(i.name)).unwrap();
+    }
+    for c in &t.counters {
+        writeln!(
+            s,
+            "counter {} {}.{} {:?} {:?}",
+            c.pid, c.name, c.series, c.ts_ns, c.values
+        )
+        .unwrap();
+    }
+    for d in &t.diagnostics.items {
+        writeln!(s, "diag {:?} x{} @{}", d.kind, d.count, d.first_offset).unwrap();
+    }
+    writeln!(
+        s,
+        "events {} truncated={}",
+        t.stats.events_total, t.stats.truncated
+    )
+    .unwrap();
+    s
+}

@@ -1,0 +1,358 @@
+//! The parser against real traces, one hand-made file per pathology, chunking, and non-traces.
+
+mod common;
+
+use common::{all_shared_traces, dump, local_fixture};
+use sightline::model::DiagKind;
+use sightline::parse::{parse_bytes, ErrorKind, Parser};
+
+fn parse_file(name: &str) -> sightline::model::Trace {
+    let bytes = std::fs::read(local_fixture(&format!("parse/{name}"))).unwrap();
+    parse_bytes(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn check(name: &str, expected: &str) {
+    let got = dump(&parse_file(name));
+    assert_eq!(got.trim(), expected.trim(), "\n--- {name} got:\n{got}");
+}
+
+fn gunzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    flate2::read::MultiGzDecoder::new(bytes)
+        .read_to_end(&mut out)
+        .unwrap();
+    out
+}
+
+#[test]
+fn every_shared_fixture_counts_its_events_exactly() {
+    let traces = all_shared_traces();
+    assert!(traces.len() >= 17, "fixtures missing: {traces:?}");
+    for path in traces {
+        let bytes = std::fs::read(&path).unwrap();
+        let trace = parse_bytes(&bytes).unwrap();
+        // An independent count: serde_json reads the whole document at once.
+        let doc: serde_json::Value = serde_json::from_slice(&gunzip(&bytes)).unwrap();
+        let expected = doc["traceEvents"].as_array().unwrap().len() as u64;
+        assert_eq!(trace.stats.events_total, expected, "{}", path.display());
+        assert!(
+            trace.stats.gzipped && !trace.stats.truncated,
+            "{}",
+            path.display()
+        );
+        assert_eq!(trace.diagnostics.count(DiagKind::UnreadableEvent), 0);
+        for (li, lane) in trace.lanes.iter().enumerate() {
+            let s = &lane.slices;
+            for i in 1..s.len() {
+                assert!(
+                    (s.start_ns[i - 1], s.depth[i - 1]) <= (s.start_ns[i], u16::MAX),
+                    "lane {li} not sorted at {i} in {}",
+                    path.display()
+                );
+            }
+            assert!(
+                s.start_ns.iter().all(|&t| t >= 0),
+                "time is rebased to the trace start"
+            );
+        }
+    }
+}
+
+#[test]
+fn real_gpu_traces_have_gpu_lanes_and_flows() {
+    let bytes = std::fs::read(
+        common::shared_fixtures().join("real/hta_v100_train_1rank_ns_resolution.pt.trace.json.gz"),
+    )
+    .unwrap();
+    let t = parse_bytes(&bytes).unwrap();
+    assert!(t.gpu_lanes().count() >= 1);
+    assert!(!t.lanes[0].is_gpu(), "CPU lanes come first");
+    let ac2g = t.strings.find("ac2g").unwrap();
+    let kernel = t.strings.find("kernel").unwrap();
+    let bound = t.flows.iter().filter(|f| f.cat == ac2g).count();
+    assert!(bound > 1000, "ac2g flows bound: {bound}");
+    // Every ac2g flow ends on a GPU op with the same correlation as the runtime call it starts from.
+    for f in t.flows.iter().filter(|f| f.cat == ac2g) {
+        let from = &t.lanes[f.from.lane as usize].slices;
+        let to = &t.lanes[f.to.lane as usize].slices;
+        assert_eq!(
+            from.correlation[f.from.index as usize],
+            to.correlation[f.to.index as usize]
+        );
+        assert!(t.lanes[f.to.lane as usize].is_gpu());
+        let _ = kernel;
+    }
+}
+
+#[test]
+fn trailing_comma_is_accepted() {
+    check(
+        "trailing_comma.json",
+        r#"
+lane 0 Cpu pid=1 tid=1 "thread 1" rows=2
+  0 +5000 d0 "a" cat="cpu_op" ext=-1 corr=-1 dims="" args=-
+  1000 +1000 d1 "b" cat="cpu_op" ext=-1 corr=-1 dims="" args=-
+events 2 truncated=false
+"#,
+    );
+}
+
+#[test]
+fn a_cut_off_last_event_is_skipped_and_reported() {
+    let t = parse_file("truncated_mid_event.json");
+    assert!(t.stats.truncated);
+    assert_eq!(t.stats.events_total, 2);
+    let d = &t.diagnostics.items[0];
+    assert_eq!(d.kind, DiagKind::Truncated);
+    assert!(d.detail.contains("ends inside an event"), "{}", d.detail);
+    assert_eq!(t.lanes[0].slices.len(), 2);
+}
+
+#[test]
+fn an_array_without_its_closing_bracket_keeps_every_event() {
+    check(
+        "truncated_array.json",
+        r#"
+lane 0 Cpu pid=1 tid=1 "thread 1" rows=1
+  0 +2000 d0 "a" cat="" ext=-1 corr=-1 dims="" args=-
+  3000 +2000 d0 "b" cat="" ext=-1 corr=-1 dims="" args=-
+diag Truncated x1 @131
+events 2 truncated=true
+"#,
+    );
+}
+
+#[test]
+fn control_characters_and_bare_na_are_repaired() {
+    check(
+        "control_chars_and_na.json",
+        r#"
+lane 0 Cpu pid=1 tid=1 "thread 1" rows=1
+  0 +2000 d0 "tab\there" cat="cpu_op" ext=-1 corr=-1 dims="" args={"Input type":null,"note":"line\u000abreak"}
+  4000 +1000 d0 "ok" cat="cpu_op" ext=-1 corr=-1 dims="" args=-
+diag RepairedEvent x1 @17
+events 2 truncated=false
+"#,
+    );
+}
+
+#[test]
+fn integers_wider_than_64_bits_do_not_lose_the_event() {
+    check(
+        "wide_ints.json",
+        r#"
+lane 0 Cpu pid=10 tid=10 "thread 10" rows=1
+  0 +5000 d0 "cudaLaunchKernel" cat="cuda_runtime" ext=9 corr=5 dims="" args={"correlation":5,"External id":9}
+lane 1 GpuStream { device: 0, stream: 7 } pid=0 tid=7 "GPU 0 stream 7" rows=1
+  10500 +20250 d0 "ncclKernel_AllReduce" cat="kernel" ext=9 corr=5 dims="" args={"Comms Id":123456789012345678901234567890,"correlation":5,"External id":9,"device":0,"stream":7}
+events 2 truncated=false
+"#,
+    );
+}
+
+#[test]
+fn begin_end_pairs_instants_counters_and_ignored_phases() {
+    check(
+        "begin_end.json",
+        r#"
+lane 0 Cpu pid=1 tid=2 "thread 2" rows=2
+  0 +10000 d0 "outer" cat="" ext=-1 corr=-1 dims="" args=-
+  1000 +2000 d1 "inner" cat="" ext=-1 corr=-1 dims="" args=-
+  12000 +8000 d0 "never closed" cat="" ext=-1 corr=-1 dims="" args=-
+instant 20000 lane 0 "mark"
+counter 1 mem.free [5000] [3.0]
+counter 1 mem.used [5000] [10.0]
+diag UnmatchedEnd x1 @210
+diag IgnoredPhase x1 @392
+diag UnclosedBegin x1 @0
+events 9 truncated=false
+"#,
+    );
+}
+
+#[test]
+fn overlapping_kernels_get_rows_of_their_own() {
+    check(
+        "overlap_gpu.json",
+        r#"
+lane 0 GpuStream { device: 0, stream: 7 } pid=0 tid=7 "GPU 0 stream 7" rows=3
+  0 +10000 d0 "k1" cat="kernel" ext=-1 corr=-1 dims="" args=-
+  5000 +10000 d1 "k2" cat="kernel" ext=-1 corr=-1 dims="" args=-
+  12000 +1000 d2 "k3" cat="kernel" ext=-1 corr=-1 dims="" args=-
+  20000 +1000 d0 "k4" cat="kernel" ext=-1 corr=-1 dims="" args=-
+diag OverlappingSlice x1 @0
+events 5 truncated=false
+"#,
+    );
+}
+
+#[test]
+fn legacy_schema_with_string_ids_and_epoch_microseconds() {
+    let t = parse_file("legacy_strings.json");
+    assert_eq!(t.meta.schema, "pytorch-1.8-1.9");
+    assert_eq!(t.meta.origin_ns, 1_623_143_089_861_000_000);
+    check(
+        "legacy_strings.json",
+        r#"
+lane 0 Cpu pid=42 tid=42 "42" rows=2
+  0 +30000 d0 "aten::mm" cat="Operator" ext=3 corr=-1 dims="[[2, 3], [3, 4]]" args={"external id":3,"Input Dims":[[2,3],[3,4]]}
+  5000 +4000 d1 "cudaLaunchKernel" cat="Runtime" ext=3 corr=77 dims="" args={"correlation":77,"external id":3}
+lane 1 GpuStream { device: 0, stream: 7 } pid=0 tid=7 "GPU 0 stream 7" rows=1
+  40000 +12000 d0 "gemm" cat="Kernel" ext=3 corr=77 dims="" args={"correlation":77,"external id":3,"device":0,"stream":7}
+lane 2 Cpu pid=-1 tid=-2 "PyTorch Profiler" rows=1
+  0 +60000 d0 "PyTorch Profiler (0)" cat="Trace" ext=-1 corr=-1 dims="" args=-
+flow async 77 SliceRef { lane: 0, index: 1 } -> SliceRef { lane: 1, index: 0 }
+events 6 truncated=false
+"#,
+    );
+}
+
+#[test]
+fn envelope_keys_may_follow_the_events() {
+    let t = parse_file("keys_after_events.json");
+    assert_eq!(t.stats.events_total, 1);
+    assert_eq!(t.rank(), 3);
+    assert_eq!(t.meta.device_properties[0].name, "NVIDIA H100");
+    assert_eq!(
+        t.meta.device_properties[0].total_global_mem,
+        Some(85_000_000_000)
+    );
+    assert_eq!(t.meta.base_time_ns, Some(1_700_000_000_000_000_000));
+    assert!(t.diagnostics.is_empty());
+}
+
+fn error_of(bytes: &[u8]) -> (ErrorKind, String) {
+    let e = parse_bytes(bytes).expect_err("must be refused");
+    (e.kind, e.message)
+}
+
+#[test]
+fn non_traces_get_one_clear_error() {
+    let cases: Vec<(Vec<u8>, ErrorKind, &str)> = vec![
+        (vec![], ErrorKind::Empty, "empty"),
+        (b"   \n".to_vec(), ErrorKind::Empty, "whitespace"),
+        (
+            std::fs::read(local_fixture("parse/page.html")).unwrap(),
+            ErrorKind::NotJson,
+            "HTML",
+        ),
+        (
+            b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec(),
+            ErrorKind::NotJson,
+            "PNG image",
+        ),
+        (
+            (0..2000u32)
+                .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8 | 0x80)
+                .collect(),
+            ErrorKind::NotJson,
+            "binary",
+        ),
+        (
+            std::fs::read(local_fixture("parse/other.json")).unwrap(),
+            ErrorKind::NotATrace,
+            "keys: name, version",
+        ),
+        (
+            b"[1, 2, 3]".to_vec(),
+            ErrorKind::NotATrace,
+            "not trace events",
+        ),
+        (
+            b"\x1f\x8b\x08\x00garbage-not-deflate".to_vec(),
+            ErrorKind::CorruptGzip,
+            "gzip",
+        ),
+    ];
+    for (bytes, kind, needle) in cases {
+        let (k, msg) = error_of(&bytes);
+        assert_eq!(k, kind, "{msg}");
+        assert!(msg.contains(needle), "{msg:?} should mention {needle:?}");
+    }
+}
+
+#[test]
+fn deep_nesting_is_not_a_crash() {
+    let mut s = String::from("{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1, \"args\": ");
+    s.push_str(&"[".repeat(100_000));
+    s.push_str(&"]".repeat(100_000));
+    s.push_str(
+        "}, {\"ph\": \"X\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": 3, \"dur\": 1}]}",
+    );
+    // The splitter counts depth instead of recursing; serde_json skips the raw args iteratively.
+    let t = parse_bytes(s.as_bytes()).unwrap();
+    assert_eq!(t.stats.events_total, 2);
+    assert_eq!(t.lanes[0].slices.len(), 2);
+}
+
+#[test]
+fn a_gzip_stream_cut_anywhere_keeps_what_came_before() {
+    let path = common::shared_fixtures().join("real/tracelens_h100_bert_small_stack_mem.json.gz");
+    let bytes = std::fs::read(path).unwrap();
+    let full = parse_bytes(&bytes).unwrap().stats.events_total;
+    let mut last = 0;
+    for frac in [0.2, 0.5, 0.9, 0.999] {
+        let cut = (bytes.len() as f64 * frac) as usize;
+        let t = parse_bytes(&bytes[..cut]).unwrap();
+        assert!(t.stats.truncated, "cut at {cut}");
+        assert!(t.diagnostics.count(DiagKind::Truncated) >= 1);
+        // A cut in the last block or the trailer may leave every event readable.
+        assert!(
+            t.stats.events_total > last && t.stats.events_total <= full,
+            "cut at {cut}"
+        );
+        last = t.stats.events_total;
+    }
+}
+
+/// Feeds `bytes` in chunks whose sizes come from a small deterministic generator.
+fn parse_chunked(bytes: &[u8], seed: u64, max: usize) -> sightline::model::Trace {
+    let mut p = Parser::new();
+    let mut x = seed;
+    let mut i = 0;
+    while i < bytes.len() {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let n = 1 + (x >> 33) as usize % max;
+        let end = (i + n).min(bytes.len());
+        p.feed(&bytes[i..end]);
+        i = end;
+    }
+    p.finish().unwrap()
+}
+
+#[test]
+fn the_model_does_not_depend_on_chunking() {
+    let shared = common::shared_fixtures();
+    let files = [
+        shared.join("real/tracelens_h100_bert_small_stack_mem.json.gz"),
+        shared.join("real/hta_a100_alexnet_cuda_sync.json.gz"),
+        local_fixture("parse/legacy_strings.json"),
+        local_fixture("parse/control_chars_and_na.json"),
+        local_fixture("parse/truncated_mid_event.json"),
+        local_fixture("parse/begin_end.json"),
+    ];
+    for f in files {
+        let bytes = std::fs::read(&f).unwrap();
+        let whole = dump(&parse_bytes(&bytes).unwrap());
+        for (seed, max) in [(1, 1), (2, 7), (3, 4096), (4, 65536)] {
+            // One-byte chunks on the big inputs would only repeat what small files prove.
+            if max == 1 && bytes.len() > 100_000 {
+                continue;
+            }
+            let got = dump(&parse_chunked(&bytes, seed, max));
+            assert!(
+                got == whole,
+                "{} differs with chunks up to {max}",
+                f.display()
+            );
+        }
+        // The decompressed text, chunked, gives the same model as the gzip.
+        if bytes.starts_with(&[0x1f, 0x8b]) {
+            let plain = dump(&parse_chunked(&gunzip(&bytes), 9, 3000));
+            assert!(plain == whole, "{}: plain and gzip differ", f.display());
+        }
+    }
+}
