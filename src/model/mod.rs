@@ -168,7 +168,7 @@ pub struct SliceRef {
     pub index: u32,
 }
 
-/// Handle to an event's full `args`, kept as minified JSON in the [`ArgStore`].
+/// Handle to an event's full `args`, kept as JSON text in the [`ArgStore`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ArgsId(pub u32);
 
@@ -176,7 +176,7 @@ impl ArgsId {
     pub const NONE: ArgsId = ArgsId(u32::MAX);
 }
 
-/// Every event's `args` object as minified JSON text, back to back.
+/// Every event's `args` object as JSON text, as the file wrote it, back to back.
 ///
 /// Typed copies of what the analyses need (External id, correlation, Input Dims) sit in the slice
 /// columns; the rest is re-parsed on demand, e.g. for a details panel. Keeping the text compactly
@@ -188,16 +188,16 @@ pub struct ArgStore {
 }
 
 impl ArgStore {
-    pub fn push(&mut self, minified_json: &[u8]) -> ArgsId {
-        if minified_json.is_empty() || self.ends.len() >= (u32::MAX - 1) as usize {
+    pub fn push(&mut self, json: &[u8]) -> ArgsId {
+        if json.is_empty() || self.ends.len() >= (u32::MAX - 1) as usize {
             return ArgsId::NONE;
         }
-        self.bytes.extend_from_slice(minified_json);
+        self.bytes.extend_from_slice(json);
         self.ends.push(self.bytes.len() as u64);
         ArgsId(self.ends.len() as u32 - 1)
     }
 
-    /// The minified JSON text of the args, or `None` for [`ArgsId::NONE`].
+    /// The JSON text of the args, or `None` for [`ArgsId::NONE`].
     pub fn get(&self, id: ArgsId) -> Option<&str> {
         let i = id.0 as usize;
         let end = *self.ends.get(i)? as usize;
@@ -207,8 +207,16 @@ impl ArgStore {
 
     /// The args parsed as a JSON value (an object), or `Null`.
     pub fn value(&self, id: ArgsId) -> serde_json::Value {
-        self.get(id)
-            .and_then(|s| serde_json::from_str(s).ok())
+        let Some(text) = self.get(id) else {
+            return serde_json::Value::Null;
+        };
+        serde_json::from_str(text)
+            .or_else(|_| {
+                // A raw tab or newline inside a string (kept as written) is invalid JSON; as a
+                // space it reads, and outside strings a space is what it was anyway.
+                let spaced = text.replace(['\n', '\r', '\t'], " ");
+                serde_json::from_str(&spaced)
+            })
             .unwrap_or(serde_json::Value::Null)
     }
 

@@ -5,8 +5,9 @@
 //! holds more than one event's text at a time.
 
 use super::event::{
-    format_dims, minify, parse_f64, parse_int, parse_us_to_ns, raw_str, repair, RawArgs, RawEvent,
+    format_dims, parse_f64, parse_int, parse_us_to_ns, raw_str, repair, Args, Ev, RawEvent,
 };
+use super::fields::Field;
 use super::split::Sink;
 use crate::model::*;
 use rustc_hash::FxHashMap;
@@ -82,7 +83,9 @@ pub(crate) struct Builder {
     cat_counts: Vec<u64>,
     min_ts: i64,
     max_ts: i64,
-    minify_buf: Vec<u8>,
+    repair_buf: String,
+    fields: Vec<Field>,
+    arg_fields: Vec<Field>,
     dims_buf: String,
     top_keys: Vec<String>,
 }
@@ -118,7 +121,9 @@ impl Builder {
             cat_counts: Vec::new(),
             min_ts: i64::MAX,
             max_ts: i64::MIN,
-            minify_buf: Vec::new(),
+            repair_buf: String::new(),
+            fields: Vec::new(),
+            arg_fields: Vec::new(),
             dims_buf: String::new(),
             top_keys: Vec::new(),
         }
@@ -139,14 +144,13 @@ impl Builder {
 
     /// A pid or tid: a number, or a string mapped to a number (its trailing digits, or a synthetic
     /// negative id), with the original string kept as a label.
-    fn id_of(&mut self, v: Option<&RawValue>) -> (i64, Option<String>) {
-        let Some(v) = v else { return (0, None) };
-        let t = v.get();
+    fn id_of(&mut self, v: Option<&str>) -> (i64, Option<String>) {
+        let Some(t) = v else { return (0, None) };
         if !t.starts_with('"') {
-            return (parse_int(Some(v)).unwrap_or(0), None);
+            return (parse_int(Some(t)).unwrap_or(0), None);
         }
-        let label = raw_str(Some(v)).into_owned();
-        if let Some(n) = parse_int(Some(v)) {
+        let label = raw_str(Some(t)).into_owned();
+        if let Some(n) = parse_int(Some(t)) {
             return (n, Some(label));
         }
         let next = -1 - self.synthetic_ids.len() as i64;
@@ -155,7 +159,7 @@ impl Builder {
     }
 
     /// A pid (see [`Self::id_of`]); a string pid is remembered as the process's label.
-    fn pid_of(&mut self, v: Option<&RawValue>) -> i64 {
+    fn pid_of(&mut self, v: Option<&str>) -> i64 {
         let (pid, label) = self.id_of(v);
         if label.is_some() {
             let p = self.procs.entry(pid).or_default();
@@ -199,17 +203,23 @@ impl Builder {
         self.cat_counts[i] += 1;
     }
 
-    fn push_args(&mut self, args: Option<&RawValue>) -> ArgsId {
-        let Some(a) = args else { return ArgsId::NONE };
-        minify(a.get().as_bytes(), &mut self.minify_buf);
-        if self.minify_buf == b"{}" || self.minify_buf == b"null" {
-            return ArgsId::NONE;
-        }
-        self.args.push(&self.minify_buf)
+    /// Takes one event into the model. The scratch buffers are lent out for the call so that the
+    /// typed args can borrow the minified text while `self` is updated.
+    fn event(&mut self, ev: Ev<'_>, offset: u64) {
+        let mut buf = std::mem::take(&mut self.repair_buf);
+        let mut fields = std::mem::take(&mut self.arg_fields);
+        self.event_with(ev, offset, &mut buf, &mut fields);
+        self.repair_buf = buf;
+        self.arg_fields = fields;
     }
 
-    fn event(&mut self, ev: RawEvent<'_>, offset: u64) {
+    fn event_with(&mut self, ev: Ev<'_>, offset: u64, buf: &mut String, fields: &mut Vec<Field>) {
         self.events_total += 1;
+        if ev.repaired {
+            self.diagnostics.add(DiagKind::RepairedEvent, offset, || {
+                "a bare value such as N/A or NaN, read as absent".into()
+            });
+        }
         let ph = raw_str(ev.ph);
         if !ph.is_empty() {
             self.with_phase += 1;
@@ -218,11 +228,36 @@ impl Builder {
         let cat_text = raw_str(ev.cat);
         let cat = self.strings.intern(&cat_text);
         self.count_cat(cat);
-        let args: RawArgs = ev
-            .args
-            .and_then(|a| serde_json::from_str(a.get()).ok())
-            .unwrap_or_default();
-        let ts = ev.ts.and_then(|t| parse_us_to_ns(t.get()));
+        // The args once minified: kept whole in the store, and read for the typed fields.
+        // The args text is kept as written (whitespace and all: minifying cost a pass over every
+        // byte for little memory). Raw control characters other than whitespace, or bare words,
+        // would make it invalid JSON: those are repaired once, here.
+        let mut args_text = ev.args.unwrap_or("");
+        if !args_text.is_empty() {
+            let control = args_text.bytes().fold(false, |acc, b| {
+                acc | (b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t'))
+            });
+            let bare = !control && Args::read(args_text, fields).repaired;
+            if control || bare {
+                if let Some(fixed) =
+                    repair(args_text.as_bytes()).and_then(|r| String::from_utf8(r).ok())
+                {
+                    *buf = fixed;
+                    args_text = buf;
+                    self.diagnostics.add(DiagKind::RepairedEvent, offset, || {
+                        "args with raw control characters or bare N/A values, repaired".into()
+                    });
+                }
+            }
+        }
+        let args_text = args_text.trim();
+        let has_args = !matches!(args_text, "" | "{}" | "null");
+        let args = if has_args {
+            Args::read(args_text, fields)
+        } else {
+            Args::default()
+        };
+        let ts = ev.ts.and_then(parse_us_to_ns);
         if ph != "M" {
             if let Some(ts) = ts {
                 self.min_ts = self.min_ts.min(ts);
@@ -254,7 +289,11 @@ impl Builder {
                     return;
                 }
                 let name = self.strings.intern(&raw_str(ev.name));
-                let a = self.push_args(ev.args);
+                let a = if has_args {
+                    self.args.push(args_text.as_bytes())
+                } else {
+                    ArgsId::NONE
+                };
                 let external_id = parse_int(args.external_id).unwrap_or(NO_ID);
                 let correlation = parse_int(args.correlation).unwrap_or(NO_ID);
                 let input_dims = match args.input_dims {
@@ -277,7 +316,7 @@ impl Builder {
                     self.lanes[lane].open.push(open);
                     return;
                 }
-                let Some(mut dur) = ev.dur.and_then(|d| parse_us_to_ns(d.get())) else {
+                let Some(mut dur) = ev.dur.and_then(parse_us_to_ns) else {
                     self.diagnostics.add(DiagKind::MissingField, offset, || {
                         "an 'X' event without a readable dur".to_string()
                     });
@@ -307,7 +346,7 @@ impl Builder {
                 let name = raw_str(ev.name);
                 if name == "[memory]" {
                     let lane = self.lane_map.get(&(pid, tid)).copied().unwrap_or(u32::MAX);
-                    let int = |v: Option<&RawValue>| {
+                    let int = |v: Option<&str>| {
                         v.and_then(|v| {
                             parse_int(Some(v)).or_else(|| parse_f64(v).map(|f| f as i64))
                         })
@@ -325,7 +364,11 @@ impl Builder {
                 }
                 let lane = self.lane(pid, tid, tid_label);
                 let name = self.strings.intern(&name);
-                let a = self.push_args(ev.args);
+                let a = if has_args {
+                    self.args.push(args_text.as_bytes())
+                } else {
+                    ArgsId::NONE
+                };
                 self.instants.push(Instant {
                     ts_ns: ts,
                     lane,
@@ -339,13 +382,15 @@ impl Builder {
                 let pid = self.pid_of(ev.pid);
                 let name = raw_str(ev.name).into_owned();
                 let Some(a) = ev.args else { return };
-                let Ok(map) = serde_json::from_str::<FxHashMap<String, &RawValue>>(a.get()) else {
+                let Ok(map) = serde_json::from_str::<FxHashMap<String, &RawValue>>(a) else {
                     return;
                 };
                 let mut keys: Vec<_> = map.into_iter().collect();
                 keys.sort_by(|a, b| a.0.cmp(&b.0));
                 for (key, v) in keys {
-                    let Some(value) = parse_f64(v) else { continue };
+                    let Some(value) = parse_f64(v.get()) else {
+                        continue;
+                    };
                     let k = (pid, name.clone(), key);
                     let idx = match self.counter_map.get(&k) {
                         Some(&i) => i,
@@ -372,7 +417,7 @@ impl Builder {
                 let (tid, tid_label) = self.id_of(ev.tid);
                 let lane = self.lane(pid, tid, tid_label);
                 let id = match ev.id {
-                    Some(v) => parse_int(Some(v)).unwrap_or_else(|| hash_id(v.get())),
+                    Some(v) => parse_int(Some(v)).unwrap_or_else(|| hash_id(v)),
                     None => return,
                 };
                 let phase = match &*ph {
@@ -399,7 +444,7 @@ impl Builder {
         }
     }
 
-    fn metadata(&mut self, ev: &RawEvent<'_>, args: &RawArgs<'_>) {
+    fn metadata(&mut self, ev: &Ev<'_>, args: &Args<'_>) {
         let (pid, pid_label) = self.id_of(ev.pid);
         let what = raw_str(ev.name);
         match &*what {
@@ -807,18 +852,33 @@ impl Sink for Builder {
             });
             return;
         }
-        match serde_json::from_slice::<RawEvent>(bytes) {
-            Ok(ev) => self.event(ev, offset),
+        let text = match std::str::from_utf8(bytes) {
+            Ok(t) => std::borrow::Cow::Borrowed(t),
+            Err(_) => String::from_utf8_lossy(bytes),
+        };
+        let mut fields = std::mem::take(&mut self.fields);
+        if let Some(ev) = Ev::read(&text, &mut fields) {
+            self.event(ev, offset);
+            self.fields = fields;
+            return;
+        }
+        self.fields = fields;
+        // The scanner refused it: let serde_json say why, and repair what real files damage.
+        match serde_json::from_str::<RawEvent>(&text) {
+            Ok(ev) => self.event(ev.into_ev(), offset),
             Err(first) => {
-                let repaired = repair(bytes);
-                match repaired.as_deref().map(serde_json::from_slice::<RawEvent>) {
+                let repaired = repair(text.as_bytes());
+                let repaired = repaired
+                    .as_deref()
+                    .and_then(|r| std::str::from_utf8(r).ok());
+                match repaired.map(serde_json::from_str::<RawEvent>) {
                     Some(Ok(ev)) => {
                         self.diagnostics.add(DiagKind::RepairedEvent, offset, || {
                             format!(
                                 "{first}; read after repairing control characters or N/A values"
                             )
                         });
-                        self.event(ev, offset);
+                        self.event(ev.into_ev(), offset);
                     }
                     _ => self.diagnostics.add(DiagKind::UnreadableEvent, offset, || {
                         format!("an event that is not valid JSON ({first})")

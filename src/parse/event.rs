@@ -1,69 +1,163 @@
 //! Reading the fields of one event: serde_json for the structure, our own code for the values that
 //! must not go through a float (timestamps) or that real files write in odd ways (string pids).
 
+use super::fields::{is_bare_word, read_object, Field};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 
-/// The fields of a trace event that the model keeps. Values stay raw until needed.
+/// The fields of a trace event that the model keeps, as raw JSON text (`"X"`, `12.5`, `{...}`).
+#[derive(Default)]
+pub(crate) struct Ev<'a> {
+    pub ph: Option<&'a str>,
+    pub name: Option<&'a str>,
+    pub cat: Option<&'a str>,
+    pub pid: Option<&'a str>,
+    pub tid: Option<&'a str>,
+    pub ts: Option<&'a str>,
+    pub dur: Option<&'a str>,
+    pub id: Option<&'a str>,
+    pub bp: Option<&'a str>,
+    pub args: Option<&'a str>,
+    /// A value was a bare word such as `N/A` and is read as absent.
+    pub repaired: bool,
+}
+
+impl<'a> Ev<'a> {
+    /// Reads an event with the fast field scanner; `None` when it is not a plain object.
+    pub fn read(text: &'a str, fields: &mut Vec<Field>) -> Option<Ev<'a>> {
+        read_object(text, fields)?;
+        let mut ev = Ev::default();
+        for f in fields.iter() {
+            let v = f.value(text);
+            let slot = match f.key(text) {
+                "ph" => &mut ev.ph,
+                "name" => &mut ev.name,
+                "cat" => &mut ev.cat,
+                "pid" => &mut ev.pid,
+                "tid" => &mut ev.tid,
+                "ts" => &mut ev.ts,
+                "dur" => &mut ev.dur,
+                "id" => &mut ev.id,
+                "bp" => &mut ev.bp,
+                "args" => &mut ev.args,
+                _ => continue,
+            };
+            if is_bare_word(v) {
+                ev.repaired = true;
+                *slot = None;
+            } else {
+                *slot = Some(v);
+            }
+        }
+        Some(ev)
+    }
+}
+
+/// The same fields read by serde_json: the slow path for events the scanner refuses.
 #[derive(Deserialize)]
 pub(crate) struct RawEvent<'a> {
     #[serde(borrow, default)]
-    pub ph: Option<&'a RawValue>,
+    ph: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    pub name: Option<&'a RawValue>,
+    name: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    pub cat: Option<&'a RawValue>,
+    cat: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    pub pid: Option<&'a RawValue>,
+    pid: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    pub tid: Option<&'a RawValue>,
+    tid: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    pub ts: Option<&'a RawValue>,
+    ts: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    pub dur: Option<&'a RawValue>,
+    dur: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    pub id: Option<&'a RawValue>,
+    id: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    pub bp: Option<&'a RawValue>,
+    bp: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    pub args: Option<&'a RawValue>,
+    args: Option<&'a RawValue>,
 }
 
-/// The args that analyses need typed. Everything else stays in the args store as text.
-#[derive(Deserialize, Default)]
-pub(crate) struct RawArgs<'a> {
-    #[serde(rename = "External id", alias = "external id", borrow, default)]
-    pub external_id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub correlation: Option<&'a RawValue>,
-    #[serde(rename = "Input Dims", borrow, default)]
-    pub input_dims: Option<&'a RawValue>,
+impl<'a> RawEvent<'a> {
+    pub fn into_ev(self) -> Ev<'a> {
+        let t = |v: Option<&'a RawValue>| v.map(RawValue::get);
+        Ev {
+            ph: t(self.ph),
+            name: t(self.name),
+            cat: t(self.cat),
+            pid: t(self.pid),
+            tid: t(self.tid),
+            ts: t(self.ts),
+            dur: t(self.dur),
+            id: t(self.id),
+            bp: t(self.bp),
+            args: t(self.args),
+            repaired: false,
+        }
+    }
+}
+
+/// The args that analyses need typed, as raw text; everything else stays in the args store.
+#[derive(Default)]
+pub(crate) struct Args<'a> {
+    pub external_id: Option<&'a str>,
+    pub correlation: Option<&'a str>,
+    pub input_dims: Option<&'a str>,
     // Metadata (`M`) events.
-    #[serde(borrow, default)]
-    pub name: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub labels: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub sort_index: Option<&'a RawValue>,
+    pub name: Option<&'a str>,
+    pub labels: Option<&'a str>,
+    pub sort_index: Option<&'a str>,
     // `[memory]` instants.
-    #[serde(rename = "Device Type", borrow, default)]
-    pub device_type: Option<&'a RawValue>,
-    #[serde(rename = "Device Id", borrow, default)]
-    pub device_id: Option<&'a RawValue>,
-    #[serde(rename = "Bytes", borrow, default)]
-    pub bytes: Option<&'a RawValue>,
-    #[serde(rename = "Total Allocated", borrow, default)]
-    pub total_allocated: Option<&'a RawValue>,
-    #[serde(rename = "Total Reserved", borrow, default)]
-    pub total_reserved: Option<&'a RawValue>,
+    pub device_type: Option<&'a str>,
+    pub device_id: Option<&'a str>,
+    pub bytes: Option<&'a str>,
+    pub total_allocated: Option<&'a str>,
+    pub total_reserved: Option<&'a str>,
+    /// A top-level value was a bare word such as `N/A` (read as absent).
+    pub repaired: bool,
+}
+
+impl<'a> Args<'a> {
+    /// Reads the typed args out of an args object's text (empty when it is not an object).
+    pub fn read(text: &'a str, fields: &mut Vec<Field>) -> Args<'a> {
+        let mut a = Args::default();
+        if read_object(text, fields).is_none() {
+            return a;
+        }
+        for f in fields.iter() {
+            let v = f.value(text);
+            let slot = match f.key(text) {
+                "External id" | "external id" => &mut a.external_id,
+                "correlation" => &mut a.correlation,
+                "Input Dims" => &mut a.input_dims,
+                "name" => &mut a.name,
+                "labels" => &mut a.labels,
+                "sort_index" => &mut a.sort_index,
+                "Device Type" => &mut a.device_type,
+                "Device Id" => &mut a.device_id,
+                "Bytes" => &mut a.bytes,
+                "Total Allocated" => &mut a.total_allocated,
+                "Total Reserved" => &mut a.total_reserved,
+                _ => {
+                    a.repaired |= is_bare_word(v);
+                    continue;
+                }
+            };
+            if is_bare_word(v) {
+                a.repaired = true;
+            } else {
+                *slot = Some(v);
+            }
+        }
+        a
+    }
 }
 
 /// The text of a raw JSON value as a string: a JSON string's contents (unescaped), a number's
 /// digits, or empty for `null`.
-pub(crate) fn raw_str(v: Option<&RawValue>) -> Cow<'_, str> {
-    let Some(v) = v else { return Cow::Borrowed("") };
-    let t = v.get();
+pub(crate) fn raw_str(v: Option<&str>) -> Cow<'_, str> {
+    let Some(t) = v else { return Cow::Borrowed("") };
     if t.len() >= 2 && t.starts_with('"') {
         let inner = &t[1..t.len() - 1];
         if !inner.contains('\\') {
@@ -134,8 +228,8 @@ pub(crate) fn parse_us_to_ns(text: &str) -> Option<i64> {
 
 /// Reads an integer id: a JSON integer, a float (truncated), or a string holding one (`"7"`,
 /// `"stream 7"`: the trailing digits). `None` when there is no number or it does not fit in `i64`.
-pub(crate) fn parse_int(v: Option<&RawValue>) -> Option<i64> {
-    let t = v?.get();
+pub(crate) fn parse_int(v: Option<&str>) -> Option<i64> {
+    let t = v?;
     if let Some(s) = t.strip_prefix('"') {
         let s = s.strip_suffix('"').unwrap_or(s).trim();
         if let Ok(n) = s.parse::<i64>() {
@@ -156,8 +250,7 @@ pub(crate) fn parse_int(v: Option<&RawValue>) -> Option<i64> {
 }
 
 /// Reads a number as f64 (counter values, byte counts wider than i64).
-pub(crate) fn parse_f64(v: &RawValue) -> Option<f64> {
-    let t = v.get();
+pub(crate) fn parse_f64(t: &str) -> Option<f64> {
     let t = t
         .strip_prefix('"')
         .and_then(|s| s.strip_suffix('"'))
@@ -165,37 +258,12 @@ pub(crate) fn parse_f64(v: &RawValue) -> Option<f64> {
     t.parse::<f64>().ok().filter(|f| f.is_finite())
 }
 
-/// Removes insignificant whitespace from JSON text (iteratively: deep nesting cannot overflow).
-pub(crate) fn minify(json: &[u8], out: &mut Vec<u8>) {
-    out.clear();
-    out.reserve(json.len());
-    let mut in_str = false;
-    let mut esc = false;
-    for &b in json {
-        if in_str {
-            out.push(b);
-            if esc {
-                esc = false;
-            } else if b == b'\\' {
-                esc = true;
-            } else if b == b'"' {
-                in_str = false;
-            }
-        } else if b == b'"' {
-            in_str = true;
-            out.push(b);
-        } else if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
-            out.push(b);
-        }
-    }
-}
-
 /// Formats `Input Dims` the way Python's `str()` prints the list, which is how PyTorch keys its
 /// table by input shape: `[[64, 64, 3], []]`.
-pub(crate) fn format_dims(raw: &RawValue, out: &mut String) {
+pub(crate) fn format_dims(raw: &str, out: &mut String) {
     out.clear();
     let mut in_str = false;
-    for c in raw.get().chars() {
+    for c in raw.chars() {
         if in_str {
             if c == '"' {
                 in_str = false;
@@ -310,7 +378,7 @@ mod tests {
 
     #[test]
     fn ids_in_odd_forms() {
-        let r = |s: &str| parse_int(Some(&*RawValue::from_string(s.to_string()).unwrap()));
+        let r = |s: &str| parse_int(Some(s));
         assert_eq!(r("7"), Some(7));
         assert_eq!(r("\"stream 7\""), Some(7));
         assert_eq!(r("\"Spans\""), None);
@@ -320,9 +388,8 @@ mod tests {
 
     #[test]
     fn dims_print_like_python() {
-        let raw = RawValue::from_string("[[64,64, 3], [], [\"a\"]]".into()).unwrap();
         let mut s = String::new();
-        format_dims(&raw, &mut s);
+        format_dims("[[64,64, 3], [], [\"a\"]]", &mut s);
         assert_eq!(s, "[[64, 64, 3], [], ['a']]");
     }
 

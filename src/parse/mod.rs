@@ -14,6 +14,7 @@
 
 mod build;
 mod event;
+mod fields;
 mod split;
 
 pub use build::enclosing_slice;

@@ -74,7 +74,7 @@ pub fn dump(t: &Trace) -> String {
                 sl.external_id[i],
                 sl.correlation[i],
                 t.str(sl.input_dims[i]),
-                t.args.get(sl.args[i]).unwrap_or("-"),
+                args_text(t, sl.args[i]),
             )
             .unwrap();
         }
@@ -111,4 +111,23 @@ pub fn dump(t: &Trace) -> String {
     )
     .unwrap();
     s
+}
+
+/// The args of a slice as stored, without the whitespace outside strings, or `-`.
+pub fn args_text(t: &Trace, id: sightline::model::ArgsId) -> String {
+    let Some(text) = t.args.get(id) else {
+        return "-".into();
+    };
+    let (mut out, mut in_str, mut esc) = (String::new(), false, false);
+    for c in text.chars() {
+        match (in_str, esc, c) {
+            (true, true, _) => esc = false,
+            (true, false, '\\') => esc = true,
+            (true, false, '"') | (false, _, '"') => in_str = !in_str,
+            (false, _, c) if c.is_whitespace() => continue,
+            _ => {}
+        }
+        out.push(c);
+    }
+    out
 }
