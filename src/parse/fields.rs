@@ -136,8 +136,8 @@ pub(crate) fn read_object(text: &str, out: &mut Vec<Field>) -> Option<()> {
 /// True for a scalar value that JSON does not allow (`N/A`, `NaN`, ...): read as absent.
 pub(crate) fn is_bare_word(value: &str) -> bool {
     let c = value.as_bytes()[0];
-    !(c == b'"' || c == b'{' || c == b'[' || c == b'-' || c.is_ascii_digit())
-        && !matches!(value, "true" | "false" | "null")
+    let json_start = matches!(c, b'"' | b'{' | b'[' | b'-') || c.is_ascii_digit();
+    !(json_start || matches!(value, "true" | "false" | "null"))
 }
 
 #[cfg(test)]
