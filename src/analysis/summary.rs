@@ -54,6 +54,10 @@ pub struct ModelSize {
     pub slices: usize,
     /// Heap bytes of the slice columns, flows and memory events.
     pub column_bytes: usize,
+    /// Heap bytes of the interned strings.
+    pub string_bytes: usize,
+    /// Heap bytes of the args store.
+    pub args_bytes: usize,
     /// Heap bytes of everything: columns, interned strings, args.
     pub total_bytes: usize,
     /// Column bytes per slice: strings and args aside.
@@ -123,6 +127,8 @@ pub fn summarize(trace: &Trace) -> Summary {
         model: ModelSize {
             slices,
             column_bytes,
+            string_bytes: trace.strings.heap_bytes(),
+            args_bytes: trace.args.heap_bytes(),
             total_bytes: trace.heap_bytes(),
             bytes_per_slice: if slices == 0 {
                 0.0

@@ -176,41 +176,203 @@ impl ArgsId {
     pub const NONE: ArgsId = ArgsId(u32::MAX);
 }
 
-/// Every event's `args` object as JSON text, as the file wrote it, back to back.
+/// Every event's `args`, compactly: member by member, a known key as one byte, then the value's
+/// JSON text as written.
 ///
 /// Typed copies of what the analyses need (External id, correlation, Input Dims) sit in the slice
-/// columns; the rest is re-parsed on demand, e.g. for a details panel. Keeping the text compactly
-/// instead of re-reading the file means a `.gz` trace need not be decompressed again.
+/// columns; the rest is read on demand, e.g. for a details panel, with [`ArgStore::field`] or
+/// [`ArgStore::value`]. Keeping the text instead of re-reading the file means a `.gz` trace need not
+/// be decompressed again; the key dictionary (Kineto repeats the same twenty keys on every event)
+/// roughly halves what that costs.
+///
+/// Encoding of one record: per member, a key byte (`1..=KEYS.len()` for a dictionary key, 0 for a
+/// literal key followed by its varint length and text), then the value's varint length and text.
+/// A record whose args are not an object is a single member with the key byte [`RAW`].
 #[derive(Debug, Default)]
 pub struct ArgStore {
     bytes: Vec<u8>,
     ends: Vec<u64>,
 }
 
+/// Key byte of a record holding a non-object args value as raw JSON text.
+const RAW: u8 = 0xFF;
+
+/// The keys Kineto writes most, in a fixed order: their index + 1 is their byte in the store.
+const KEYS: &[&str] = &[
+    "External id",
+    "Record function id",
+    "Ev Idx",
+    "Sequence number",
+    "Fwd thread id",
+    "Concrete Inputs",
+    "Input type",
+    "Input Strides",
+    "Input Dims",
+    "Call stack",
+    "Module Hierarchy",
+    "Python id",
+    "Python parent id",
+    "Python module id",
+    "Python thread",
+    "correlation",
+    "cbid",
+    "device",
+    "stream",
+    "context",
+    "grid",
+    "block",
+    "registers per thread",
+    "shared memory",
+    "blocks per SM",
+    "warps per SM",
+    "est. achieved occupancy %",
+    "queued",
+    "bytes",
+    "memory bandwidth (GB/s)",
+    "Device Type",
+    "Device Id",
+    "Addr",
+    "Bytes",
+    "Total Allocated",
+    "Total Reserved",
+    "name",
+    "labels",
+    "sort_index",
+    "external id",
+    "Collective name",
+    "In msg nelems",
+    "Out msg nelems",
+    "Group size",
+    "dtype",
+    "Process Group Name",
+    "Process Group Description",
+    "Process Group Ranks",
+    "In split size",
+    "Out split size",
+    "Trace name",
+    "Trace iteration",
+    "kind",
+    "wait_on_stream",
+    "wait_on_cuda_event_record_corr_id",
+];
+
+fn key_byte(key: &str) -> u8 {
+    KEYS.iter()
+        .position(|k| *k == key)
+        .map_or(0, |i| i as u8 + 1)
+}
+
+fn put_varint(out: &mut Vec<u8>, mut n: usize) {
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+fn get_varint(b: &[u8], i: &mut usize) -> Option<usize> {
+    let mut n = 0usize;
+    let mut shift = 0;
+    loop {
+        let byte = *b.get(*i)?;
+        *i += 1;
+        n |= ((byte & 0x7F) as usize) << shift;
+        if byte < 0x80 {
+            return Some(n);
+        }
+        shift += 7;
+    }
+}
+
 impl ArgStore {
-    pub fn push(&mut self, json: &[u8]) -> ArgsId {
-        if json.is_empty() || self.ends.len() >= (u32::MAX - 1) as usize {
+    /// Stores an object's members, given as (key text without quotes, value JSON text) pairs.
+    pub fn push_members<'a>(
+        &mut self,
+        members: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> ArgsId {
+        if self.ends.len() >= (u32::MAX - 1) as usize {
             return ArgsId::NONE;
         }
-        self.bytes.extend_from_slice(json);
+        let start = self.bytes.len();
+        for (key, value) in members {
+            match key_byte(key) {
+                0 => {
+                    self.bytes.push(0);
+                    put_varint(&mut self.bytes, key.len());
+                    self.bytes.extend_from_slice(key.as_bytes());
+                }
+                b => self.bytes.push(b),
+            }
+            put_varint(&mut self.bytes, value.len());
+            self.bytes.extend_from_slice(value.as_bytes());
+        }
+        if self.bytes.len() == start {
+            return ArgsId::NONE;
+        }
         self.ends.push(self.bytes.len() as u64);
         ArgsId(self.ends.len() as u32 - 1)
     }
 
-    /// The JSON text of the args, or `None` for [`ArgsId::NONE`].
-    pub fn get(&self, id: ArgsId) -> Option<&str> {
+    /// Stores args that are not an object (rare) as their raw JSON text.
+    pub fn push_raw(&mut self, json: &str) -> ArgsId {
+        if json.is_empty() || self.ends.len() >= (u32::MAX - 1) as usize {
+            return ArgsId::NONE;
+        }
+        self.bytes.push(RAW);
+        put_varint(&mut self.bytes, json.len());
+        self.bytes.extend_from_slice(json.as_bytes());
+        self.ends.push(self.bytes.len() as u64);
+        ArgsId(self.ends.len() as u32 - 1)
+    }
+
+    fn record(&self, id: ArgsId) -> Option<&[u8]> {
         let i = id.0 as usize;
         let end = *self.ends.get(i)? as usize;
         let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        std::str::from_utf8(&self.bytes[start..end]).ok()
+        Some(&self.bytes[start..end])
+    }
+
+    /// The members of the args: (key, value JSON text). A non-object args value is one member
+    /// with an empty key.
+    pub fn members(&self, id: ArgsId) -> Members<'_> {
+        Members {
+            bytes: self.record(id).unwrap_or(&[]),
+            i: 0,
+        }
+    }
+
+    /// The JSON text of one member's value, e.g. `field(id, "grid")` -> `[128, 1, 1]`.
+    pub fn field(&self, id: ArgsId, key: &str) -> Option<&str> {
+        self.members(id).find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    /// The args as one JSON object text (member order kept), or `None` for [`ArgsId::NONE`].
+    pub fn json(&self, id: ArgsId) -> Option<String> {
+        let record = self.record(id)?;
+        if record.first() == Some(&RAW) {
+            return self.members(id).next().map(|(_, v)| v.to_string());
+        }
+        let mut out = String::with_capacity(record.len() + 32);
+        out.push('{');
+        for (n, (k, v)) in self.members(id).enumerate() {
+            if n > 0 {
+                out.push(',');
+            }
+            out.push('"');
+            out.push_str(k);
+            out.push_str("\":");
+            out.push_str(v);
+        }
+        out.push('}');
+        Some(out)
     }
 
     /// The args parsed as a JSON value (an object), or `Null`.
     pub fn value(&self, id: ArgsId) -> serde_json::Value {
-        let Some(text) = self.get(id) else {
+        let Some(text) = self.json(id) else {
             return serde_json::Value::Null;
         };
-        serde_json::from_str(text)
+        serde_json::from_str(&text)
             .or_else(|_| {
                 // A raw tab or newline inside a string (kept as written) is invalid JSON; as a
                 // space it reads, and outside strings a space is what it was anyway.
@@ -220,6 +382,14 @@ impl ArgStore {
             .unwrap_or(serde_json::Value::Null)
     }
 
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
     pub fn heap_bytes(&self) -> usize {
         self.bytes.capacity() + self.ends.capacity() * 8
     }
@@ -227,6 +397,36 @@ impl ArgStore {
     pub(crate) fn shrink(&mut self) {
         self.bytes.shrink_to_fit();
         self.ends.shrink_to_fit();
+    }
+}
+
+/// Iterator over the members of one args record: (key, value JSON text).
+pub struct Members<'a> {
+    bytes: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Iterator for Members<'a> {
+    type Item = (&'a str, &'a str);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let b = self.bytes;
+        let tag = *b.get(self.i)?;
+        self.i += 1;
+        let key = match tag {
+            0 => {
+                let n = get_varint(b, &mut self.i)?;
+                let k = std::str::from_utf8(b.get(self.i..self.i + n)?).ok()?;
+                self.i += n;
+                k
+            }
+            RAW => "",
+            t => KEYS.get(t as usize - 1)?,
+        };
+        let n = get_varint(b, &mut self.i)?;
+        let v = std::str::from_utf8(b.get(self.i..self.i + n)?).ok()?;
+        self.i += n;
+        Some((key, v))
     }
 }
 
@@ -433,5 +633,35 @@ impl Trace {
     /// Lanes of GPU streams, with their indices.
     pub fn gpu_lanes(&self) -> impl Iterator<Item = (usize, &Lane)> {
         self.lanes.iter().enumerate().filter(|(_, l)| l.is_gpu())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn args_store_round_trips_members() {
+        let mut s = ArgStore::default();
+        let long = "x".repeat(300);
+        let a = s.push_members([
+            ("External id", "7"),
+            ("my key", "[1, 2]"),
+            ("Call stack", long.as_str()),
+        ]);
+        let b = s.push_raw("[1,2,3]");
+        assert_eq!(s.push_members([]), ArgsId::NONE);
+        assert_eq!(s.field(a, "External id"), Some("7"));
+        assert_eq!(s.field(a, "my key"), Some("[1, 2]"));
+        assert_eq!(s.field(a, "Call stack").map(str::len), Some(300));
+        assert_eq!(s.field(a, "absent"), None);
+        let json = s.json(a).unwrap();
+        assert!(
+            json.starts_with("{\"External id\":7,\"my key\":[1, 2],\"Call stack\":xxx"),
+            "{json}"
+        );
+        assert_eq!(s.json(b).unwrap(), "[1,2,3]");
+        assert_eq!(s.json(ArgsId::NONE), None);
+        assert_eq!(s.value(ArgsId::NONE), serde_json::Value::Null);
     }
 }

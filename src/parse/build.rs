@@ -187,6 +187,19 @@ impl Builder {
         l
     }
 
+    /// Keeps an event's args for details: members with dictionary keys, or raw text for args that
+    /// are not an object.
+    fn store_args(&mut self, has: bool, args: &Args<'_>, text: &str, fields: &[Field]) -> ArgsId {
+        if !has {
+            ArgsId::NONE
+        } else if args.object {
+            self.args
+                .push_members(fields.iter().map(|f| (f.key(text), f.value(text))))
+        } else {
+            self.args.push_raw(text)
+        }
+    }
+
     fn count_phase(&mut self, ph: &str) {
         if let Some(n) = self.phases.named.get_mut(ph) {
             *n += 1;
@@ -251,12 +264,8 @@ impl Builder {
             }
         }
         let args_text = args_text.trim();
+        let args = Args::read(args_text, fields);
         let has_args = !matches!(args_text, "" | "{}" | "null");
-        let args = if has_args {
-            Args::read(args_text, fields)
-        } else {
-            Args::default()
-        };
         let ts = ev.ts.and_then(parse_us_to_ns);
         if ph != "M" {
             if let Some(ts) = ts {
@@ -289,11 +298,7 @@ impl Builder {
                     return;
                 }
                 let name = self.strings.intern(&raw_str(ev.name));
-                let a = if has_args {
-                    self.args.push(args_text.as_bytes())
-                } else {
-                    ArgsId::NONE
-                };
+                let a = self.store_args(has_args, &args, args_text, fields);
                 let external_id = parse_int(args.external_id).unwrap_or(NO_ID);
                 let correlation = parse_int(args.correlation).unwrap_or(NO_ID);
                 let input_dims = match args.input_dims {
@@ -364,11 +369,7 @@ impl Builder {
                 }
                 let lane = self.lane(pid, tid, tid_label);
                 let name = self.strings.intern(&name);
-                let a = if has_args {
-                    self.args.push(args_text.as_bytes())
-                } else {
-                    ArgsId::NONE
-                };
+                let a = self.store_args(has_args, &args, args_text, fields);
                 self.instants.push(Instant {
                     ts_ns: ts,
                     lane,

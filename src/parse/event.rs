@@ -116,6 +116,8 @@ pub(crate) struct Args<'a> {
     pub total_reserved: Option<&'a str>,
     /// A top-level value was a bare word such as `N/A` (read as absent).
     pub repaired: bool,
+    /// The text was an object (its members are in the `fields` passed to [`Args::read`]).
+    pub object: bool,
 }
 
 impl<'a> Args<'a> {
@@ -125,6 +127,7 @@ impl<'a> Args<'a> {
         if read_object(text, fields).is_none() {
             return a;
         }
+        a.object = true;
         for f in fields.iter() {
             let v = f.value(text);
             let slot = match f.key(text) {

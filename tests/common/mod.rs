@@ -115,7 +115,7 @@ pub fn dump(t: &Trace) -> String {
 
 /// The args of a slice as stored, without the whitespace outside strings, or `-`.
 pub fn args_text(t: &Trace, id: sightline::model::ArgsId) -> String {
-    let Some(text) = t.args.get(id) else {
+    let Some(text) = t.args.json(id) else {
         return "-".into();
     };
     let (mut out, mut in_str, mut esc) = (String::new(), false, false);
