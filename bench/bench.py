@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""Sightline's benchmark: speed and memory on real and scaled traces, side by side with peers.
+
+    bench/run [--sizes 56,1000,2000] [--runs 3] [--no-peers] [--no-browser] [--out BENCHMARKS.md]
+
+What it does, in order:
+1. Makes the inputs under bench-out/ (kept between runs): the 56 MB owlv2 fixture unzipped, and
+   scaled copies of it (1 GB, 2 GB) made with ../shared/tools/scale_trace.py.
+2. Native: `sightline summary` (parse alone) and `sightline report` (parse, model, every analysis),
+   wall time (median of --runs), MB/s, peak RSS, model bytes per slice.
+3. Peers on the same files: HTA (parse + temporal + idle breakdown) on the 56 MB file, Python's
+   json.load as the floor for "read it at all", speedscope in headless Chromium on the 56 MB file when
+   its npm package is installed.
+4. Browser: Sightline in headless Chromium (bench/browser.mjs): file chosen to every table ready,
+   peak JS heap and wasm memory, frame time at full zoom-out and during a scripted zoom/pan.
+5. Writes the table into BENCHMARKS.md with the machine, the date and the command.
+
+These machines are noisy: compare ratios measured in the same run, not seconds across runs.
+"""
+import argparse, datetime, json, os, platform, shutil, statistics, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "bench-out")
+BIN = os.path.join(ROOT, "target", "release", "sightline")
+
+
+def shared_dir():
+    env = os.environ.get("SIGHTLINE_FIXTURES")
+    if env:
+        return os.path.dirname(env.rstrip("/"))
+    d = ROOT
+    while d != "/":
+        if os.path.isdir(os.path.join(d, "shared", "fixtures")):
+            return os.path.join(d, "shared")
+        d = os.path.dirname(d)
+    sys.exit("bench: no shared/fixtures above the repository; set SIGHTLINE_FIXTURES")
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def make_inputs(sizes):
+    os.makedirs(OUT, exist_ok=True)
+    shared = shared_dir()
+    src = os.path.join(shared, "fixtures", "real", "tracelens_h100_owlv2_stack_mem.json.gz")
+    files = {}
+    real = os.path.join(OUT, "owlv2_56mb.json")
+    if not os.path.exists(real):
+        log("bench: unzipping the 56 MB fixture")
+        import gzip
+        with gzip.open(src, "rb") as f, open(real + ".tmp", "wb") as o:
+            shutil.copyfileobj(f, o, 1 << 20)
+        os.rename(real + ".tmp", real)
+    for mb in sizes:
+        if mb <= 100:
+            files[mb] = real
+            continue
+        path = os.path.join(OUT, f"owlv2_{mb}mb.json")
+        if not os.path.exists(path):
+            log(f"bench: making a {mb} MB trace with scale_trace.py (a minute or two)")
+            subprocess.run([sys.executable, os.path.join(shared, "tools", "scale_trace.py"), src,
+                            path + ".tmp.json", "--target-mb", str(mb)], check=True)
+            os.rename(path + ".tmp.json", path)
+        files[mb] = path
+    return files
+
+
+def timed(cmd, env=None):
+    """Runs cmd under /usr/bin/time; returns (wall seconds, peak RSS bytes, stdout)."""
+    t0 = time.perf_counter()
+    p = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed: {p.stderr[-2000:]}")
+    rss_kb = int(p.stderr.strip().splitlines()[-1])
+    return wall, rss_kb * 1024, p.stdout
+
+
+def median_run(cmd, runs):
+    results = [timed(cmd) for _ in range(runs)]
+    walls = [r[0] for r in results]
+    return statistics.median(walls), max(r[1] for r in results), results[-1][2]
+
+
+def native(files, runs):
+    rows = []
+    for mb, path in files.items():
+        size = os.path.getsize(path)
+        log(f"bench: native on {os.path.basename(path)}")
+        parse_s, parse_rss, out = median_run([BIN, "summary", path, "--json"], runs)
+        summary = json.loads(out)
+        report_s, report_rss, _ = median_run([BIN, "report", path, "--json"], runs)
+        m = summary["model"]
+        rows.append({
+            "file": os.path.basename(path), "mb": size / 1e6, "events": summary["events"]["total"],
+            "slices": m["slices"], "parse_s": parse_s, "report_s": report_s,
+            "parse_mbps": size / 1e6 / parse_s, "report_mbps": size / 1e6 / report_s,
+            "peak_rss": max(parse_rss, report_rss), "model_bytes": m["total_bytes"],
+            "bytes_per_slice": m["bytes_per_slice"],
+        })
+    return rows
+
+
+HTA_SCRIPT = r"""
+import sys, time, logging
+logging.disable(logging.CRITICAL)
+t0 = time.perf_counter()
+from hta.trace_analysis import TraceAnalysis
+t1 = time.perf_counter()
+a = TraceAnalysis(trace_dir=sys.argv[1])
+a.get_temporal_breakdown(visualize=False)
+a.get_idle_time_breakdown(visualize=False)
+print(time.perf_counter() - t1)
+"""
+
+JSON_LOAD = r"""
+import json, sys, time
+t = time.perf_counter()
+with open(sys.argv[1], 'rb') as f:
+    json.load(f)
+print(time.perf_counter() - t)
+"""
+
+
+def python_peer(script, arg):
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(script)
+    try:
+        wall, rss, out = timed([sys.executable, f.name, arg])
+        return float(out.strip().splitlines()[-1]), rss
+    finally:
+        os.unlink(f.name)
+
+
+def peers(files, rows):
+    res = {}
+    real = files[min(files)]
+    try:
+        import hta  # noqa: F401
+        d = tempfile.mkdtemp()
+        os.symlink(real, os.path.join(d, "rank-0.pt.trace.json"))
+        log("bench: HTA on the 56 MB file")
+        res["hta_56"] = python_peer(HTA_SCRIPT, d)
+        shutil.rmtree(d)
+    except ImportError:
+        log("bench: HTA not installed (pip install holistictraceanalysis psutil); skipped")
+    for mb, path in files.items():
+        if mb > 1100:
+            continue  # json.load of 2 GB needs ~20 GB of RAM on a 24 GB machine
+        log(f"bench: json.load on {os.path.basename(path)}")
+        res[f"json_{mb}"] = python_peer(JSON_LOAD, path)
+    return res
+
+
+def browser(files, runs):
+    script = os.path.join(ROOT, "bench", "browser.mjs")
+    if not os.path.exists(os.path.join(ROOT, "dist", "index.html")):
+        log("bench: no dist/ (run trunk build --release); browser figures skipped")
+        return None
+    log("bench: browser (headless Chromium)")
+    cmd = ["node", script, "--runs", str(runs)] + [files[mb] for mb in sorted(files)]
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    if p.returncode != 0:
+        log(p.stderr[-3000:])
+        return None
+    return json.loads(p.stdout)
+
+
+def fmt_s(s):
+    return f"{s:.2f} s" if s >= 0.1 else f"{s * 1000:.0f} ms"
+
+
+def write_markdown(path, args, files, rows, peer, web):
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    cpu = "unknown CPU"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Measured {now} on {platform.node() or 'this machine'}: {cpu}, {os.cpu_count()} cores, "
+        f"{platform.system()} {platform.release()}.",
+        f"Command: `bench/run {' '.join(args)}`. Wall time is the median of the runs; "
+        "machines like this are noisy, so the ratios matter more than the seconds.",
+        "",
+        "## Native (`sightline`, release build)",
+        "",
+        "| file | MB | events | parse | parse MB/s | report (all analyses) | report MB/s | peak RSS | model | model / JSON | bytes per slice (columns) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['file']} | {r['mb']:.0f} | {r['events']:,} | {fmt_s(r['parse_s'])} | {r['parse_mbps']:.0f} | "
+            f"{fmt_s(r['report_s'])} | {r['report_mbps']:.0f} | {r['peak_rss'] / 1e6:.0f} MB | "
+            f"{r['model_bytes'] / 1e6:.0f} MB | {r['model_bytes'] / (r['mb'] * 1e6):.2f}x | {r['bytes_per_slice']:.1f} |")
+    lines += ["", "## Peers on the same files", "",
+              "| tool | file | time | peak RSS | Sightline `report` on the same file | ratio |", "|---|---|---|---|---|---|"]
+    by_mb = {round(r["mb"]): r for r in rows}
+    def peer_row(name, key, mb):
+        if key not in peer:
+            return
+        secs, rss = peer[key]
+        r = rows[[round(x["mb"]) for x in rows].index(mb)] if mb in by_mb else None
+        if r:
+            lines.append(f"| {name} | {r['file']} | {fmt_s(secs)} | {rss / 1e6:.0f} MB | {fmt_s(r['report_s'])} | "
+                         f"{secs / r['report_s']:.0f}x faster |")
+    small = min(by_mb)
+    peer_row("HTA 0.5.0 (parse + temporal + idle breakdown)", "hta_56", small)
+    for mb in sorted(files):
+        peer_row("Python json.load (read it at all)", f"json_{mb}", round(os.path.getsize(files[mb]) / 1e6))
+    if web:
+        lines += ["", "## Browser (headless Chromium, the built site)", "",
+                  "| file | MB | chosen -> ready | MB/s | peak JS heap | peak wasm memory | frame p50 / p95 zoomed out | frame p50 / p95 zoom+pan |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for w in web.get("sightline", []):
+            lines.append(
+                f"| {w['file']} | {w['mb']:.0f} | {fmt_s(w['ready_s'])} | {w['mb'] / w['ready_s']:.0f} | "
+                f"{w['js_heap'] / 1e6:.0f} MB | {w['wasm_memory'] / 1e6:.0f} MB | "
+                f"{w['frame_idle_p50']:.1f} / {w['frame_idle_p95']:.1f} ms | {w['frame_zoom_p50']:.1f} / {w['frame_zoom_p95']:.1f} ms |")
+        for s in web.get("speedscope", []):
+            lines.append("")
+            lines.append(f"speedscope (npm {s['version']}) on {s['file']}: {fmt_s(s['ready_s'])} from file chosen to "
+                         f"its flame chart drawn ({s['note']}).")
+    lines += ["", "## How to read this", "",
+              "- parse = `sightline summary` (read, decompress, parse, build the model); report = `sightline report`",
+              "  (the same plus the operator, kernel and label tables, idle gaps, steps and findings).",
+              "- model = heap bytes of the timeline model (columns, interned strings, args store); bytes per slice",
+              "  counts the slice columns only.",
+              "- Scaled traces are written compactly by scale_trace.py (no indentation), so they hold more events",
+              "  per MB than the pretty-printed 56 MB original.", ""]
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+    log(f"bench: wrote {path}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="56,1000,2000", help="MB: 56 is the real trace, others are scaled")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--no-browser", action="store_true")
+    ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
+    a = ap.parse_args()
+    sizes = [int(s) for s in a.sizes.split(",")]
+    subprocess.run(["cargo", "build", "--release", "--quiet"], check=True, cwd=ROOT)
+    files = make_inputs(sizes)
+    rows = native(files, a.runs)
+    peer = {} if a.no_peers else peers(files, rows)
+    web = None if a.no_browser else browser(files, a.runs)
+    write_markdown(a.out, sys.argv[1:], files, rows, peer, web)
+    print(json.dumps({"native": rows, "peers": peer, "browser": web}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
