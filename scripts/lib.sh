@@ -1,7 +1,8 @@
+# shellcheck shell=bash
 # Shared by scripts/setup, scripts/serve and scripts/test (sourced, not run).
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
+cd "$ROOT" || exit 1
 
 # Tools: cargo-installed binaries (trunk, wasm-bindgen) and npm's binaryen
 # (wasm-opt 132) ahead of anything else, e.g. Debian's older binaryen.
@@ -10,6 +11,7 @@ export PATH="$ROOT/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 export TRUNK_SKIP_VERSION_CHECK=true
 export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
 
+# shellcheck disable=SC2034 # used by scripts/setup
 TRUNK_VERSION=0.21.14
 
 say() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }

@@ -50,7 +50,7 @@ function withTimeout(promise, ms, what) {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-// Collect tests: file order, then export order.
+// Collect tests: files sorted by name, then each module's exports (alphabetical).
 const files = readdirSync(here)
   .filter((name) => name.endsWith(".test.mjs"))
   .sort();
