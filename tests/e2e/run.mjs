@@ -14,7 +14,7 @@
 //
 // FILTER arguments keep only tests whose "file › name" contains one of them.
 // Environment: SIGHTLINE_DIST (default dist), SIGHTLINE_BASE_PATH (default
-// /docs/sightline/), SIGHTLINE_FIXTURES (default ../shared/fixtures),
+// /docs/sightline/), SIGHTLINE_FIXTURES (default: the nearest shared/fixtures above the checkout),
 // E2E_TIMEOUT_MS (per test, default 60000), CHROMIUM (default /usr/bin/chromium).
 
 import { existsSync, readdirSync } from "node:fs";
@@ -26,8 +26,16 @@ const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "..", "..");
 const distDir = resolve(root, process.env.SIGHTLINE_DIST || "dist");
 const basePath = process.env.SIGHTLINE_BASE_PATH || "/docs/sightline/";
-// Real traces live beside the project in ../shared/fixtures (see its README).
-const fixturesDir = resolve(root, process.env.SIGHTLINE_FIXTURES || "../shared/fixtures");
+// Real traces: $SIGHTLINE_FIXTURES, else the nearest shared/fixtures above the
+// checkout (as tests/common/mod.rs finds them); null when there is none.
+function findFixtures() {
+  if (process.env.SIGHTLINE_FIXTURES) return resolve(process.env.SIGHTLINE_FIXTURES);
+  for (let dir = root; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "shared", "fixtures"))) return join(dir, "shared", "fixtures");
+    if (dirname(dir) === dir) return null;
+  }
+}
+const fixturesDir = findFixtures();
 const samplesDir = join(root, "www", "samples");
 const screenshotDir = join(root, "target", "e2e");
 const timeoutMs = Number(process.env.E2E_TIMEOUT_MS || 60000);
