@@ -41,3 +41,16 @@ fn bundled_sample_gunzips_and_parses() {
     let kernels = events.iter().filter(|e| e["cat"] == "kernel").count();
     assert_eq!(kernels, 60);
 }
+
+#[wasm_bindgen_test]
+fn parser_reads_the_bundled_sample_in_the_browser() {
+    let trace = sightline::parse::parse_bytes(SAMPLE_GZ).unwrap();
+    assert_eq!(trace.stats.events_total, 2551);
+    assert!(!trace.stats.truncated);
+    let gpu_lanes = trace
+        .lanes
+        .iter()
+        .filter(|lane| matches!(lane.kind, sightline::model::LaneKind::GpuStream { .. }))
+        .count();
+    assert!(gpu_lanes > 0, "the sample has GPU stream lanes");
+}
