@@ -8,4 +8,4 @@ pub mod model;
 pub mod parse;
 
 #[cfg(target_arch = "wasm32")]
-mod web;
+pub mod web;
