@@ -1,0 +1,65 @@
+//! The `sightline` binary as a user runs it: exit codes, one-line errors, the JSON shape.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use std::process::Command;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sightline"))
+        .args(args)
+        .output()
+        .unwrap();
+    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        text(out.stdout),
+        text(out.stderr),
+    )
+}
+
+#[test]
+fn summary_json_has_the_documented_fields() {
+    let path = common::shared_fixtures().join("real/hta_a100_alexnet_cuda_sync.json.gz");
+    let (code, out, _) = run(&["summary", path.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["events"]["total"], 1408);
+    assert_eq!(v["events"]["by_phase"]["X"], 868);
+    assert!(v["events"]["by_category"]["kernel"].as_u64().unwrap() > 0);
+    assert!(v["lanes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|l| l["kind"] == "gpu"));
+    assert_eq!(v["truncated"], false);
+    assert!(v["diagnostics"].is_array());
+    assert!(v["mb_per_s"].as_f64().unwrap() > 0.0);
+    assert_eq!(v["file"]["gzipped"], true);
+}
+
+#[test]
+fn a_damaged_trace_exits_zero_and_says_so() {
+    let path = common::local_fixture("parse/truncated_mid_event.json");
+    let (code, out, _) = run(&["summary", path.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(out.contains("TRUNCATED"), "{out}");
+    assert!(out.contains("Truncated x1"), "{out}");
+}
+
+#[test]
+fn a_non_trace_exits_two_with_one_line() {
+    for f in ["parse/page.html", "parse/other.json"] {
+        let path = common::local_fixture(f);
+        let (code, out, err) = run(&["summary", path.to_str().unwrap()]);
+        assert_eq!(code, 2, "{f}");
+        assert!(out.is_empty());
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains("not a trace"), "{err}");
+    }
+    let (code, _, err) = run(&["summary", "/nonexistent/trace.json"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("No such file"), "{err}");
+    let (code, _, _) = run(&["frobnicate", "x.json"]);
+    assert_eq!(code, 2);
+}
