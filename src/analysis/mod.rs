@@ -5,3 +5,4 @@
 //! terminal are one computation.
 
 pub mod summary;
+pub mod tables;

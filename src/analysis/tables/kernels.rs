@@ -1,0 +1,295 @@
+//! The kernel table: the GPU ops (kernels, memcpy, memset) grouped by name.
+//!
+//! Per name: calls; total, mean, min, median and max duration; share of all GPU op time; the kind
+//! HTA gives it ([`kernel_kind`]); whether the name says it uses Tensor Cores ([`uses_tensor_cores`],
+//! the TensorBoard plugin's list); the mean `est. achieved occupancy %` weighted by duration, over
+//! the calls that report it (TensorBoard weights the same way); the grid/block variants; and the
+//! operators that launched it, as charged in the [`Forest`] (GPU ops no link leads anywhere from
+//! are listed under no operator, never dropped).
+//!
+//! Grid, block and occupancy are read from each GPU op's args, the only per-op parsing here.
+
+use super::ops::us;
+use super::tree::{Forest, NameKey};
+use crate::model::{ArgsId, StrId, Trace};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// What a GPU op does, as HTA classifies it by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KernelKind {
+    Computation,
+    Memory,
+    Communication,
+}
+
+/// HTA's classification: communication if the name starts with `nccl`, `rccl`, `hip` or `hccl`
+/// or holds `ncclKernel`; memory if it starts with `Memcpy`, `Memset` or `dma`; else computation.
+pub fn kernel_kind(name: &str) -> KernelKind {
+    const COMMUNICATION: [&str; 4] = ["nccl", "rccl", "hip", "hccl"];
+    const MEMORY: [&str; 3] = ["Memcpy", "Memset", "dma"];
+    if COMMUNICATION.iter().any(|p| name.starts_with(p)) || name.contains("ncclKernel") {
+        KernelKind::Communication
+    } else if MEMORY.iter().any(|p| name.starts_with(p)) {
+        KernelKind::Memory
+    } else {
+        KernelKind::Computation
+    }
+}
+
+/// Name fragments of kernels that use Tensor Cores: the TensorBoard profiler plugin's allowlist
+/// (`tb_plugin/torch_tb_profiler/profiler/tensor_core.py`, after NVIDIA PyProf).
+const TENSOR_CORE_PATTERNS: [&str; 18] = [
+    "h884",
+    "s884",
+    "h1688",
+    "s1688",
+    "hmma",
+    "i8816",
+    "16816",
+    "dgrad_1x1_stride_2x2",
+    "first_layer_wgrad_kernel",
+    "conv1x1",
+    "conv2d_c1_k1",
+    "direct_group",
+    "xmma_implicit_gemm",
+    "xmma_sparse_conv",
+    "xmma_warp_specialized_implicit_gemm",
+    "xmma_gemm",
+    "xmma_sparse_gemm",
+    "c1688",
+];
+
+/// Whether a kernel's name says it runs on Tensor Cores (case-sensitive, as the plugin matched).
+pub fn uses_tensor_cores(name: &str) -> bool {
+    TENSOR_CORE_PATTERNS.iter().any(|p| name.contains(p))
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelTable {
+    /// Rows by total time, most first.
+    pub rows: Vec<KernelRow>,
+    /// Time of all GPU ops, the denominator of `gpu_time_pct`.
+    pub gpu_time_us: f64,
+    /// Time per kind, in the order computation, memory, communication.
+    pub by_kind: Vec<KindTime>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KindTime {
+    pub kind: KernelKind,
+    pub calls: u64,
+    pub total_us: f64,
+    pub gpu_time_pct: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelRow {
+    pub name: String,
+    pub kind: KernelKind,
+    pub tensor_cores: bool,
+    pub calls: u64,
+    pub total_us: f64,
+    pub avg_us: f64,
+    pub min_us: f64,
+    pub median_us: f64,
+    pub max_us: f64,
+    pub gpu_time_pct: f64,
+    /// Duration-weighted mean of `est. achieved occupancy %`; `None` when no call reports it.
+    pub mean_occupancy_pct: Option<f64>,
+    /// Distinct (grid, block) launches, most time first; empty for memcpy/memset.
+    pub launch_configs: Vec<LaunchConfig>,
+    /// The operators that launched it, most time first; `name: None` gathers the calls that no
+    /// link leads to an operator for.
+    pub launched_by: Vec<LaunchedBy>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LaunchConfig {
+    pub grid: [i64; 3],
+    pub block: [i64; 3],
+    pub calls: u64,
+    pub total_us: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LaunchedBy {
+    pub name: Option<String>,
+    pub calls: u64,
+    pub total_us: f64,
+}
+
+/// The args of a GPU op that the table reads: grid, block and occupancy, in one pass over its
+/// members; anything else is skipped, and a value that does not read is absent.
+#[derive(Default)]
+struct KernelArgs {
+    grid: Option<[i64; 3]>,
+    block: Option<[i64; 3]>,
+    occupancy: Option<f64>,
+}
+
+impl KernelArgs {
+    fn read(trace: &Trace, id: ArgsId) -> KernelArgs {
+        let mut a = KernelArgs::default();
+        for (key, value) in trace.args.members(id) {
+            match key {
+                "grid" => a.grid = serde_json::from_str(value).ok(),
+                "block" => a.block = serde_json::from_str(value).ok(),
+                "est. achieved occupancy %" => a.occupancy = value.trim().parse().ok(),
+                _ => {}
+            }
+        }
+        a
+    }
+}
+
+/// Sums of one row.
+struct Sums {
+    name: StrId,
+    durations_ns: Vec<i64>,
+    occupancy_weighted: f64,
+    occupancy_weight_ns: i64,
+}
+
+pub fn kernel_table(trace: &Trace, forest: &Forest) -> KernelTable {
+    let mut index: FxHashMap<StrId, usize> = FxHashMap::default();
+    let mut sums: Vec<Sums> = Vec::new();
+    // (row, grid, block) -> (calls, ns); (row, launching op) -> (calls, ns).
+    let mut configs: FxHashMap<(usize, [i64; 3], [i64; 3]), (u64, i64)> = FxHashMap::default();
+    let mut launchers: FxHashMap<(usize, Option<NameKey>), (u64, i64)> = FxHashMap::default();
+    for op in &forest.gpu_ops {
+        let s = &trace.lanes[op.slice.lane as usize].slices;
+        let i = op.slice.index as usize;
+        let dur = s.dur_ns[i];
+        let row = *index.entry(s.name[i]).or_insert_with(|| {
+            sums.push(Sums {
+                name: s.name[i],
+                durations_ns: Vec::new(),
+                occupancy_weighted: 0.0,
+                occupancy_weight_ns: 0,
+            });
+            sums.len() - 1
+        });
+        let r = &mut sums[row];
+        r.durations_ns.push(dur);
+        let args = KernelArgs::read(trace, s.args[i]);
+        if let Some(occupancy) = args.occupancy {
+            r.occupancy_weighted += occupancy * dur as f64;
+            r.occupancy_weight_ns += dur;
+        }
+        if let (Some(grid), Some(block)) = (args.grid, args.block) {
+            let c = configs.entry((row, grid, block)).or_default();
+            c.0 += 1;
+            c.1 += dur;
+        }
+        let by = op.launcher.map(|l| {
+            let t = &forest.trees[l.tree as usize];
+            t.name[l.node as usize]
+        });
+        let l = launchers.entry((row, by)).or_default();
+        l.0 += 1;
+        l.1 += dur;
+    }
+
+    let mut config_rows: Vec<Vec<LaunchConfig>> = vec![Vec::new(); sums.len()];
+    for ((row, grid, block), (calls, ns)) in configs {
+        config_rows[row].push(LaunchConfig {
+            grid,
+            block,
+            calls,
+            total_us: us(ns),
+        });
+    }
+    let mut launcher_rows: Vec<Vec<LaunchedBy>> = vec![Vec::new(); sums.len()];
+    for ((row, by), (calls, ns)) in launchers {
+        launcher_rows[row].push(LaunchedBy {
+            name: by.map(|k| k.as_str(trace).to_string()),
+            calls,
+            total_us: us(ns),
+        });
+    }
+
+    let gpu_ns = forest.gpu_time_ns;
+    let pct = |ns: i64| {
+        if gpu_ns == 0 {
+            0.0
+        } else {
+            ns as f64 * 100.0 / gpu_ns as f64
+        }
+    };
+    let mut kinds = [
+        (KernelKind::Computation, 0u64, 0i64),
+        (KernelKind::Memory, 0, 0),
+        (KernelKind::Communication, 0, 0),
+    ];
+    let mut rows: Vec<KernelRow> = sums
+        .into_iter()
+        .zip(config_rows.into_iter().zip(launcher_rows))
+        .map(|(mut r, (mut launch_configs, mut launched_by))| {
+            let name = trace.str(r.name);
+            let kind = kernel_kind(name);
+            let d = &mut r.durations_ns;
+            d.sort_unstable();
+            let total: i64 = d.iter().sum();
+            let k = kinds.iter_mut().find(|k| k.0 == kind).expect("every kind");
+            k.1 += d.len() as u64;
+            k.2 += total;
+            launch_configs.sort_by(|a, b| {
+                b.total_us
+                    .total_cmp(&a.total_us)
+                    .then_with(|| (a.grid, a.block).cmp(&(b.grid, b.block)))
+            });
+            launched_by.sort_by(|a, b| {
+                b.total_us
+                    .total_cmp(&a.total_us)
+                    .then_with(|| a.name.cmp(&b.name))
+            });
+            KernelRow {
+                name: name.to_string(),
+                kind,
+                tensor_cores: uses_tensor_cores(name),
+                calls: d.len() as u64,
+                total_us: us(total),
+                avg_us: us(total) / d.len() as f64,
+                min_us: us(d[0]),
+                median_us: median_us(d),
+                max_us: us(d[d.len() - 1]),
+                gpu_time_pct: pct(total),
+                mean_occupancy_pct: (r.occupancy_weight_ns > 0)
+                    .then(|| r.occupancy_weighted / r.occupancy_weight_ns as f64),
+                launch_configs,
+                launched_by,
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.total_us
+            .total_cmp(&a.total_us)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    KernelTable {
+        rows,
+        gpu_time_us: us(gpu_ns),
+        by_kind: kinds
+            .iter()
+            .map(|&(kind, calls, ns)| KindTime {
+                kind,
+                calls,
+                total_us: us(ns),
+                gpu_time_pct: pct(ns),
+            })
+            .collect(),
+    }
+}
+
+/// The median of sorted, non-empty durations, in microseconds (mean of the middle two for an
+/// even count, as numpy does).
+pub(crate) fn median_us(sorted_ns: &[i64]) -> f64 {
+    let n = sorted_ns.len();
+    if n % 2 == 1 {
+        us(sorted_ns[n / 2])
+    } else {
+        (us(sorted_ns[n / 2 - 1]) + us(sorted_ns[n / 2])) / 2.0
+    }
+}

@@ -1,0 +1,113 @@
+//! The label table: `record_function` labels, as spans on the CPU (`user_annotation`) and as
+//! Kineto projects them onto the GPU streams (`gpu_user_annotation`), one row per name.
+//!
+//! CPU side, from the kept annotation nodes of the [`Forest`] (so the same folding and self time
+//! as the operator table): calls, CPU total and self, and the GPU time of the ops launched inside
+//! (charged to the label or to an operator under it, on its thread). GPU side: the spans' count
+//! and summed duration. Both sides give per-instance min/median/max, to show how steady a label is.
+//! `ProfilerStep#N` labels are one row, `ProfilerStep*`, as in the operator table.
+
+use super::kernels::median_us;
+use super::ops::us;
+use super::tree::{Categories, EventKind, Forest, NameKey};
+use crate::model::Trace;
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LabelTable {
+    /// Rows by CPU total, then GPU span total, most first.
+    pub rows: Vec<LabelRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LabelRow {
+    pub name: String,
+    /// CPU spans of the label.
+    pub calls: u64,
+    pub cpu_total_us: f64,
+    pub self_cpu_us: f64,
+    /// GPU time of the GPU ops launched inside the label.
+    pub device_us: f64,
+    /// Duration of one CPU span; `None` without CPU spans.
+    pub cpu_instance_us: Option<Spread>,
+    /// GPU time launched inside one CPU span.
+    pub device_instance_us: Option<Spread>,
+    /// Spans of the label on GPU streams.
+    pub gpu_calls: u64,
+    pub gpu_span_total_us: f64,
+    pub gpu_instance_us: Option<Spread>,
+}
+
+/// Minimum, median and maximum of per-instance values.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Spread {
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    fn of(mut ns: Vec<i64>) -> Option<Spread> {
+        ns.sort_unstable();
+        Some(Spread {
+            min: us(*ns.first()?),
+            median: median_us(&ns),
+            max: us(*ns.last()?),
+        })
+    }
+}
+
+#[derive(Default)]
+struct Sums {
+    cpu_ns: Vec<i64>,
+    device_ns: Vec<i64>,
+    self_cpu_ns: i64,
+    gpu_ns: Vec<i64>,
+}
+
+pub fn label_table(trace: &Trace, forest: &Forest) -> LabelTable {
+    let mut by_name: FxHashMap<NameKey, Sums> = FxHashMap::default();
+    for (t, x) in forest.kept_nodes() {
+        if t.kind[x] != EventKind::Annotation {
+            continue;
+        }
+        let s = &trace.lanes[t.lane as usize].slices;
+        let r = by_name.entry(t.name[x]).or_default();
+        r.cpu_ns.push(s.dur_ns[t.slice[x] as usize]);
+        r.device_ns.push(t.device_total_ns[x]);
+        r.self_cpu_ns += t.self_cpu_ns[x];
+    }
+    let cats = Categories::new(trace);
+    for lane in &trace.lanes {
+        let s = &lane.slices;
+        for i in 0..s.len() {
+            if cats.is_gpu_label(s.cat[i]) {
+                let key = NameKey::of(trace, s.name[i]);
+                by_name.entry(key).or_default().gpu_ns.push(s.dur_ns[i]);
+            }
+        }
+    }
+    let mut rows: Vec<LabelRow> = by_name
+        .into_iter()
+        .map(|(name, r)| LabelRow {
+            name: name.as_str(trace).to_string(),
+            calls: r.cpu_ns.len() as u64,
+            cpu_total_us: us(r.cpu_ns.iter().sum()),
+            self_cpu_us: us(r.self_cpu_ns),
+            device_us: us(r.device_ns.iter().sum()),
+            gpu_calls: r.gpu_ns.len() as u64,
+            gpu_span_total_us: us(r.gpu_ns.iter().sum()),
+            cpu_instance_us: Spread::of(r.cpu_ns),
+            device_instance_us: Spread::of(r.device_ns),
+            gpu_instance_us: Spread::of(r.gpu_ns),
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.cpu_total_us
+            .total_cmp(&a.cpu_total_us)
+            .then_with(|| b.gpu_span_total_us.total_cmp(&a.gpu_span_total_us))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    LabelTable { rows }
+}

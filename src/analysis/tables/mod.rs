@@ -1,0 +1,21 @@
+//! The tables users hold against PyTorch's, HTA's and TensorBoard's: operators, kernels, labels,
+//! and the same data as a call tree.
+//!
+//! Every table reads one [`Forest`]: per-thread trees of the CPU events, built and folded as
+//! PyTorch builds them for `prof.key_averages()`, with each GPU op charged to the operator that
+//! launched it ([`launch`]). Build it once with [`Forest::build`] and pass it to each table; all
+//! of them are pure functions of the trace and the forest, returning serde structures that the
+//! CLI prints and the viewer renders.
+
+pub mod calltree;
+pub mod kernels;
+pub mod labels;
+mod launch;
+pub mod ops;
+pub mod tree;
+
+pub use calltree::{call_tree, CallTree};
+pub use kernels::{kernel_table, KernelTable};
+pub use labels::{label_table, LabelTable};
+pub use ops::{op_table, OpColumn, OpTable};
+pub use tree::{EventKind, Forest};

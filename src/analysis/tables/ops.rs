@@ -1,0 +1,296 @@
+//! The operator table: PyTorch's `prof.key_averages()` (and `group_by_input_shape=True`), from a trace.
+//!
+//! Rows are the kept nodes of the [`Forest`] that are operators (`cpu_op`, 1.x `Operator`),
+//! annotations (`user_annotation`) or runtime calls, keyed by name and kind (PyTorch keys by
+//! `is_user_annotation` too) and, when grouping by shape, by `Input Dims` (an event without them
+//! groups under `[]`, as in PyTorch). Python frames take their share of self time but are not rows.
+//! `[memory]` events outside every node make one `[memory]` row, as in PyTorch.
+//!
+//! Columns as PyTorch defines them: CPU total = sum of durations; self = minus direct children;
+//! Self CPU % and CPU total % over the sum of self CPU of all rows (so CPU total % can pass 100%);
+//! Self CUDA = GPU time of the ops the node launched itself, CUDA total = with its children's;
+//! Self CUDA % over the time of all GPU ops (kernels, memcpy, memset); memory = bytes of the
+//! `[memory]` events within the node's span, self = minus its children's.
+//!
+//! One difference on GPU traces: PyTorch's table also lists every kernel and every
+//! `gpu_user_annotation` as a row with no CPU time; here those are the kernel and label tables.
+
+use super::tree::{EventKind, Forest, NameKey};
+use crate::model::{StrId, Trace};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// The operator table, rows sorted by self CPU time (most first).
+#[derive(Debug, Clone, Serialize)]
+pub struct OpTable {
+    /// Rows are keyed by input shapes too.
+    pub by_input_shape: bool,
+    pub rows: Vec<OpRow>,
+    /// Sum of self CPU over all rows: PyTorch's "Self CPU time total", the CPU % denominator.
+    pub self_cpu_total_us: f64,
+    /// Time of all GPU ops: PyTorch's "Self CUDA time total", the Self CUDA % denominator.
+    pub gpu_time_us: f64,
+    /// GPU time that no link leads to an operator for. With the rows' self CUDA time it adds up
+    /// to `gpu_time_us`: nothing is dropped or counted twice.
+    pub unattributed_gpu_us: f64,
+    pub unattributed_gpu_ops: u64,
+    /// The trace has `[memory]` events (`profile_memory=True`).
+    pub has_memory: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OpRow {
+    pub name: String,
+    pub kind: EventKind,
+    /// `Input Dims` as Python prints the list; `None` unless grouping by input shape.
+    pub input_shapes: Option<String>,
+    pub calls: u64,
+    pub self_cpu_us: f64,
+    pub self_cpu_pct: f64,
+    pub cpu_total_us: f64,
+    pub cpu_total_pct: f64,
+    pub cpu_avg_us: f64,
+    pub self_device_us: f64,
+    pub self_device_pct: f64,
+    pub device_total_us: f64,
+    pub device_avg_us: f64,
+    pub cpu_mem_bytes: i64,
+    pub self_cpu_mem_bytes: i64,
+    pub device_mem_bytes: i64,
+    pub self_device_mem_bytes: i64,
+}
+
+/// Sums of one row, in integers until the end.
+#[derive(Default)]
+struct Sums {
+    calls: u64,
+    self_cpu_ns: i64,
+    cpu_total_ns: i64,
+    self_device_ns: i64,
+    device_total_ns: i64,
+    cpu_mem: i64,
+    self_cpu_mem: i64,
+    device_mem: i64,
+    self_device_mem: i64,
+}
+
+/// The operator table of a trace; `by_input_shape` is `group_by_input_shape=True`.
+pub fn op_table(trace: &Trace, forest: &Forest, by_input_shape: bool) -> OpTable {
+    let mut index: FxHashMap<(NameKey, EventKind, StrId), usize> = FxHashMap::default();
+    let mut keys = Vec::new();
+    let mut sums: Vec<Sums> = Vec::new();
+    for (t, x) in forest.kept_nodes() {
+        let kind = t.kind[x];
+        if kind == EventKind::Python {
+            continue;
+        }
+        let s = &trace.lanes[t.lane as usize].slices;
+        let i = t.slice[x] as usize;
+        let dims = if by_input_shape {
+            s.input_dims[i]
+        } else {
+            StrId::NONE
+        };
+        let key = (t.name[x], kind, dims);
+        let row = *index.entry(key).or_insert_with(|| {
+            keys.push(key);
+            sums.push(Sums::default());
+            sums.len() - 1
+        });
+        let r = &mut sums[row];
+        r.calls += 1;
+        r.self_cpu_ns += t.self_cpu_ns[x];
+        r.cpu_total_ns += s.dur_ns[i];
+        r.self_device_ns += t.device_self_ns[x];
+        r.device_total_ns += t.device_total_ns[x];
+        if let Some(m) = t.memory.get(x) {
+            r.cpu_mem += m.cpu_bytes;
+            r.self_cpu_mem += m.self_cpu_bytes;
+            r.device_mem += m.device_bytes;
+            r.self_device_mem += m.self_device_bytes;
+        }
+    }
+
+    let shapes = |dims: StrId| -> Option<String> {
+        by_input_shape.then(|| match trace.str(dims) {
+            "" => "[]".to_string(),
+            d => d.to_string(),
+        })
+    };
+    let mut named: Vec<(String, EventKind, Option<String>, Sums)> = keys
+        .into_iter()
+        .zip(sums)
+        .map(|((name, kind, dims), s)| (name.as_str(trace).to_string(), kind, shapes(dims), s))
+        .collect();
+    let stray = forest.stray_memory;
+    if stray.events > 0 {
+        named.push((
+            "[memory]".to_string(),
+            EventKind::Memory,
+            shapes(StrId::NONE),
+            Sums {
+                calls: stray.events,
+                cpu_mem: stray.cpu_bytes,
+                self_cpu_mem: stray.cpu_bytes,
+                device_mem: stray.device_bytes,
+                self_device_mem: stray.device_bytes,
+                ..Sums::default()
+            },
+        ));
+    }
+
+    let self_cpu_total_ns: i64 = named.iter().map(|r| r.3.self_cpu_ns).sum();
+    let pct = |part: i64, whole: i64| {
+        if whole == 0 {
+            0.0
+        } else {
+            part as f64 * 100.0 / whole as f64
+        }
+    };
+    let rows = named
+        .into_iter()
+        .map(|(name, kind, input_shapes, s)| OpRow {
+            name,
+            kind,
+            input_shapes,
+            calls: s.calls,
+            self_cpu_us: us(s.self_cpu_ns),
+            self_cpu_pct: pct(s.self_cpu_ns, self_cpu_total_ns),
+            cpu_total_us: us(s.cpu_total_ns),
+            cpu_total_pct: pct(s.cpu_total_ns, self_cpu_total_ns),
+            cpu_avg_us: us(s.cpu_total_ns) / s.calls as f64,
+            self_device_us: us(s.self_device_ns),
+            self_device_pct: pct(s.self_device_ns, forest.gpu_time_ns),
+            device_total_us: us(s.device_total_ns),
+            device_avg_us: us(s.device_total_ns) / s.calls as f64,
+            cpu_mem_bytes: s.cpu_mem,
+            self_cpu_mem_bytes: s.self_cpu_mem,
+            device_mem_bytes: s.device_mem,
+            self_device_mem_bytes: s.self_device_mem,
+        })
+        .collect();
+    let mut table = OpTable {
+        by_input_shape,
+        rows,
+        self_cpu_total_us: us(self_cpu_total_ns),
+        gpu_time_us: us(forest.gpu_time_ns),
+        unattributed_gpu_us: us(forest.unattributed_ns),
+        unattributed_gpu_ops: forest.unattributed_ops,
+        has_memory: !trace.memory.is_empty(),
+    };
+    table.sort_by(OpColumn::SelfCpu);
+    table
+}
+
+/// Nanoseconds as microseconds, PyTorch's unit.
+pub(crate) fn us(ns: i64) -> f64 {
+    ns as f64 / 1000.0
+}
+
+/// A column to sort the operator table by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpColumn {
+    Name,
+    Calls,
+    SelfCpu,
+    CpuTotal,
+    CpuAvg,
+    SelfDevice,
+    DeviceTotal,
+    DeviceAvg,
+    CpuMem,
+    SelfCpuMem,
+    DeviceMem,
+    SelfDeviceMem,
+}
+
+impl OpColumn {
+    /// Every column with the names it answers to: the JSON field, then PyTorch's `sort_by` names.
+    pub const NAMES: [(OpColumn, &'static [&'static str]); 12] = [
+        (OpColumn::Name, &["name"]),
+        (OpColumn::Calls, &["calls", "count"]),
+        (OpColumn::SelfCpu, &["self_cpu_us", "self_cpu_time_total"]),
+        (OpColumn::CpuTotal, &["cpu_total_us", "cpu_time_total"]),
+        (OpColumn::CpuAvg, &["cpu_avg_us", "cpu_time"]),
+        (
+            OpColumn::SelfDevice,
+            &[
+                "self_device_us",
+                "self_cuda_time_total",
+                "self_device_time_total",
+            ],
+        ),
+        (
+            OpColumn::DeviceTotal,
+            &["device_total_us", "cuda_time_total", "device_time_total"],
+        ),
+        (
+            OpColumn::DeviceAvg,
+            &["device_avg_us", "cuda_time", "device_time"],
+        ),
+        (OpColumn::CpuMem, &["cpu_mem_bytes", "cpu_memory_usage"]),
+        (
+            OpColumn::SelfCpuMem,
+            &["self_cpu_mem_bytes", "self_cpu_memory_usage"],
+        ),
+        (
+            OpColumn::DeviceMem,
+            &[
+                "device_mem_bytes",
+                "cuda_memory_usage",
+                "device_memory_usage",
+            ],
+        ),
+        (
+            OpColumn::SelfDeviceMem,
+            &[
+                "self_device_mem_bytes",
+                "self_cuda_memory_usage",
+                "self_device_memory_usage",
+            ],
+        ),
+    ];
+
+    pub fn parse(name: &str) -> Option<OpColumn> {
+        Self::NAMES
+            .iter()
+            .find(|(_, names)| names.contains(&name))
+            .map(|&(c, _)| c)
+    }
+
+    fn value(self, r: &OpRow) -> f64 {
+        match self {
+            OpColumn::Name => 0.0,
+            OpColumn::Calls => r.calls as f64,
+            OpColumn::SelfCpu => r.self_cpu_us,
+            OpColumn::CpuTotal => r.cpu_total_us,
+            OpColumn::CpuAvg => r.cpu_avg_us,
+            OpColumn::SelfDevice => r.self_device_us,
+            OpColumn::DeviceTotal => r.device_total_us,
+            OpColumn::DeviceAvg => r.device_avg_us,
+            OpColumn::CpuMem => r.cpu_mem_bytes as f64,
+            OpColumn::SelfCpuMem => r.self_cpu_mem_bytes as f64,
+            OpColumn::DeviceMem => r.device_mem_bytes as f64,
+            OpColumn::SelfDeviceMem => r.self_device_mem_bytes as f64,
+        }
+    }
+}
+
+impl OpTable {
+    /// Sorts the rows by a column, largest first (names A to Z); ties by name, then shapes.
+    pub fn sort_by(&mut self, column: OpColumn) {
+        self.rows.sort_by(|a, b| {
+            column
+                .value(b)
+                .total_cmp(&column.value(a))
+                .then_with(|| a.name.cmp(&b.name))
+                .then_with(|| a.input_shapes.cmp(&b.input_shapes))
+                .then_with(|| a.kind.cmp(&b.kind))
+        });
+    }
+
+    /// The table shows device time (some GPU op was charged to a row).
+    pub fn has_device_time(&self) -> bool {
+        self.rows.iter().any(|r| r.self_device_us > 0.0)
+    }
+}

@@ -1,0 +1,527 @@
+//! The operator tree that the operator, label and call-tree tables read, with GPU time charged to it.
+//!
+//! One tree per lane (a CPU thread, PyTorch's `(pid, tid)`), built as PyTorch's `EventList._build_tree`
+//! builds it, so that self times match `prof.key_averages()`:
+//! - Nodes: X slices of `cpu_op`, `user_annotation` (1.x: `Operator`), `cuda_runtime`/`cuda_driver`
+//!   (1.x: `Runtime`) and `python_function`. The utility ops PyTorch drops (`aten::is_leaf`,
+//!   `profiler::_record_function_enter`, ...) are not nodes: their time stays with their parent.
+//! - Nesting: slices in order of start, then longer first; a slice is a child of the innermost open
+//!   slice that contains it. A slice that overlaps an open one only partially closes it and is not
+//!   its child (PyTorch's rule, so partial overlaps never count twice).
+//! - Folding: a node whose parent has the same name and no other child is removed; its children move
+//!   up to the parent, which keeps its own duration. `aten::div_ -> aten::div_` counts once.
+//! - Names: `ProfilerStep#N` reads as `ProfilerStep*` before any comparison or grouping.
+//!
+//! GPU ops (kernels, memcpy, memset) are charged to the node that launched them ([`super::launch`]).
+//! Memory: the `[memory]` events of every thread whose time lies in `[start, end]` of a node (both
+//! ends included), as PyTorch counts them; CPU for device types 0/2/5, device for 1/6/12/20.
+//!
+//! Cost: one pass over each lane, an index sort only where a lane is not already in tree order, a
+//! binary search per node for memory; no string is allocated per slice.
+
+use super::launch::Launchers;
+use crate::model::{SliceRef, StrId, Trace};
+use serde::Serialize;
+
+/// Marks "no node": the parent of a root.
+pub const NO_NODE: u32 = u32::MAX;
+
+/// What a CPU event is, as the tables group it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// An operator: `cpu_op` (1.x `Operator`).
+    Op,
+    /// A `record_function` label, `ProfilerStep#N`, a DataLoader `__next__` (`user_annotation`).
+    Annotation,
+    /// A CUDA/HIP runtime or driver call (`cuda_runtime`, `cuda_driver`; 1.x `Runtime`).
+    Runtime,
+    /// A Python frame (`python_function`): a node for self times, never a row of the operator table.
+    Python,
+    /// `[memory]` events outside every node, which PyTorch lists as a row of their own.
+    Memory,
+}
+
+impl EventKind {
+    /// Whether GPU ops can be charged to a node of this kind (the "operator" that launched them).
+    pub fn launches(self) -> bool {
+        matches!(self, EventKind::Op | EventKind::Annotation)
+    }
+}
+
+/// A row name: an interned name, or the one `ProfilerStep*` that stands for every `ProfilerStep#N`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NameKey(u32);
+
+impl NameKey {
+    const PROFILER_STEP: NameKey = NameKey(u32::MAX);
+
+    pub fn of(trace: &Trace, name: StrId) -> NameKey {
+        if trace.str(name).starts_with("ProfilerStep#") {
+            NameKey::PROFILER_STEP
+        } else {
+            NameKey(name.0)
+        }
+    }
+
+    pub fn as_str(self, trace: &Trace) -> &str {
+        if self == NameKey::PROFILER_STEP {
+            "ProfilerStep*"
+        } else {
+            trace.str(StrId(self.0))
+        }
+    }
+}
+
+/// Category ids of one trace, looked up once so that a slice is classified by comparing integers.
+pub(crate) struct Categories {
+    nodes: Vec<(StrId, EventKind)>,
+    gpu_ops: Vec<StrId>,
+    gpu_labels: Vec<StrId>,
+}
+
+impl Categories {
+    pub(crate) fn new(trace: &Trace) -> Categories {
+        let find = |names: &[&str]| -> Vec<StrId> {
+            names.iter().filter_map(|n| trace.strings.find(n)).collect()
+        };
+        let mut nodes = Vec::new();
+        for (names, kind) in [
+            (&["cpu_op", "Operator"][..], EventKind::Op),
+            (&["user_annotation"][..], EventKind::Annotation),
+            (
+                &["cuda_runtime", "cuda_driver", "Runtime"][..],
+                EventKind::Runtime,
+            ),
+            (&["python_function"][..], EventKind::Python),
+        ] {
+            nodes.extend(find(names).into_iter().map(|c| (c, kind)));
+        }
+        Categories {
+            nodes,
+            gpu_ops: find(&[
+                "kernel",
+                "gpu_memcpy",
+                "gpu_memset",
+                "Kernel",
+                "Memcpy",
+                "Memset",
+            ]),
+            gpu_labels: find(&["gpu_user_annotation"]),
+        }
+    }
+
+    pub(crate) fn node_kind(&self, cat: StrId) -> Option<EventKind> {
+        self.nodes.iter().find(|(c, _)| *c == cat).map(|&(_, k)| k)
+    }
+
+    /// Kernels, memcpy and memset: the GPU ops whose time the tables account for.
+    pub(crate) fn is_gpu_op(&self, cat: StrId) -> bool {
+        self.gpu_ops.contains(&cat)
+    }
+
+    /// `record_function` labels projected onto a GPU stream.
+    pub(crate) fn is_gpu_label(&self, cat: StrId) -> bool {
+        self.gpu_labels.contains(&cat)
+    }
+}
+
+/// Names PyTorch leaves out of its events (`torch.autograd.profiler_util._filter_name`).
+const DROPPED_NAMES: [&str; 6] = [
+    "profiler::_record_function_enter",
+    "profiler::_record_function_enter_new",
+    "profiler::_record_function_exit",
+    "aten::is_leaf",
+    "aten::output_nr",
+    "aten::_version",
+];
+
+/// Memory counted for a node: inclusive of its children, and its own share ("self").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NodeMemory {
+    pub cpu_bytes: i64,
+    pub self_cpu_bytes: i64,
+    pub device_bytes: i64,
+    pub self_device_bytes: i64,
+}
+
+/// The tree of one lane, column by column, in tree order (start, then longer first): a parent
+/// always comes before its children.
+#[derive(Debug)]
+pub struct LaneTree {
+    /// Index into [`Trace::lanes`].
+    pub lane: u32,
+    /// Index of each node's slice in the lane.
+    pub slice: Vec<u32>,
+    pub kind: Vec<EventKind>,
+    pub name: Vec<NameKey>,
+    /// Parent after folding ([`NO_NODE`] for a root); for a folded node, the node it went into.
+    pub parent: Vec<u32>,
+    /// Folded into its parent: not a row, and not a child of anything.
+    pub folded: Vec<bool>,
+    /// Duration minus the durations of the direct children (after folding).
+    pub self_cpu_ns: Vec<i64>,
+    /// GPU time of the GPU ops this node launched itself.
+    pub device_self_ns: Vec<i64>,
+    /// GPU time launched by this node and everything under it.
+    pub device_total_ns: Vec<i64>,
+    /// One per node; empty when the trace has no `[memory]` events.
+    pub memory: Vec<NodeMemory>,
+}
+
+impl LaneTree {
+    pub fn len(&self) -> usize {
+        self.slice.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slice.is_empty()
+    }
+
+    /// The node that stands for `node` after folding: itself, or the node it was folded into.
+    pub fn kept(&self, node: u32) -> u32 {
+        if self.folded[node as usize] {
+            self.parent[node as usize]
+        } else {
+            node
+        }
+    }
+
+    /// The node charged for a GPU op launched from within `node` (itself included): the innermost
+    /// operator, or where no operator holds it, the innermost annotation.
+    pub fn launching_ancestor(&self, node: u32) -> Option<u32> {
+        let mut annotation = None;
+        let mut n = self.kept(node);
+        while n != NO_NODE {
+            match self.kind[n as usize] {
+                EventKind::Op => return Some(n),
+                EventKind::Annotation if annotation.is_none() => annotation = Some(n),
+                _ => {}
+            }
+            n = self.parent[n as usize];
+        }
+        annotation
+    }
+
+    fn build(trace: &Trace, lane: usize, cats: &Categories, dropped: &[StrId]) -> LaneTree {
+        let s = &trace.lanes[lane].slices;
+        let mut order: Vec<u32> = (0..s.len() as u32)
+            .filter(|&i| {
+                let i = i as usize;
+                cats.node_kind(s.cat[i]).is_some() && !dropped.contains(&s.name[i])
+            })
+            .collect();
+        // The model orders a lane by start then depth, which differs from (start, longer first)
+        // only around partial overlaps; sort then (stable, so equal spans keep file order).
+        let key = |i: u32| (s.start_ns[i as usize], -s.end_ns(i as usize));
+        if !order.windows(2).all(|w| key(w[0]) <= key(w[1])) {
+            order.sort_by_key(|&i| key(i));
+        }
+        let n = order.len();
+        let kind: Vec<EventKind> = order
+            .iter()
+            .map(|&i| cats.node_kind(s.cat[i as usize]).expect("filtered above"))
+            .collect();
+        let name: Vec<NameKey> = order
+            .iter()
+            .map(|&i| NameKey::of(trace, s.name[i as usize]))
+            .collect();
+
+        // Nesting, with a stack of open nodes (PyTorch's `_populate_cpu_children`).
+        let mut parent = vec![NO_NODE; n];
+        let mut open: Vec<u32> = Vec::new();
+        for x in 0..n {
+            let (start, end) = (s.start_ns[order[x] as usize], s.end_ns(order[x] as usize));
+            while let Some(&p) = open.last() {
+                let p_end = s.end_ns(order[p as usize] as usize);
+                if start >= p_end || end > p_end {
+                    open.pop();
+                } else {
+                    parent[x] = p;
+                    break;
+                }
+            }
+            open.push(x as u32);
+        }
+
+        // Folding (PyTorch's `_remove_dup_nodes`). In tree order a parent's fate is settled
+        // before its children are seen, so one pass reaches PyTorch's fixed point: a child's
+        // parent is resolved to the node its parent was folded into, and a fold hands the
+        // folded node's children count to that node.
+        let mut children = vec![0u32; n];
+        for &p in &parent {
+            if p != NO_NODE {
+                children[p as usize] += 1;
+            }
+        }
+        let mut folded = vec![false; n];
+        for x in 0..n {
+            let mut p = parent[x];
+            if p == NO_NODE {
+                continue;
+            }
+            if folded[p as usize] {
+                p = parent[p as usize];
+                parent[x] = p;
+            }
+            if name[p as usize] == name[x] && children[p as usize] == 1 {
+                folded[x] = true;
+                children[p as usize] = children[x];
+            }
+        }
+
+        let mut self_cpu_ns: Vec<i64> = order.iter().map(|&i| s.dur_ns[i as usize]).collect();
+        for x in 0..n {
+            let p = parent[x];
+            if p != NO_NODE && !folded[x] {
+                self_cpu_ns[p as usize] -= s.dur_ns[order[x] as usize];
+            }
+        }
+        LaneTree {
+            lane: lane as u32,
+            slice: order,
+            kind,
+            name,
+            parent,
+            folded,
+            self_cpu_ns,
+            device_self_ns: vec![0; n],
+            device_total_ns: vec![0; n],
+            memory: Vec::new(),
+        }
+    }
+
+    /// Sums device time up the tree and counts memory, once every GPU op has been charged.
+    fn finish(&mut self, trace: &Trace, mem: &MemoryIndex) {
+        let s = &trace.lanes[self.lane as usize].slices;
+        let n = self.len();
+        self.device_total_ns.clone_from(&self.device_self_ns);
+        if !mem.is_empty() {
+            self.memory = self
+                .slice
+                .iter()
+                .map(|&i| {
+                    let (cpu, device) = mem.within(s.start_ns[i as usize], s.end_ns(i as usize));
+                    NodeMemory {
+                        cpu_bytes: cpu,
+                        self_cpu_bytes: cpu,
+                        device_bytes: device,
+                        self_device_bytes: device,
+                    }
+                })
+                .collect();
+        }
+        for x in (0..n).rev() {
+            let p = self.parent[x];
+            if p == NO_NODE || self.folded[x] {
+                continue;
+            }
+            let p = p as usize;
+            self.device_total_ns[p] += self.device_total_ns[x];
+            if !self.memory.is_empty() {
+                let child = self.memory[x];
+                let m = &mut self.memory[p];
+                m.self_cpu_bytes -= child.cpu_bytes;
+                m.self_device_bytes -= child.device_bytes;
+            }
+        }
+    }
+}
+
+/// A node of the forest: tree index and node index in that tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct NodeRef {
+    pub tree: u32,
+    pub node: u32,
+}
+
+/// A GPU op and the node it was charged to.
+#[derive(Debug, Clone, Copy)]
+pub struct GpuOp {
+    pub slice: SliceRef,
+    /// The operator or annotation that launched it, after folding; `None` when no link leads to one.
+    pub launcher: Option<NodeRef>,
+}
+
+/// `[memory]` events outside every node (PyTorch's top-level `[memory]` row).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StrayMemory {
+    pub events: u64,
+    pub cpu_bytes: i64,
+    pub device_bytes: i64,
+}
+
+/// All lane trees of a trace, with the GPU ops charged to them: what every table reads.
+#[derive(Debug)]
+pub struct Forest {
+    pub trees: Vec<LaneTree>,
+    /// Every GPU op (kernel, memcpy, memset) of the trace, lane by lane.
+    pub gpu_ops: Vec<GpuOp>,
+    /// Sum of the durations of all GPU ops.
+    pub gpu_time_ns: i64,
+    /// The part of `gpu_time_ns` that no link leads to an operator for.
+    pub unattributed_ns: i64,
+    pub unattributed_ops: u64,
+    pub stray_memory: StrayMemory,
+}
+
+impl Forest {
+    pub fn build(trace: &Trace) -> Forest {
+        let cats = Categories::new(trace);
+        let dropped: Vec<StrId> = DROPPED_NAMES
+            .iter()
+            .filter_map(|n| trace.strings.find(n))
+            .collect();
+        let mut trees: Vec<LaneTree> = (0..trace.lanes.len())
+            .map(|lane| LaneTree::build(trace, lane, &cats, &dropped))
+            .filter(|t| !t.is_empty())
+            .collect();
+
+        let launchers = Launchers::new(trace, &trees);
+        let mut gpu_ops = Vec::new();
+        let (mut gpu_time_ns, mut unattributed_ns, mut unattributed_ops) = (0, 0, 0);
+        for (lane, l) in trace.lanes.iter().enumerate() {
+            let s = &l.slices;
+            for i in 0..s.len() {
+                if !cats.is_gpu_op(s.cat[i]) {
+                    continue;
+                }
+                let dur = s.dur_ns[i];
+                gpu_time_ns += dur;
+                let launcher = launchers.find(&trees, s.correlation[i], s.external_id[i]);
+                match launcher {
+                    Some(r) => trees[r.tree as usize].device_self_ns[r.node as usize] += dur,
+                    None => {
+                        unattributed_ns += dur;
+                        unattributed_ops += 1;
+                    }
+                }
+                gpu_ops.push(GpuOp {
+                    slice: SliceRef {
+                        lane: lane as u32,
+                        index: i as u32,
+                    },
+                    launcher,
+                });
+            }
+        }
+
+        let mem = MemoryIndex::new(trace);
+        for t in &mut trees {
+            t.finish(trace, &mem);
+        }
+        let stray_memory = mem.outside(trace, &trees);
+        Forest {
+            trees,
+            gpu_ops,
+            gpu_time_ns,
+            unattributed_ns,
+            unattributed_ops,
+            stray_memory,
+        }
+    }
+
+    /// The trees' nodes that are rows: not folded away. Yields (tree, node).
+    pub fn kept_nodes(&self) -> impl Iterator<Item = (&LaneTree, usize)> {
+        self.trees
+            .iter()
+            .flat_map(|t| (0..t.len()).filter(|&x| !t.folded[x]).map(move |x| (t, x)))
+    }
+}
+
+/// PyTorch's device types whose allocations count as CPU memory (CPU, MKLDNN, IDEEP).
+const CPU_MEMORY: [i8; 3] = [0, 2, 5];
+/// ... and as device memory (CUDA, HIP, XPU, PrivateUse1).
+const DEVICE_MEMORY: [i8; 4] = [1, 6, 12, 20];
+
+/// Prefix sums over the `[memory]` events, for the bytes allocated in a time window.
+struct MemoryIndex<'a> {
+    ts_ns: &'a [i64],
+    /// `cpu[k]`: CPU bytes of the first `k` events.
+    cpu: Vec<i64>,
+    device: Vec<i64>,
+}
+
+impl<'a> MemoryIndex<'a> {
+    fn new(trace: &'a Trace) -> MemoryIndex<'a> {
+        let m = &trace.memory;
+        let mut cpu = Vec::with_capacity(m.len() + 1);
+        let mut device = Vec::with_capacity(m.len() + 1);
+        let (mut c, mut d) = (0, 0);
+        cpu.push(0);
+        device.push(0);
+        for k in 0..m.len() {
+            if CPU_MEMORY.contains(&m.device_type[k]) {
+                c += m.bytes[k];
+            } else if DEVICE_MEMORY.contains(&m.device_type[k]) {
+                d += m.bytes[k];
+            }
+            cpu.push(c);
+            device.push(d);
+        }
+        MemoryIndex {
+            ts_ns: &m.ts_ns,
+            cpu,
+            device,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.ts_ns.is_empty()
+    }
+
+    /// (CPU bytes, device bytes) of the events at `start <= ts <= end`.
+    fn within(&self, start: i64, end: i64) -> (i64, i64) {
+        let lo = self.ts_ns.partition_point(|&t| t < start);
+        let hi = self.ts_ns.partition_point(|&t| t <= end);
+        if hi <= lo {
+            return (0, 0);
+        }
+        (
+            self.cpu[hi] - self.cpu[lo],
+            self.device[hi] - self.device[lo],
+        )
+    }
+
+    /// The events outside every node of every lane (nodes of all threads cover memory events, as
+    /// in PyTorch). Roots hold their trees, so the union of root spans is what covers.
+    fn outside(&self, trace: &Trace, trees: &[LaneTree]) -> StrayMemory {
+        let mut out = StrayMemory::default();
+        if self.is_empty() {
+            return out;
+        }
+        let mut spans: Vec<(i64, i64)> = trees
+            .iter()
+            .flat_map(|t| {
+                let s = &trace.lanes[t.lane as usize].slices;
+                (0..t.len())
+                    .filter(|&x| t.parent[x] == NO_NODE)
+                    .map(move |x| {
+                        let i = t.slice[x] as usize;
+                        (s.start_ns[i], s.end_ns(i))
+                    })
+            })
+            .collect();
+        spans.sort_unstable();
+        let mut covered_until = i64::MIN;
+        let mut next = 0;
+        let m = &trace.memory;
+        for k in 0..self.ts_ns.len() {
+            let ts = self.ts_ns[k];
+            while next < spans.len() && spans[next].0 <= ts {
+                covered_until = covered_until.max(spans[next].1);
+                next += 1;
+            }
+            if ts <= covered_until {
+                continue;
+            }
+            out.events += 1;
+            if CPU_MEMORY.contains(&m.device_type[k]) {
+                out.cpu_bytes += m.bytes[k];
+            } else if DEVICE_MEMORY.contains(&m.device_type[k]) {
+                out.device_bytes += m.bytes[k];
+            }
+        }
+        out
+    }
+}
