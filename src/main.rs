@@ -11,6 +11,18 @@ usage: sightline COMMAND FILE [options]
 
 commands:
   summary FILE [--json]   what the trace holds: events, lanes, devices, diagnostics, parse speed
+  ops FILE [--json] [--by-shape] [--sort COLUMN] [--top N]
+                          the operator table as PyTorch prints key_averages(): calls, self and
+                          total CPU and CUDA time, memory; --by-shape groups by Input Dims too;
+                          --sort takes a JSON field or PyTorch's sort_by name (default: self CUDA
+                          time when GPU time was charged, else self CPU); --top defaults to 30
+                          in text, all rows in JSON
+  kernels FILE [--json] [--top N]
+                          GPU ops by name: calls, total/avg/min/median/max, share of GPU time,
+                          kind, Tensor Cores, occupancy, grid/block variants, launching operators
+  labels FILE [--json] [--top N]
+                          record_function labels: calls, CPU total/self, GPU time launched
+                          inside, per-instance min/median/max, their spans on the GPU
 
 Exit status: 0 for a trace (also a damaged one), 2 when the input is not a trace or the command
 line is wrong.";
@@ -30,6 +42,9 @@ fn main() -> ExitCode {
     };
     let result = match cmd.as_str() {
         "summary" => cli::summary::run(&opts),
+        "ops" => cli::ops::run(&opts),
+        "kernels" => cli::kernels::run(&opts),
+        "labels" => cli::labels::run(&opts),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -187,11 +187,7 @@ fn gpu_time_is_charged_once_or_reported() {
             forest.gpu_time_ns,
             "{name}: charged + unattributed = all GPU time"
         );
-        let launched = forest
-            .gpu_ops
-            .iter()
-            .filter(|g| g.launcher.is_some())
-            .count();
+        let launched = forest.gpu_ops.iter().filter(|g| g.launch.is_some()).count();
         assert_eq!(launched as u64 + forest.unattributed_ops, count as u64);
         let roots: i64 = forest
             .trees

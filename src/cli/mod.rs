@@ -1,5 +1,8 @@
 //! Command-line plumbing shared by the commands: options, loading a file, number formatting.
 
+pub mod kernels;
+pub mod labels;
+pub mod ops;
 pub mod summary;
 
 use sightline::model::Trace;
@@ -11,7 +14,6 @@ use std::time::Instant;
 pub struct Opts {
     pub file: String,
     flags: Vec<String>,
-    #[allow(dead_code)]
     values: Vec<(String, String)>,
 }
 
@@ -50,14 +52,22 @@ impl Opts {
         self.flags.iter().any(|f| f == name)
     }
 
-    // Used by the table commands (`--sort`, `--top`, `--compat`) as they land.
-    #[allow(dead_code)]
     pub fn value(&self, name: &str) -> Option<&str> {
         self.values
             .iter()
             .rev()
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// An option whose value is a count, such as `--top 10`.
+    pub fn count(&self, name: &str) -> Result<Option<usize>, String> {
+        self.value(name)
+            .map(|v| {
+                v.parse()
+                    .map_err(|_| format!("{name} needs a whole number, not '{v}'"))
+            })
+            .transpose()
     }
 }
 

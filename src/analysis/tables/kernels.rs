@@ -183,10 +183,9 @@ pub fn kernel_table(trace: &Trace, forest: &Forest) -> KernelTable {
             c.0 += 1;
             c.1 += dur;
         }
-        let by = op.launcher.map(|l| {
-            let t = &forest.trees[l.tree as usize];
-            t.name[l.node as usize]
-        });
+        let by = op
+            .launch
+            .map(|l| forest.trees[l.op.tree as usize].name[l.op.node as usize]);
         let l = launchers.entry((row, by)).or_default();
         l.0 += 1;
         l.1 += dur;

@@ -2,8 +2,9 @@
 //! Kineto projects them onto the GPU streams (`gpu_user_annotation`), one row per name.
 //!
 //! CPU side, from the kept annotation nodes of the [`Forest`] (so the same folding and self time
-//! as the operator table): calls, CPU total and self, and the GPU time of the ops launched inside
-//! (charged to the label or to an operator under it, on its thread). GPU side: the spans' count
+//! as the operator table): calls, CPU total and self, and the GPU time of the ops whose launch
+//! (the runtime call) lies inside the label on its thread. Launches from other threads are not
+//! counted: in a trace whose backward pass runs on autograd's thread, `backward` launches little. GPU side: the spans' count
 //! and summed duration. Both sides give per-instance min/median/max, to show how steady a label is.
 //! `ProfilerStep#N` labels are one row, `ProfilerStep*`, as in the operator table.
 
@@ -67,16 +68,28 @@ struct Sums {
 }
 
 pub fn label_table(trace: &Trace, forest: &Forest) -> LabelTable {
-    let mut by_name: FxHashMap<NameKey, Sums> = FxHashMap::default();
-    for (t, x) in forest.kept_nodes() {
-        if t.kind[x] != EventKind::Annotation {
-            continue;
+    // GPU time launched from within each node: by launch site (the runtime call), summed up the
+    // tree. Unlike the operators' CUDA total this counts for a label inside an operator too.
+    let mut inside: Vec<Vec<i64>> = forest.trees.iter().map(|t| vec![0; t.len()]).collect();
+    for g in &forest.gpu_ops {
+        if let Some(l) = g.launch {
+            let s = &trace.lanes[g.slice.lane as usize].slices;
+            inside[l.site.tree as usize][l.site.node as usize] += s.dur_ns[g.slice.index as usize];
         }
+    }
+    let mut by_name: FxHashMap<NameKey, Sums> = FxHashMap::default();
+    for (t, inside) in forest.trees.iter().zip(&mut inside) {
+        t.add_up(inside);
         let s = &trace.lanes[t.lane as usize].slices;
-        let r = by_name.entry(t.name[x]).or_default();
-        r.cpu_ns.push(s.dur_ns[t.slice[x] as usize]);
-        r.device_ns.push(t.device_total_ns[x]);
-        r.self_cpu_ns += t.self_cpu_ns[x];
+        for x in 0..t.len() {
+            if t.folded[x] || t.kind[x] != EventKind::Annotation {
+                continue;
+            }
+            let r = by_name.entry(t.name[x]).or_default();
+            r.cpu_ns.push(s.dur_ns[t.slice[x] as usize]);
+            r.device_ns.push(inside[x]);
+            r.self_cpu_ns += t.self_cpu_ns[x];
+        }
     }
     let cats = Categories::new(trace);
     for lane in &trace.lanes {

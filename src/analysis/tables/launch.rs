@@ -15,7 +15,7 @@
 //! an External id match is a coincidence with an unrelated operator; in newer traces both links
 //! lead to the same operator.
 
-use super::tree::{LaneTree, NodeRef};
+use super::tree::{LaneTree, Launch, NodeRef};
 use crate::model::{Trace, NO_ID};
 use rustc_hash::FxHashMap;
 
@@ -54,24 +54,35 @@ impl Launchers {
         }
     }
 
-    /// The node (after folding) that launched a GPU op with these ids, if a link leads to one.
+    /// Where a GPU op with these ids was launched from, if a link leads to an operator.
     pub(crate) fn find(
         &self,
         trees: &[LaneTree],
         correlation: i64,
         external_id: i64,
-    ) -> Option<NodeRef> {
+    ) -> Option<Launch> {
         if correlation != NO_ID {
-            if let Some(r) = self.runtime_by_correlation.get(&correlation) {
-                if let Some(node) = trees[r.tree as usize].launching_ancestor(r.node) {
-                    return Some(NodeRef { node, ..*r });
+            if let Some(&r) = self.runtime_by_correlation.get(&correlation) {
+                let t = &trees[r.tree as usize];
+                if let Some(node) = t.launching_ancestor(r.node) {
+                    let site = NodeRef {
+                        node: t.kept(r.node),
+                        ..r
+                    };
+                    return Some(Launch {
+                        site,
+                        op: NodeRef { node, ..r },
+                    });
                 }
             }
         }
         if external_id != NO_ID {
-            if let Some(r) = self.op_by_external_id.get(&external_id) {
-                let node = trees[r.tree as usize].kept(r.node);
-                return Some(NodeRef { node, ..*r });
+            if let Some(&r) = self.op_by_external_id.get(&external_id) {
+                let op = NodeRef {
+                    node: trees[r.tree as usize].kept(r.node),
+                    ..r
+                };
+                return Some(Launch { site: op, op });
             }
         }
         None

@@ -163,7 +163,7 @@ pub struct LaneTree {
     pub self_cpu_ns: Vec<i64>,
     /// GPU time of the GPU ops this node launched itself.
     pub device_self_ns: Vec<i64>,
-    /// GPU time launched by this node and everything under it.
+    /// GPU time charged to this node and everything under it.
     pub device_total_ns: Vec<i64>,
     /// One per node; empty when the trace has no `[memory]` events.
     pub memory: Vec<NodeMemory>,
@@ -291,36 +291,44 @@ impl LaneTree {
         }
     }
 
+    /// Turns per-node values into subtree totals: each kept node's value is added to its
+    /// parent's, children first.
+    pub fn add_up(&self, values: &mut [i64]) {
+        for x in (0..self.len()).rev() {
+            let p = self.parent[x];
+            if p != NO_NODE && !self.folded[x] {
+                values[p as usize] += values[x];
+            }
+        }
+    }
+
     /// Sums device time up the tree and counts memory, once every GPU op has been charged.
     fn finish(&mut self, trace: &Trace, mem: &MemoryIndex) {
-        let s = &trace.lanes[self.lane as usize].slices;
-        let n = self.len();
-        self.device_total_ns.clone_from(&self.device_self_ns);
-        if !mem.is_empty() {
-            self.memory = self
-                .slice
-                .iter()
-                .map(|&i| {
-                    let (cpu, device) = mem.within(s.start_ns[i as usize], s.end_ns(i as usize));
-                    NodeMemory {
-                        cpu_bytes: cpu,
-                        self_cpu_bytes: cpu,
-                        device_bytes: device,
-                        self_device_bytes: device,
-                    }
-                })
-                .collect();
+        let mut device_total = self.device_self_ns.clone();
+        self.add_up(&mut device_total);
+        self.device_total_ns = device_total;
+        if mem.is_empty() {
+            return;
         }
-        for x in (0..n).rev() {
+        let s = &trace.lanes[self.lane as usize].slices;
+        self.memory = self
+            .slice
+            .iter()
+            .map(|&i| {
+                let (cpu, device) = mem.within(s.start_ns[i as usize], s.end_ns(i as usize));
+                NodeMemory {
+                    cpu_bytes: cpu,
+                    self_cpu_bytes: cpu,
+                    device_bytes: device,
+                    self_device_bytes: device,
+                }
+            })
+            .collect();
+        for x in 0..self.len() {
             let p = self.parent[x];
-            if p == NO_NODE || self.folded[x] {
-                continue;
-            }
-            let p = p as usize;
-            self.device_total_ns[p] += self.device_total_ns[x];
-            if !self.memory.is_empty() {
+            if p != NO_NODE && !self.folded[x] {
                 let child = self.memory[x];
-                let m = &mut self.memory[p];
+                let m = &mut self.memory[p as usize];
                 m.self_cpu_bytes -= child.cpu_bytes;
                 m.self_device_bytes -= child.device_bytes;
             }
@@ -335,12 +343,22 @@ pub struct NodeRef {
     pub node: u32,
 }
 
-/// A GPU op and the node it was charged to.
+/// A GPU op and where it came from.
 #[derive(Debug, Clone, Copy)]
 pub struct GpuOp {
     pub slice: SliceRef,
-    /// The operator or annotation that launched it, after folding; `None` when no link leads to one.
-    pub launcher: Option<NodeRef>,
+    /// `None` when no link leads to an operator.
+    pub launch: Option<Launch>,
+}
+
+/// Where a GPU op was launched from, and the operator it is charged to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Launch {
+    /// The node the link found: the runtime call (by correlation) or the operator (by External id).
+    pub site: NodeRef,
+    /// The operator (or annotation) charged with the op's time: `site`, or the innermost operator
+    /// holding it (see [`super::launch`]).
+    pub op: NodeRef,
 }
 
 /// `[memory]` events outside every node (PyTorch's top-level `[memory]` row).
@@ -388,9 +406,11 @@ impl Forest {
                 }
                 let dur = s.dur_ns[i];
                 gpu_time_ns += dur;
-                let launcher = launchers.find(&trees, s.correlation[i], s.external_id[i]);
-                match launcher {
-                    Some(r) => trees[r.tree as usize].device_self_ns[r.node as usize] += dur,
+                let launch = launchers.find(&trees, s.correlation[i], s.external_id[i]);
+                match launch {
+                    Some(Launch { op, .. }) => {
+                        trees[op.tree as usize].device_self_ns[op.node as usize] += dur
+                    }
                     None => {
                         unattributed_ns += dur;
                         unattributed_ops += 1;
@@ -401,7 +421,7 @@ impl Forest {
                         lane: lane as u32,
                         index: i as u32,
                     },
-                    launcher,
+                    launch,
                 });
             }
         }

@@ -1,0 +1,114 @@
+//! `sightline kernels FILE [--json] [--top N]`: the GPU ops grouped by name (the kernel table).
+
+use super::ops::{fmt_time, layout, share, truncate_name, Column};
+use super::{load, print_json, Opts};
+use sightline::analysis::tables::kernels::KernelKind;
+use sightline::analysis::tables::{kernel_table, Forest};
+
+pub fn run(opts: &Opts) -> Result<(), String> {
+    let top = opts.count("--top")?;
+    let loaded = load(&opts.file)?;
+    let trace = &loaded.trace;
+    let mut table = kernel_table(trace, &Forest::build(trace));
+    if opts.flag("--json") {
+        if let Some(n) = top {
+            table.rows.truncate(n);
+        }
+        return print_json(&table);
+    }
+    if table.rows.is_empty() {
+        println!("no GPU ops (kernels, memcpy, memset) in this trace");
+        return Ok(());
+    }
+    let name_width = table
+        .rows
+        .iter()
+        .map(|r| r.name.chars().count() + 4)
+        .max()
+        .unwrap_or(0)
+        .min(55);
+    let launcher_width = 40;
+    let cols = [
+        Column::right("Name", name_width),
+        Column::right("Kind", 13),
+        Column::right("# of Calls", 12),
+        Column::right("Total", 12),
+        Column::right("Avg", 12),
+        Column::right("Min", 12),
+        Column::right("Median", 12),
+        Column::right("Max", 12),
+        Column::right("GPU time %", 12),
+        Column::right("Tensor Cores", 12),
+        Column::right("Occupancy", 12),
+        Column::right("Grid/block", 12),
+        Column::left("Launched by", launcher_width),
+    ];
+    let rows = table.rows.iter().take(top.unwrap_or(30)).map(|r| {
+        let launcher = match r.launched_by.first() {
+            Some(l) => {
+                let name = l.name.as_deref().unwrap_or("(no operator)");
+                let more = r.launched_by.len() - 1;
+                let name = truncate_name(
+                    name,
+                    if more > 0 {
+                        launcher_width - 8
+                    } else {
+                        launcher_width
+                    },
+                );
+                if more > 0 {
+                    format!("{name} (+{more})")
+                } else {
+                    name
+                }
+            }
+            None => String::new(),
+        };
+        vec![
+            truncate_name(&r.name, 55),
+            kind_name(r.kind).to_string(),
+            r.calls.to_string(),
+            fmt_time(r.total_us),
+            fmt_time(r.avg_us),
+            fmt_time(r.min_us),
+            fmt_time(r.median_us),
+            fmt_time(r.max_us),
+            share(r.gpu_time_pct, table.gpu_time_us),
+            if r.tensor_cores { "yes" } else { "no" }.to_string(),
+            r.mean_occupancy_pct
+                .map_or("-".to_string(), |o| format!("{o:.1}%")),
+            match r.launch_configs.len() {
+                0 => "-".to_string(),
+                1 => "1 variant".to_string(),
+                n => format!("{n} variants"),
+            },
+            launcher,
+        ]
+    });
+    print!("{}", layout(&cols, rows));
+    let kinds: Vec<String> = table
+        .by_kind
+        .iter()
+        .map(|k| {
+            format!(
+                "{} {}",
+                kind_name(k.kind),
+                share(k.gpu_time_pct, table.gpu_time_us)
+            )
+        })
+        .collect();
+    println!(
+        "GPU time total: {} ({})",
+        fmt_time(table.gpu_time_us),
+        kinds.join(", ")
+    );
+    Ok(())
+}
+
+fn kind_name(kind: KernelKind) -> &'static str {
+    match kind {
+        KernelKind::Computation => "computation",
+        KernelKind::Memory => "memory",
+        KernelKind::Communication => "communication",
+    }
+}

@@ -1,0 +1,64 @@
+//! `sightline labels FILE [--json] [--top N]`: `record_function` labels on the CPU and the GPU.
+
+use super::ops::{fmt_time, layout, truncate_name, Column};
+use super::{load, print_json, Opts};
+use sightline::analysis::tables::labels::Spread;
+use sightline::analysis::tables::{label_table, Forest};
+
+pub fn run(opts: &Opts) -> Result<(), String> {
+    let top = opts.count("--top")?;
+    let loaded = load(&opts.file)?;
+    let trace = &loaded.trace;
+    let mut table = label_table(trace, &Forest::build(trace));
+    if opts.flag("--json") {
+        if let Some(n) = top {
+            table.rows.truncate(n);
+        }
+        return print_json(&table);
+    }
+    if table.rows.is_empty() {
+        println!("no record_function labels (user_annotation, gpu_user_annotation) in this trace");
+        return Ok(());
+    }
+    let name_width = table
+        .rows
+        .iter()
+        .map(|r| r.name.chars().count() + 4)
+        .max()
+        .unwrap_or(0)
+        .min(55);
+    let cols = [
+        Column::right("Name", name_width),
+        Column::right("# of Calls", 12),
+        Column::right("CPU total", 12),
+        Column::right("Self CPU", 12),
+        Column::right("CPU min", 12),
+        Column::right("CPU median", 12),
+        Column::right("CPU max", 12),
+        Column::right("CUDA inside", 12),
+        Column::right("GPU spans", 12),
+        Column::right("GPU total", 12),
+        Column::right("GPU median", 12),
+    ];
+    let spread = |s: &Option<Spread>, pick: fn(&Spread) -> f64| {
+        s.as_ref().map_or("-".to_string(), |s| fmt_time(pick(s)))
+    };
+    let rows = table.rows.iter().take(top.unwrap_or(30)).map(|r| {
+        vec![
+            truncate_name(&r.name, 55),
+            r.calls.to_string(),
+            fmt_time(r.cpu_total_us),
+            fmt_time(r.self_cpu_us),
+            spread(&r.cpu_instance_us, |s| s.min),
+            spread(&r.cpu_instance_us, |s| s.median),
+            spread(&r.cpu_instance_us, |s| s.max),
+            fmt_time(r.device_us),
+            r.gpu_calls.to_string(),
+            fmt_time(r.gpu_span_total_us),
+            spread(&r.gpu_instance_us, |s| s.median),
+        ]
+    });
+    print!("{}", layout(&cols, rows));
+    println!("CUDA inside: GPU time of the kernels, memcpy and memset launched inside the label");
+    Ok(())
+}

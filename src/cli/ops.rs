@@ -1,0 +1,240 @@
+//! `sightline ops FILE [--json] [--by-shape] [--sort COLUMN] [--top N]`: the operator table,
+//! printed as PyTorch prints `prof.key_averages().table()`: same columns, units and widths.
+//!
+//! Also holds the text layout the table commands share (PyTorch's: right-aligned columns, two
+//! spaces apart, dashed rules, times in us/ms/s with three decimals, memory in B/KB/MB/GB).
+
+use super::{load, print_json, Opts};
+use sightline::analysis::tables::{op_table, Forest, OpColumn, OpTable};
+
+pub fn run(opts: &Opts) -> Result<(), String> {
+    let sort = match opts.value("--sort") {
+        Some(name) => Some(OpColumn::parse(name).ok_or_else(|| {
+            let names: Vec<&str> = OpColumn::NAMES
+                .iter()
+                .flat_map(|(_, n)| *n)
+                .copied()
+                .collect();
+            format!(
+                "unknown --sort column '{name}'; one of: {}",
+                names.join(", ")
+            )
+        })?),
+        None => None,
+    };
+    let top = opts.count("--top")?;
+    let loaded = load(&opts.file)?;
+    let trace = &loaded.trace;
+    let forest = Forest::build(trace);
+    let mut table = op_table(trace, &forest, opts.flag("--by-shape"));
+    table.sort_by(sort.unwrap_or(if table.has_device_time() {
+        OpColumn::SelfDevice
+    } else {
+        OpColumn::SelfCpu
+    }));
+    if opts.flag("--json") {
+        if let Some(n) = top {
+            table.rows.truncate(n);
+        }
+        return print_json(&table);
+    }
+    print!("{}", render(&table, top.unwrap_or(30)));
+    Ok(())
+}
+
+/// The table as PyTorch's `_build_table` prints it, first `limit` rows. Column widths come from
+/// all rows, as PyTorch sizes them before it applies its row limit.
+fn render(t: &OpTable, limit: usize) -> String {
+    let device = t.has_device_time();
+    let device_mem = t.rows.iter().any(|r| r.self_device_mem_bytes > 0);
+    let name_width = (t
+        .rows
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        + 4)
+    .min(55);
+    let mut cols = vec![
+        Column::right("Name", name_width),
+        Column::right("Self CPU %", 12),
+        Column::right("Self CPU", 12),
+        Column::right("CPU total %", 12),
+        Column::right("CPU total", 12),
+        Column::right("CPU time avg", 12),
+    ];
+    if device {
+        for h in ["Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"] {
+            cols.push(Column::right(h, 12));
+        }
+    }
+    if t.has_memory {
+        cols.push(Column::right("CPU Mem", 12));
+        cols.push(Column::right("Self CPU Mem", 12));
+        if device_mem {
+            cols.push(Column::right("CUDA Mem", 12));
+            cols.push(Column::right("Self CUDA Mem", 12));
+        }
+    }
+    cols.push(Column::right("# of Calls", 12));
+    if t.by_input_shape {
+        let w = t
+            .rows
+            .iter()
+            .map(|r| r.input_shapes.as_deref().unwrap_or("").chars().count())
+            .max()
+            .unwrap_or(0);
+        cols.push(Column::right("Input Shapes", (w + 4).min(80)));
+    }
+
+    let rows = t.rows.iter().take(limit).map(|r| {
+        let mut v = vec![
+            truncate_name(&r.name, 55),
+            share(r.self_cpu_pct, t.self_cpu_total_us),
+            fmt_time(r.self_cpu_us),
+            share(r.cpu_total_pct, t.self_cpu_total_us),
+            fmt_time(r.cpu_total_us),
+            fmt_time(r.cpu_avg_us),
+        ];
+        if device {
+            v.push(fmt_time(r.self_device_us));
+            v.push(share(r.self_device_pct, t.gpu_time_us));
+            v.push(fmt_time(r.device_total_us));
+            v.push(fmt_time(r.device_avg_us));
+        }
+        if t.has_memory {
+            v.push(fmt_memory(r.cpu_mem_bytes));
+            v.push(fmt_memory(r.self_cpu_mem_bytes));
+            if device_mem {
+                v.push(fmt_memory(r.device_mem_bytes));
+                v.push(fmt_memory(r.self_device_mem_bytes));
+            }
+        }
+        v.push(r.calls.to_string());
+        if let Some(shapes) = &r.input_shapes {
+            let w = cols.last().map_or(0, |c| c.width);
+            v.push(shapes.chars().take(w).collect());
+        }
+        v
+    });
+    let mut out = layout(&cols, rows);
+    out.push_str(&format!(
+        "Self CPU time total: {}\n",
+        fmt_time(t.self_cpu_total_us)
+    ));
+    if device {
+        out.push_str(&format!(
+            "Self CUDA time total: {}\n",
+            fmt_time(t.gpu_time_us)
+        ));
+    }
+    if t.unattributed_gpu_ops > 0 {
+        out.push_str(&format!(
+            "GPU time launched by no operator: {} ({} GPU ops)\n",
+            fmt_time(t.unattributed_gpu_us),
+            t.unattributed_gpu_ops
+        ));
+    }
+    out
+}
+
+/// A column of a text table.
+pub(super) struct Column {
+    title: &'static str,
+    width: usize,
+    left: bool,
+}
+
+impl Column {
+    pub(super) fn right(title: &'static str, width: usize) -> Column {
+        Column {
+            title,
+            width,
+            left: false,
+        }
+    }
+
+    pub(super) fn left(title: &'static str, width: usize) -> Column {
+        Column {
+            title,
+            width,
+            left: true,
+        }
+    }
+}
+
+/// Rule, header, rule, rows, rule; every cell followed by two spaces, as PyTorch prints.
+pub(super) fn layout(cols: &[Column], rows: impl Iterator<Item = Vec<String>>) -> String {
+    let line = |cells: &[&str]| -> String {
+        let mut s = String::new();
+        for (c, text) in cols.iter().zip(cells) {
+            if c.left {
+                s.push_str(&format!("{text:<w$}  ", w = c.width));
+            } else {
+                s.push_str(&format!("{text:>w$}  ", w = c.width));
+            }
+        }
+        s.push('\n');
+        s
+    };
+    let rule: String = cols
+        .iter()
+        .map(|c| format!("{}  ", "-".repeat(c.width)))
+        .collect::<String>()
+        + "\n";
+    let titles: Vec<&str> = cols.iter().map(|c| c.title).collect();
+    let mut out = rule.clone();
+    out.push_str(&line(&titles));
+    out.push_str(&rule);
+    for r in rows {
+        let cells: Vec<&str> = r.iter().map(String::as_str).collect();
+        out.push_str(&line(&cells));
+    }
+    out.push_str(&rule);
+    out
+}
+
+/// PyTorch's name cell: a name of `max - 3` characters or more is cut there and gets `...`.
+pub(super) fn truncate_name(name: &str, max: usize) -> String {
+    if name.chars().count() >= max - 3 {
+        name.chars().take(max - 3).chain("...".chars()).collect()
+    } else {
+        name.to_string()
+    }
+}
+
+/// PyTorch's `_format_time`: microseconds as us, ms or s with three decimals.
+pub(super) fn fmt_time(us: f64) -> String {
+    if us >= 1e6 {
+        format!("{:.3}s", us / 1e6)
+    } else if us >= 1e3 {
+        format!("{:.3}ms", us / 1e3)
+    } else {
+        format!("{us:.3}us")
+    }
+}
+
+/// PyTorch's `_format_time_share`: a percentage with two decimals, `NaN` when the whole it is a
+/// share of is zero.
+pub(super) fn share(pct: f64, whole: f64) -> String {
+    if whole == 0.0 {
+        "NaN".to_string()
+    } else {
+        format!("{pct:.2}%")
+    }
+}
+
+/// PyTorch's `_format_memory`: bytes in B, KB, MB or GB (powers of 1024).
+fn fmt_memory(bytes: i64) -> String {
+    const KB: f64 = 1024.0;
+    let b = bytes as f64;
+    if b.abs() >= KB * KB * KB {
+        format!("{:.2} GB", b / (KB * KB * KB))
+    } else if b.abs() >= KB * KB {
+        format!("{:.2} MB", b / (KB * KB))
+    } else if b.abs() >= KB {
+        format!("{:.2} KB", b / KB)
+    } else {
+        format!("{bytes} B")
+    }
+}
