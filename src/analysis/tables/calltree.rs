@@ -147,16 +147,16 @@ pub fn call_tree(trace: &Trace, forest: &Forest) -> CallTree {
     }
 
     let mut bottom = Paths::default();
-    for u in 0..top.sums.len() {
-        let leaf = top.sums[u];
-        let ancestors = || {
-            std::iter::successors(Some(leaf.parent), |&a| Some(top.sums[a as usize].parent))
-                .take_while(|&a| a != NO_NODE)
+    let paths = &top.sums;
+    for leaf in paths {
+        // The keys of the path's callers, innermost first.
+        let callers = || {
+            let up = |a: u32| (a != NO_NODE).then(|| paths[a as usize]);
+            std::iter::successors(up(leaf.parent), move |p| up(p.parent)).map(|p| p.key)
         };
-        let outermost = ancestors().all(|a| top.sums[a as usize].key != leaf.key);
-        let callers = ancestors().map(|a| top.sums[a as usize].key);
+        let outermost = callers().all(|k| k != leaf.key);
         let mut node = NO_NODE;
-        for key in std::iter::once(leaf.key).chain(callers) {
+        for key in std::iter::once(leaf.key).chain(callers()) {
             node = bottom.node(node, key);
             let b = &mut bottom.sums[node as usize];
             b.calls += leaf.calls;

@@ -144,6 +144,20 @@ impl KernelArgs {
     }
 }
 
+/// Calls and time of one launch configuration or one launcher of a row.
+#[derive(Default)]
+struct Tally {
+    calls: u64,
+    ns: i64,
+}
+
+impl Tally {
+    fn add(&mut self, ns: i64) {
+        self.calls += 1;
+        self.ns += ns;
+    }
+}
+
 /// Sums of one row.
 struct Sums {
     name: StrId,
@@ -155,9 +169,9 @@ struct Sums {
 pub fn kernel_table(trace: &Trace, forest: &Forest) -> KernelTable {
     let mut index: FxHashMap<StrId, usize> = FxHashMap::default();
     let mut sums: Vec<Sums> = Vec::new();
-    // (row, grid, block) -> (calls, ns); (row, launching op) -> (calls, ns).
-    let mut configs: FxHashMap<(usize, [i64; 3], [i64; 3]), (u64, i64)> = FxHashMap::default();
-    let mut launchers: FxHashMap<(usize, Option<NameKey>), (u64, i64)> = FxHashMap::default();
+    // Keyed by (row, grid, block) and by (row, launching op).
+    let mut configs: FxHashMap<(usize, [i64; 3], [i64; 3]), Tally> = FxHashMap::default();
+    let mut launchers: FxHashMap<(usize, Option<NameKey>), Tally> = FxHashMap::default();
     for op in &forest.gpu_ops {
         let s = &trace.lanes[op.slice.lane as usize].slices;
         let i = op.slice.index as usize;
@@ -179,33 +193,29 @@ pub fn kernel_table(trace: &Trace, forest: &Forest) -> KernelTable {
             r.occupancy_weight_ns += dur;
         }
         if let (Some(grid), Some(block)) = (args.grid, args.block) {
-            let c = configs.entry((row, grid, block)).or_default();
-            c.0 += 1;
-            c.1 += dur;
+            configs.entry((row, grid, block)).or_default().add(dur);
         }
         let by = op
             .launch
             .map(|l| forest.trees[l.op.tree as usize].name[l.op.node as usize]);
-        let l = launchers.entry((row, by)).or_default();
-        l.0 += 1;
-        l.1 += dur;
+        launchers.entry((row, by)).or_default().add(dur);
     }
 
     let mut config_rows: Vec<Vec<LaunchConfig>> = vec![Vec::new(); sums.len()];
-    for ((row, grid, block), (calls, ns)) in configs {
+    for ((row, grid, block), t) in configs {
         config_rows[row].push(LaunchConfig {
             grid,
             block,
-            calls,
-            total_us: us(ns),
+            calls: t.calls,
+            total_us: us(t.ns),
         });
     }
     let mut launcher_rows: Vec<Vec<LaunchedBy>> = vec![Vec::new(); sums.len()];
-    for ((row, by), (calls, ns)) in launchers {
+    for ((row, by), t) in launchers {
         launcher_rows[row].push(LaunchedBy {
             name: by.map(|k| k.as_str(trace).to_string()),
-            calls,
-            total_us: us(ns),
+            calls: t.calls,
+            total_us: us(t.ns),
         });
     }
 

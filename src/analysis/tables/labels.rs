@@ -81,13 +81,13 @@ pub fn label_table(trace: &Trace, forest: &Forest) -> LabelTable {
     for (t, inside) in forest.trees.iter().zip(&mut inside) {
         t.add_up(inside);
         let s = &trace.lanes[t.lane as usize].slices;
-        for x in 0..t.len() {
+        for (x, &launched_ns) in inside.iter().enumerate() {
             if t.folded[x] || t.kind[x] != EventKind::Annotation {
                 continue;
             }
             let r = by_name.entry(t.name[x]).or_default();
             r.cpu_ns.push(s.dur_ns[t.slice[x] as usize]);
-            r.device_ns.push(inside[x]);
+            r.device_ns.push(launched_ns);
             r.self_cpu_ns += t.self_cpu_ns[x];
         }
     }
