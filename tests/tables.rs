@@ -445,9 +445,8 @@ fn kernel_kinds_and_tensor_cores_by_name() {
 fn call_tree_by_hand() {
     let trace = local("gpu_launch.json");
     let tree = call_tree(&trace, &Forest::build(&trace));
-    let td = &tree.top_down;
-    assert_eq!(td.roots.len(), 1);
-    let root = &td.nodes[td.roots[0] as usize];
+    assert_eq!(tree.roots.len(), 1);
+    let root = &tree.nodes[tree.roots[0] as usize];
     assert_eq!(
         (root.name.as_str(), root.kind),
         ("forward", EventKind::Annotation)
@@ -455,7 +454,7 @@ fn call_tree_by_hand() {
     let children: Vec<&str> = root
         .children
         .iter()
-        .map(|&c| td.nodes[c as usize].name.as_str())
+        .map(|&c| tree.nodes[c as usize].name.as_str())
         .collect();
     assert_eq!(
         children,
@@ -466,33 +465,63 @@ fn call_tree_by_hand() {
             "cudaLaunchKernel"
         ]
     );
-    for n in &td.nodes {
+    for n in &tree.nodes {
         let below: f64 = n
             .children
             .iter()
-            .map(|&c| td.nodes[c as usize].total_us)
+            .map(|&c| tree.nodes[c as usize].total_us)
             .sum();
         assert!(close(n.self_us + below, n.total_us, 1e-12), "{}", n.name);
     }
     assert_eq!((root.device_total_us, root.device_self_us), (78.0, 2.0));
 
-    let bu = &tree.bottom_up;
-    let launch = bu
-        .roots
+    let roots = tree.bottom_up_roots();
+    let self_total: f64 = roots.iter().map(|r| r.self_us).sum();
+    assert_eq!(self_total, 100.0, "bottom-up roots hold all self time");
+    let launch = roots.iter().find(|n| n.name == "cudaLaunchKernel").unwrap();
+    assert_eq!(
+        (launch.calls, launch.self_us, launch.total_us),
+        (3, 6.0, 6.0)
+    );
+    let callers = tree.callers(launch);
+    let seen: Vec<(&str, u64, f64, bool)> = callers
         .iter()
-        .map(|&r| &bu.nodes[r as usize])
-        .find(|n| n.name == "cudaLaunchKernel")
-        .unwrap();
-    assert_eq!((launch.calls, launch.self_us), (3, 6.0));
-    let callers: Vec<(&str, u64, f64)> = launch
-        .children
-        .iter()
-        .map(|&c| {
-            let n = &bu.nodes[c as usize];
-            (n.name.as_str(), n.calls, n.self_us)
-        })
+        .map(|n| (n.name.as_str(), n.calls, n.self_us, n.has_callers))
         .collect();
-    assert_eq!(callers, [("aten::mm", 2, 5.0), ("forward", 1, 1.0)]);
+    assert_eq!(
+        seen,
+        [("aten::mm", 2, 5.0, true), ("forward", 1, 1.0, false)]
+    );
+    let next: Vec<String> = tree
+        .callers(&callers[0])
+        .iter()
+        .map(|n| n.name.clone())
+        .collect();
+    assert_eq!(next, ["forward"]);
+    assert!(tree.callers(&callers[1]).is_empty());
+}
+
+/// Bottom-up totals count a recursive call once, at its outermost frame.
+#[test]
+fn bottom_up_recursion() {
+    let trace = parse_text(
+        r#"[{"ph":"X","cat":"cpu_op","name":"f","pid":1,"tid":1,"ts":0,"dur":100},
+            {"ph":"X","cat":"cpu_op","name":"g","pid":1,"tid":1,"ts":10,"dur":80},
+            {"ph":"X","cat":"cpu_op","name":"f","pid":1,"tid":1,"ts":20,"dur":30}]"#,
+    );
+    let tree = call_tree(&trace, &Forest::build(&trace));
+    let roots: Vec<(String, u64, f64, f64)> = tree
+        .bottom_up_roots()
+        .into_iter()
+        .map(|n| (n.name, n.calls, n.self_us, n.total_us))
+        .collect();
+    assert_eq!(
+        roots,
+        [
+            ("f".to_string(), 2, 50.0, 100.0),
+            ("g".to_string(), 1, 50.0, 80.0)
+        ]
+    );
 }
 
 /// A small deterministic generator (xorshift64*), so that the oracle needs no crate.
@@ -670,4 +699,55 @@ fn ops_command_json_fields() {
         .output()
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
+}
+
+/// Figures for the closing note: time of all tables as a share of parse time, natively.
+/// `cargo test --release --test tables -- --ignored --nocapture`; `SIGHTLINE_BENCH_TRACE=FILE`
+/// times another trace than `tracelens_h100_owlv2_stack_mem`.
+#[test]
+#[ignore]
+fn tables_timing() {
+    use std::time::Instant;
+    let path = std::env::var("SIGHTLINE_BENCH_TRACE").map_or_else(
+        |_| common::shared_fixtures().join("real/tracelens_h100_owlv2_stack_mem.json.gz"),
+        Into::into,
+    );
+    let bytes = std::fs::read(&path).unwrap();
+    let t = Instant::now();
+    let trace = sightline::parse::parse_bytes(&bytes).unwrap();
+    let parse = t.elapsed().as_secs_f64();
+    let mut best = [f64::MAX; 5];
+    for _ in 0..3 {
+        let mut lap = Instant::now();
+        let mut take = |k: usize| {
+            best[k] = best[k].min(lap.elapsed().as_secs_f64());
+            lap = Instant::now();
+        };
+        let forest = Forest::build(&trace);
+        take(0);
+        std::hint::black_box(op_table(&trace, &forest, false));
+        std::hint::black_box(op_table(&trace, &forest, true));
+        take(1);
+        std::hint::black_box(kernel_table(&trace, &forest));
+        take(2);
+        std::hint::black_box(label_table(&trace, &forest));
+        take(3);
+        let tree = call_tree(&trace, &forest);
+        std::hint::black_box(tree.bottom_up_roots());
+        take(4);
+    }
+    let all: f64 = best[..5].iter().sum();
+    println!(
+        "{}: {} slices, parse {:.3} s; forest {:.1} ms, ops (both groupings) {:.1} ms, kernels {:.1} ms, labels {:.1} ms, call tree (top-down, bottom-up roots) {:.1} ms; all tables {:.1} ms = {:.1}% of parse",
+        path.display(),
+        trace.slice_count(),
+        parse,
+        best[0] * 1e3,
+        best[1] * 1e3,
+        best[2] * 1e3,
+        best[3] * 1e3,
+        best[4] * 1e3,
+        all * 1e3,
+        100.0 * all / parse
+    );
 }

@@ -6,9 +6,12 @@
 //! self plus the children's totals is the total.
 //!
 //! Bottom-up: a root per (name, kind) holding all its self time; below it, its callers, then
-//! theirs: the node at path `[f, g, h]` holds the self time of `f` when called by `g` called by `h`.
+//! theirs: the node for `[f, g, h]` holds the self time of `f` when called by `g` called by `h`.
 //! Totals there count a recursive call only at its outermost frame, so nothing counts twice.
-//! The bottom-up tree is built from the top-down paths, not from every instance again.
+//! Bottom-up nodes are made level by level on request ([`CallTree::bottom_up_roots`],
+//! [`CallTree::callers`]): with Python stacks, a full bottom-up tree has tens of times more nodes
+//! than the top-down one (525 000 against 15 000 on `tracelens_h100_owlv2_stack_mem`), and a
+//! tree table only ever shows the levels a user opens.
 
 use super::ops::us;
 use super::tree::{EventKind, Forest, NameKey, NO_NODE};
@@ -16,18 +19,18 @@ use crate::model::Trace;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
+/// The top-down tree, flat: `roots` and each node's `children` index into `nodes`, by total time,
+/// most first.
 #[derive(Debug, Clone, Serialize)]
 pub struct CallTree {
-    pub top_down: CallForest,
-    pub bottom_up: CallForest,
-}
-
-/// Nodes in a flat list; `roots` and each node's `children` index into it.
-#[derive(Debug, Clone, Serialize)]
-pub struct CallForest {
     pub nodes: Vec<CallNode>,
-    /// Top-down by total, bottom-up by self time, most first (children likewise).
     pub roots: Vec<u32>,
+    /// Per node: (name, kind) and parent, for the bottom-up views.
+    #[serde(skip)]
+    paths: Vec<(Key, u32)>,
+    /// Per node: no node above it has its (name, kind), so its total counts in bottom-up totals.
+    #[serde(skip)]
+    outermost: Vec<bool>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -43,10 +46,28 @@ pub struct CallNode {
     pub device_self_us: f64,
 }
 
+/// A bottom-up node: a function and a chain of its callers, standing for the top-down paths that
+/// end in that chain.
+#[derive(Debug, Clone, Serialize)]
+pub struct BottomUpNode {
+    pub name: String,
+    pub kind: EventKind,
+    pub calls: u64,
+    pub self_us: f64,
+    pub device_self_us: f64,
+    /// Inclusive time of the calls, the outermost of recursive calls only.
+    pub total_us: f64,
+    pub device_total_us: f64,
+    /// Some of the calls have a caller: [`CallTree::callers`] has something to show.
+    pub has_callers: bool,
+    /// (top-down path where the time is, its ancestor at this node's depth), to expand the node.
+    #[serde(skip)]
+    members: Vec<(u32, u32)>,
+}
+
 type Key = (NameKey, EventKind);
 
 /// Sums of one path, in integers until the end.
-#[derive(Clone, Copy)]
 struct PathSums {
     key: Key,
     parent: u32,
@@ -57,73 +78,9 @@ struct PathSums {
     device_self_ns: i64,
 }
 
-/// Paths as nodes: a child is found by (parent, key).
-#[derive(Default)]
-struct Paths {
-    index: FxHashMap<(u32, Key), u32>,
-    sums: Vec<PathSums>,
-}
-
-impl Paths {
-    fn node(&mut self, parent: u32, key: Key) -> u32 {
-        let sums = &mut self.sums;
-        *self.index.entry((parent, key)).or_insert_with(|| {
-            sums.push(PathSums {
-                key,
-                parent,
-                calls: 0,
-                total_ns: 0,
-                self_ns: 0,
-                device_total_ns: 0,
-                device_self_ns: 0,
-            });
-            sums.len() as u32 - 1
-        })
-    }
-
-    fn into_forest(self, trace: &Trace, order: fn(&CallNode) -> f64) -> CallForest {
-        let mut nodes: Vec<CallNode> = self
-            .sums
-            .iter()
-            .map(|p| CallNode {
-                name: p.key.0.as_str(trace).to_string(),
-                kind: p.key.1,
-                parent: (p.parent != NO_NODE).then_some(p.parent),
-                children: Vec::new(),
-                calls: p.calls,
-                total_us: us(p.total_ns),
-                self_us: us(p.self_ns),
-                device_total_us: us(p.device_total_ns),
-                device_self_us: us(p.device_self_ns),
-            })
-            .collect();
-        let mut roots = Vec::new();
-        for (i, p) in self.sums.iter().enumerate() {
-            match p.parent {
-                NO_NODE => roots.push(i as u32),
-                parent => nodes[parent as usize].children.push(i as u32),
-            }
-        }
-        let by = |nodes: &[CallNode], list: &mut Vec<u32>| {
-            list.sort_by(|&a, &b| {
-                let (a, b) = (&nodes[a as usize], &nodes[b as usize]);
-                order(b)
-                    .total_cmp(&order(a))
-                    .then_with(|| a.name.cmp(&b.name))
-            })
-        };
-        for i in 0..nodes.len() {
-            let mut children = std::mem::take(&mut nodes[i].children);
-            by(&nodes, &mut children);
-            nodes[i].children = children;
-        }
-        by(&nodes, &mut roots);
-        CallForest { nodes, roots }
-    }
-}
-
 pub fn call_tree(trace: &Trace, forest: &Forest) -> CallTree {
-    let mut top = Paths::default();
+    let mut index: FxHashMap<(u32, Key), u32> = FxHashMap::default();
+    let mut sums: Vec<PathSums> = Vec::new();
     for t in &forest.trees {
         let s = &trace.lanes[t.lane as usize].slices;
         let mut path = vec![NO_NODE; t.len()];
@@ -135,9 +92,21 @@ pub fn call_tree(trace: &Trace, forest: &Forest) -> CallTree {
                 NO_NODE => NO_NODE,
                 p => path[p as usize],
             };
-            let id = top.node(parent, (t.name[x], t.kind[x]));
+            let key = (t.name[x], t.kind[x]);
+            let id = *index.entry((parent, key)).or_insert_with(|| {
+                sums.push(PathSums {
+                    key,
+                    parent,
+                    calls: 0,
+                    total_ns: 0,
+                    self_ns: 0,
+                    device_total_ns: 0,
+                    device_self_ns: 0,
+                });
+                sums.len() as u32 - 1
+            });
             path[x] = id;
-            let p = &mut top.sums[id as usize];
+            let p = &mut sums[id as usize];
             p.calls += 1;
             p.total_ns += s.dur_ns[t.slice[x] as usize];
             p.self_ns += t.self_cpu_ns[x];
@@ -146,30 +115,114 @@ pub fn call_tree(trace: &Trace, forest: &Forest) -> CallTree {
         }
     }
 
-    let mut bottom = Paths::default();
-    let paths = &top.sums;
-    for leaf in paths {
-        // The keys of the path's callers, innermost first.
-        let callers = || {
-            let up = |a: u32| (a != NO_NODE).then(|| paths[a as usize]);
-            std::iter::successors(up(leaf.parent), move |p| up(p.parent)).map(|p| p.key)
-        };
-        let outermost = callers().all(|k| k != leaf.key);
-        let mut node = NO_NODE;
-        for key in std::iter::once(leaf.key).chain(callers()) {
-            node = bottom.node(node, key);
-            let b = &mut bottom.sums[node as usize];
-            b.calls += leaf.calls;
-            b.self_ns += leaf.self_ns;
-            b.device_self_ns += leaf.device_self_ns;
-            if outermost {
-                b.total_ns += leaf.total_ns;
-                b.device_total_ns += leaf.device_total_ns;
-            }
+    let mut nodes: Vec<CallNode> = sums
+        .iter()
+        .map(|p| CallNode {
+            name: p.key.0.as_str(trace).to_string(),
+            kind: p.key.1,
+            parent: (p.parent != NO_NODE).then_some(p.parent),
+            children: Vec::new(),
+            calls: p.calls,
+            total_us: us(p.total_ns),
+            self_us: us(p.self_ns),
+            device_total_us: us(p.device_total_ns),
+            device_self_us: us(p.device_self_ns),
+        })
+        .collect();
+    let mut roots = Vec::new();
+    for (i, p) in sums.iter().enumerate() {
+        match p.parent {
+            NO_NODE => roots.push(i as u32),
+            parent => nodes[parent as usize].children.push(i as u32),
         }
     }
+    let by_total = |nodes: &[CallNode], list: &mut Vec<u32>| {
+        list.sort_by(|&a, &b| {
+            let (a, b) = (&nodes[a as usize], &nodes[b as usize]);
+            b.total_us
+                .total_cmp(&a.total_us)
+                .then_with(|| a.name.cmp(&b.name))
+        })
+    };
+    for i in 0..nodes.len() {
+        let mut children = std::mem::take(&mut nodes[i].children);
+        by_total(&nodes, &mut children);
+        nodes[i].children = children;
+    }
+    by_total(&nodes, &mut roots);
+
+    let paths: Vec<(Key, u32)> = sums.iter().map(|p| (p.key, p.parent)).collect();
+    let outermost = (0..paths.len())
+        .map(|u| {
+            let key = paths[u].0;
+            let mut a = paths[u].1;
+            while a != NO_NODE {
+                if paths[a as usize].0 == key {
+                    return false;
+                }
+                a = paths[a as usize].1;
+            }
+            true
+        })
+        .collect();
     CallTree {
-        top_down: top.into_forest(trace, |n| n.total_us),
-        bottom_up: bottom.into_forest(trace, |n| n.self_us),
+        nodes,
+        roots,
+        paths,
+        outermost,
+    }
+}
+
+impl CallTree {
+    /// The bottom-up roots: every (name, kind) with all its self time, most first.
+    pub fn bottom_up_roots(&self) -> Vec<BottomUpNode> {
+        self.group((0..self.nodes.len() as u32).map(|u| (u, u)))
+    }
+
+    /// The next level of a bottom-up node: its callers, most self time first.
+    pub fn callers(&self, node: &BottomUpNode) -> Vec<BottomUpNode> {
+        self.group(node.members.iter().filter_map(|&(leaf, at)| {
+            let parent = self.paths[at as usize].1;
+            (parent != NO_NODE).then_some((leaf, parent))
+        }))
+    }
+
+    /// Groups (leaf, ancestor) pairs by the ancestor's (name, kind), summing the leaves' numbers.
+    fn group(&self, members: impl Iterator<Item = (u32, u32)>) -> Vec<BottomUpNode> {
+        let mut index: FxHashMap<Key, usize> = FxHashMap::default();
+        let mut out: Vec<BottomUpNode> = Vec::new();
+        for (leaf, at) in members {
+            let (key, parent) = self.paths[at as usize];
+            let i = *index.entry(key).or_insert_with(|| {
+                out.push(BottomUpNode {
+                    name: self.nodes[at as usize].name.clone(),
+                    kind: key.1,
+                    calls: 0,
+                    self_us: 0.0,
+                    device_self_us: 0.0,
+                    total_us: 0.0,
+                    device_total_us: 0.0,
+                    has_callers: false,
+                    members: Vec::new(),
+                });
+                out.len() - 1
+            });
+            let (n, l) = (&mut out[i], &self.nodes[leaf as usize]);
+            n.calls += l.calls;
+            n.self_us += l.self_us;
+            n.device_self_us += l.device_self_us;
+            if self.outermost[leaf as usize] {
+                n.total_us += l.total_us;
+                n.device_total_us += l.device_total_us;
+            }
+            n.has_callers |= parent != NO_NODE;
+            n.members.push((leaf, at));
+        }
+        out.sort_by(|a, b| {
+            b.self_us
+                .total_cmp(&a.self_us)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        out
     }
 }

@@ -14,7 +14,7 @@ mod launch;
 pub mod ops;
 pub mod tree;
 
-pub use calltree::{call_tree, CallTree};
+pub use calltree::{call_tree, BottomUpNode, CallTree};
 pub use kernels::{kernel_table, KernelTable};
 pub use labels::{label_table, LabelTable};
 pub use ops::{op_table, OpColumn, OpTable};
