@@ -289,8 +289,8 @@ impl OpTable {
         });
     }
 
-    /// The table shows device time (some GPU op was charged to a row).
+    /// The trace has GPU time, so the table has device columns.
     pub fn has_device_time(&self) -> bool {
-        self.rows.iter().any(|r| r.self_device_us > 0.0)
+        self.gpu_time_us > 0.0
     }
 }
