@@ -1,6 +1,8 @@
 //! The tables against PyTorch's own numbers (the `*.truth.json` beside the CPU fixtures), the GPU
 //! accounting invariants on the real traces, hand-made traces whose answers are known, and a naive
 //! oracle for the tree and folding.
+// Native only: these read the shared fixtures from disk and run the binary.
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 
