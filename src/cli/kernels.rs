@@ -1,8 +1,7 @@
 //! `sightline kernels FILE [--json] [--top N]`: the GPU ops grouped by name (the kernel table).
 
-use super::ops::{fmt_time, layout, share, truncate_name, Column};
+use super::ops::{fmt_time, layout, name_width, share, truncate_name, Column};
 use super::{load, print_json, Opts};
-use sightline::analysis::tables::kernels::KernelKind;
 use sightline::analysis::tables::{kernel_table, Forest};
 
 pub fn run(opts: &Opts) -> Result<(), String> {
@@ -20,13 +19,7 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         println!("no GPU ops (kernels, memcpy, memset) in this trace");
         return Ok(());
     }
-    let name_width = table
-        .rows
-        .iter()
-        .map(|r| r.name.chars().count() + 4)
-        .max()
-        .unwrap_or(0)
-        .min(55);
+    let name_width = name_width(table.rows.iter().map(|r| r.name.as_str()));
     let launcher_width = 40;
     let cols = [
         Column::right("Name", name_width),
@@ -66,7 +59,7 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         };
         vec![
             truncate_name(&r.name, 55),
-            kind_name(r.kind).to_string(),
+            r.kind.as_str().to_string(),
             r.calls.to_string(),
             fmt_time(r.total_us),
             fmt_time(r.avg_us),
@@ -92,7 +85,7 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         .map(|k| {
             format!(
                 "{} {}",
-                kind_name(k.kind),
+                k.kind.as_str(),
                 share(k.gpu_time_pct, table.gpu_time_us)
             )
         })
@@ -103,12 +96,4 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         kinds.join(", ")
     );
     Ok(())
-}
-
-fn kind_name(kind: KernelKind) -> &'static str {
-    match kind {
-        KernelKind::Computation => "computation",
-        KernelKind::Memory => "memory",
-        KernelKind::Communication => "communication",
-    }
 }

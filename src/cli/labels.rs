@@ -1,6 +1,6 @@
 //! `sightline labels FILE [--json] [--top N]`: `record_function` labels on the CPU and the GPU.
 
-use super::ops::{fmt_time, layout, truncate_name, Column};
+use super::ops::{fmt_time, layout, name_width, truncate_name, Column};
 use super::{load, print_json, Opts};
 use sightline::analysis::tables::labels::Spread;
 use sightline::analysis::tables::{label_table, Forest};
@@ -20,13 +20,7 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         println!("no record_function labels (user_annotation, gpu_user_annotation) in this trace");
         return Ok(());
     }
-    let name_width = table
-        .rows
-        .iter()
-        .map(|r| r.name.chars().count() + 4)
-        .max()
-        .unwrap_or(0)
-        .min(55);
+    let name_width = name_width(table.rows.iter().map(|r| r.name.as_str()));
     let cols = [
         Column::right("Name", name_width),
         Column::right("# of Calls", 12),

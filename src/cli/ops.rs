@@ -47,16 +47,8 @@ pub fn run(opts: &Opts) -> Result<(), String> {
 fn render(t: &OpTable, limit: usize) -> String {
     let device = t.has_device_time();
     let device_mem = t.rows.iter().any(|r| r.self_device_mem_bytes > 0);
-    let name_width = (t
-        .rows
-        .iter()
-        .map(|r| r.name.chars().count())
-        .max()
-        .unwrap_or(0)
-        + 4)
-    .min(55);
     let mut cols = vec![
-        Column::right("Name", name_width),
+        Column::right("Name", name_width(t.rows.iter().map(|r| r.name.as_str()))),
         Column::right("Self CPU %", 12),
         Column::right("Self CPU", 12),
         Column::right("CPU total %", 12),
@@ -192,6 +184,11 @@ pub(super) fn layout(cols: &[Column], rows: impl Iterator<Item = Vec<String>>) -
     }
     out.push_str(&rule);
     out
+}
+
+/// PyTorch's name column: as wide as the longest name plus 4, at most 55.
+pub(super) fn name_width<'a>(names: impl Iterator<Item = &'a str>) -> usize {
+    (names.map(|n| n.chars().count()).max().unwrap_or(0) + 4).min(55)
 }
 
 /// PyTorch's name cell: a name of `max - 3` characters or more is cut there and gets `...`.

@@ -13,8 +13,8 @@
 //! than the top-down one (525 000 against 15 000 on `tracelens_h100_owlv2_stack_mem`), and a
 //! tree table only ever shows the levels a user opens.
 
-use super::ops::us;
 use super::tree::{EventKind, Forest, NameKey, NO_NODE};
+use super::us;
 use crate::model::Trace;
 use rustc_hash::FxHashMap;
 use serde::Serialize;

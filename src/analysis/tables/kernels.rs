@@ -9,8 +9,8 @@
 //!
 //! Grid, block and occupancy are read from each GPU op's args, the only per-op parsing here.
 
-use super::ops::us;
 use super::tree::{Forest, NameKey};
+use super::{median_us, percent, us};
 use crate::model::{ArgsId, StrId, Trace};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -22,6 +22,17 @@ pub enum KernelKind {
     Computation,
     Memory,
     Communication,
+}
+
+impl KernelKind {
+    /// The kind as a word, as it is serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KernelKind::Computation => "computation",
+            KernelKind::Memory => "memory",
+            KernelKind::Communication => "communication",
+        }
+    }
 }
 
 /// HTA's classification: communication if the name starts with `nccl`, `rccl`, `hip` or `hccl`
@@ -220,13 +231,6 @@ pub fn kernel_table(trace: &Trace, forest: &Forest) -> KernelTable {
     }
 
     let gpu_ns = forest.gpu_time_ns;
-    let pct = |ns: i64| {
-        if gpu_ns == 0 {
-            0.0
-        } else {
-            ns as f64 * 100.0 / gpu_ns as f64
-        }
-    };
     let mut kinds = [
         (KernelKind::Computation, 0u64, 0i64),
         (KernelKind::Memory, 0, 0),
@@ -264,7 +268,7 @@ pub fn kernel_table(trace: &Trace, forest: &Forest) -> KernelTable {
                 min_us: us(d[0]),
                 median_us: median_us(d),
                 max_us: us(d[d.len() - 1]),
-                gpu_time_pct: pct(total),
+                gpu_time_pct: percent(total, gpu_ns),
                 mean_occupancy_pct: (r.occupancy_weight_ns > 0)
                     .then(|| r.occupancy_weighted / r.occupancy_weight_ns as f64),
                 launch_configs,
@@ -286,19 +290,8 @@ pub fn kernel_table(trace: &Trace, forest: &Forest) -> KernelTable {
                 kind,
                 calls,
                 total_us: us(ns),
-                gpu_time_pct: pct(ns),
+                gpu_time_pct: percent(ns, gpu_ns),
             })
             .collect(),
-    }
-}
-
-/// The median of sorted, non-empty durations, in microseconds (mean of the middle two for an
-/// even count, as numpy does).
-pub(crate) fn median_us(sorted_ns: &[i64]) -> f64 {
-    let n = sorted_ns.len();
-    if n % 2 == 1 {
-        us(sorted_ns[n / 2])
-    } else {
-        (us(sorted_ns[n / 2 - 1]) + us(sorted_ns[n / 2])) / 2.0
     }
 }

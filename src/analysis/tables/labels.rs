@@ -4,13 +4,13 @@
 //! CPU side, from the kept annotation nodes of the [`Forest`] (so the same folding and self time
 //! as the operator table): calls, CPU total and self, and the GPU time of the ops whose launch
 //! (the runtime call) lies inside the label on its thread. Launches from other threads are not
-//! counted: in a trace whose backward pass runs on autograd's thread, `backward` launches little. GPU side: the spans' count
-//! and summed duration. Both sides give per-instance min/median/max, to show how steady a label is.
+//! counted: in a trace whose backward pass runs on autograd's thread, `backward` launches little.
+//! GPU side: the spans' count and summed duration. Both sides give per-instance min/median/max,
+//! to show how steady a label is.
 //! `ProfilerStep#N` labels are one row, `ProfilerStep*`, as in the operator table.
 
-use super::kernels::median_us;
-use super::ops::us;
 use super::tree::{Categories, EventKind, Forest, NameKey};
+use super::{median_us, us};
 use crate::model::Trace;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -50,11 +50,14 @@ pub struct Spread {
 
 impl Spread {
     fn of(mut ns: Vec<i64>) -> Option<Spread> {
+        if ns.is_empty() {
+            return None;
+        }
         ns.sort_unstable();
         Some(Spread {
-            min: us(*ns.first()?),
+            min: us(ns[0]),
             median: median_us(&ns),
-            max: us(*ns.last()?),
+            max: us(ns[ns.len() - 1]),
         })
     }
 }

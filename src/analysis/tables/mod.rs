@@ -19,3 +19,28 @@ pub use kernels::{kernel_table, KernelTable};
 pub use labels::{label_table, LabelTable};
 pub use ops::{op_table, OpColumn, OpTable};
 pub use tree::{EventKind, Forest};
+
+/// Nanoseconds as microseconds, PyTorch's unit and the tables'.
+fn us(ns: i64) -> f64 {
+    ns as f64 / 1000.0
+}
+
+/// `part` as a percentage of `whole`; 0 when `whole` is 0.
+fn percent(part: i64, whole: i64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
+/// The median of sorted, non-empty durations, in microseconds (mean of the middle two for an
+/// even count, as numpy does).
+fn median_us(sorted_ns: &[i64]) -> f64 {
+    let n = sorted_ns.len();
+    if n % 2 == 1 {
+        us(sorted_ns[n / 2])
+    } else {
+        (us(sorted_ns[n / 2 - 1]) + us(sorted_ns[n / 2])) / 2.0
+    }
+}

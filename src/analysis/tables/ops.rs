@@ -16,6 +16,7 @@
 //! `gpu_user_annotation` as a row with no CPU time; here those are the kernel and label tables.
 
 use super::tree::{EventKind, Forest, NameKey};
+use super::{percent, us};
 use crate::model::{StrId, Trace};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -140,13 +141,6 @@ pub fn op_table(trace: &Trace, forest: &Forest, by_input_shape: bool) -> OpTable
     }
 
     let self_cpu_total_ns: i64 = named.iter().map(|r| r.3.self_cpu_ns).sum();
-    let pct = |part: i64, whole: i64| {
-        if whole == 0 {
-            0.0
-        } else {
-            part as f64 * 100.0 / whole as f64
-        }
-    };
     let rows = named
         .into_iter()
         .map(|(name, kind, input_shapes, s)| OpRow {
@@ -155,12 +149,12 @@ pub fn op_table(trace: &Trace, forest: &Forest, by_input_shape: bool) -> OpTable
             input_shapes,
             calls: s.calls,
             self_cpu_us: us(s.self_cpu_ns),
-            self_cpu_pct: pct(s.self_cpu_ns, self_cpu_total_ns),
+            self_cpu_pct: percent(s.self_cpu_ns, self_cpu_total_ns),
             cpu_total_us: us(s.cpu_total_ns),
-            cpu_total_pct: pct(s.cpu_total_ns, self_cpu_total_ns),
+            cpu_total_pct: percent(s.cpu_total_ns, self_cpu_total_ns),
             cpu_avg_us: us(s.cpu_total_ns) / s.calls as f64,
             self_device_us: us(s.self_device_ns),
-            self_device_pct: pct(s.self_device_ns, forest.gpu_time_ns),
+            self_device_pct: percent(s.self_device_ns, forest.gpu_time_ns),
             device_total_us: us(s.device_total_ns),
             device_avg_us: us(s.device_total_ns) / s.calls as f64,
             cpu_mem_bytes: s.cpu_mem,
@@ -180,11 +174,6 @@ pub fn op_table(trace: &Trace, forest: &Forest, by_input_shape: bool) -> OpTable
     };
     table.sort_by(OpColumn::SelfCpu);
     table
-}
-
-/// Nanoseconds as microseconds, PyTorch's unit.
-pub(crate) fn us(ns: i64) -> f64 {
-    ns as f64 / 1000.0
 }
 
 /// A column to sort the operator table by.
