@@ -11,6 +11,9 @@ usage: sightline COMMAND FILE [options]
 
 commands:
   summary FILE [--json]   what the trace holds: events, lanes, devices, diagnostics, parse speed
+  idle FILE [--json] [--compat hta] [--top N]
+                          GPU idle time: HTA's temporal and per-stream breakdowns, the idle gaps of
+                          each device and what the CPU thread that ended each one was doing
 
 Exit status: 0 for a trace (also a damaged one), 2 when the input is not a trace or the command
 line is wrong.";
@@ -30,6 +33,7 @@ fn main() -> ExitCode {
     };
     let result = match cmd.as_str() {
         "summary" => cli::summary::run(&opts),
+        "idle" => cli::idle::run(&opts),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -4,4 +4,6 @@
 //! prints it and the viewer renders the same structure, so the numbers on the page and in the
 //! terminal are one computation.
 
+pub mod idle;
+pub mod links;
 pub mod summary;

@@ -1,5 +1,6 @@
 //! Command-line plumbing shared by the commands: options, loading a file, number formatting.
 
+pub mod idle;
 pub mod summary;
 
 use sightline::model::Trace;
