@@ -14,6 +14,8 @@ commands:
   idle FILE [--json] [--compat hta] [--top N]
                           GPU idle time: HTA's temporal and per-stream breakdowns, the idle gaps of
                           each device and what the CPU thread that ended each one was doing
+  steps FILE [--json]     ProfilerStep#N spans with the TensorBoard plugin's time breakdown, GPU
+                          utilization, step statistics
 
 Exit status: 0 for a trace (also a damaged one), 2 when the input is not a trace or the command
 line is wrong.";
@@ -34,6 +36,7 @@ fn main() -> ExitCode {
     let result = match cmd.as_str() {
         "summary" => cli::summary::run(&opts),
         "idle" => cli::idle::run(&opts),
+        "steps" => cli::steps::run(&opts),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -6,4 +6,5 @@
 
 pub mod idle;
 pub mod links;
+pub mod steps;
 pub mod summary;

@@ -1,6 +1,7 @@
 //! Command-line plumbing shared by the commands: options, loading a file, number formatting.
 
 pub mod idle;
+pub mod steps;
 pub mod summary;
 
 use sightline::model::Trace;
