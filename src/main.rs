@@ -16,6 +16,8 @@ commands:
                           each device and what the CPU thread that ended each one was doing
   steps FILE [--json]     ProfilerStep#N spans with the TensorBoard plugin's time breakdown, GPU
                           utilization, step statistics
+  report FILE [--json] [--compat hta] [--top N]
+                          everything: findings (with evidence), steps, idle time and its causes
 
 Exit status: 0 for a trace (also a damaged one), 2 when the input is not a trace or the command
 line is wrong.";
@@ -37,6 +39,7 @@ fn main() -> ExitCode {
         "summary" => cli::summary::run(&opts),
         "idle" => cli::idle::run(&opts),
         "steps" => cli::steps::run(&opts),
+        "report" => cli::report::run(&opts),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -115,6 +115,8 @@ pub enum WaitKind {
     Sync,
     /// A blocking `cudaMemcpy` (not `Async`).
     BlockingMemcpy,
+    /// Device or pinned memory allocation and release: `cudaMalloc`, `cudaFree`, `cudaHostAlloc`...
+    Alloc,
     /// The launch call itself and its latency, or other runtime calls.
     Launch,
     /// Other operators.
@@ -132,12 +134,13 @@ pub enum WaitKind {
 }
 
 impl WaitKind {
-    pub const ALL: [WaitKind; 12] = [
+    pub const ALL: [WaitKind; 13] = [
         WaitKind::DataLoader,
         WaitKind::Collate,
         WaitKind::Copy,
         WaitKind::Sync,
         WaitKind::BlockingMemcpy,
+        WaitKind::Alloc,
         WaitKind::Launch,
         WaitKind::CpuOps,
         WaitKind::Python,
@@ -155,6 +158,7 @@ impl WaitKind {
             WaitKind::Copy => "copies (aten::copy_/to/contiguous)",
             WaitKind::Sync => "synchronizations",
             WaitKind::BlockingMemcpy => "blocking cudaMemcpy",
+            WaitKind::Alloc => "memory allocation (cudaMalloc/cudaFree)",
             WaitKind::Launch => "kernel launches",
             WaitKind::CpuOps => "other CPU operators",
             WaitKind::Python => "Python code",
@@ -686,6 +690,11 @@ fn own_kind(kind: Kind, name: &str) -> WaitKind {
         _ if runtime && name.contains("Memcpy") && !name.contains("Async") => {
             WaitKind::BlockingMemcpy
         }
+        _ if runtime
+            && (name.contains("Malloc") || name.contains("Alloc") || name.contains("Free")) =>
+        {
+            WaitKind::Alloc
+        }
         Kind::Runtime => WaitKind::Launch,
         _ => WaitKind::Annotation,
     }
@@ -698,8 +707,8 @@ fn combine(parent: Option<WaitKind>, own: WaitKind) -> WaitKind {
     match (p, own) {
         (DataLoader | Collate, Collate) => Collate,
         (DataLoader | Collate, _) => p,
-        (_, DataLoader | Collate | Sync | BlockingMemcpy | Copy) => own,
-        (Sync | BlockingMemcpy | Copy, _) => p,
+        (_, DataLoader | Collate | Sync | BlockingMemcpy | Alloc | Copy) => own,
+        (Sync | BlockingMemcpy | Alloc | Copy, _) => p,
         _ => {
             let rank = |k: WaitKind| match k {
                 Launch => 3,

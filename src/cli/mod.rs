@@ -1,6 +1,7 @@
 //! Command-line plumbing shared by the commands: options, loading a file, number formatting.
 
 pub mod idle;
+pub mod report;
 pub mod steps;
 pub mod summary;
 

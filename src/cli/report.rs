@@ -1,0 +1,74 @@
+//! `sightline report FILE [--json] [--compat hta] [--top N]`: everything at once (top operators,
+//! steps, idle time, findings).
+
+use super::{idle as idle_cli, load, print_json, steps as steps_cli, Opts};
+use sightline::analysis::findings::{self, Finding};
+use sightline::analysis::idle::{self, IdleReport};
+use sightline::analysis::links::Links;
+use sightline::analysis::steps::{self, StepsReport};
+use std::time::Instant;
+
+#[derive(serde::Serialize)]
+struct Report<'a> {
+    file: &'a str,
+    schema: &'a str,
+    rank: i64,
+    span_ns: i64,
+    parse_seconds: f64,
+    analysis_seconds: f64,
+    // TOP OPERATORS: the operator table of issue 3 (`sightline::analysis::ops`) goes here once it
+    // is on main.
+    steps: StepsReport,
+    idle: IdleReport,
+    findings: Vec<Finding>,
+}
+
+pub fn run(opts: &Opts) -> Result<(), String> {
+    let io = idle_cli::options(opts)?;
+    let loaded = load(&opts.file)?;
+    let trace = &loaded.trace;
+    let t = Instant::now();
+    let links = Links::build(trace);
+    let steps = steps::analyze_with(trace, &links);
+    let idle = idle::analyze_with(trace, &links, &io);
+    let findings = findings::analyze_with(trace, &links, &steps, &idle);
+    let report = Report {
+        file: &opts.file,
+        schema: &trace.meta.schema,
+        rank: trace.rank(),
+        span_ns: trace.span_ns(),
+        parse_seconds: loaded.parse_seconds,
+        analysis_seconds: t.elapsed().as_secs_f64(),
+        steps,
+        idle,
+        findings,
+    };
+    if opts.flag("--json") {
+        return print_json(&report);
+    }
+    println!(
+        "{}: {}, rank {}, {:.3} ms of trace (parsed in {:.2} s, analysed in {:.2} s)",
+        report.file,
+        report.schema,
+        report.rank,
+        report.span_ns as f64 / 1e6,
+        report.parse_seconds,
+        report.analysis_seconds
+    );
+    println!();
+    println!("Findings");
+    if report.findings.is_empty() {
+        println!("  nothing to report");
+    }
+    for f in &report.findings {
+        println!("  [{:?}] {} ({})", f.severity, f.title, f.id);
+        println!("      {}", f.detail);
+        println!("      advice: {}", f.advice);
+    }
+    println!();
+    // TOP OPERATORS: printed here from `sightline::analysis::ops` once issue 3 lands on main.
+    steps_cli::print(&report.steps);
+    println!();
+    idle_cli::print(&report.idle);
+    Ok(())
+}
