@@ -1006,7 +1006,7 @@ mod hta {
             }
             match kinds.of_cat(l.slices.cat[i]) {
                 Kind::Kernel | Kind::Memcpy | Kind::Memset => true,
-                Kind::Sync => trace.args.value(l.slices.args[i])["stream"].as_i64() != Some(-1),
+                Kind::Sync => trace.args.field(l.slices.args[i], "stream") != Some("-1"),
                 _ => false,
             }
         };
