@@ -648,16 +648,16 @@ fn copy_self_time(trace: &Trace, links: &Links) -> CopyTime {
         let s = &l.slices;
         let parents = links.parents_of_lane(li);
         let mut self_ns: Vec<i64> = s.dur_ns.clone();
-        for i in 0..s.len() {
-            if let Some(&p) = parents.get(i).filter(|&&p| p != u32::MAX) {
+        for (i, &p) in parents.iter().enumerate() {
+            if p != u32::MAX {
                 self_ns[p as usize] -= s.dur_ns[i];
             }
         }
-        for i in 0..s.len() {
+        for (i, &own) in self_ns.iter().enumerate() {
             if links.kinds.of_cat(s.cat[i]) != Kind::CpuOp {
                 continue;
             }
-            let own = self_ns[i].max(0);
+            let own = own.max(0);
             out.total_self_ns += own;
             if matches!(
                 trace.str(s.name[i]),

@@ -39,6 +39,7 @@
 //! - A GPU event whose correlation matches no CPU event takes, as launch time, the start of the file's
 //!   first event (HTA joins it to row 0); the first event is recognised as the slice holding the first
 //!   stored `args`.
+//!
 //! Gaps and their attribution are always exact.
 
 use super::links::{Kind, Links};

@@ -146,13 +146,13 @@ impl Links {
             let s = &lane.slices;
             let mut p = vec![NONE; s.len()];
             let mut stack: Vec<(u32, i64)> = Vec::new();
-            for i in 0..s.len() {
+            for (i, parent) in p.iter_mut().enumerate() {
                 let start = s.start_ns[i];
                 while stack.last().is_some_and(|&(_, end)| end <= start) {
                     stack.pop();
                 }
                 if let Some(&(top, _)) = stack.last() {
-                    p[i] = top;
+                    *parent = top;
                 }
                 stack.push((i as u32, s.end_ns(i)));
                 let r = SliceRef {

@@ -139,6 +139,9 @@ pub struct FirstStep {
 
 const CATEGORIES: usize = 7;
 
+/// A GPU op's start and end, and its launch's start and end when known.
+type OpSpan = (i64, i64, Option<(i64, i64)>);
+
 /// Category (priority index) of a kernel or a CPU operator, annotation or frame, by its name; None
 /// for the steps themselves, which claim no time.
 fn named_category(kind: Kind, name: &str) -> Option<usize> {
@@ -199,8 +202,8 @@ pub fn analyze_with(trace: &Trace, links: &Links) -> StepsReport {
     host.dedup_by_key(|h| (h.0, h.1));
     let synthetic = host.is_empty();
 
-    // GPU ops: (start, end, launch start, launch end) for the step matching.
-    let mut gpu_ops: Vec<(i64, i64, Option<(i64, i64)>)> = Vec::new();
+    // GPU ops with their launch's span, for the step matching.
+    let mut gpu_ops: Vec<OpSpan> = Vec::new();
     for (li, l) in trace.gpu_lanes() {
         let s = &l.slices;
         for i in 0..s.len() {
