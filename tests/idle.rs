@@ -398,7 +398,7 @@ impl Rng {
 #[test]
 fn gap_finder_matches_naive_oracle() {
     for seed in 1..=40u64 {
-        let mut rng = Rng(seed * 0x9E3779B97F4A7C15);
+        let mut rng = Rng(seed.wrapping_mul(0x9E3779B97F4A7C15));
         let mut ev = Vec::new();
         let mut ops: Vec<(i64, i64, i64, bool)> = Vec::new(); // device, start, end, compute
         for device in 0..2i64 {
@@ -544,7 +544,7 @@ fn random_tree(rng: &mut Rng, lo: i64, hi: i64, depth: u32, out: &mut Vec<(i64, 
 #[test]
 fn gap_attribution_matches_naive_sampling() {
     for seed in 1..=30u64 {
-        let mut rng = Rng(seed * 0xD1B54A32D192ED03);
+        let mut rng = Rng(seed.wrapping_mul(0xD1B54A32D192ED03));
         let mut slices: Vec<(i64, i64, usize)> = Vec::new();
         random_tree(&mut rng, 0, 2000, 0, &mut slices);
         let mut b = B::new();
@@ -671,6 +671,8 @@ fn step_breakdown_claims_time_in_priority_order() {
         20,
     );
     b.op("aten::mm", 20, 60);
+    // A zero-length operator claims nothing.
+    b.op("aten::empty", 85, 0);
     // Runtime 30..35 launches a kernel 40..70 that overlaps CPU work: the kernel wins 40..70.
     b.launch(30, "gemm", 7, 40, 30);
     b.runtime("cudaMemcpyAsync", 35, 5);

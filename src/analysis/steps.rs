@@ -340,7 +340,8 @@ pub fn analyze_with(trace: &Trace, links: &Links) -> StepsReport {
     let mut events: Vec<(i64, u8, bool)> = Vec::new();
     for (c, list) in unions.iter_mut().enumerate() {
         *list = merge(std::mem::take(list));
-        for &(a, b) in list.iter() {
+        // Zero-length spans claim no time (and would close before they open in the sweep).
+        for &(a, b) in list.iter().filter(|(a, b)| b > a) {
             events.push((a, c as u8, true));
             events.push((b, c as u8, false));
         }
