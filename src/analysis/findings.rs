@@ -12,7 +12,8 @@
 //! - `dataloader_bound`: DataLoader time over 5% of step time.
 //! - `pageable_memcpy`: `Memcpy HtoD (Pageable -> Device)` (or `Device -> Pageable`) copies.
 //! - `cpu_copy_overhead`: CPU Exec over 30% of step time and `aten::copy_`/`to`/`_to_copy`/`contiguous`
-//!   at least 10% of the operators' self CPU time.
+//!   high in self CPU time: together at least 5% of the operators' self time, and among the top 5
+//!   when set against each other operator name.
 //! - `low_gpu_utilization`: a device's kernel utilization over the steps under 50% (critical under 20%).
 //! - `communication_heavy`: Communication over 10% of step time.
 //! - `memory_near_capacity`: a device's peak allocated or reserved memory over 90% of its memory.
@@ -30,7 +31,8 @@ pub const MIN_ACTIVE_STEPS: usize = 5;
 pub const WARMUP_RATIO: f64 = 1.5;
 pub const DATALOADER_SHARE: f64 = 0.05;
 pub const CPU_EXEC_SHARE: f64 = 0.30;
-pub const COPY_SELF_SHARE: f64 = 0.10;
+pub const COPY_SELF_SHARE: f64 = 0.05;
+pub const COPY_TOP_RANK: usize = 5;
 pub const LOW_UTILIZATION: f64 = 0.50;
 pub const VERY_LOW_UTILIZATION: f64 = 0.20;
 pub const COMMUNICATION_SHARE: f64 = 0.10;
@@ -323,18 +325,20 @@ pub fn analyze_with(
     if cpu_exec > CPU_EXEC_SHARE {
         let copies = copy_self_time(trace, links);
         let copy_share = share(copies.copy_self_ns, copies.total_self_ns);
-        if copy_share >= COPY_SELF_SHARE {
+        if copy_share >= COPY_SELF_SHARE && copies.rank <= COPY_TOP_RANK {
             out.push(Finding {
                 id: "cpu_copy_overhead",
                 severity: Severity::Warning,
                 title: "Tensor copies weigh on the CPU".into(),
                 detail: format!(
                     "CPU execution is {} of step time, and aten::copy_/to/_to_copy/contiguous take \
-                     {} of the operators' self CPU time ({} in {} calls).",
+                     {} of the operators' self CPU time ({} in {} calls, #{} against the other \
+                     operators).",
                     pct(cpu_exec),
                     pct(copy_share),
                     ms(copies.copy_self_ns),
-                    copies.calls
+                    copies.calls,
+                    copies.rank
                 ),
                 advice: "Avoid implicit copies: keep tensors on the device and in the dtype they \
                          are used in, avoid .contiguous() after transposes where a view will do, and \
@@ -628,6 +632,8 @@ struct CopyTime {
     copy_self_ns: i64,
     total_self_ns: i64,
     calls: usize,
+    /// Rank (1 = first) of the copies' summed self time among the other operator names' totals.
+    rank: usize,
     /// The copies with the most self time.
     top: Vec<SliceRef>,
 }
@@ -638,9 +644,11 @@ fn copy_self_time(trace: &Trace, links: &Links) -> CopyTime {
         copy_self_ns: 0,
         total_self_ns: 0,
         calls: 0,
+        rank: 0,
         top: Vec::new(),
     };
     let mut copies: Vec<(i64, SliceRef)> = Vec::new();
+    let mut by_name: rustc_hash::FxHashMap<crate::model::StrId, i64> = Default::default();
     for (li, l) in trace.lanes.iter().enumerate() {
         if l.is_gpu() {
             continue;
@@ -659,10 +667,12 @@ fn copy_self_time(trace: &Trace, links: &Links) -> CopyTime {
             }
             let own = own.max(0);
             out.total_self_ns += own;
-            if matches!(
+            if !matches!(
                 trace.str(s.name[i]),
                 "aten::copy_" | "aten::to" | "aten::_to_copy" | "aten::contiguous"
             ) {
+                *by_name.entry(s.name[i]).or_default() += own;
+            } else {
                 out.copy_self_ns += own;
                 out.calls += 1;
                 copies.push((
@@ -675,6 +685,10 @@ fn copy_self_time(trace: &Trace, links: &Links) -> CopyTime {
             }
         }
     }
+    out.rank = 1 + by_name
+        .values()
+        .filter(|&&ns| ns > out.copy_self_ns)
+        .count();
     copies.sort_by_key(|&(ns, r)| (Reverse(ns), r));
     out.top = copies.into_iter().take(MAX_EVIDENCE).map(|c| c.1).collect();
     out
