@@ -1,5 +1,7 @@
 //! GPU idle time, steps and findings: HTA agreement on the real fixtures, hand-made traces whose
-//! answers are known, and naive oracles for the gap finder and the gap attribution.
+//! answers are known, naive oracles for the gap finder and the gap attribution, and the JSON the
+//! `idle`, `steps` and `report` commands print.
+#![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 
@@ -1096,4 +1098,81 @@ fn findings_carry_evidence_the_viewer_can_jump_to() {
             assert_eq!(f.evidence.slices.len(), 6, "{}", f.id);
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The commands' JSON.
+
+fn sightline(args: &[&str]) -> (i32, Value) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sightline"))
+        .args(args)
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out.status.code().unwrap_or(-1), v)
+}
+
+#[test]
+fn idle_json_has_the_documented_fields() {
+    let path = common::shared_fixtures().join("real/param_dlrm_v100_rank3of8.pt.trace.json.gz");
+    let path = path.to_str().unwrap();
+    let (code, v) = sightline(&["idle", path, "--json", "--compat", "hta"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["mode"], "hta");
+    let t = &v["temporal"][0];
+    assert_eq!(t["rank"], 3);
+    assert_eq!(t["idle_us"], 8145.0);
+    assert_eq!(t["compute_us"], 1240.0);
+    assert_eq!(t["non_compute_us"], 9468.0);
+    let s7 = v["idle"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["stream"] == 7)
+        .unwrap();
+    assert_eq!(s7["rank"], 3);
+    assert_eq!(s7["host_wait_us"], 17548.0);
+    assert_eq!(s7["kernel_wait_us"], 109.0);
+    assert_eq!(s7["other_us"], 0.0);
+
+    let (code, v) = sightline(&["idle", path, "--json", "--top", "3"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["mode"], "exact");
+    assert!(v["devices"][0]["utilization"].as_f64().unwrap() > 0.0);
+    let gaps = v["gaps"].as_array().unwrap();
+    assert_eq!(gaps.len(), 3);
+    let g = &gaps[0];
+    assert!(g["dur_ns"].as_i64().unwrap() >= gaps[1]["dur_ns"].as_i64().unwrap());
+    assert!(g["cpu"][0]["kind"].is_string() && g["cpu"][0]["ns"].is_i64());
+    assert!(g["ended_by"]["launch"]["thread"].is_string());
+    assert!(g["events"].is_array());
+    assert!(v["waits"][0]["pct"].is_f64());
+
+    let (code, _) = sightline(&["idle", path, "--compat", "nope"]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn steps_and_report_json_have_the_documented_fields() {
+    let path =
+        common::shared_fixtures().join("real/kineto_v100_resnet50_legacy_pt19.pt.trace.json.gz");
+    let path = path.to_str().unwrap();
+    let (code, v) = sightline(&["steps", path, "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["steps"].as_array().unwrap().len(), 6);
+    assert_eq!(v["steps"][0]["name"], "ProfilerStep#5");
+    assert!(v["steps"][0]["breakdown"]["kernel_ns"].as_i64().unwrap() > 0);
+    assert!(v["stats"]["median_ns"].as_f64().unwrap() > 0.0);
+    assert!(v["gpu"][0]["utilization"].as_f64().unwrap() > 0.0);
+
+    let (code, v) = sightline(&["report", path, "--json"]);
+    assert_eq!(code, 0);
+    let f = v["findings"].as_array().unwrap();
+    let dl = f.iter().find(|f| f["id"] == "dataloader_bound").unwrap();
+    for key in ["severity", "title", "detail", "advice"] {
+        assert!(dl[key].is_string(), "{key}");
+    }
+    assert!(!dl["evidence"]["slices"].as_array().unwrap().is_empty());
+    assert!(dl["evidence"]["ranges"][0]["start_ns"].is_i64());
+    assert!(v["steps"]["steps"].is_array() && v["idle"]["temporal"].is_array());
 }
