@@ -23,6 +23,13 @@ commands:
   labels FILE [--json] [--top N]
                           record_function labels: calls, CPU total/self, GPU time launched
                           inside, per-instance min/median/max, their spans on the GPU
+  idle FILE [--json] [--compat hta] [--top N]
+                          GPU idle time: HTA's temporal and per-stream breakdowns, the idle gaps of
+                          each device and what the CPU thread that ended each one was doing
+  steps FILE [--json]     ProfilerStep#N spans with the TensorBoard plugin's time breakdown, GPU
+                          utilization, step statistics
+  report FILE [--json] [--compat hta] [--top N]
+                          everything: findings (with evidence), steps, idle time and its causes
 
 Exit status: 0 for a trace (also a damaged one), 2 when the input is not a trace or the command
 line is wrong.";
@@ -45,6 +52,9 @@ fn main() -> ExitCode {
         "ops" => cli::ops::run(&opts),
         "kernels" => cli::kernels::run(&opts),
         "labels" => cli::labels::run(&opts),
+        "idle" => cli::idle::run(&opts),
+        "steps" => cli::steps::run(&opts),
+        "report" => cli::report::run(&opts),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -4,5 +4,9 @@
 //! prints it and the viewer renders the same structure, so the numbers on the page and in the
 //! terminal are one computation.
 
+pub mod findings;
+pub mod idle;
+pub mod links;
+pub mod steps;
 pub mod summary;
 pub mod tables;

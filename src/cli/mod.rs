@@ -1,8 +1,11 @@
 //! Command-line plumbing shared by the commands: options, loading a file, number formatting.
 
+pub mod idle;
 pub mod kernels;
 pub mod labels;
 pub mod ops;
+pub mod report;
+pub mod steps;
 pub mod summary;
 
 use sightline::model::Trace;

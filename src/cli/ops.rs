@@ -44,7 +44,7 @@ pub fn run(opts: &Opts) -> Result<(), String> {
 
 /// The table as PyTorch's `_build_table` prints it, first `limit` rows. Column widths come from
 /// all rows, as PyTorch sizes them before it applies its row limit.
-fn render(t: &OpTable, limit: usize) -> String {
+pub fn render(t: &OpTable, limit: usize) -> String {
     let device = t.has_device_time();
     let device_mem = t.rows.iter().any(|r| r.self_device_mem_bytes > 0);
     let mut cols = vec![

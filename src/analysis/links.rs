@@ -1,0 +1,296 @@
+//! Who launched what: each GPU op linked to the runtime call that launched it, and each CPU slice to the
+//! slices that enclose it, so any GPU op can be charged to an operator and a label.
+//!
+//! Definitions:
+//! - A *GPU op* is any slice on a GPU stream lane that carries a correlation id (kernels, memcpys,
+//!   memsets, cuda_sync events).
+//! - Its *launch* is the slice on a CPU lane with the same `correlation` whose category is a runtime
+//!   category (`cuda_runtime`, `cuda_driver`, 1.x `Runtime`, and their HIP spellings) or whose name is a
+//!   runtime call (`cuda*`, `cu*`, `hip*`). When several share a correlation, the earliest wins.
+//! - Its *operator* is the innermost `cpu_op` (1.x `Operator`) enclosing the launch. When no launch is
+//!   found, or the launch sits outside any operator, the operator is the innermost `cpu_op` with the GPU
+//!   op's `External id` (how PyTorch itself charges device time).
+//! - A CPU slice's *parent* is the innermost slice of the same lane that contains it (slices are sorted
+//!   by start, longer first, so a stack sweep finds it). Partial overlaps, rare on CPU threads, take the
+//!   slice they overlap as parent.
+//! - A *label* is the innermost enclosing `user_annotation` (a `record_function` span) other than
+//!   `ProfilerStep#N`; the step is found separately.
+//!
+//! Cost: one pass over all slices plus two sorts of the id tables, O(n log n) time and about 12 bytes
+//! per slice; built once per trace and shared by the analyses that need it.
+
+use crate::model::{SliceRef, StrId, Trace, NO_ID};
+use serde::Serialize;
+
+/// No slice: used in the per-slice tables.
+const NONE: u32 = u32::MAX;
+
+/// What a category (or, for runtime calls, a name) says an event is. One table entry per interned
+/// string, so classifying a slice is an index, not a string comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// An ATen operator: `cpu_op`, 1.x `Operator`.
+    CpuOp,
+    /// `user_annotation`: `record_function` labels, `ProfilerStep#N`, DataLoader `__next__`.
+    Annotation,
+    /// `python_function` (with_stack).
+    Python,
+    /// A CUDA/HIP runtime or driver call.
+    Runtime,
+    Kernel,
+    Memcpy,
+    Memset,
+    /// `cuda_sync` on a GPU stream (with `enable_cuda_sync_events`).
+    Sync,
+    /// `gpu_user_annotation`: labels projected on the GPU timeline.
+    GpuAnnotation,
+    /// The profiler's own whole-trace span (`Trace`).
+    TraceSpan,
+    Other,
+}
+
+impl Kind {
+    /// Kernel, memcpy or memset: what keeps a GPU busy.
+    pub fn is_gpu_busy(self) -> bool {
+        matches!(self, Kind::Kernel | Kind::Memcpy | Kind::Memset)
+    }
+}
+
+/// The kind of each category string, indexed by `StrId`.
+pub struct Kinds {
+    by_cat: Vec<Kind>,
+}
+
+impl Kinds {
+    pub fn new(trace: &Trace) -> Kinds {
+        let n = trace.strings.len();
+        let by_cat = (0..n as u32)
+            .map(|i| kind_of_cat(trace.str(StrId(i))))
+            .collect();
+        Kinds { by_cat }
+    }
+
+    pub fn of_cat(&self, cat: StrId) -> Kind {
+        self.by_cat
+            .get(cat.0 as usize)
+            .copied()
+            .unwrap_or(Kind::Other)
+    }
+}
+
+fn kind_of_cat(cat: &str) -> Kind {
+    match cat {
+        "cpu_op" | "Operator" => Kind::CpuOp,
+        "user_annotation" => Kind::Annotation,
+        "python_function" => Kind::Python,
+        "cuda_runtime" | "cuda_driver" | "Runtime" | "hip_runtime" | "hip_driver" => Kind::Runtime,
+        "kernel" | "Kernel" => Kind::Kernel,
+        "gpu_memcpy" | "Memcpy" => Kind::Memcpy,
+        "gpu_memset" | "Memset" => Kind::Memset,
+        "cuda_sync" => Kind::Sync,
+        "gpu_user_annotation" => Kind::GpuAnnotation,
+        "Trace" => Kind::TraceSpan,
+        _ => Kind::Other,
+    }
+}
+
+/// True for the name of a CUDA/HIP runtime or driver call.
+pub fn is_runtime_name(name: &str) -> bool {
+    name.starts_with("cuda") || name.starts_with("hip") || name.starts_with("cu")
+}
+
+/// How many GPU ops were linked, and how.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct LinkStats {
+    pub gpu_ops: usize,
+    /// Linked to a runtime call by correlation.
+    pub by_correlation: usize,
+    /// No runtime call found; operator found by External id.
+    pub by_external_id: usize,
+    pub unlinked: usize,
+}
+
+/// The link tables of one trace. Build with [`Links::build`].
+pub struct Links {
+    pub kinds: Kinds,
+    /// Per lane, per slice: index of the parent slice on the same lane (CPU lanes; empty for GPU lanes).
+    parent: Vec<Vec<u32>>,
+    /// Per lane, per slice: the launching runtime call (GPU lanes; empty for CPU lanes).
+    launch: Vec<Vec<SliceRef>>,
+    /// Per lane, per slice: the operator that issued the GPU op (GPU lanes; empty for CPU lanes).
+    op: Vec<Vec<SliceRef>>,
+    pub stats: LinkStats,
+}
+
+const NO_REF: SliceRef = SliceRef {
+    lane: NONE,
+    index: NONE,
+};
+
+fn some(r: SliceRef) -> Option<SliceRef> {
+    (r.lane != NONE).then_some(r)
+}
+
+impl Links {
+    pub fn build(trace: &Trace) -> Links {
+        let kinds = Kinds::new(trace);
+        let mut parent = Vec::with_capacity(trace.lanes.len());
+        // (correlation, start, ref) of runtime calls; (external id, ref) of operators.
+        let mut by_corr: Vec<(i64, i64, SliceRef)> = Vec::new();
+        let mut by_ext: Vec<(i64, SliceRef)> = Vec::new();
+        for (li, lane) in trace.lanes.iter().enumerate() {
+            if lane.is_gpu() {
+                parent.push(Vec::new());
+                continue;
+            }
+            let s = &lane.slices;
+            let mut p = vec![NONE; s.len()];
+            let mut stack: Vec<(u32, i64)> = Vec::new();
+            for (i, parent) in p.iter_mut().enumerate() {
+                let start = s.start_ns[i];
+                while stack.last().is_some_and(|&(_, end)| end <= start) {
+                    stack.pop();
+                }
+                if let Some(&(top, _)) = stack.last() {
+                    *parent = top;
+                }
+                stack.push((i as u32, s.end_ns(i)));
+                let r = SliceRef {
+                    lane: li as u32,
+                    index: i as u32,
+                };
+                let kind = kinds.of_cat(s.cat[i]);
+                if s.correlation[i] != NO_ID
+                    && (kind == Kind::Runtime || is_runtime_name(trace.str(s.name[i])))
+                {
+                    by_corr.push((s.correlation[i], start, r));
+                }
+                if kind == Kind::CpuOp && s.external_id[i] != NO_ID {
+                    by_ext.push((s.external_id[i], r));
+                }
+            }
+            parent.push(p);
+        }
+        by_corr.sort_unstable_by_key(|&(c, start, r)| (c, start, r));
+        by_corr.dedup_by_key(|e| e.0);
+        // For an id shared by nested operators, the innermost (latest start) is kept: it sorts last.
+        by_ext.sort_unstable_by_key(|&(e, r)| {
+            (
+                e,
+                trace.lanes[r.lane as usize].slices.start_ns[r.index as usize],
+                r,
+            )
+        });
+
+        let mut links = Links {
+            kinds,
+            parent,
+            launch: Vec::with_capacity(trace.lanes.len()),
+            op: Vec::with_capacity(trace.lanes.len()),
+            stats: LinkStats::default(),
+        };
+        for lane in &trace.lanes {
+            if !lane.is_gpu() {
+                links.launch.push(Vec::new());
+                links.op.push(Vec::new());
+                continue;
+            }
+            let s = &lane.slices;
+            let mut launch = vec![NO_REF; s.len()];
+            let mut op = vec![NO_REF; s.len()];
+            for i in 0..s.len() {
+                let (corr, ext) = (s.correlation[i], s.external_id[i]);
+                if corr == NO_ID && ext == NO_ID {
+                    continue;
+                }
+                links.stats.gpu_ops += 1;
+                if corr != NO_ID {
+                    if let Ok(k) = by_corr.binary_search_by_key(&corr, |e| e.0) {
+                        launch[i] = by_corr[k].2;
+                        op[i] = links
+                            .enclosing(trace, by_corr[k].2, Kind::CpuOp)
+                            .unwrap_or(NO_REF);
+                    }
+                }
+                if op[i] == NO_REF && ext != NO_ID {
+                    let k = by_ext.partition_point(|e| e.0 <= ext);
+                    if k > 0 && by_ext[k - 1].0 == ext {
+                        op[i] = by_ext[k - 1].1;
+                    }
+                }
+                if launch[i] != NO_REF {
+                    links.stats.by_correlation += 1;
+                } else if op[i] != NO_REF {
+                    links.stats.by_external_id += 1;
+                } else {
+                    links.stats.unlinked += 1;
+                }
+            }
+            links.launch.push(launch);
+            links.op.push(op);
+        }
+        links
+    }
+
+    /// The runtime call that launched a GPU op.
+    pub fn launch(&self, gpu_op: SliceRef) -> Option<SliceRef> {
+        self.launch
+            .get(gpu_op.lane as usize)?
+            .get(gpu_op.index as usize)
+            .copied()
+            .and_then(some)
+    }
+
+    /// The operator that issued a GPU op (see the module doc).
+    pub fn op(&self, gpu_op: SliceRef) -> Option<SliceRef> {
+        self.op
+            .get(gpu_op.lane as usize)?
+            .get(gpu_op.index as usize)
+            .copied()
+            .and_then(some)
+    }
+
+    /// The innermost slice containing a CPU slice, on its lane.
+    pub fn parent(&self, r: SliceRef) -> Option<SliceRef> {
+        let p = *self.parent.get(r.lane as usize)?.get(r.index as usize)?;
+        (p != NONE).then_some(SliceRef {
+            lane: r.lane,
+            index: p,
+        })
+    }
+
+    /// Parent index table of a CPU lane (`u32::MAX` for a root); empty for a GPU lane.
+    pub fn parents_of_lane(&self, lane: usize) -> &[u32] {
+        self.parent.get(lane).map(|v| v.as_slice()).unwrap_or(&[])
+    }
+
+    /// The innermost strict ancestor of a CPU slice of the given kind.
+    pub fn enclosing(&self, trace: &Trace, r: SliceRef, kind: Kind) -> Option<SliceRef> {
+        let s = &trace.lanes[r.lane as usize].slices;
+        let mut cur = self.parent(r);
+        while let Some(p) = cur {
+            if self.kinds.of_cat(s.cat[p.index as usize]) == kind {
+                return Some(p);
+            }
+            cur = self.parent(p);
+        }
+        None
+    }
+
+    /// The innermost `record_function` label (not a `ProfilerStep#N`) enclosing a CPU slice, the
+    /// slice itself included.
+    pub fn label(&self, trace: &Trace, r: SliceRef) -> Option<SliceRef> {
+        let s = &trace.lanes[r.lane as usize].slices;
+        let mut cur = Some(r);
+        while let Some(p) = cur {
+            let i = p.index as usize;
+            if self.kinds.of_cat(s.cat[i]) == Kind::Annotation
+                && !trace.str(s.name[i]).starts_with("ProfilerStep#")
+            {
+                return Some(p);
+            }
+            cur = self.parent(p);
+        }
+        None
+    }
+}

@@ -1,0 +1,509 @@
+//! Training steps: each `ProfilerStep#N` with the TensorBoard profiler plugin's breakdown of its time,
+//! GPU utilization per device, and step statistics.
+//!
+//! Definitions (those of the plugin's Overview page, whose numbers users know):
+//! - Steps are the `ProfilerStep#N` spans on CPU threads (`user_annotation` in 2.x, `cpu_op`/`Operator`
+//!   in 1.x). Without any, one synthetic step covers the CPU span (operators and Python frames), or the
+//!   GPU window for a trace without CPU events.
+//! - A step owns the GPU ops launched by runtime calls lying wholly inside its CPU span. When GPU ops
+//!   exist, a step is extended to the end of the last GPU op it launched, and starts no earlier than the
+//!   previous step's (extended) end; the first starts no earlier than the end of GPU work launched
+//!   before any step that finished before step 1's first GPU op. Trailing steps that launched nothing,
+//!   or fewer than 80% of the GPU ops of the step before, are dropped as incompletely captured.
+//! - Within each step, time is claimed in priority order: Kernel > Memcpy > Memset > Communication >
+//!   Runtime > DataLoader > CPU Exec; each category gets only time no higher one claimed, and Other is
+//!   the rest. Kernel = kernels except communication ones (names `^nccl|^rccl|^hccl|^hip`, `ncclKernel`),
+//!   which count as Communication with CPU spans named `nccl:*`/`gloo:*`; Runtime = CUDA/HIP runtime and
+//!   driver calls; DataLoader = `enumerate(DataLoader)#*.__next__` and `enumerate(DataPipe)#*`; CPU Exec
+//!   = other operators, annotations (not the steps themselves) and Python frames.
+//! - GPU utilization of a device = |union of its kernels within [first step start, last step end]| /
+//!   that span.
+//! - Statistics: mean, median, p90 (linear interpolation) of step durations, and the first steps'
+//!   durations against the median.
+
+use super::idle::{op_class, OpClass};
+use super::links::{Kind, Links};
+use crate::model::{LaneKind, SliceRef, Trace};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StepsReport {
+    pub steps: Vec<Step>,
+    /// True when the trace has no `ProfilerStep#N` and one step stands for the whole trace.
+    pub synthetic: bool,
+    /// Trailing steps dropped because their GPU work looks incompletely captured.
+    pub dropped_tail_steps: usize,
+    /// Sum over the steps.
+    pub total: Breakdown,
+    pub gpu: Vec<DeviceUtilization>,
+    pub stats: StepStats,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    pub name: String,
+    /// N of `ProfilerStep#N`.
+    pub number: Option<i64>,
+    /// The `ProfilerStep#N` slice (none for a synthetic step).
+    pub slice: Option<SliceRef>,
+    pub cpu_start_ns: i64,
+    pub cpu_end_ns: i64,
+    /// The step's span after extension to its GPU work.
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub dur_ns: i64,
+    /// GPU ops launched inside the step.
+    pub gpu_ops: usize,
+    pub breakdown: Breakdown,
+}
+
+/// Time of a span by category (priority order); the fields sum to the span's duration.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Breakdown {
+    pub kernel_ns: i64,
+    pub memcpy_ns: i64,
+    pub memset_ns: i64,
+    pub communication_ns: i64,
+    pub runtime_ns: i64,
+    pub dataloader_ns: i64,
+    pub cpu_exec_ns: i64,
+    pub other_ns: i64,
+}
+
+impl Breakdown {
+    pub fn total_ns(&self) -> i64 {
+        self.fields().iter().map(|f| f.1).sum()
+    }
+
+    /// (label, ns) in priority order.
+    pub fn fields(&self) -> [(&'static str, i64); 8] {
+        [
+            ("Kernel", self.kernel_ns),
+            ("Memcpy", self.memcpy_ns),
+            ("Memset", self.memset_ns),
+            ("Communication", self.communication_ns),
+            ("Runtime", self.runtime_ns),
+            ("DataLoader", self.dataloader_ns),
+            ("CPU Exec", self.cpu_exec_ns),
+            ("Other", self.other_ns),
+        ]
+    }
+
+    fn add(&mut self, cat: usize, ns: i64) {
+        match cat {
+            0 => self.kernel_ns += ns,
+            1 => self.memcpy_ns += ns,
+            2 => self.memset_ns += ns,
+            3 => self.communication_ns += ns,
+            4 => self.runtime_ns += ns,
+            5 => self.dataloader_ns += ns,
+            6 => self.cpu_exec_ns += ns,
+            _ => self.other_ns += ns,
+        }
+    }
+
+    fn sum(&mut self, o: &Breakdown) {
+        for (i, (_, ns)) in o.fields().iter().enumerate() {
+            self.add(i, *ns);
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceUtilization {
+    pub device: i64,
+    pub kernel_ns: i64,
+    pub span_ns: i64,
+    pub utilization: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StepStats {
+    pub count: usize,
+    pub mean_ns: f64,
+    pub median_ns: f64,
+    pub p90_ns: f64,
+    pub min_ns: i64,
+    pub max_ns: i64,
+    /// The first steps (up to 3) against the median.
+    pub first: Vec<FirstStep>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FirstStep {
+    pub name: String,
+    pub dur_ns: i64,
+    /// dur / median.
+    pub vs_median: f64,
+}
+
+const CATEGORIES: usize = 7;
+
+/// A GPU op's start and end, and its launch's start and end when known.
+type OpSpan = (i64, i64, Option<(i64, i64)>);
+
+/// Category (priority index) of a kernel or a CPU operator, annotation or frame, by its name; None
+/// for the steps themselves, which claim no time.
+fn named_category(kind: Kind, name: &str) -> Option<usize> {
+    if kind == Kind::Kernel {
+        return Some(if op_class(kind, name) == OpClass::Communication {
+            3
+        } else {
+            0
+        });
+    }
+    if (name.starts_with("enumerate(DataLoader)#") && name.ends_with(".__next__"))
+        || name.starts_with("enumerate(DataPipe)#")
+    {
+        Some(5)
+    } else if name.starts_with("ProfilerStep#") {
+        None
+    } else if name.starts_with("nccl:") || name.starts_with("gloo:") {
+        Some(3)
+    } else {
+        Some(6)
+    }
+}
+
+pub fn analyze(trace: &Trace) -> StepsReport {
+    analyze_with(trace, &Links::build(trace))
+}
+
+pub fn analyze_with(trace: &Trace, links: &Links) -> StepsReport {
+    let kinds = &links.kinds;
+    // Host steps.
+    let mut host: Vec<(i64, i64, SliceRef)> = Vec::new();
+    let (mut cpu_min, mut cpu_max) = (i64::MAX, i64::MIN);
+    for (li, l) in trace.lanes.iter().enumerate() {
+        if l.is_gpu() {
+            continue;
+        }
+        let s = &l.slices;
+        for i in 0..s.len() {
+            let kind = kinds.of_cat(s.cat[i]);
+            if !matches!(kind, Kind::CpuOp | Kind::Annotation | Kind::Python) {
+                continue;
+            }
+            let is_step = trace.str(s.name[i]).starts_with("ProfilerStep#");
+            if kind != Kind::Annotation || is_step {
+                cpu_min = cpu_min.min(s.start_ns[i]);
+                cpu_max = cpu_max.max(s.end_ns(i));
+            }
+            if is_step && kind != Kind::Python {
+                let r = SliceRef {
+                    lane: li as u32,
+                    index: i as u32,
+                };
+                host.push((s.start_ns[i], s.end_ns(i), r));
+            }
+        }
+    }
+    host.sort_by_key(|h| (h.0, h.1));
+    host.dedup_by_key(|h| (h.0, h.1));
+    let synthetic = host.is_empty();
+
+    // GPU ops with their launch's span, for the step matching.
+    let mut gpu_ops: Vec<OpSpan> = Vec::new();
+    for (li, l) in trace.gpu_lanes() {
+        let s = &l.slices;
+        for i in 0..s.len() {
+            if !kinds.of_cat(s.cat[i]).is_gpu_busy() {
+                continue;
+            }
+            let r = SliceRef {
+                lane: li as u32,
+                index: i as u32,
+            };
+            let launch = links.launch(r).map(|x| {
+                let ls = &trace.lanes[x.lane as usize].slices;
+                (ls.start_ns[x.index as usize], ls.end_ns(x.index as usize))
+            });
+            gpu_ops.push((s.start_ns[i], s.end_ns(i), launch));
+        }
+    }
+    if synthetic {
+        let span = if cpu_min <= cpu_max {
+            Some((cpu_min, cpu_max))
+        } else {
+            let first = gpu_ops.iter().map(|g| g.0).min();
+            let last = gpu_ops.iter().map(|g| g.1).max();
+            first.zip(last)
+        };
+        if let Some((a, b)) = span {
+            host.push((
+                a,
+                b,
+                SliceRef {
+                    lane: u32::MAX,
+                    index: u32::MAX,
+                },
+            ));
+        }
+    }
+
+    // Each step's GPU ops: launched by a runtime call wholly inside its CPU span.
+    let n = host.len();
+    let mut dev: Vec<(i64, i64)> = vec![(i64::MAX, i64::MIN); n];
+    let mut matched = vec![0usize; n];
+    let mut unmatched_ends: Vec<i64> = Vec::new();
+    for &(start, end, launch) in &gpu_ops {
+        let step = launch.and_then(|(ls, le)| {
+            let k = host.partition_point(|h| h.0 <= ls);
+            (k > 0 && le <= host[k - 1].1).then(|| k - 1)
+        });
+        match step {
+            Some(k) => {
+                dev[k].0 = dev[k].0.min(start);
+                dev[k].1 = dev[k].1.max(end);
+                matched[k] += 1;
+            }
+            None => unmatched_ends.push(end),
+        }
+    }
+    let mut spans: Vec<(i64, i64)> = host.iter().map(|h| (h.0, h.1)).collect();
+    let mut dropped_tail_steps = 0;
+    if matched.iter().any(|&m| m > 0) {
+        let mut prev = host[0].0;
+        if matched[0] > 0 {
+            for &e in &unmatched_ends {
+                if e < dev[0].0 {
+                    prev = prev.max(e);
+                }
+            }
+        }
+        for k in 0..n {
+            let start = prev.max(host[k].0);
+            let mut end = host[k].1;
+            if matched[k] > 0 {
+                end = end.max(dev[k].1);
+            }
+            end = end.max(start);
+            spans[k] = (start, end);
+            prev = end;
+        }
+        if n > 1 {
+            if let Some(last) = (0..n).rev().find(|&k| matched[k] > 0) {
+                let mut keep = last + 1;
+                if last > 0 && matched[last - 1] as f64 * 0.8 > matched[last] as f64 {
+                    keep = last;
+                }
+                dropped_tail_steps = n - keep;
+                spans.truncate(keep);
+            }
+        }
+    }
+    let n = spans.len();
+
+    // Category unions, then one sweep assigning each instant to its highest-priority category.
+    let mut unions: Vec<Vec<(i64, i64)>> = vec![Vec::new(); CATEGORIES];
+    // Category by name, for CPU spans [0] and kernels [1]; u8::MAX = not computed yet.
+    let mut cat_of_name: Vec<[u8; 2]> = vec![[u8::MAX; 2]; trace.strings.len()];
+    for l in &trace.lanes {
+        let s = &l.slices;
+        let on_gpu = l.is_gpu();
+        let mut open: [Option<(i64, i64)>; CATEGORIES] = [None; CATEGORIES];
+        for i in 0..s.len() {
+            let kind = kinds.of_cat(s.cat[i]);
+            let c = match (kind, on_gpu) {
+                (Kind::Memcpy, true) => 1,
+                (Kind::Memset, true) => 2,
+                (Kind::Runtime, false) => 4,
+                (Kind::Kernel, true) | (Kind::CpuOp | Kind::Annotation | Kind::Python, false) => {
+                    let slot = &mut cat_of_name[s.name[i].0 as usize][usize::from(on_gpu)];
+                    if *slot == u8::MAX {
+                        *slot = named_category(kind, trace.str(s.name[i]))
+                            .map_or(CATEGORIES as u8, |c| c as u8);
+                    }
+                    if *slot as usize >= CATEGORIES {
+                        continue;
+                    }
+                    *slot as usize
+                }
+                _ => continue,
+            };
+            let (a, b) = (s.start_ns[i], s.end_ns(i));
+            match &mut open[c] {
+                Some(cur) if a <= cur.1 => cur.1 = cur.1.max(b),
+                slot => {
+                    if let Some(done) = slot.replace((a, b)) {
+                        unions[c].push(done);
+                    }
+                }
+            }
+        }
+        for (c, o) in open.into_iter().enumerate() {
+            if let Some(done) = o {
+                unions[c].push(done);
+            }
+        }
+    }
+    let mut events: Vec<(i64, u8, bool)> = Vec::new();
+    for (c, list) in unions.iter_mut().enumerate() {
+        *list = merge(std::mem::take(list));
+        // Zero-length spans claim no time (and would close before they open in the sweep).
+        for &(a, b) in list.iter().filter(|(a, b)| b > a) {
+            events.push((a, c as u8, true));
+            events.push((b, c as u8, false));
+        }
+    }
+    events.sort_unstable_by_key(|e| (e.0, e.2));
+    let mut breakdowns = vec![Breakdown::default(); n];
+    let mut active = [0u32; CATEGORIES];
+    let mut si = 0;
+    let mut prev_t = i64::MIN;
+    for &(t, c, start) in &events {
+        if prev_t != i64::MIN && t > prev_t {
+            if let Some(w) = active.iter().position(|&x| x > 0) {
+                while si < n && spans[si].1 <= prev_t {
+                    si += 1;
+                }
+                let mut j = si;
+                while j < n && spans[j].0 < t {
+                    let overlap = t.min(spans[j].1) - prev_t.max(spans[j].0);
+                    if overlap > 0 {
+                        breakdowns[j].add(w, overlap);
+                    }
+                    j += 1;
+                }
+            }
+        }
+        prev_t = t;
+        if start {
+            active[c as usize] += 1;
+        } else {
+            active[c as usize] -= 1;
+        }
+    }
+
+    let mut steps = Vec::with_capacity(n);
+    let mut total = Breakdown::default();
+    for k in 0..n {
+        let (start, end) = spans[k];
+        let mut b = breakdowns[k];
+        b.other_ns = (end - start) - b.total_ns();
+        total.sum(&b);
+        let slice = (!synthetic).then_some(host[k].2);
+        let name = match slice {
+            Some(r) => trace.slice_name(r).to_string(),
+            None => "(whole trace)".to_string(),
+        };
+        let number = name
+            .strip_prefix("ProfilerStep#")
+            .and_then(|x| x.trim().parse().ok());
+        steps.push(Step {
+            name,
+            number,
+            slice,
+            cpu_start_ns: host[k].0,
+            cpu_end_ns: host[k].1,
+            start_ns: start,
+            end_ns: end,
+            dur_ns: end - start,
+            gpu_ops: matched[k],
+            breakdown: b,
+        });
+    }
+
+    StepsReport {
+        gpu: utilization(trace, links, &spans),
+        stats: stats(&steps),
+        steps,
+        synthetic,
+        dropped_tail_steps,
+        total,
+    }
+}
+
+/// Sorts and merges intervals into disjoint ones.
+fn merge(mut v: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
+    v.sort_unstable();
+    let mut out: Vec<(i64, i64)> = Vec::with_capacity(v.len());
+    for (a, b) in v {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+fn utilization(trace: &Trace, links: &Links, spans: &[(i64, i64)]) -> Vec<DeviceUtilization> {
+    let (Some(first), Some(last)) = (spans.first(), spans.last()) else {
+        return Vec::new();
+    };
+    let (lo, hi) = (first.0, last.1);
+    let mut per_device: Vec<(i64, Vec<(i64, i64)>)> = Vec::new();
+    for (_, l) in trace.gpu_lanes() {
+        let LaneKind::GpuStream { device, .. } = l.kind else {
+            continue;
+        };
+        let idx = match per_device.iter().position(|d| d.0 == device) {
+            Some(i) => i,
+            None => {
+                per_device.push((device, Vec::new()));
+                per_device.len() - 1
+            }
+        };
+        let s = &l.slices;
+        for i in 0..s.len() {
+            if links.kinds.of_cat(s.cat[i]) == Kind::Kernel {
+                let (a, b) = (s.start_ns[i].max(lo), s.end_ns(i).min(hi));
+                if b > a {
+                    per_device[idx].1.push((a, b));
+                }
+            }
+        }
+    }
+    per_device
+        .into_iter()
+        .map(|(device, v)| {
+            let kernel_ns: i64 = merge(v).iter().map(|(a, b)| b - a).sum();
+            DeviceUtilization {
+                device,
+                kernel_ns,
+                span_ns: hi - lo,
+                utilization: if hi > lo {
+                    kernel_ns as f64 / (hi - lo) as f64
+                } else {
+                    0.0
+                },
+            }
+        })
+        .collect()
+}
+
+fn stats(steps: &[Step]) -> StepStats {
+    let mut d: Vec<i64> = steps.iter().map(|s| s.dur_ns).collect();
+    if d.is_empty() {
+        return StepStats::default();
+    }
+    d.sort_unstable();
+    let n = d.len();
+    let quantile = |q: f64| {
+        let pos = q * (n - 1) as f64;
+        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+        d[lo] as f64 + (d[hi] - d[lo]) as f64 * (pos - lo as f64)
+    };
+    let median = quantile(0.5);
+    StepStats {
+        count: n,
+        mean_ns: d.iter().sum::<i64>() as f64 / n as f64,
+        median_ns: median,
+        p90_ns: quantile(0.9),
+        min_ns: d[0],
+        max_ns: d[n - 1],
+        first: steps
+            .iter()
+            .take(3)
+            .map(|s| FirstStep {
+                name: s.name.clone(),
+                dur_ns: s.dur_ns,
+                vs_median: if median > 0.0 {
+                    s.dur_ns as f64 / median
+                } else {
+                    0.0
+                },
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,93 @@
+//! `sightline report FILE [--json] [--compat hta] [--top N]`: everything at once (top operators,
+//! steps, idle time, findings).
+
+use super::{idle as idle_cli, load, ops as ops_cli, print_json, steps as steps_cli, Opts};
+use sightline::analysis::findings::{self, Finding};
+use sightline::analysis::idle::{self, IdleReport};
+use sightline::analysis::links::Links;
+use sightline::analysis::steps::{self, StepsReport};
+use sightline::analysis::tables::{op_table, Forest, OpColumn, OpTable};
+use std::time::Instant;
+
+#[derive(serde::Serialize)]
+struct Report<'a> {
+    file: &'a str,
+    schema: &'a str,
+    rank: i64,
+    span_ns: i64,
+    parse_seconds: f64,
+    analysis_seconds: f64,
+    /// The operator table (key_averages), sorted by self device time when GPU time was charged,
+    /// else self CPU; the first rows only (`--top`, default 15).
+    top_operators: OpTable,
+    steps: StepsReport,
+    idle: IdleReport,
+    findings: Vec<Finding>,
+}
+
+pub fn run(opts: &Opts) -> Result<(), String> {
+    let io = idle_cli::options(opts)?;
+    let loaded = load(&opts.file)?;
+    let trace = &loaded.trace;
+    let t = Instant::now();
+    let links = Links::build(trace);
+    let steps = steps::analyze_with(trace, &links);
+    let idle = idle::analyze_with(trace, &links, &io);
+    let findings = findings::analyze_with(trace, &links, &steps, &idle);
+    let forest = Forest::build(trace);
+    let mut top_operators = op_table(trace, &forest, false);
+    top_operators.sort_by(if top_operators.has_device_time() {
+        OpColumn::SelfDevice
+    } else {
+        OpColumn::SelfCpu
+    });
+    let top = opts.count("--top")?.unwrap_or(15);
+    let all_rows = top_operators.rows.len();
+    let report = Report {
+        file: &opts.file,
+        schema: &trace.meta.schema,
+        rank: trace.rank(),
+        span_ns: trace.span_ns(),
+        parse_seconds: loaded.parse_seconds,
+        analysis_seconds: t.elapsed().as_secs_f64(),
+        top_operators,
+        steps,
+        idle,
+        findings,
+    };
+    if opts.flag("--json") {
+        let mut report = report;
+        report.top_operators.rows.truncate(top);
+        return print_json(&report);
+    }
+    println!(
+        "{}: {}, rank {}, {:.3} ms of trace (parsed in {:.2} s, analysed in {:.2} s)",
+        report.file,
+        report.schema,
+        report.rank,
+        report.span_ns as f64 / 1e6,
+        report.parse_seconds,
+        report.analysis_seconds
+    );
+    println!();
+    println!("Findings");
+    if report.findings.is_empty() {
+        println!("  nothing to report");
+    }
+    for f in &report.findings {
+        println!("  [{:?}] {} ({})", f.severity, f.title, f.id);
+        println!("      {}", f.detail);
+        println!("      advice: {}", f.advice);
+    }
+    println!();
+    println!(
+        "Top operators ({} of {all_rows}; `sightline ops` prints them all)",
+        top.min(all_rows)
+    );
+    print!("{}", ops_cli::render(&report.top_operators, top));
+    println!();
+    steps_cli::print(&report.steps);
+    println!();
+    idle_cli::print(&report.idle);
+    Ok(())
+}

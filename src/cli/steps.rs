@@ -1,0 +1,100 @@
+//! `sightline steps FILE [--json]`
+
+use super::idle::short;
+use super::{load, print_json, Opts};
+use sightline::analysis::steps::{self, Breakdown, StepsReport};
+
+pub fn run(opts: &Opts) -> Result<(), String> {
+    let loaded = load(&opts.file)?;
+    let report = steps::analyze(&loaded.trace);
+    if opts.flag("--json") {
+        return print_json(&report);
+    }
+    print(&report);
+    Ok(())
+}
+
+fn ms(ns: f64) -> String {
+    format!("{:.3}", ns / 1e6)
+}
+
+fn row(label: &str, dur_ns: i64, b: &Breakdown) -> String {
+    let mut line = format!("  {:<22} {:>11}", short(label, 22), ms(dur_ns as f64));
+    for (_, ns) in b.fields() {
+        line.push_str(&format!(" {:>10}", ms(ns as f64)));
+    }
+    line
+}
+
+/// The readable steps report (also a section of `sightline report`).
+pub fn print(r: &StepsReport) {
+    if r.steps.is_empty() {
+        println!("Steps: none (the trace holds no events)");
+        return;
+    }
+    if r.synthetic {
+        println!("Steps: no ProfilerStep#N in this trace; the whole trace stands as one step");
+    } else {
+        println!(
+            "Steps: {} (TensorBoard plugin's breakdown, ms)",
+            r.steps.len()
+        );
+    }
+    if r.dropped_tail_steps > 0 {
+        println!(
+            "  {} trailing step(s) dropped: their GPU work looks incompletely captured",
+            r.dropped_tail_steps
+        );
+    }
+    let mut header = format!("  {:<22} {:>11}", "step", "duration");
+    for (label, _) in Breakdown::default().fields() {
+        let label = if label == "Communication" {
+            "Comm"
+        } else {
+            label
+        };
+        header.push_str(&format!(" {:>10}", label));
+    }
+    println!("{header}");
+    for s in &r.steps {
+        println!("{}", row(&s.name, s.dur_ns, &s.breakdown));
+    }
+    let total = r.total.total_ns();
+    println!("{}", row("total", total, &r.total));
+    let mut pct = format!("  {:<22} {:>11}", "share", "");
+    for (_, ns) in r.total.fields() {
+        let p = if total > 0 {
+            100.0 * ns as f64 / total as f64
+        } else {
+            0.0
+        };
+        pct.push_str(&format!(" {:>9.1}%", p));
+    }
+    println!("{pct}");
+    for g in &r.gpu {
+        println!(
+            "  GPU {} utilization {:.1}% (kernels {} ms of {} ms)",
+            g.device,
+            100.0 * g.utilization,
+            ms(g.kernel_ns as f64),
+            ms(g.span_ns as f64)
+        );
+    }
+    let st = &r.stats;
+    println!(
+        "  step time: mean {} ms, median {} ms, p90 {} ms, min {} ms, max {} ms",
+        ms(st.mean_ns),
+        ms(st.median_ns),
+        ms(st.p90_ns),
+        ms(st.min_ns as f64),
+        ms(st.max_ns as f64)
+    );
+    if !r.synthetic {
+        let first: Vec<String> = st
+            .first
+            .iter()
+            .map(|f| format!("{} {:.2}x", f.name, f.vs_median))
+            .collect();
+        println!("  first steps vs median: {}", first.join(", "));
+    }
+}
