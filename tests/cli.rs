@@ -63,3 +63,31 @@ fn a_non_trace_exits_two_with_one_line() {
     let (code, _, _) = run(&["frobnicate", "x.json"]);
     assert_eq!(code, 2);
 }
+
+#[test]
+fn a_closed_pipe_is_not_a_crash() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let path = common::shared_fixtures().join("real/tracelens_h100_bert_small_stack_mem.json.gz");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sightline"))
+        .args(["report", path.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one byte, then close our end as `| head -c1` would.
+    let mut out = child.stdout.take().unwrap();
+    let mut one = [0u8; 1];
+    out.read_exact(&mut one).unwrap();
+    drop(out);
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(status.code().is_some(), "ended by a signal: {status:?}");
+}
