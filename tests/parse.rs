@@ -356,3 +356,86 @@ fn the_model_does_not_depend_on_chunking() {
         }
     }
 }
+
+/// Everything a model holds, as text, for comparing two parses.
+fn full_dump(t: &sightline::model::Trace) -> String {
+    let strings: Vec<&str> = (0..t.strings.len())
+        .map(|i| t.str(sightline::model::StrId(i as u32)))
+        .collect();
+    format!(
+        "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
+        dump(t),
+        strings,
+        t.processes,
+        t.meta,
+        t.stats,
+        t.memory,
+        t.diagnostics
+    )
+}
+
+#[test]
+fn a_parse_on_several_threads_equals_the_one_thread_parse() {
+    let shared = common::shared_fixtures();
+    let mut files: Vec<(String, Vec<u8>)> = [
+        "real/hta_v100_train_1rank_ns_resolution.pt.trace.json.gz",
+        "real/hta_a100_nccl_rank0of2.json.gz",
+        "real/tracelens_h100_bert_small_stack_mem.json.gz",
+        "pytorch-cpu/encoder_stack_memory.pt.trace.json.gz",
+    ]
+    .iter()
+    .map(|f| {
+        (
+            f.to_string(),
+            gunzip(&std::fs::read(shared.join(f)).unwrap()),
+        )
+    })
+    .collect();
+    for f in [
+        "keys_after_events.json",
+        "legacy_strings.json",
+        "truncated_array.json",
+        "begin_end.json",
+    ] {
+        files.push((
+            f.to_string(),
+            std::fs::read(local_fixture(&format!("parse/{f}"))).unwrap(),
+        ));
+    }
+    for (name, bytes) in &files {
+        let one = full_dump(&parse_bytes(bytes).unwrap());
+        for parts in [2, 5] {
+            let open = |offset: u64| -> std::io::Result<std::io::Cursor<&[u8]>> {
+                Ok(std::io::Cursor::new(&bytes[offset as usize..]))
+            };
+            let many = sightline::parse::parse_parallel_with(&open, bytes.len() as u64, parts, 0)
+                .unwrap()
+                .unwrap();
+            // Real traces are cut as asked; B/E pairs and tiny files fall back to one thread.
+            let expect = if name.ends_with(".gz") {
+                parts as u32
+            } else {
+                1
+            };
+            let tiny_but_cut = !name.ends_with(".gz") && many.stats.threads > 1;
+            assert!(
+                many.stats.threads == expect || tiny_but_cut,
+                "{name}: {} threads",
+                many.stats.threads
+            );
+            if name == "begin_end.json" {
+                assert_eq!(many.stats.threads, 1, "B/E pairs must not be split");
+            }
+            let mut many_stats = many.stats.clone();
+            many_stats.threads = 1;
+            let many = sightline::model::Trace {
+                stats: many_stats,
+                ..many
+            };
+            assert!(
+                full_dump(&many) == one,
+                "{name} differs when parsed in {parts} parts"
+            );
+        }
+    }
+}

@@ -147,6 +147,19 @@ impl Slices {
         self.start_ns[i] + self.dur_ns[i]
     }
 
+    /// Moves `other`'s slices to the end of these (used when parts of a file parsed apart join).
+    pub fn append(&mut self, other: &mut Slices) {
+        self.start_ns.append(&mut other.start_ns);
+        self.dur_ns.append(&mut other.dur_ns);
+        self.depth.append(&mut other.depth);
+        self.name.append(&mut other.name);
+        self.cat.append(&mut other.cat);
+        self.args.append(&mut other.args);
+        self.external_id.append(&mut other.external_id);
+        self.correlation.append(&mut other.correlation);
+        self.input_dims.append(&mut other.input_dims);
+    }
+
     /// Bytes held by the columns (capacity, not length: what the allocator really gave).
     pub fn heap_bytes(&self) -> usize {
         self.start_ns.capacity() * 8
@@ -386,6 +399,13 @@ impl ArgStore {
         self.ends.len()
     }
 
+    /// Appends another store's records; theirs become ids `self.len()..`.
+    pub fn append(&mut self, other: &ArgStore) {
+        let base = self.bytes.len() as u64;
+        self.bytes.extend_from_slice(&other.bytes);
+        self.ends.extend(other.ends.iter().map(|e| e + base));
+    }
+
     pub fn is_empty(&self) -> bool {
         self.ends.is_empty()
     }
@@ -498,6 +518,8 @@ pub struct ParseStats {
     pub by_category: Vec<(String, u64)>,
     /// True when the file ended before its event array was closed.
     pub truncated: bool,
+    /// Threads the parse ran on (several only for a large plain-JSON file read natively).
+    pub threads: u32,
 }
 
 /// What the parser skipped or repaired, grouped by kind.

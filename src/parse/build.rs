@@ -73,6 +73,11 @@ pub(crate) struct Builder {
     counters: Vec<CounterSeries>,
     counter_map: FxHashMap<(i64, String, String), usize>,
     memory: MemoryEvents,
+    /// (pid, tid) of each memory event: its lane is looked up when the parse ends, so that a lane
+    /// first seen after the allocation still owns it.
+    memory_threads: Vec<(i64, i64)>,
+    /// A `B` or `E` was read (pairs cannot be matched across separately parsed parts).
+    saw_begin_end: bool,
     meta: TraceMeta,
     pub(crate) diagnostics: Diagnostics,
     events_total: u64,
@@ -112,6 +117,8 @@ impl Builder {
             counters: Vec::new(),
             counter_map: FxHashMap::default(),
             memory: MemoryEvents::default(),
+            memory_threads: Vec::new(),
+            saw_begin_end: false,
             meta: TraceMeta::default(),
             diagnostics: Diagnostics::default(),
             events_total: 0,
@@ -275,6 +282,7 @@ impl Builder {
         }
         match &*ph {
             "X" | "B" | "E" => {
+                self.saw_begin_end |= ph != "X";
                 let Some(ts) = ts else {
                     self.diagnostics.add(DiagKind::MissingField, offset, || {
                         format!("a '{ph}' event without a readable ts")
@@ -350,7 +358,7 @@ impl Builder {
                 let (tid, tid_label) = self.id_of(ev.tid);
                 let name = raw_str(ev.name);
                 if name == "[memory]" {
-                    let lane = self.lane_map.get(&(pid, tid)).copied().unwrap_or(u32::MAX);
+                    self.memory_threads.push((pid, tid));
                     let int = |v: Option<&str>| {
                         v.and_then(|v| {
                             parse_int(Some(v)).or_else(|| parse_f64(v).map(|f| f as i64))
@@ -358,7 +366,6 @@ impl Builder {
                     };
                     let m = &mut self.memory;
                     m.ts_ns.push(ts);
-                    m.lane.push(lane);
                     m.device_type.push(int(args.device_type).unwrap_or(0) as i8);
                     m.device_id.push(int(args.device_id).unwrap_or(0) as i16);
                     m.bytes.push(int(args.bytes).unwrap_or(0));
@@ -451,7 +458,7 @@ impl Builder {
         match &*what {
             "process_name" | "process_labels" | "process_sort_index" => {
                 let p = self.procs.entry(pid).or_default();
-                if pid_label.is_some() {
+                if p.pid_label.is_none() {
                     p.pid_label = pid_label;
                 }
                 match &*what {
@@ -471,6 +478,154 @@ impl Builder {
             }
             _ => {}
         }
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    /// True when a part parsed right after this one can be joined to it exactly: no `B` is
+    /// left open here (its `E` would be in the next part).
+    pub(crate) fn can_continue(&self) -> bool {
+        self.lanes.iter().all(|l| l.open.is_empty())
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn saw_begin_end(&self) -> bool {
+        self.saw_begin_end
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    /// Takes in a builder that read the bytes right after this one's, so that the result is what
+    /// one builder reading both would have built: strings and lanes keep their first-seen order,
+    /// args and slices their file order, so ids and orders equal a sequential parse's.
+    pub(crate) fn absorb(&mut self, mut o: Builder) {
+        let smap: Vec<StrId> = (0..o.strings.len())
+            .map(|i| self.strings.intern(o.strings.get(StrId(i as u32))))
+            .collect();
+        let sid = |x: StrId| smap[x.0 as usize];
+        let abase = self.args.len() as u32;
+        self.args.append(&o.args);
+        let aid = |a: ArgsId| {
+            if a == ArgsId::NONE {
+                a
+            } else {
+                ArgsId(a.0 + abase)
+            }
+        };
+
+        // String pids and tids: the same label gets the same synthetic id, in first-seen order.
+        let mut labels: Vec<(String, i64)> = o.synthetic_ids.drain().collect();
+        labels.sort_by_key(|l| std::cmp::Reverse(l.1));
+        let mut idmap = FxHashMap::default();
+        for (label, old) in labels {
+            let next = -1 - self.synthetic_ids.len() as i64;
+            idmap.insert(old, *self.synthetic_ids.entry(label).or_insert(next));
+        }
+        let id = |x: i64| idmap.get(&x).copied().unwrap_or(x);
+
+        let mut lmap = Vec::with_capacity(o.lanes.len());
+        for mut lb in o.lanes.drain(..) {
+            lb.pid = id(lb.pid);
+            lb.tid = id(lb.tid);
+            let s = &mut lb.slices;
+            s.name.iter_mut().for_each(|x| *x = sid(*x));
+            s.cat.iter_mut().for_each(|x| *x = sid(*x));
+            s.input_dims.iter_mut().for_each(|x| *x = sid(*x));
+            s.args.iter_mut().for_each(|x| *x = aid(*x));
+            match self.lane_map.get(&(lb.pid, lb.tid)) {
+                Some(&l) => {
+                    let mine = &mut self.lanes[l as usize];
+                    mine.slices.append(&mut lb.slices);
+                    mine.gpu |= lb.gpu;
+                    lmap.push(l);
+                }
+                None => {
+                    let l = self.lanes.len() as u32;
+                    self.lane_map.insert((lb.pid, lb.tid), l);
+                    self.lanes.push(lb);
+                    lmap.push(l);
+                }
+            }
+        }
+        for (pid, m) in o.procs {
+            let p = self.procs.entry(id(pid)).or_default();
+            p.pid_label = p.pid_label.take().or(m.pid_label);
+            p.name = m.name.or(p.name.take());
+            p.labels = m.labels.or(p.labels.take());
+            p.sort_index = m.sort_index.or(p.sort_index);
+        }
+        for ((pid, tid), (name, sort)) in o.threads {
+            let t = self.threads.entry((id(pid), id(tid))).or_default();
+            t.0 = name.or(t.0.take());
+            t.1 = sort.or(t.1);
+        }
+        for mut f in o.flow_points {
+            f.cat = sid(f.cat);
+            f.lane = lmap[f.lane as usize];
+            self.flow_points.push(f);
+        }
+        for mut i in o.instants {
+            i.lane = lmap[i.lane as usize];
+            i.name = sid(i.name);
+            i.cat = sid(i.cat);
+            i.args = aid(i.args);
+            self.instants.push(i);
+        }
+        for mut c in o.counters {
+            c.pid = id(c.pid);
+            let key = (c.pid, c.name.clone(), c.series.clone());
+            match self.counter_map.get(&key) {
+                Some(&i) => {
+                    self.counters[i].ts_ns.append(&mut c.ts_ns);
+                    self.counters[i].values.append(&mut c.values);
+                }
+                None => {
+                    self.counter_map.insert(key, self.counters.len());
+                    self.counters.push(c);
+                }
+            }
+        }
+        let (m, om) = (&mut self.memory, &mut o.memory);
+        m.ts_ns.append(&mut om.ts_ns);
+        m.device_type.append(&mut om.device_type);
+        m.device_id.append(&mut om.device_id);
+        m.bytes.append(&mut om.bytes);
+        m.total_allocated.append(&mut om.total_allocated);
+        m.total_reserved.append(&mut om.total_reserved);
+        self.memory_threads
+            .extend(o.memory_threads.iter().map(|&(p, t)| (id(p), id(t))));
+
+        // Top-level keys after the event array are read by the last part only.
+        let meta = o.meta;
+        if !meta.device_properties.is_empty() {
+            self.meta.device_properties = meta.device_properties;
+        }
+        self.meta.distributed = meta.distributed.or(self.meta.distributed.take());
+        self.meta.base_time_ns = meta.base_time_ns.or(self.meta.base_time_ns);
+        self.meta.schema_version = meta.schema_version.or(self.meta.schema_version.take());
+        self.meta.other.extend(meta.other);
+        self.top_keys.extend(o.top_keys);
+
+        for d in o.diagnostics.items {
+            self.diagnostics
+                .add_n(d.kind, d.count, d.first_offset, || d.detail.clone());
+        }
+        self.events_total += o.events_total;
+        self.with_phase += o.with_phase;
+        self.non_objects += o.non_objects;
+        for (ph, n) in o.phases.named {
+            *self.phases.named.entry(ph).or_default() += n;
+        }
+        for (i, &n) in o.cat_counts.iter().enumerate() {
+            if n > 0 {
+                let c = sid(StrId(i as u32)).0 as usize;
+                if self.cat_counts.len() <= c {
+                    self.cat_counts.resize(c + 1, 0);
+                }
+                self.cat_counts[c] += n;
+            }
+        }
+        self.min_ts = self.min_ts.min(o.min_ts);
+        self.max_ts = self.max_ts.max(o.max_ts);
+        self.saw_begin_end |= o.saw_begin_end;
     }
 
     pub(crate) fn finish(mut self, stats: ParseStats) -> Trace {
@@ -597,7 +752,17 @@ impl Builder {
             c.values = pairs.iter().map(|p| p.1).collect();
         }
 
-        let memory = sort_memory(std::mem::take(&mut self.memory), origin, &new_index);
+        let mut memory = std::mem::take(&mut self.memory);
+        memory.lane = self
+            .memory_threads
+            .iter()
+            .map(|k| {
+                self.lane_map
+                    .get(k)
+                    .map_or(u32::MAX, |&l| new_index[l as usize])
+            })
+            .collect();
+        let memory = sort_memory(memory, origin);
 
         let mut by_phase: Vec<(String, u64)> = self.phases.named.drain().collect();
         by_phase.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -809,19 +974,13 @@ fn bind_flows(
     flows
 }
 
-fn sort_memory(m: MemoryEvents, origin: i64, new_index: &[u32]) -> MemoryEvents {
+fn sort_memory(m: MemoryEvents, origin: i64) -> MemoryEvents {
     let mut perm: Vec<u32> = (0..m.len() as u32).collect();
     perm.sort_by_key(|&i| (m.ts_ns[i as usize], i));
     let pick = |i: u32| i as usize;
     MemoryEvents {
         ts_ns: perm.iter().map(|&i| m.ts_ns[pick(i)] - origin).collect(),
-        lane: perm
-            .iter()
-            .map(|&i| match m.lane[pick(i)] {
-                u32::MAX => u32::MAX,
-                l => new_index[l as usize],
-            })
-            .collect(),
+        lane: perm.iter().map(|&i| m.lane[pick(i)]).collect(),
         device_type: perm.iter().map(|&i| m.device_type[pick(i)]).collect(),
         device_id: perm.iter().map(|&i| m.device_id[pick(i)]).collect(),
         bytes: perm.iter().map(|&i| m.bytes[pick(i)]).collect(),

@@ -15,9 +15,13 @@
 mod build;
 mod event;
 mod fields;
+#[cfg(not(target_arch = "wasm32"))]
+mod parallel;
 mod split;
 
 pub use build::enclosing_slice;
+#[cfg(not(target_arch = "wasm32"))]
+pub use parallel::{parse_parallel, parse_parallel_with};
 
 use crate::model::{DiagKind, ParseStats, Trace};
 use build::Builder;
@@ -175,7 +179,7 @@ impl Parser {
             self.push(&head);
         }
         let gzipped = matches!(self.stage, Stage::Gzip(_));
-        let (mut json, gzip_end_error) = match self.stage {
+        let (json, gzip_end_error) = match self.stage {
             Stage::Sniff(_) => unreachable!("sniffing was ended above"),
             Stage::Plain(j) => (*j, None),
             Stage::Gzip(mut g) => {
@@ -188,92 +192,103 @@ impl Parser {
                 (j, self.gzip_error.or(end.map(|e| e.to_string())))
             }
         };
-        if self.input_bytes == 0 {
-            return Err(err(ErrorKind::Empty, "the file is empty".into()));
-        }
-        if gzipped && json.json_bytes == 0 {
-            let why = gzip_end_error.unwrap_or_else(|| "no data".into());
-            return Err(err(
-                ErrorKind::CorruptGzip,
-                format!("a gzip file that cannot be decompressed ({why})"),
-            ));
-        }
-        let inside = if gzipped {
-            " inside the gzip stream"
-        } else {
-            ""
-        };
-        if let Some(b) = json.splitter.not_json() {
-            let what = describe_bytes(&json.head, b);
-            return Err(err(
-                ErrorKind::NotJson,
-                format!("not a trace: {what}{inside} (a PyTorch trace is JSON starting with '{{' or '[')"),
-            ));
-        }
-        if json.splitter.form() == Form::Unknown {
-            return Err(err(
-                ErrorKind::Empty,
-                format!("the file holds only whitespace{inside}"),
-            ));
-        }
-        if !json.splitter.saw_events() {
-            let keys = json.builder.top_keys().join(", ");
-            let detail = if json.splitter.complete() {
-                format!("a JSON object without a traceEvents array (top-level keys: {keys})")
-            } else {
-                format!(
-                    "a JSON object that ends before any traceEvents array (cut in key '{}')",
-                    json.splitter.current_key()
-                )
-            };
-            return Err(err(ErrorKind::NotATrace, format!("not a trace: {detail}")));
-        }
-        if json.builder.looks_like_other_json() {
-            return Err(err(
-                ErrorKind::NotATrace,
-                "not a trace: a JSON array whose elements are not trace events (no 'ph' field)"
-                    .into(),
-            ));
-        }
-
-        let mut truncated = false;
-        if let Some((offset, len)) = json.splitter.pending() {
-            truncated = true;
-            json.builder
-                .diagnostics
-                .add(DiagKind::Truncated, offset, || {
-                    format!(
-                        "the file ends inside an event ({len} bytes of it); that event is skipped"
-                    )
-                });
-        } else if !json.splitter.complete() {
-            truncated = true;
-            let at = json.splitter.bytes_seen();
-            let what = if json.splitter.inside_events() {
-                "the file ends inside the event array (no closing ']')"
-            } else {
-                "the file ends before the closing '}'"
-            };
-            json.builder
-                .diagnostics
-                .add(DiagKind::Truncated, at, || what.into());
-        }
-        if let Some(e) = gzip_end_error {
-            truncated = true;
-            let at = json.json_bytes;
-            json.builder.diagnostics.add(DiagKind::Truncated, at, || {
-                format!("the gzip stream ends early or is damaged ({e}); everything before is kept")
-            });
-        }
-        let stats = ParseStats {
-            input_bytes: self.input_bytes,
-            json_bytes: json.json_bytes,
-            gzipped,
-            truncated,
-            ..ParseStats::default()
-        };
-        Ok(json.builder.finish(stats))
+        finish_stage(json, self.input_bytes, gzipped, gzip_end_error)
     }
+}
+
+/// Classifies what was read and builds the model: shared by the streaming parser and the
+/// parallel one.
+fn finish_stage(
+    mut json: JsonStage,
+    input_bytes: u64,
+    gzipped: bool,
+    gzip_end_error: Option<String>,
+) -> Result<Trace, ParseError> {
+    if input_bytes == 0 {
+        return Err(err(ErrorKind::Empty, "the file is empty".into()));
+    }
+    if gzipped && json.json_bytes == 0 {
+        let why = gzip_end_error.unwrap_or_else(|| "no data".into());
+        return Err(err(
+            ErrorKind::CorruptGzip,
+            format!("a gzip file that cannot be decompressed ({why})"),
+        ));
+    }
+    let inside = if gzipped {
+        " inside the gzip stream"
+    } else {
+        ""
+    };
+    if let Some(b) = json.splitter.not_json() {
+        let what = describe_bytes(&json.head, b);
+        return Err(err(
+            ErrorKind::NotJson,
+            format!(
+                "not a trace: {what}{inside} (a PyTorch trace is JSON starting with '{{' or '[')"
+            ),
+        ));
+    }
+    if json.splitter.form() == Form::Unknown {
+        return Err(err(
+            ErrorKind::Empty,
+            format!("the file holds only whitespace{inside}"),
+        ));
+    }
+    if !json.splitter.saw_events() {
+        let keys = json.builder.top_keys().join(", ");
+        let detail = if json.splitter.complete() {
+            format!("a JSON object without a traceEvents array (top-level keys: {keys})")
+        } else {
+            format!(
+                "a JSON object that ends before any traceEvents array (cut in key '{}')",
+                json.splitter.current_key()
+            )
+        };
+        return Err(err(ErrorKind::NotATrace, format!("not a trace: {detail}")));
+    }
+    if json.builder.looks_like_other_json() {
+        return Err(err(
+            ErrorKind::NotATrace,
+            "not a trace: a JSON array whose elements are not trace events (no 'ph' field)".into(),
+        ));
+    }
+
+    let mut truncated = false;
+    if let Some((offset, len)) = json.splitter.pending() {
+        truncated = true;
+        json.builder
+            .diagnostics
+            .add(DiagKind::Truncated, offset, || {
+                format!("the file ends inside an event ({len} bytes of it); that event is skipped")
+            });
+    } else if !json.splitter.complete() {
+        truncated = true;
+        let at = json.splitter.bytes_seen();
+        let what = if json.splitter.inside_events() {
+            "the file ends inside the event array (no closing ']')"
+        } else {
+            "the file ends before the closing '}'"
+        };
+        json.builder
+            .diagnostics
+            .add(DiagKind::Truncated, at, || what.into());
+    }
+    if let Some(e) = gzip_end_error {
+        truncated = true;
+        let at = json.json_bytes;
+        json.builder.diagnostics.add(DiagKind::Truncated, at, || {
+            format!("the gzip stream ends early or is damaged ({e}); everything before is kept")
+        });
+    }
+    let stats = ParseStats {
+        input_bytes,
+        json_bytes: json.json_bytes,
+        gzipped,
+        truncated,
+        threads: 1,
+        ..ParseStats::default()
+    };
+    Ok(json.builder.finish(stats))
 }
 
 fn err(kind: ErrorKind, message: String) -> ParseError {
