@@ -480,19 +480,16 @@ impl Builder {
         }
     }
 
-    #[cfg(not(target_arch = "wasm32"))]
     /// True when a part parsed right after this one can be joined to it exactly: no `B` is
     /// left open here (its `E` would be in the next part).
     pub(crate) fn can_continue(&self) -> bool {
         self.lanes.iter().all(|l| l.open.is_empty())
     }
 
-    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn saw_begin_end(&self) -> bool {
         self.saw_begin_end
     }
 
-    #[cfg(not(target_arch = "wasm32"))]
     /// Takes in a builder that read the bytes right after this one's, so that the result is what
     /// one builder reading both would have built: strings and lanes keep their first-seen order,
     /// args and slices their file order, so ids and orders equal a sequential parse's.

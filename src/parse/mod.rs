@@ -15,12 +15,10 @@
 mod build;
 mod event;
 mod fields;
-#[cfg(not(target_arch = "wasm32"))]
 mod parallel;
 mod split;
 
 pub use build::enclosing_slice;
-#[cfg(not(target_arch = "wasm32"))]
 pub use parallel::{parse_parallel, parse_parallel_with};
 
 use crate::model::{DiagKind, ParseStats, Trace};

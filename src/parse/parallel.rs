@@ -1,4 +1,5 @@
-//! Parsing one plain-JSON trace on several threads (native only; the browser parses in one).
+//! Parsing one plain-JSON trace on several threads. wasm32 has no threads here: there the same
+//! calls parse on one (the browser streams a `File` through [`super::Parser`] instead).
 //!
 //! The event array is cut into parts at guessed element boundaries; each part is read from its own
 //! reader and parsed by its own builder on its own thread, then the builders are joined in file
@@ -41,7 +42,7 @@ pub fn parse_parallel_with<R: Read>(
     parts: usize,
     min_bytes: u64,
 ) -> io::Result<Result<Trace, ParseError>> {
-    if parts < 2 || len < min_bytes {
+    if parts < 2 || len < min_bytes || cfg!(target_arch = "wasm32") {
         return sequential(open);
     }
     let mut head = vec![0u8; 64 << 10];

@@ -220,7 +220,6 @@ impl Splitter {
     /// A splitter that starts between two elements of the event array at byte `offset`, for a
     /// part of the input parsed on its own (the part before it must end there, which the caller
     /// checks with [`Splitter::between_events`]).
-    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn in_events(form: Form, offset: u64) -> Self {
         Splitter {
             state: State::Events,
@@ -232,7 +231,6 @@ impl Splitter {
     }
 
     /// True when the input so far ends between two elements of the event array.
-    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn between_events(&self) -> bool {
         self.state == State::Events
     }
