@@ -439,3 +439,27 @@ fn a_parse_on_several_threads_equals_the_one_thread_parse() {
         }
     }
 }
+
+#[test]
+fn a_thread_in_the_gpu_process_stays_a_thread() {
+    // Kineto put a Python thread (tid 0) under pid 0, the process labelled "GPU 0".
+    let bytes = std::fs::read(
+        common::shared_fixtures().join("real/tracelens_h100_bert_small_stack_mem.json.gz"),
+    )
+    .unwrap();
+    let t = parse_bytes(&bytes).unwrap();
+    let lane = t
+        .lanes
+        .iter()
+        .find(|l| l.pid == 0 && l.tid == 0)
+        .expect("the pid 0 tid 0 lane");
+    assert_eq!(lane.kind, sightline::model::LaneKind::Cpu);
+    let stream = t.lanes.iter().find(|l| l.pid == 0 && l.tid == 7).unwrap();
+    assert_eq!(
+        stream.kind,
+        sightline::model::LaneKind::GpuStream {
+            device: 0,
+            stream: 7
+        }
+    );
+}

@@ -32,6 +32,9 @@ struct LaneBuilder {
     open: Vec<OpenBegin>,
     /// A GPU category (kernel, memcpy, ...) was seen on this lane.
     gpu: bool,
+    /// A slice of another category was seen: a thread, even in a process labelled GPU (Kineto
+    /// has put Python threads with tid 0 under pid 0, the GPU 0 process).
+    cpu: bool,
 }
 
 #[derive(Default)]
@@ -189,6 +192,7 @@ impl Builder {
             slices: Slices::default(),
             open: Vec::new(),
             gpu: false,
+            cpu: false,
         });
         self.lane_map.insert((pid, tid), l);
         l
@@ -301,7 +305,9 @@ impl Builder {
                     };
                     self.max_ts = self.max_ts.max(ts);
                     let lb = &mut self.lanes[lane];
-                    lb.gpu |= is_gpu_category(self.strings.get(open.cat));
+                    let gpu = is_gpu_category(self.strings.get(open.cat));
+                    lb.gpu |= gpu;
+                    lb.cpu |= !gpu;
                     push_slice(&mut lb.slices, open.ts, (ts - open.ts).max(0), &open);
                     return;
                 }
@@ -344,7 +350,9 @@ impl Builder {
                 }
                 self.max_ts = self.max_ts.max(ts.saturating_add(dur));
                 let lb = &mut self.lanes[lane];
-                lb.gpu |= is_gpu_category(&cat_text);
+                let gpu = is_gpu_category(&cat_text);
+                lb.gpu |= gpu;
+                lb.cpu |= !gpu;
                 push_slice(&mut lb.slices, ts, dur, &open);
             }
             "i" | "I" => {
@@ -532,6 +540,7 @@ impl Builder {
                     let mine = &mut self.lanes[l as usize];
                     mine.slices.append(&mut lb.slices);
                     mine.gpu |= lb.gpu;
+                    mine.cpu |= lb.cpu;
                     lmap.push(l);
                 }
                 None => {
@@ -657,7 +666,7 @@ impl Builder {
         let mut order: Vec<u32> = (0..self.lanes.len() as u32).collect();
         let lane_key = |lb: &LaneBuilder| {
             let p = &processes[pindex[&lb.pid] as usize];
-            let gpu = lb.gpu || p.device.is_some();
+            let gpu = lb.gpu || (p.device.is_some() && !lb.cpu);
             let tsort = self.threads.get(&(lb.pid, lb.tid)).and_then(|t| t.1);
             if gpu {
                 (1, p.device.unwrap_or(lb.pid), 0, lb.tid, 0)
@@ -687,7 +696,7 @@ impl Builder {
                 .expect("each lane is taken once");
             let process = pindex[&lb.pid];
             let p = &processes[process as usize];
-            let gpu = lb.gpu || p.device.is_some();
+            let gpu = lb.gpu || (p.device.is_some() && !lb.cpu);
             let kind = if gpu {
                 LaneKind::GpuStream {
                     device: p.device.unwrap_or(lb.pid),
