@@ -1,8 +1,9 @@
 //! The view layer against every real trace in `shared/fixtures`: the row invariant the level of
 //! detail relies on, bounded draw lists at full zoom-out, and hit testing that finds what was drawn.
 //!
-//! Fixtures are found by walking up from the crate for `shared/fixtures` (or `SIGHTLINE_FIXTURES`);
-//! without them the test says so and passes.
+//! Fixtures are found as every test finds them (`tests/common`).
+
+mod common;
 
 use rustc_hash::FxHashSet;
 use sightline::model::SliceRef;
@@ -11,49 +12,10 @@ use sightline::view::frame::{self, Hit, ViewState, FLAG_MARK, RECT_STRIDE};
 use sightline::view::tracks::TrackLayout;
 use sightline::view::viewport::Viewport;
 use sightline::view::Timeline;
-use std::path::PathBuf;
-
-fn fixtures() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("SIGHTLINE_FIXTURES") {
-        return Some(PathBuf::from(p));
-    }
-    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    loop {
-        let c = dir.join("shared").join("fixtures");
-        if c.is_dir() {
-            return Some(c);
-        }
-        if !dir.pop() {
-            return None;
-        }
-    }
-}
-
-fn traces() -> Vec<PathBuf> {
-    let Some(root) = fixtures() else {
-        eprintln!("no shared/fixtures found; skipping");
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for sub in ["real", "pytorch-cpu"] {
-        let Ok(rd) = std::fs::read_dir(root.join(sub)) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            let name = p.file_name().unwrap().to_string_lossy().to_string();
-            if name.ends_with(".json.gz") && !name.contains("reference") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
 
 #[test]
 fn every_fixture_lays_out_and_hits() {
-    for path in traces() {
+    for path in common::all_shared_traces() {
         let bytes = std::fs::read(&path).unwrap();
         let trace = parse_bytes(&bytes).unwrap();
         let tl = Timeline::new(&trace);
@@ -64,7 +26,10 @@ fn every_fixture_lays_out_and_hits() {
             for row in &idx.rows {
                 for w in row.idx.windows(2) {
                     let (a, b) = (w[0] as usize, w[1] as usize);
-                    assert!(s.end_ns(a) <= s.start_ns[b], "{name}: lane {l} slices {a},{b} overlap on a row");
+                    assert!(
+                        s.end_ns(a) <= s.start_ns[b],
+                        "{name}: lane {l} slices {a},{b} overlap on a row"
+                    );
                 }
             }
         }
@@ -74,7 +39,10 @@ fn every_fixture_lays_out_and_hits() {
         let f = frame::layout(&trace, &tl, &tracks, &vp, &ViewState::default());
         let rects = f.rects.len() / RECT_STRIDE;
         let rows: u32 = trace.lanes.iter().map(|l| l.rows).sum();
-        assert!(rects <= rows as usize * 2 * 1200 + 10, "{name}: {rects} rects");
+        assert!(
+            rects <= rows as usize * 2 * 1200 + 10,
+            "{name}: {rects} rects"
+        );
         // Click the middle of every single-slice box: the hit is a slice drawn there.
         let mut checked = 0;
         for r in f.rects.chunks(RECT_STRIDE) {
@@ -87,7 +55,10 @@ fn every_fixture_lays_out_and_hits() {
                 Some(Hit::Slice(SliceRef { lane, index })) => {
                     let s = &trace.lanes[lane as usize].slices;
                     let t = vp.t_of(x);
-                    assert!(s.start_ns[index as usize] as f64 <= t + 1.0 && s.end_ns(index as usize) as f64 >= t - 1.0);
+                    assert!(
+                        s.start_ns[index as usize] as f64 <= t + 1.0
+                            && s.end_ns(index as usize) as f64 >= t - 1.0
+                    );
                     checked += 1;
                 }
                 other => panic!("{name}: nothing at {x},{y}: {other:?}"),

@@ -90,9 +90,12 @@ pub struct FrameMeta {
     pub steps: Vec<StepMark>,
     pub arrows: Vec<ArrowPx>,
     pub range: Option<RangePx>,
-    /// Time at the left edge and per pixel, for the page's status line.
+    /// Time at the left edge and per pixel, for the page's status line and overview.
     pub start_ns: f64,
     pub ns_per_px: f64,
+    /// Vertical scroll and total height of the tracks, for a scrollbar.
+    pub scroll_px: f64,
+    pub content_px: f64,
 }
 
 #[derive(Debug, Clone)]
@@ -255,6 +258,8 @@ pub fn layout(
             range,
             start_ns: vp.start_ns,
             ns_per_px: vp.ns_per_px,
+            scroll_px: vp.scroll_px,
+            content_px: tracks_.height,
         },
     }
 }

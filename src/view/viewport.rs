@@ -92,6 +92,14 @@ impl Viewport {
         }
     }
 
+    /// Centres time `t`, keeping the zoom (a click on the overview strip).
+    pub fn center_on(&mut self, t: f64) {
+        if t.is_finite() {
+            self.start_ns = t - self.width_px * self.ns_per_px / 2.0;
+            self.clamp();
+        }
+    }
+
     /// Zooms by `factor` (< 1 zooms in) keeping the time under pixel `x` where it is.
     pub fn zoom_at(&mut self, x: f64, factor: f64) {
         if !(factor.is_finite() && factor > 0.0) {
@@ -207,6 +215,8 @@ mod tests {
         assert_eq!(v.ns_per_px, npp);
         assert!(v.start_ns < 500_000.0 && v.end_ns() > 500_010.0);
         // A zero-length range still gives a finite, positive zoom.
+        v.center_on(900_000.0);
+        assert!(close(v.x_of(900_000.0), 500.0));
         v.show_range(7.0, 7.0);
         assert!(v.ns_per_px >= MIN_NS_PER_PX && v.ns_per_px.is_finite());
     }
