@@ -18,7 +18,7 @@ use crate::view::frame::{self, Hit, ViewState};
 use crate::view::overview::overview;
 use crate::view::ruler::format_duration;
 use crate::view::search::Search;
-use crate::view::tracks::TrackLayout;
+use crate::view::tracks::{TrackLayout, FOLDED_ROWS};
 use crate::view::viewport::Viewport;
 use crate::view::{colour, Timeline};
 use std::cell::RefCell;
@@ -68,6 +68,24 @@ fn install_panic_hook() {
 #[wasm_bindgen]
 pub fn palette() -> String {
     json(&colour::PALETTE)
+}
+
+/// The geometry and flag values a painter needs to read a frame (JSON), from `view::frame` and
+/// `view::tracks`, so the page never hard-codes them.
+#[wasm_bindgen]
+pub fn constants() -> String {
+    use crate::view::tracks::{BOX_PX, HEADER_PX, ROW_PX};
+    json(&serde_json::json!({
+        "rect_stride": frame::RECT_STRIDE,
+        "flag_mark": frame::FLAG_MARK,
+        "flag_match": frame::FLAG_MATCH,
+        "flag_dim": frame::FLAG_DIM,
+        "flag_selected": frame::FLAG_SELECTED,
+        "box_px": BOX_PX,
+        "row_px": ROW_PX,
+        "header_px": HEADER_PX,
+        "folded_rows": FOLDED_ROWS,
+    }))
 }
 
 fn err(message: impl std::fmt::Display) -> JsValue {
@@ -144,7 +162,7 @@ impl Session {
 
 impl Loaded {
     fn relayout(&mut self) {
-        self.tracks = TrackLayout::new(&self.trace, &self.st.collapsed);
+        self.tracks = TrackLayout::new(&self.trace, &self.st.collapsed, &self.st.expanded);
         self.vp.set_content_height(self.tracks.height);
     }
 
@@ -165,8 +183,13 @@ impl Loaded {
     fn select(&mut self, r: SliceRef, reveal: bool) -> String {
         self.st.selection = Some(r);
         self.st.arrows = details::arrows(&self.trace, &self.timeline, r);
-        let process = self.trace.lanes[r.lane as usize].process;
-        if self.st.collapsed.remove(&process) {
+        let lane = &self.trace.lanes[r.lane as usize];
+        let deep = lane.slices.depth[r.index as usize] as u32 >= FOLDED_ROWS;
+        let mut changed = self.st.collapsed.remove(&lane.process);
+        if deep {
+            changed |= self.st.expanded.insert(r.lane);
+        }
+        if changed {
             self.relayout();
         }
         if reveal {
@@ -334,8 +357,9 @@ impl Session {
         }))))
     }
 
-    /// A click at `(x, y)`: selects the slice there (returns its details JSON), toggles a group
-    /// header (returns `{"group": process}`), or clears the selection (returns `null`).
+    /// A click at `(x, y)`: selects the slice there (returns its details JSON), folds or unfolds
+    /// a group header (returns `{"group": process}`) or a deep lane's rows (x < 0, on its name:
+    /// returns `{"fold_lane": lane}`), or clears the selection (returns `null`).
     pub fn click(&mut self, x: f64, y: f64) -> Result<String, JsValue> {
         let l = self.loaded_mut()?;
         match frame::hit(&l.trace, &l.timeline, &l.tracks, &l.vp, x, y) {
@@ -346,6 +370,13 @@ impl Session {
                 }
                 l.relayout();
                 Ok(json(&serde_json::json!({ "group": p })))
+            }
+            Some(Hit::LaneName(lane)) => {
+                if !l.st.expanded.remove(&lane) {
+                    l.st.expanded.insert(lane);
+                }
+                l.relayout();
+                Ok(json(&serde_json::json!({ "fold_lane": lane })))
             }
             None => {
                 l.st.selection = None;

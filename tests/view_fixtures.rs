@@ -33,7 +33,8 @@ fn every_fixture_lays_out_and_hits() {
                 }
             }
         }
-        let tracks = TrackLayout::new(&trace, &FxHashSet::default());
+        let all: FxHashSet<u32> = (0..trace.lanes.len() as u32).collect();
+        let tracks = TrackLayout::new(&trace, &FxHashSet::default(), &all);
         let mut vp = Viewport::new(trace.span_ns(), 1200.0, 5000.0);
         vp.set_content_height(tracks.height);
         let f = frame::layout(&trace, &tl, &tracks, &vp, &ViewState::default());

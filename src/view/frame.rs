@@ -41,6 +41,8 @@ pub const FLAG_SELECTED: u32 = 8;
 pub struct ViewState {
     /// Process indices whose groups are collapsed.
     pub collapsed: FxHashSet<u32>,
+    /// Lanes showing all their rows (see [`tracks::FOLDED_ROWS`]).
+    pub expanded: FxHashSet<u32>,
     pub selection: Option<SliceRef>,
     /// Flow arrows of the selection (see [`super::details::arrows`]).
     pub arrows: Vec<Arrow>,
@@ -104,12 +106,14 @@ pub struct Frame {
     pub meta: FrameMeta,
 }
 
-/// What is under a point of the timeline area.
+/// What is under a point of the timeline area (`x < 0` is the lane-name gutter on its left).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Hit {
     Slice(SliceRef),
     /// A process group header.
     Group(u32),
+    /// A lane's name, in the gutter.
+    LaneName(u32),
 }
 
 /// Builds the draw list of one frame.
@@ -309,7 +313,7 @@ fn anchor(
     Some((x, g.y + g.height / 2.0 - vp.scroll_px, 0.0))
 }
 
-/// The slice or group header under viewport point `(x, y)`, with [`HIT_SLOP_PX`] of slack
+/// The slice, group header or lane name under viewport point `(x, y)`, with [`HIT_SLOP_PX`] of slack
 /// horizontally for slices too thin to aim at.
 pub fn hit(
     trace: &Trace,
@@ -323,6 +327,7 @@ pub fn hit(
     let t = tracks_.at(cy)?;
     match t.kind {
         TrackKind::Group { process, .. } => Some(Hit::Group(process)),
+        TrackKind::Lane { lane, .. } if x < 0.0 => Some(Hit::LaneName(lane)),
         TrackKind::Lane { lane, .. } => {
             let d = tracks::row_at(t, cy)?;
             if cy - tracks::row_y(t, d) > BOX_PX {
@@ -375,7 +380,7 @@ mod tests {
     fn zoomed_out_costs_pixels_not_events() {
         let t = trace();
         let tl = Timeline::new(&t);
-        let tr = TrackLayout::new(&t, &FxHashSet::default());
+        let tr = TrackLayout::new(&t, &FxHashSet::default(), &FxHashSet::default());
         let vp = Viewport::new(t.span_ns(), 800.0, 600.0);
         let f = layout(&t, &tl, &tr, &vp, &ViewState::default());
         let n = f.rects.len() / RECT_STRIDE;
@@ -394,7 +399,7 @@ mod tests {
     fn zoomed_in_draws_single_slices_and_hits_them() {
         let t = trace();
         let tl = Timeline::new(&t);
-        let tr = TrackLayout::new(&t, &FxHashSet::default());
+        let tr = TrackLayout::new(&t, &FxHashSet::default(), &FxHashSet::default());
         let mut vp = Viewport::new(t.span_ns(), 800.0, 600.0);
         vp.show_range(20_000.0, 30_000.0);
         let f = layout(&t, &tl, &tr, &vp, &ViewState::default());
@@ -427,7 +432,7 @@ mod tests {
             search: Some(Search::substring(&t, "kern")),
             ..ViewState::default()
         };
-        let tr = TrackLayout::new(&t, &st.collapsed);
+        let tr = TrackLayout::new(&t, &st.collapsed, &st.expanded);
         let vp = Viewport::new(t.span_ns(), 800.0, 600.0);
         let f = layout(&t, &tl, &tr, &vp, &st);
         let flags: Vec<u32> = rects(&f).map(|r| r[4] as u32 >> 8).collect();
@@ -439,7 +444,7 @@ mod tests {
         let last = rects(&f).last().unwrap();
         assert_eq!(last[4] as u32 >> 8, FLAG_SELECTED);
         st.collapsed.insert(t.lanes[0].process);
-        let tr = TrackLayout::new(&t, &st.collapsed);
+        let tr = TrackLayout::new(&t, &st.collapsed, &st.expanded);
         let f = layout(&t, &tl, &tr, &vp, &st);
         assert!(
             rects(&f).all(|r| r[4] as u32 >> 8 != FLAG_SELECTED),

@@ -3,7 +3,9 @@
 //!
 //! Lanes come in the model's order (CPU processes, then GPU devices), grouped by their process.
 //! Lanes without slices are left out, and so is a group left with no lane. A collapsed group keeps
-//! its header only. Positions are in content pixels (before vertical scrolling).
+//! its header only. A lane deeper than [`FOLDED_ROWS`] (Python stacks reach 50 rows and more)
+//! shows its first [`FOLDED_ROWS`] rows until it is expanded, so the GPU lanes below stay in
+//! reach. Positions are in content pixels (before vertical scrolling).
 
 use crate::analysis::summary::lane_name;
 use crate::model::{LaneKind, Trace};
@@ -18,14 +20,21 @@ pub const ROW_PX: f64 = 18.0;
 pub const BOX_PX: f64 = 16.0;
 /// Space above and below a lane's rows.
 pub const LANE_PAD_PX: f64 = 3.0;
+/// Rows a lane shows until it is expanded.
+pub const FOLDED_ROWS: u32 = 16;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum TrackKind {
     /// The header of a process group; `process` indexes [`Trace::processes`].
     Group { process: u32, collapsed: bool },
-    /// A lane; `lane` indexes [`Trace::lanes`].
-    Lane { lane: u32, rows: u32, gpu: bool },
+    /// A lane; `lane` indexes [`Trace::lanes`]. It shows `rows` of its `all_rows` rows.
+    Lane {
+        lane: u32,
+        rows: u32,
+        all_rows: u32,
+        gpu: bool,
+    },
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -46,8 +55,13 @@ pub struct TrackLayout {
 }
 
 impl TrackLayout {
-    /// Lays out every non-empty lane; `collapsed` holds process indices whose lanes are hidden.
-    pub fn new(trace: &Trace, collapsed: &FxHashSet<u32>) -> TrackLayout {
+    /// Lays out every non-empty lane; `collapsed` holds process indices whose lanes are hidden,
+    /// `expanded` lane indices that show all their rows.
+    pub fn new(
+        trace: &Trace,
+        collapsed: &FxHashSet<u32>,
+        expanded: &FxHashSet<u32>,
+    ) -> TrackLayout {
         let mut tracks = Vec::new();
         let mut y = 0.0;
         let mut i = 0;
@@ -79,12 +93,18 @@ impl TrackLayout {
             }
             for l in members {
                 let lane = &lanes[l];
-                let rows = lane.rows.max(1);
+                let all_rows = lane.rows.max(1);
+                let rows = if expanded.contains(&(l as u32)) {
+                    all_rows
+                } else {
+                    all_rows.min(FOLDED_ROWS)
+                };
                 let height = rows as f64 * ROW_PX + 2.0 * LANE_PAD_PX;
                 tracks.push(Track {
                     kind: TrackKind::Lane {
                         lane: l as u32,
                         rows,
+                        all_rows,
                         gpu: lane.is_gpu(),
                     },
                     y,
@@ -173,7 +193,7 @@ mod tests {
     #[test]
     fn groups_lanes_and_rows() {
         let t = trace();
-        let layout = TrackLayout::new(&t, &FxHashSet::default());
+        let layout = TrackLayout::new(&t, &FxHashSet::default(), &FxHashSet::default());
         let kinds: Vec<_> = layout
             .tracks
             .iter()
@@ -212,7 +232,7 @@ mod tests {
     fn collapsing_keeps_the_header_only() {
         let t = trace();
         let cpu = t.lanes[0].process;
-        let layout = TrackLayout::new(&t, &[cpu].into_iter().collect());
+        let layout = TrackLayout::new(&t, &[cpu].into_iter().collect(), &FxHashSet::default());
         assert_eq!(layout.tracks.len(), 3);
         assert!(matches!(
             layout.tracks[0].kind,
@@ -226,9 +246,38 @@ mod tests {
     }
 
     #[test]
+    fn deep_lanes_fold_until_expanded() {
+        let mut ev = Vec::new();
+        for d in 0..40 {
+            ev.push(format!(
+                r#"{{"ph":"X","name":"f{d}","pid":1,"tid":1,"ts":{d},"dur":{}}}"#,
+                100 - 2 * d
+            ));
+        }
+        let t = parse_bytes(format!("[{}]", ev.join(",")).as_bytes()).unwrap();
+        let none = FxHashSet::default();
+        let folded = TrackLayout::new(&t, &none, &none);
+        let lane = folded.lane_track(0).unwrap();
+        assert!(matches!(
+            lane.kind,
+            TrackKind::Lane {
+                rows: FOLDED_ROWS,
+                all_rows: 40,
+                ..
+            }
+        ));
+        let open = TrackLayout::new(&t, &none, &[0].into_iter().collect());
+        assert!(matches!(
+            open.lane_track(0).unwrap().kind,
+            TrackKind::Lane { rows: 40, .. }
+        ));
+        assert!(open.height > folded.height);
+    }
+
+    #[test]
     fn lookup_by_height() {
         let t = trace();
-        let layout = TrackLayout::new(&t, &FxHashSet::default());
+        let layout = TrackLayout::new(&t, &FxHashSet::default(), &FxHashSet::default());
         for (i, tr) in layout.tracks.iter().enumerate() {
             let mid = tr.y + tr.height / 2.0;
             assert_eq!(layout.at(mid).map(|x| x.y), Some(tr.y));
