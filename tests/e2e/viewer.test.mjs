@@ -295,3 +295,30 @@ export async function urlParameterOpensATraceFromTheSite({ page, baseUrl , ignor
   await page.waitForFunction(() => document.body.dataset.state === "error");
   assert.match(await page.textContent("#error"), /only traces from this site/);
 }
+
+export async function darkThemeOnHiDpi({ context, baseUrl, fixturesDir, screenshot }) {
+  // A context of its own: dark scheme, device pixel ratio 2. The runner's guard covers only its
+  // own context, so this one records its requests and checks them itself.
+  const own = await context.browser().newContext({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 2, colorScheme: "dark" });
+  try {
+    const page = await own.newPage();
+    const urls = [];
+    page.on("request", (r) => urls.push(r.url()));
+    await open(page, baseUrl);
+    await page.setInputFiles("#file-input", join(fixturesDir, "real/hta_a100_nccl_rank0of2.json.gz"));
+    await ready(page);
+    await painted(page);
+    const c = await page.evaluate(() => {
+      const el = document.getElementById("timeline");
+      return { w: el.width, h: el.height, css: el.getBoundingClientRect(), bg: getComputedStyle(document.body).backgroundColor };
+    });
+    assert.equal(c.w, c.css.width * 2, "canvas backing store at device pixels");
+    assert.equal(c.h, c.css.height * 2, "canvas backing store at device pixels");
+    assert.equal(c.bg, "rgb(21, 24, 30)", "dark background");
+    for (const u of urls) assert.ok(u.startsWith("http://127.0.0.1:") || u.startsWith("data:") || u.startsWith("blob:"), u);
+    const path = await screenshot("viewer-dark-hidpi");
+    await page.screenshot({ path, fullPage: true });
+  } finally {
+    await own.close();
+  }
+}

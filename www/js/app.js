@@ -52,7 +52,7 @@ function setState(state) {
 }
 
 /** Anything thrown while loading or drawing: a readable banner, the page stays usable. */
-function fail(err) {
+function fail(err, name) {
   const panic = wasm.last_panic && wasm.last_panic();
   const message = panic ? `${panic}\n(an internal error; the page can open another file)` : (err && err.message) || String(err);
   app.loadToken++;
@@ -60,6 +60,7 @@ function fail(err) {
   app.active = null;
   view.attach(null);
   $("error").textContent = message;
+  $("error-title").textContent = name ? `${name} could not be opened` : "Something went wrong";
   $("file-name").textContent = "";
   setState("error");
 }
@@ -127,9 +128,9 @@ async function openUrl(href, startedAt = performance.now()) {
   try {
     resp = await fetch(url, { credentials: "same-origin" });
   } catch (err) {
-    return fail(new Error(`could not fetch ${name}: ${err.message}`));
+    return fail(new Error(`could not fetch it: ${err.message}`), name);
   }
-  if (!resp.ok || !resp.body) return fail(new Error(`could not fetch ${name}: HTTP ${resp.status}`));
+  if (!resp.ok || !resp.body) return fail(new Error(`could not fetch it: HTTP ${resp.status}`), name);
   const total = Number(resp.headers.get("content-length")) || 0;
   const chunks = async function* () {
     const reader = resp.body.getReader();
@@ -184,7 +185,7 @@ async function load(name, total, chunks, startedAt) {
     } catch {
       // See drop().
     }
-    if (token === app.loadToken) fail(err);
+    if (token === app.loadToken) fail(err, name);
   }
 }
 

@@ -65,15 +65,17 @@ export class TimelineView {
   }
 
   resize() {
-    const box = this.canvas.parentElement.getBoundingClientRect();
+    // Client sizes exclude borders: the backing store must match the drawn box exactly, or
+    // the browser rescales it and HiDPI edges blur.
+    const box = this.canvas.parentElement;
     this.dpr = window.devicePixelRatio || 1;
-    this.cssW = Math.max(1, Math.floor(box.width));
-    this.cssH = Math.max(1, Math.floor(box.height));
+    this.cssW = Math.max(1, box.clientWidth);
+    this.cssH = Math.max(1, box.clientHeight);
     this.canvas.width = Math.round(this.cssW * this.dpr);
     this.canvas.height = Math.round(this.cssH * this.dpr);
-    const ob = this.overviewCanvas.getBoundingClientRect();
-    this.overviewCanvas.width = Math.max(1, Math.round(ob.width * this.dpr));
-    this.overviewCanvas.height = Math.max(1, Math.round(ob.height * this.dpr));
+    const ov = this.overviewCanvas;
+    ov.width = Math.max(1, Math.round(ov.clientWidth * this.dpr));
+    ov.height = Math.max(1, Math.round(ov.clientHeight * this.dpr));
     if (this.session) {
       const { w, h } = this.areaSize();
       this.call(() => this.session.resize(w, h));
@@ -282,14 +284,12 @@ export class TimelineView {
       if (t.kind === "group") {
         ctx.fillStyle = th.header;
         ctx.fillRect(0, t.y, GUTTER, t.height);
-        ctx.fillStyle = th.fg;
-        ctx.font = BOLD;
-        const mark = t.collapsed ? "▸ " : "▾ ";
-        ctx.fillText(this.fitIn(mark + t.title, GUTTER - 10, BOLD), 6, t.y + t.height / 2);
       } else {
         ctx.fillStyle = th.fg;
         ctx.font = FONT;
-        ctx.fillText(this.fitIn(t.title, GUTTER - 22, FONT), 16, t.y + 3 + this.k.box_px / 2);
+        // The name sticks to the top while the lane is scrolled partly out of view.
+        const ty = Math.min(Math.max(t.y, 0), t.y + t.height - this.k.row_px - 6);
+        ctx.fillText(this.fitIn(t.title, GUTTER - 22, FONT), 16, ty + 3 + this.k.box_px / 2);
         if (t.all_rows > t.rows) {
           ctx.fillStyle = th.accent;
           ctx.fillText(`▸ ${t.all_rows - t.rows} more rows`, 16, t.y + t.height - 10);
@@ -303,6 +303,20 @@ export class TimelineView {
     }
     ctx.fillStyle = th.line;
     ctx.fillRect(GUTTER - 1, 0, 1, h);
+    ctx.restore();
+    // Group titles run across the header rows, which hold no slices.
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(0, RULER, this.cssW, h);
+    ctx.clip();
+    ctx.translate(0, RULER);
+    ctx.fillStyle = th.fg;
+    ctx.textBaseline = "middle";
+    for (const t of tracks) {
+      if (t.kind !== "group") continue;
+      const mark = t.collapsed ? "▸ " : "▾ ";
+      ctx.fillText(this.fitIn(mark + t.title, this.cssW - 12, BOLD), 6, t.y + t.height / 2);
+    }
     ctx.restore();
   }
 

@@ -1,0 +1,103 @@
+#!/usr/bin/env node
+// Measures the viewer in headless Chromium on one trace: time from the file being chosen to
+// `ready`, and frame times at full zoom-out and while zooming. Needs a release build in dist/.
+//
+//   node bench/viewer.mjs [TRACE] [--frames N]
+//
+// TRACE defaults to the 56 MB (unzipped) fixture real/tracelens_h100_owlv2_stack_mem.json.gz.
+// A "frame" is one TimelineView.draw(): the wasm layout of the visible window plus the canvas
+// commands (Chromium rasterizes in software here: --disable-gpu). The rAF figures are the
+// intervals between animation frames while zooming continuously, what a user would feel.
+// Prints one JSON object.
+
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { launchBrowser, startStaticServer } from "../tests/e2e/lib.mjs";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const args = process.argv.slice(2);
+const framesAt = args.indexOf("--frames");
+const frames = framesAt >= 0 ? Number(args.splice(framesAt, 2)[1]) : 120;
+const fixtures = resolve(root, process.env.SIGHTLINE_FIXTURES || "../shared/fixtures");
+const trace = resolve(args[0] || join(fixtures, "real/tracelens_h100_owlv2_stack_mem.json.gz"));
+const dist = resolve(root, process.env.SIGHTLINE_DIST || "dist");
+if (!existsSync(join(dist, "index.html"))) throw new Error("build the page first: trunk build --release");
+
+const server = await startStaticServer({ root: dist, prefix: "/" });
+const browser = await launchBrowser();
+const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+await page.goto(server.baseUrl);
+await page.waitForFunction(() => window.sightlineReady === true);
+
+const chosen = Date.now();
+await page.setInputFiles("#file-input", trace);
+await page.waitForFunction(() => ["ready", "error"].includes(document.body.dataset.state), null, { timeout: 600000 });
+const wallMs = Date.now() - chosen;
+const state = await page.evaluate(() => document.body.dataset.state);
+if (state !== "ready") throw new Error(await page.textContent("#error"));
+
+const result = await page.evaluate(async (n) => {
+  const { view, app } = window.sightline;
+  const s = view.session;
+  const stats = (xs) => {
+    const v = xs.slice().sort((a, b) => a - b);
+    const q = (p) => v[Math.min(v.length - 1, Math.floor(p * v.length))];
+    return { median_ms: +q(0.5).toFixed(2), p95_ms: +q(0.95).toFixed(2), max_ms: +v[v.length - 1].toFixed(2), n: v.length };
+  };
+  const rects = () => {
+    const f = s.frame();
+    const k = f.rects().length / view.k.rect_stride;
+    f.free();
+    return k;
+  };
+  s.reset_view();
+  const out = [];
+  for (let i = 0; i < n; i++) out.push(view.draw());
+  const zoomedOut = { ...stats(out), rects: rects() };
+  // Zoom in around the middle step by step to about 1 us across the screen, then back out.
+  const w = view.areaSize().w;
+  const zoom = [];
+  const steps = Math.max(10, Math.floor(n / 2));
+  const factor = Math.pow(1e-6, 1 / steps);
+  for (let i = 0; i < steps; i++) {
+    s.zoom_at(w * 0.37, factor);
+    zoom.push(view.draw());
+  }
+  const deepRects = rects();
+  for (let i = 0; i < steps; i++) {
+    s.zoom_at(w * 0.37, 1 / factor);
+    zoom.push(view.draw());
+  }
+  // The same zoom, one step per animation frame: intervals between frames.
+  const raf = [];
+  await new Promise((done) => {
+    let i = 0;
+    let last = performance.now();
+    const tick = (t) => {
+      raf.push(t - last);
+      last = t;
+      s.zoom_at(w * 0.37, i < steps ? factor : 1 / factor);
+      view.draw();
+      if (++i < 2 * steps) requestAnimationFrame(tick);
+      else done();
+    };
+    requestAnimationFrame((t) => {
+      last = t;
+      requestAnimationFrame(tick);
+    });
+  });
+  return {
+    timings: app.timings,
+    zoomed_out: zoomedOut,
+    zooming: { ...stats(zoom), deepest_rects: deepRects },
+    raf_interval_while_zooming: stats(raf),
+    summary: { events: app.active.summary.events.total, slices: app.active.summary.model.slices, json_bytes: app.active.summary.file.json_bytes },
+    canvas_css_px: [view.cssW, view.cssH],
+    dpr: view.dpr,
+  };
+}, frames);
+
+console.log(JSON.stringify({ trace, file_chosen_to_ready_ms_wall: wallMs, ...result }, null, 2));
+await browser.close();
+await server.close();
