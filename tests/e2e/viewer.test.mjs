@@ -322,3 +322,24 @@ export async function darkThemeOnHiDpi({ context, baseUrl, fixturesDir, screensh
     await own.close();
   }
 }
+
+export async function opensATracePostedByAnEmbeddingPage({ page, baseUrl, fixturesDir }) {
+  await open(page, baseUrl);
+  const bytes = readFileSync(join(fixturesDir, "real/param_dlrm_v100_rank0of8.pt.trace.json.gz")).toString("base64");
+  const pong = await page.evaluate(
+    (b64) =>
+      new Promise((resolve) => {
+        window.addEventListener("message", (ev) => {
+          if (ev.data !== "PONG") return;
+          const buffer = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)).buffer;
+          window.postMessage({ perfetto: { buffer, title: "rank0 (posted)" } }, "*", [buffer]);
+          resolve(true);
+        });
+        window.postMessage("PING", "*");
+      }),
+    bytes,
+  );
+  assert.ok(pong);
+  await ready(page);
+  assert.equal(await page.textContent("#file-name"), "rank0 (posted)");
+}
