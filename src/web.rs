@@ -9,12 +9,17 @@
 //!
 //! Compiled for `wasm32` only (see `lib.rs`); the native CLI never links it.
 
-use crate::analysis::summary::summarize;
+use crate::analysis::findings::{self, Finding};
+use crate::analysis::idle::{self, IdleOptions, IdleReport};
+use crate::analysis::links::Links;
+use crate::analysis::steps::{self, StepsReport};
+use crate::analysis::summary::{lane_name, summarize};
+use crate::analysis::tables::{call_tree, kernel_table, label_table, op_table, Forest, OpColumn};
 use crate::model::{SliceRef, Trace};
 use crate::parse::Parser;
 use crate::view::aggregate::aggregate;
 use crate::view::details::{self, brief};
-use crate::view::frame::{self, Hit, ViewState};
+use crate::view::frame::{self, GapShade, Hit, ViewState};
 use crate::view::overview::overview;
 use crate::view::ruler::format_duration;
 use crate::view::search::Search;
@@ -88,6 +93,16 @@ pub fn constants() -> String {
     }))
 }
 
+/// Words for the idle analysis' wait kinds (JSON object kind -> phrase), for the idle chart.
+#[wasm_bindgen]
+pub fn wait_kinds() -> String {
+    let m: serde_json::Map<String, serde_json::Value> = idle::WaitKind::ALL
+        .iter()
+        .map(|k| (json(k).trim_matches('"').to_string(), k.phrase().into()))
+        .collect();
+    json(&m)
+}
+
 fn err(message: impl std::fmt::Display) -> JsValue {
     js_sys::Error::new(&message.to_string()).into()
 }
@@ -123,7 +138,20 @@ struct Loaded {
     tracks: TrackLayout,
     vp: Viewport,
     st: ViewState,
+    /// Steps, idle time and findings, once [`Session::analyse`] ran.
+    analyses: Option<Analyses>,
+    /// The operator trees every table reads, built with the analyses.
+    forest: Option<Forest>,
 }
+
+struct Analyses {
+    steps: StepsReport,
+    idle: IdleReport,
+    findings: Vec<Finding>,
+}
+
+/// Idle gaps reported one by one (with what the CPU was doing), and so shaded on the timeline.
+const VIEWER_GAPS: usize = 500;
 
 enum State {
     Reading(Parser),
@@ -204,6 +232,51 @@ impl Loaded {
         }
         json(&details::details(&self.trace, &self.timeline, r))
     }
+
+    fn hit(&self, x: f64, y: f64) -> Option<Hit> {
+        frame::hit(
+            &self.trace,
+            &self.timeline,
+            &self.tracks,
+            &self.vp,
+            &self.st.gaps,
+            x,
+            y,
+        )
+    }
+
+    fn analyses(&self) -> Result<&Analyses, JsValue> {
+        self.analyses
+            .as_ref()
+            .ok_or_else(|| err("the analyses have not run yet (call analyse)"))
+    }
+
+    fn gap(&self, i: usize) -> Option<&idle::Gap> {
+        self.analyses.as_ref()?.idle.gaps.get(i)
+    }
+}
+
+/// A tooltip's lines for an idle gap: its length and what the CPU was doing.
+fn gap_tooltip(g: &idle::Gap) -> serde_json::Value {
+    let doing: Vec<String> = g
+        .cpu
+        .iter()
+        .take(4)
+        .map(|k| format!("{} {}", k.kind.phrase(), format_duration(k.ns as f64)))
+        .collect();
+    let ended = match &g.ended_by.launch {
+        Some(l) => format!(
+            "ended by {} (launched by {} at {})",
+            g.ended_by.name,
+            l.name,
+            format_duration(l.start_ns as f64)
+        ),
+        None => format!("ended by {}", g.ended_by.name),
+    };
+    serde_json::json!({
+        "title": format!("GPU {} idle for {}", g.device, format_duration(g.dur_ns as f64)),
+        "lines": [format!("meanwhile on the CPU: {}", doing.join(", ")), ended],
+    })
 }
 
 #[wasm_bindgen]
@@ -259,6 +332,8 @@ impl Session {
             tracks: TrackLayout::default(),
             vp,
             st: ViewState::default(),
+            analyses: None,
+            forest: None,
         };
         loaded.relayout();
         let summary = self::json(&summarize(&loaded.trace));
@@ -340,29 +415,42 @@ impl Session {
         })
     }
 
-    /// What a tooltip says about the point `(x, y)`: JSON `{name, category, duration, start, lane}`,
-    /// or `undefined` over nothing.
+    /// What a tooltip says about the point `(x, y)`: JSON `{title, lines: [..]}` for a slice
+    /// (duration, category, lane, start) or an idle gap (what the CPU was doing), or `undefined`.
     pub fn tooltip(&self, x: f64, y: f64) -> Result<Option<String>, JsValue> {
         let l = self.loaded()?;
-        let Some(Hit::Slice(r)) = frame::hit(&l.trace, &l.timeline, &l.tracks, &l.vp, x, y) else {
-            return Ok(None);
+        let v = match l.hit(x, y) {
+            Some(Hit::Slice(r)) => {
+                let b = brief(&l.trace, r);
+                let cat = if b.category.is_empty() {
+                    "no category".into()
+                } else {
+                    b.category
+                };
+                serde_json::json!({
+                    "title": b.name,
+                    "lines": [
+                        format!("{} · {cat} · {}", format_duration(b.dur_ns as f64), lane_name(&l.trace, r.lane as usize)),
+                        format!("starts at {}", format_duration(b.start_ns as f64)),
+                    ],
+                })
+            }
+            Some(Hit::Gap(i)) => match l.gap(i) {
+                Some(g) => gap_tooltip(g),
+                None => return Ok(None),
+            },
+            _ => return Ok(None),
         };
-        let b = brief(&l.trace, r);
-        Ok(Some(json(&serde_json::json!({
-            "name": b.name,
-            "category": b.category,
-            "duration": format_duration(b.dur_ns as f64),
-            "start": format_duration(b.start_ns as f64),
-            "lane": crate::analysis::summary::lane_name(&l.trace, r.lane as usize),
-        }))))
+        Ok(Some(json(&v)))
     }
 
     /// A click at `(x, y)`: selects the slice there (returns its details JSON), folds or unfolds
     /// a group header (returns `{"group": process}`) or a deep lane's rows (x < 0, on its name:
-    /// returns `{"fold_lane": lane}`), or clears the selection (returns `null`).
+    /// returns `{"fold_lane": lane}`), selects an idle gap's time range (returns `{"gap": ...}`,
+    /// the idle analysis' gap), or clears the selection (returns `null`).
     pub fn click(&mut self, x: f64, y: f64) -> Result<String, JsValue> {
         let l = self.loaded_mut()?;
-        match frame::hit(&l.trace, &l.timeline, &l.tracks, &l.vp, x, y) {
+        match l.hit(x, y) {
             Some(Hit::Slice(r)) => Ok(l.select(r, false)),
             Some(Hit::Group(p)) => {
                 if !l.st.collapsed.remove(&p) {
@@ -377,6 +465,18 @@ impl Session {
                 }
                 l.relayout();
                 Ok(json(&serde_json::json!({ "fold_lane": lane })))
+            }
+            Some(Hit::Gap(i)) => {
+                let g = l.gap(i).map(|g| (g.start_ns, g.end_ns, json(g)));
+                match g {
+                    Some((a, b, text)) => {
+                        l.st.selection = None;
+                        l.st.arrows.clear();
+                        l.st.range = Some((a as f64, b as f64));
+                        Ok(format!("{{\"gap\":{text}}}"))
+                    }
+                    None => Ok("null".into()),
+                }
             }
             None => {
                 l.st.selection = None;
@@ -438,11 +538,6 @@ impl Session {
         Ok(found.map(|r| l.select(r, true)))
     }
 
-    pub fn clear_search(&mut self) -> Result<(), JsValue> {
-        self.loaded_mut()?.st.search = None;
-        Ok(())
-    }
-
     /// Selects the time range between pixels `x0` and `x1`; returns its aggregation by name (JSON).
     pub fn select_range(&mut self, x0: f64, x1: f64, limit: u32) -> Result<String, JsValue> {
         let l = self.loaded_mut()?;
@@ -470,8 +565,81 @@ impl Session {
         Ok(json(&overview(&self.loaded()?.trace, buckets as usize)))
     }
 
-    /// The profiler steps (JSON list of name, start_ns, end_ns, lane, index).
-    pub fn steps(&self) -> Result<String, JsValue> {
-        Ok(json(&self.loaded()?.timeline.steps))
+    /// Runs the analyses (links, steps, idle gaps, findings, operator trees); the idle gaps are
+    /// then shaded on the GPU lanes. A few tens of milliseconds for a 56 MB trace.
+    pub fn analyse(&mut self) -> Result<(), JsValue> {
+        let l = self.loaded_mut()?;
+        let trace = &l.trace;
+        let links = Links::build(trace);
+        let steps = steps::analyze_with(trace, &links);
+        let opts = IdleOptions {
+            max_gaps: VIEWER_GAPS,
+            ..IdleOptions::default()
+        };
+        let idle = idle::analyze_with(trace, &links, &opts);
+        let findings = findings::analyze_with(trace, &links, &steps, &idle);
+        l.st.gaps = idle
+            .gaps
+            .iter()
+            .map(|g| GapShade {
+                device: g.device,
+                start_ns: g.start_ns,
+                end_ns: g.end_ns,
+            })
+            .collect();
+        l.forest = Some(Forest::build(trace));
+        l.analyses = Some(Analyses {
+            steps,
+            idle,
+            findings,
+        });
+        Ok(())
+    }
+
+    /// An analysis as JSON: `"steps"` (StepsReport), `"idle"` (IdleReport, up to 500 gaps),
+    /// `"findings"` (a list of Finding).
+    pub fn report(&self, kind: &str) -> Result<String, JsValue> {
+        let a = self.loaded()?.analyses()?;
+        match kind {
+            "steps" => Ok(json(&a.steps)),
+            "idle" => Ok(json(&a.idle)),
+            "findings" => Ok(json(&a.findings)),
+            _ => Err(err(format!("no report named '{kind}'"))),
+        }
+    }
+
+    /// A table as JSON: `"ops"` (the operator table, `by_shape` groups by input shapes; sorted by
+    /// self device time when the trace has GPU time, else self CPU), `"kernels"`, `"labels"`, or
+    /// `"calltree"` (the top-down call tree).
+    pub fn table(&self, kind: &str, by_shape: bool) -> Result<String, JsValue> {
+        let l = self.loaded()?;
+        let forest = l
+            .forest
+            .as_ref()
+            .ok_or_else(|| err("the analyses have not run yet (call analyse)"))?;
+        let t = &l.trace;
+        match kind {
+            "ops" => {
+                let mut ops = op_table(t, forest, by_shape);
+                ops.sort_by(if ops.has_device_time() {
+                    OpColumn::SelfDevice
+                } else {
+                    OpColumn::SelfCpu
+                });
+                Ok(json(&ops))
+            }
+            "kernels" => Ok(json(&kernel_table(t, forest))),
+            "labels" => Ok(json(&label_table(t, forest))),
+            "calltree" => Ok(json(&call_tree(t, forest))),
+            _ => Err(err(format!("no table named '{kind}'"))),
+        }
+    }
+
+    /// Marks the time range `[t0, t1]` (ns) as selected and shows it (a finding's evidence).
+    pub fn show_evidence(&mut self, t0: f64, t1: f64) -> Result<(), JsValue> {
+        let l = self.loaded_mut()?;
+        l.st.range = Some((t0.min(t1), t0.max(t1)));
+        l.vp.show_range(t0.min(t1), t0.max(t1));
+        Ok(())
     }
 }

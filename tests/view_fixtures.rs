@@ -52,7 +52,7 @@ fn every_fixture_lays_out_and_hits() {
                 continue;
             }
             let (x, y) = ((r[0] + r[2] / 2.0) as f64, (r[1] + 8.0) as f64);
-            match frame::hit(&trace, &tl, &tracks, &vp, x, y) {
+            match frame::hit(&trace, &tl, &tracks, &vp, &[], x, y) {
                 Some(Hit::Slice(SliceRef { lane, index })) => {
                     let s = &trace.lanes[lane as usize].slices;
                     let t = vp.t_of(x);

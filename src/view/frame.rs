@@ -49,7 +49,20 @@ pub struct ViewState {
     /// A selected time range, ns.
     pub range: Option<(f64, f64)>,
     pub search: Option<Search>,
+    /// GPU idle gaps to shade, per device (from the idle analysis).
+    pub gaps: Vec<GapShade>,
 }
+
+/// An idle gap of one GPU device, shaded on each of its stream lanes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GapShade {
+    pub device: i64,
+    pub start_ns: i64,
+    pub end_ns: i64,
+}
+
+/// Gaps narrower than this many pixels are not shaded.
+pub const MIN_GAP_PX: f64 = 2.0;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Label {
@@ -76,6 +89,14 @@ pub struct ArrowPx {
 }
 
 #[derive(Debug, Clone, Serialize)]
+pub struct GapPx {
+    pub x0: f64,
+    pub x1: f64,
+    pub y: f64,
+    pub h: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
 pub struct RangePx {
     pub x0: f64,
     pub x1: f64,
@@ -91,6 +112,8 @@ pub struct FrameMeta {
     pub ticks: Vec<Tick>,
     pub steps: Vec<StepMark>,
     pub arrows: Vec<ArrowPx>,
+    /// Shaded idle gaps on GPU lanes (drawn under the slices).
+    pub gaps: Vec<GapPx>,
     pub range: Option<RangePx>,
     /// Time at the left edge and per pixel, for the page's status line and overview.
     pub start_ns: f64,
@@ -114,6 +137,8 @@ pub enum Hit {
     Group(u32),
     /// A lane's name, in the gutter.
     LaneName(u32),
+    /// A shaded idle gap: the index into [`ViewState::gaps`].
+    Gap(usize),
 }
 
 /// Builds the draw list of one frame.
@@ -134,6 +159,7 @@ pub fn layout(
     let mut labels = Vec::new();
     let mut items = Vec::new();
     let mut shown = Vec::new();
+    let mut gaps = Vec::new();
     for t in &tracks_.tracks[tracks_.visible(y0, y1)] {
         let mut out = t.clone();
         out.y -= vp.scroll_px;
@@ -141,6 +167,19 @@ pub fn layout(
         let TrackKind::Lane { lane, rows, .. } = t.kind else {
             continue;
         };
+        if let Some(device) = gpu_device(trace, lane) {
+            for g in st.gaps.iter().filter(|g| g.device == device) {
+                let (x0, x1) = (vp.x_of(g.start_ns as f64), vp.x_of(g.end_ns as f64));
+                if x1 - x0 >= MIN_GAP_PX && x1 >= 0.0 && x0 <= vp.width_px {
+                    gaps.push(GapPx {
+                        x0: x0.max(-2.0),
+                        x1: x1.min(vp.width_px + 2.0),
+                        y: t.y - vp.scroll_px,
+                        h: t.height,
+                    });
+                }
+            }
+        }
         let s = &trace.lanes[lane as usize].slices;
         let index = &tl.lanes[lane as usize];
         for d in 0..rows {
@@ -259,12 +298,20 @@ pub fn layout(
             ticks: ruler::ticks(vp),
             steps,
             arrows,
+            gaps,
             range,
             start_ns: vp.start_ns,
             ns_per_px: vp.ns_per_px,
             scroll_px: vp.scroll_px,
             content_px: tracks_.height,
         },
+    }
+}
+
+fn gpu_device(trace: &Trace, lane: u32) -> Option<i64> {
+    match trace.lanes.get(lane as usize)?.kind {
+        crate::model::LaneKind::GpuStream { device, .. } => Some(device),
+        crate::model::LaneKind::Cpu => None,
     }
 }
 
@@ -313,13 +360,15 @@ fn anchor(
     Some((x, g.y + g.height / 2.0 - vp.scroll_px, 0.0))
 }
 
-/// The slice, group header or lane name under viewport point `(x, y)`, with [`HIT_SLOP_PX`] of slack
-/// horizontally for slices too thin to aim at.
+/// The slice, group header, lane name or idle gap under viewport point `(x, y)`, with
+/// [`HIT_SLOP_PX`] of slack horizontally for slices too thin to aim at. A slice wins over the gap
+/// shaded under it.
 pub fn hit(
     trace: &Trace,
     tl: &Timeline,
     tracks_: &TrackLayout,
     vp: &Viewport,
+    gaps: &[GapShade],
     x: f64,
     y: f64,
 ) -> Option<Hit> {
@@ -329,17 +378,30 @@ pub fn hit(
         TrackKind::Group { process, .. } => Some(Hit::Group(process)),
         TrackKind::Lane { lane, .. } if x < 0.0 => Some(Hit::LaneName(lane)),
         TrackKind::Lane { lane, .. } => {
-            let d = tracks::row_at(t, cy)?;
-            if cy - tracks::row_y(t, d) > BOX_PX {
-                return None;
-            }
-            let row = tl.lanes[lane as usize].rows.get(d as usize)?;
-            let s = &trace.lanes[lane as usize].slices;
-            let k = row.at_time(s, vp.t_of(x), HIT_SLOP_PX * vp.ns_per_px)?;
-            Some(Hit::Slice(SliceRef {
-                lane,
-                index: row.idx[k],
-            }))
+            let slice = tracks::row_at(t, cy).and_then(|d| {
+                if cy - tracks::row_y(t, d) > BOX_PX {
+                    return None;
+                }
+                let row = tl.lanes[lane as usize].rows.get(d as usize)?;
+                let s = &trace.lanes[lane as usize].slices;
+                let k = row.at_time(s, vp.t_of(x), HIT_SLOP_PX * vp.ns_per_px)?;
+                Some(Hit::Slice(SliceRef {
+                    lane,
+                    index: row.idx[k],
+                }))
+            });
+            slice.or_else(|| {
+                let device = gpu_device(trace, lane)?;
+                let t = vp.t_of(x);
+                gaps.iter()
+                    .position(|g| {
+                        g.device == device
+                            && (g.start_ns as f64) <= t
+                            && t <= g.end_ns as f64
+                            && vp.x_of(g.end_ns as f64) - vp.x_of(g.start_ns as f64) >= MIN_GAP_PX
+                    })
+                    .map(Hit::Gap)
+            })
         }
     }
 }
@@ -410,7 +472,7 @@ mod tests {
         // Every box hit at its centre gives a slice whose box is that one.
         for b in boxes {
             let (x, y) = ((b[0] + b[2] / 2.0) as f64, (b[1] + b[3] / 2.0) as f64);
-            let Some(Hit::Slice(r)) = hit(&t, &tl, &tr, &vp, x, y) else {
+            let Some(Hit::Slice(r)) = hit(&t, &tl, &tr, &vp, &[], x, y) else {
                 panic!("no hit at {x},{y}");
             };
             let (bx, by, _) = slice_box(&t, &tr, &vp, r).unwrap();
@@ -418,10 +480,53 @@ mod tests {
         }
         // Between rows and on headers.
         assert_eq!(
-            hit(&t, &tl, &tr, &vp, 10.0, 1.0),
+            hit(&t, &tl, &tr, &vp, &[], 10.0, 1.0),
             Some(Hit::Group(t.lanes[0].process))
         );
-        assert_eq!(hit(&t, &tl, &tr, &vp, 10.0, 1e5), None);
+        assert_eq!(hit(&t, &tl, &tr, &vp, &[], 10.0, 1e5), None);
+    }
+
+    #[test]
+    fn idle_gaps_are_shaded_on_gpu_lanes_and_hit_under_no_slice() {
+        let t = trace();
+        let tl = Timeline::new(&t);
+        let tr = TrackLayout::new(&t, &FxHashSet::default(), &FxHashSet::default());
+        let mut vp = Viewport::new(t.span_ns(), 800.0, 600.0);
+        vp.show_range(0.0, 3_000_000.0);
+        // Kernels run [i ms, i ms + 0.5 ms): the gap after the first is [0.5 ms, 1 ms).
+        let st = ViewState {
+            gaps: vec![GapShade {
+                device: 0,
+                start_ns: 500_000,
+                end_ns: 1_000_000,
+            }],
+            ..ViewState::default()
+        };
+        let f = layout(&t, &tl, &tr, &vp, &st);
+        assert_eq!(f.meta.gaps.len(), 1);
+        let g = &f.meta.gaps[0];
+        let gpu = tr
+            .tracks
+            .iter()
+            .find(|x| matches!(x.kind, TrackKind::Lane { gpu: true, .. }))
+            .unwrap();
+        assert_eq!(g.y, gpu.y);
+        let mid = (g.x0 + g.x1) / 2.0;
+        assert_eq!(
+            hit(&t, &tl, &tr, &vp, &st.gaps, mid, gpu.y + 10.0),
+            Some(Hit::Gap(0))
+        );
+        // On a kernel the slice wins; on a CPU lane there is no gap.
+        let k = vp.x_of(250_000.0);
+        assert!(matches!(
+            hit(&t, &tl, &tr, &vp, &st.gaps, k, gpu.y + 10.0),
+            Some(Hit::Slice(_))
+        ));
+        let cpu = tr.lane_track(0).unwrap();
+        assert!(!matches!(
+            hit(&t, &tl, &tr, &vp, &st.gaps, mid, cpu.y + 300.0),
+            Some(Hit::Gap(_))
+        ));
     }
 
     #[test]

@@ -343,3 +343,56 @@ export async function opensATracePostedByAnEmbeddingPage({ page, baseUrl, fixtur
   await ready(page);
   assert.equal(await page.textContent("#file-name"), "rank0 (posted)");
 }
+
+export async function analysesShowFindingsStepsIdleAndTables({ page, baseUrl, fixturesDir, screenshot }) {
+  await open(page, baseUrl);
+  await page.setInputFiles("#file-input", join(fixturesDir, "real/kineto_v100_resnet50_legacy_pt19.pt.trace.json.gz"));
+  await ready(page);
+  // Findings: one li each; a click marks the evidence range on the timeline.
+  const findings = await page.$$eval("#findings li", (lis) => lis.map((li) => li.dataset.id));
+  assert.ok(findings.includes("dataloader_bound"), findings.join(", "));
+  await page.click('#findings li[data-id="dataloader_bound"]');
+  await painted(page);
+  assert.ok(await page.evaluate(() => window.sightline.view.meta.range !== null), "evidence range marked");
+  // Steps: one bar per ProfilerStep; idle: what the CPU was doing, the longest gaps.
+  assert.equal((await page.$$("#steps-chart .bar-row")).length, 6);
+  assert.ok((await page.$$("#idle-chart .bar-row")).length >= 2);
+  assert.match(await page.textContent("#idle-chart"), /the DataLoader/);
+  await page.click("#steps-chart .bar-row");
+  await painted(page);
+  await screenshot("viewer-analyses");
+
+  // Idle gaps are shaded on the GPU lane; hovering one says what the CPU was doing, a click
+  // shows the gap in the details panel.
+  await page.click("#idle-chart .gap-list li");
+  await painted(page);
+  const gap = await page.evaluate(() => {
+    const g = window.sightline.view.meta.gaps.find((g) => g.x1 - g.x0 > 20);
+    const box = window.sightline.view.canvas.getBoundingClientRect();
+    return g && { x: box.left + 190 + (g.x0 + g.x1) / 2, y: box.top + 26 + g.y + g.h - 4 };
+  });
+  assert.ok(gap, "a shaded gap on screen");
+  await page.mouse.move(gap.x, gap.y);
+  await page.waitForFunction(() => /idle for/.test(document.getElementById("tooltip").textContent));
+  assert.match(await page.textContent("#tooltip"), /meanwhile on the CPU/);
+  await page.mouse.click(gap.x, gap.y);
+  await page.waitForFunction(() => /idle for/.test(document.querySelector("#details .slice-name")?.textContent || ""));
+
+  // Operator table: key_averages columns; grouped by input shape on request.
+  const heads = await page.$$eval("#ops-table th", (ths) => ths.map((th) => th.textContent));
+  assert.ok(heads.includes("Self CPU %") && heads.includes("Calls"), heads.join("|"));
+  const plain = (await page.$$("#ops-table tbody tr")).length;
+  await page.check("#ops-by-shape");
+  await page.waitForFunction(() => [...document.querySelectorAll("#ops-table th")].some((th) => th.textContent === "Input shapes"));
+  assert.ok((await page.$$("#ops-table tbody tr")).length >= plain);
+  // Kernels, labels, call tree.
+  await page.click('#tabs button:text("Kernels")');
+  assert.ok((await page.$$("#kernels-table tbody tr")).length > 10);
+  await page.click('#tabs button:text("Call tree")');
+  const roots = (await page.$$("#calltree-table tbody tr")).length;
+  assert.ok(roots > 0);
+  await page.click("#calltree-table tbody tr .twisty");
+  assert.ok((await page.$$("#calltree-table tbody tr")).length > roots, "a node opens");
+  await page.click('#tabs button:text("Labels")');
+  await page.waitForSelector("#labels-table", { state: "attached" });
+}

@@ -4,8 +4,9 @@
 // no inline script, so the page's Content-Security-Policy can forbid them.
 
 import { TimelineView } from "./timeline.js";
-import { renderDetails } from "./details.js";
-import { renderTable } from "./table.js";
+import { renderDetails, renderGap } from "./details.js";
+import { renderTable, renderTree } from "./table.js";
+import { renderFindings, renderIdle, renderSteps } from "./charts.js";
 import { count, duration, mb } from "./format.js";
 
 const CHUNK = 8 << 20; // bytes per File slice handed to the parser
@@ -23,9 +24,12 @@ const app = {
   /** Figures of the last load, for tests and benchmarks. */
   timings: null,
   tab: "ops",
-  names: null,
+  /** Tables of the shown trace, parsed, by tab: filled when a tab is first opened. */
+  tables: {},
+  opsByShape: false,
   range: null,
 };
+const phrases = JSON.parse(wasm.wait_kinds());
 const view = new TimelineView($("timeline"), $("overview"), wasm, {
   onSelect: showDetails,
   onRange: (table) => {
@@ -162,7 +166,7 @@ async function load(name, total, chunks, startedAt) {
       if (token !== app.loadToken) return session.free();
       session.feed(chunk);
       read += chunk.length;
-      progress("Reading", read, total, session.events_read());
+      progress("Reading", session.bytes_fed(), total, session.events_read());
       await yieldToBrowser();
     }
     if (token !== app.loadToken) return session.free();
@@ -172,9 +176,11 @@ async function load(name, total, chunks, startedAt) {
     await yieldToBrowser();
     const summary = JSON.parse(session.finish(1000, 500));
     t.finishMs = performance.now() - startedAt - t.readMs;
-    progress("Analysing", read, total, summary.events.total);
+    progress("Analysing: steps, idle time, findings, tables", read, total, summary.events.total);
     await yieldToBrowser();
     if (token !== app.loadToken) return session.free();
+    session.analyse();
+    t.analyseMs = performance.now() - startedAt - t.readMs - t.finishMs;
     show({ session, name, summary });
     t.readyMs = performance.now() - startedAt;
     t.heapBytes = session.heap_bytes();
@@ -201,6 +207,7 @@ function show(loaded) {
   drop(app.active);
   app.active = loaded;
   app.range = null;
+  app.tables = {};
   const { session, summary, name } = loaded;
   $("file-name").textContent = name;
   $("file-name").title = name;
@@ -212,9 +219,11 @@ function show(loaded) {
   view.call(() => session.reset_view());
   const overview = view.overviewData;
   $("overview-label").textContent = overview ? overview.label : "";
-  app.names = JSON.parse(session.names_table(5000));
   showDetails(null);
-  renderFindings(summary);
+  const findings = JSON.parse(session.report("findings"));
+  renderFindings($("findings"), $("findings-empty"), findings, showEvidence);
+  renderSteps($("steps-chart"), JSON.parse(session.report("steps")), showRange);
+  renderIdle($("idle-chart"), JSON.parse(session.report("idle")), phrases, showRange);
   selectTab("ops");
   view.draw();
   status();
@@ -238,14 +247,29 @@ function showNotice(summary) {
     : `Read with ${diags.length} note${diags.length > 1 ? "s" : ""} (${count(diags.reduce((n, d) => n + d.count, 0))} events repaired, placed on extra rows, or skipped).`;
 }
 
-function renderFindings() {
-  // The findings analysis (idle gaps, steps, advice) lands separately; its list goes here.
-  $("findings").replaceChildren();
-  $("findings-empty").textContent = "No findings in this build yet: the idle-time and step analyses will list theirs here.";
+/** A finding's evidence: its first time range shown and marked, its first slice selected. */
+function showEvidence(ev) {
+  const s = app.active && app.active.session;
+  if (!s) return;
+  const r = ev.ranges && ev.ranges[0];
+  if (r) view.call(() => s.show_evidence(r.start_ns, r.end_ns));
+  const first = ev.slices && ev.slices[0];
+  if (first) pick(first.lane, first.index);
+  else view.request();
+  $("timeline").scrollIntoView({ block: "nearest" });
+}
+
+function showRange(t0, t1) {
+  const s = app.active && app.active.session;
+  if (!s) return;
+  view.call(() => s.show_evidence(t0, t1));
+  view.request();
+  $("timeline").scrollIntoView({ block: "nearest" });
 }
 
 function showDetails(d) {
-  renderDetails($("details"), d, pick);
+  if (d && d.gap) renderGap($("details"), d.gap, phrases, pick);
+  else renderDetails($("details"), d, pick);
   view.request();
 }
 
@@ -266,16 +290,63 @@ function status() {
 
 // ---- tables --------------------------------------------------------------
 
-const OP_CATS = new Set(["cpu_op", "user_annotation", "Operator"]);
+/** A table of the shown trace, computed in wasm on first use. */
+function tableOf(kind) {
+  const key = kind === "ops" && app.opsByShape ? "ops-shape" : kind;
+  if (!(key in app.tables)) {
+    const s = app.active.session;
+    app.tables[key] = JSON.parse(kind === "names" ? s.names_table(5000) : s.table(kind, app.opsByShape));
+  }
+  return app.tables[key];
+}
+
 const TABS = [
-  { id: "ops", title: "Operators", render: (host) => nameTable(host, "ops-table", (r) => OP_CATS.has(r.category), "operators.csv") },
-  { id: "kernels", title: "GPU events", render: (host) => nameTable(host, "kernels-table", (r) => /^(kernel|gpu_memcpy|gpu_memset|Kernel|Memcpy|Memset)$/.test(r.category), "gpu-events.csv") },
-  { id: "names", title: "All slices by name", render: (host) => nameTable(host, "names-table", () => true, "slices-by-name.csv") },
+  { id: "ops", title: "Operators", render: opsTable },
+  {
+    id: "kernels",
+    title: "Kernels",
+    render: (host) =>
+      renderTable(host, tableOf("kernels").rows, { id: "kernels-table", csvName: "kernels.csv", onRowClick: (r) => highlight(r.name), caption: "GPU kernels, memcpy and memset by name" }),
+  },
+  {
+    id: "labels",
+    title: "Labels",
+    render: (host) =>
+      renderTable(host, tableOf("labels").rows, { id: "labels-table", csvName: "labels.csv", onRowClick: (r) => highlight(r.name), caption: "record_function labels: their CPU time and the GPU time launched inside", empty: "No record_function labels in this trace." }),
+  },
+  { id: "calltree", title: "Call tree", render: (host) => renderTree(host, tableOf("calltree"), { id: "calltree-table", onRowClick: (n) => highlight(n.name) }) },
+  { id: "names", title: "All slices by name", render: namesTable },
   { id: "range", title: "Range", render: rangeTable },
 ];
 
-function nameTable(host, id, keep, csvName) {
-  const rows = (app.names ? app.names.rows : []).filter(keep).map((r) => ({
+/** The operator table (PyTorch's key_averages), optionally grouped by input shapes. */
+function opsTable(host) {
+  const t = tableOf("ops");
+  const device = t.gpu_time_us > 0;
+  const keep = (k) => (device || !/device/.test(k)) && (t.has_memory || !/mem/.test(k)) && (app.opsByShape || k !== "input_shapes");
+  const rows = t.rows.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => keep(k))));
+  const unattributed = t.unattributed_gpu_us > 0 ? ` · ${duration(t.unattributed_gpu_us * 1e3)} of GPU time not charged to an operator` : "";
+  renderTable(host, rows, {
+    id: "ops-table",
+    csvName: app.opsByShape ? "operators-by-shape.csv" : "operators.csv",
+    onRowClick: (r) => highlight(r.name),
+    caption: `as prof.key_averages()${app.opsByShape ? ".group_by_input_shape" : ""}${unattributed}`,
+  });
+  const toggle = document.createElement("label");
+  const box = document.createElement("input");
+  box.type = "checkbox";
+  box.id = "ops-by-shape";
+  box.checked = app.opsByShape;
+  box.addEventListener("change", () => {
+    app.opsByShape = box.checked;
+    opsTable(host);
+  });
+  toggle.append(box, document.createTextNode(" group by input shape"));
+  host.querySelector(".table-tools").prepend(toggle);
+}
+
+function namesTable(host) {
+  const rows = tableOf("names").rows.map((r) => ({
     name: r.name,
     category: r.category,
     count: r.count,
@@ -283,7 +354,7 @@ function nameTable(host, id, keep, csvName) {
     avg_ns: r.avg_ns,
     max_ns: r.max_ns,
   }));
-  renderTable(host, rows, { id, csvName, sortKey: "total_ns", onRowClick: (r) => highlight(r.name), caption: "wall time per name (nested slices count in each)" });
+  renderTable(host, rows, { id: "names-table", csvName: "slices-by-name.csv", onRowClick: (r) => highlight(r.name), caption: "wall time per name (nested slices count in each)" });
 }
 
 function rangeTable(host) {

@@ -59,12 +59,13 @@ function refs(list, onPick) {
     const a = document.createElement("a");
     a.href = "#";
     a.textContent = b.name;
-    a.title = `${b.category} · starts ${duration(b.start_ns)}`;
+    a.title = Number.isFinite(b.start_ns) ? `${b.category} · starts ${duration(b.start_ns)}` : b.category;
     a.addEventListener("click", (ev) => {
       ev.preventDefault();
       onPick(b.lane, b.index);
     });
-    li.append(a, document.createTextNode(` · ${duration(b.dur_ns)}`));
+    li.append(a);
+    if (Number.isFinite(b.dur_ns)) li.append(document.createTextNode(` · ${duration(b.dur_ns)}`));
     ul.append(li);
   }
   return ul;
@@ -95,4 +96,34 @@ function p(cls, text) {
   e.className = cls;
   e.textContent = text;
   return e;
+}
+
+/** Details of an idle gap (a click on a shaded gap): how long, what ended it, what the CPU did. */
+export function renderGap(host, g, phrases, onPick) {
+  host.replaceChildren();
+  host.append(p("slice-name", `GPU ${g.device} idle for ${duration(g.dur_ns)}`));
+  host.append(
+    table([
+      ["from", duration(g.start_ns)],
+      ["to", duration(g.end_ns)],
+      ["launch", g.host_wait ? "started after the gap began (the GPU waited for the CPU)" : "issued before the gap began"],
+    ]),
+  );
+  host.append(h3("Ended by"));
+  const ends = [{ lane: g.ended_by.op.lane, index: g.ended_by.op.index, name: g.ended_by.name, category: "GPU op", start_ns: g.end_ns, dur_ns: NaN }];
+  const l = g.ended_by.launch;
+  if (l) {
+    ends.push({ lane: l.slice.lane, index: l.slice.index, name: `${l.name} (on ${l.thread})`, category: "launch", start_ns: l.start_ns, dur_ns: NaN });
+    if (l.operator) ends.push({ lane: l.operator.slice.lane, index: l.operator.slice.index, name: l.operator.name, category: "operator", start_ns: NaN, dur_ns: NaN });
+  }
+  host.append(refs(ends, onPick));
+  if (g.cpu.length) {
+    host.append(h3("Meanwhile on the CPU"));
+    host.append(table(g.cpu.map((k) => [phrases[k.kind] || k.kind, duration(k.ns)])));
+  }
+  const events = g.events.filter((e) => e.slice);
+  if (events.length) {
+    host.append(h3("Events overlapping the gap"));
+    host.append(refs(events.map((e) => ({ lane: e.slice.lane, index: e.slice.index, name: e.name, category: phrases[e.kind] || e.kind, start_ns: NaN, dur_ns: e.ns })), onPick));
+  }
 }

@@ -59,8 +59,13 @@ export function formatValue(kind, v) {
   }
 }
 
-/** A column label from a key: `self_cpu_ns` -> "Self cpu". */
+/** A column label from a key: `self_cpu_us` -> "Self CPU", `self_cpu_pct` -> "Self CPU %". */
 export function label(key) {
-  const words = key.replace(/_(ns|us|bytes|pct)$/i, "").replace(/_/g, " ");
-  return words.charAt(0).toUpperCase() + words.slice(1);
+  const pct = /_pct$/i.test(key) ? " %" : "";
+  const words = key
+    .replace(/_(ns|us|bytes|pct)$/i, "")
+    .split("_")
+    .map((w) => ({ cpu: "CPU", gpu: "GPU", mem: "mem", avg: "avg" })[w] || w)
+    .join(" ");
+  return words.charAt(0).toUpperCase() + words.slice(1) + pct;
 }

@@ -30,6 +30,7 @@ export function renderTable(host, rows, options = {}) {
   const headRow = thead.insertRow();
   const tbody = table.createTBody();
   host.append(tools, table);
+  if (!rows.length) host.append(el("p", "muted", options.empty || "Nothing to list in this trace."));
 
   let sortKey = options.sortKey ?? null;
   let sortDir = options.sortDir ?? -1;
@@ -142,4 +143,121 @@ function el(tag, cls, text) {
   if (cls) e.className = cls;
   if (text !== undefined) e.textContent = text;
   return e;
+}
+
+/**
+ * The top-down call tree (CallTree JSON: nodes with children indices, roots) as a table whose
+ * rows open and close; children are made when a row is first opened.
+ * options: { id, onRowClick(node) }
+ */
+export function renderTree(host, tree, options = {}) {
+  host.replaceChildren();
+  const cols = [
+    ["calls", "Calls", "int"],
+    ["total_us", "Total", "us"],
+    ["self_us", "Self", "us"],
+    ["device_total_us", "Device total", "us"],
+    ["device_self_us", "Device self", "us"],
+  ].filter(([k]) => k.startsWith("device") === false || tree.nodes.some((n) => n[k] > 0));
+  const tools = el("div", "table-tools");
+  const expandAll = document.createElement("button");
+  expandAll.type = "button";
+  expandAll.textContent = "Open 3 levels";
+  const csv = document.createElement("button");
+  csv.type = "button";
+  csv.textContent = "CSV";
+  tools.append(expandAll, csv, el("span", "muted", `${tree.nodes.length.toLocaleString("en-US")} paths; Python frames count as nodes`));
+  const table = el("table", "data calltree");
+  if (options.id) table.id = options.id;
+  const head = table.createTHead().insertRow();
+  for (const label of ["Name", "Kind", ...cols.map((c) => c[1])]) {
+    const th = document.createElement("th");
+    th.textContent = label;
+    if (label !== "Name" && label !== "Kind") th.className = "num";
+    head.append(th);
+  }
+  const tbody = table.createTBody();
+  host.append(tools, table);
+
+  const rowOf = new Map();
+  function makeRow(i, depth) {
+    const n = tree.nodes[i];
+    const tr = document.createElement("tr");
+    tr.dataset.depth = depth;
+    const name = document.createElement("td");
+    name.className = "text";
+    name.style.paddingLeft = `${6 + depth * 14}px`;
+    const tw = el("span", "twisty", n.children.length ? "▸" : "");
+    name.append(tw, document.createTextNode(n.name));
+    name.title = n.name;
+    const kind = el("td", "text", n.kind);
+    tr.append(name, kind);
+    for (const [k, , kindOf] of cols) {
+      const td = el("td", "num", formatValue(kindOf, n[k]));
+      tr.append(td);
+    }
+    tr.addEventListener("click", (ev) => {
+      if (ev.target === tw || ev.detail === 2 || !options.onRowClick) toggle(i, depth);
+      else options.onRowClick(n);
+    });
+    tw.addEventListener("click", (ev) => {
+      ev.stopPropagation();
+      toggle(i, depth);
+    });
+    rowOf.set(i, { tr, tw, open: false });
+    return tr;
+  }
+  function toggle(i, depth) {
+    const r = rowOf.get(i);
+    const n = tree.nodes[i];
+    if (!n.children.length) return;
+    if (r.open) {
+      // Remove every row below this one that is deeper.
+      let next = r.tr.nextElementSibling;
+      while (next && Number(next.dataset.depth) > depth) {
+        const after = next.nextElementSibling;
+        next.remove();
+        next = after;
+      }
+      for (const c of descendants(i)) rowOf.delete(c);
+      r.open = false;
+      r.tw.textContent = "▸";
+    } else {
+      const frag = document.createDocumentFragment();
+      for (const c of n.children.slice(0, 500)) frag.append(makeRow(c, depth + 1));
+      r.tr.after(frag);
+      r.open = true;
+      r.tw.textContent = "▾";
+    }
+  }
+  function descendants(i) {
+    const out = [];
+    const stack = [...tree.nodes[i].children];
+    while (stack.length) {
+      const c = stack.pop();
+      out.push(c);
+      stack.push(...tree.nodes[c].children);
+    }
+    return out;
+  }
+  for (const r of tree.roots.slice(0, 500)) tbody.append(makeRow(r, 0));
+  expandAll.addEventListener("click", () => {
+    for (let level = 0; level < 3; level++) {
+      for (const [i, r] of [...rowOf]) {
+        if (!r.open && Number(r.tr.dataset.depth) === level) toggle(i, level);
+      }
+    }
+  });
+  csv.addEventListener("click", () => {
+    const rows = [];
+    const walk = (i, path) => {
+      const n = tree.nodes[i];
+      const p = path ? `${path};${n.name}` : n.name;
+      rows.push({ path: p, kind: n.kind, ...Object.fromEntries(cols.map(([k]) => [k, n[k]])) });
+      for (const c of n.children) walk(c, p);
+    };
+    for (const r of tree.roots) walk(r, "");
+    download("calltree.csv", toCsv([{ key: "path" }, { key: "kind" }, ...cols.map(([k]) => ({ key: k }))], rows));
+  });
+  return table;
 }

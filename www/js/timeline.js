@@ -54,8 +54,8 @@ export class TimelineView {
     this.theme = {
       bg: v("--bg"), fg: v("--fg"), muted: v("--muted"), line: v("--line"), ruler: v("--ruler"),
       grid: v("--grid"), stepA: v("--step-a"), stepB: v("--step-b"), header: v("--header"),
-      match: v("--match"), select: v("--select"), range: v("--range"), arrow: v("--arrow"),
-      text: v("--text-on-slice"), overview: v("--overview"), accent: v("--accent"),
+      match: v("--match"), select: v("--select"), range: v("--range"), rangeFill: v("--range-fill"), arrow: v("--arrow"),
+      text: v("--text-on-slice"), overview: v("--overview"), accent: v("--accent"), gap: v("--gap"),
     };
   }
 
@@ -140,12 +140,20 @@ export class TimelineView {
         ctx.fillRect(0, t.y + t.height - 1 / this.dpr, w, 1 / this.dpr);
       }
     }
+    if (meta.gaps.length) {
+      ctx.fillStyle = th.gap;
+      for (const g of meta.gaps) ctx.fillRect(g.x0, g.y + 1, g.x1 - g.x0, g.h - 2);
+    }
     this.paintRects(rects);
     this.paintLabels(meta.labels);
     this.paintArrows(meta.arrows);
     if (meta.range) {
-      ctx.fillStyle = th.range;
-      ctx.fillRect(meta.range.x0, 0, meta.range.x1 - meta.range.x0, h);
+      const { x0, x1 } = meta.range;
+      ctx.fillStyle = th.rangeFill;
+      ctx.fillRect(x0, 0, x1 - x0, h);
+      ctx.fillStyle = th.accent;
+      ctx.fillRect(this.snap(x0), 0, 1, h);
+      ctx.fillRect(this.snap(x1), 0, 1, h);
     }
     if (this.drag && this.drag.range) {
       const [a, b] = [this.drag.x0, this.drag.x1].sort((p, q) => p - q);
@@ -495,15 +503,16 @@ export class TimelineView {
       if (!tip) return this.hideTooltip();
       const t = JSON.parse(tip);
       const el = document.getElementById("tooltip");
-      const name = document.createElement("div");
-      name.className = "name";
-      name.textContent = t.name;
-      const line = document.createElement("div");
-      line.textContent = `${t.duration} · ${t.category || "no category"} · ${t.lane}`;
-      const at = document.createElement("div");
-      at.className = "muted";
-      at.textContent = `starts at ${t.start}`;
-      el.replaceChildren(name, line, at);
+      const title = document.createElement("div");
+      title.className = "name";
+      title.textContent = t.title;
+      const lines = t.lines.map((text, i) => {
+        const line = document.createElement("div");
+        if (i > 0) line.className = "muted";
+        line.textContent = text;
+        return line;
+      });
+      el.replaceChildren(title, ...lines);
       el.hidden = false;
       const box = this.canvas.getBoundingClientRect();
       const x = ev.clientX - box.left + 14;
