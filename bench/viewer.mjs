@@ -1,44 +1,60 @@
 #!/usr/bin/env node
 // Measures the viewer in headless Chromium on one trace: time from the file being chosen to
-// `ready`, and frame times at full zoom-out and while zooming. Needs a release build in dist/.
+// `ready`, memory, and frame times at full zoom-out, scrolling and while zooming. Needs a release
+// build in dist/.
 //
-//   node bench/viewer.mjs [TRACE] [--frames N]
+//   node bench/viewer.mjs [TRACE]
 //
 // TRACE defaults to the 56 MB (unzipped) fixture real/tracelens_h100_owlv2_stack_mem.json.gz.
 // A "frame" is one TimelineView.draw(): the wasm layout of the visible window plus the canvas
 // commands (Chromium rasterizes in software here: --disable-gpu). The rAF figures are the
 // intervals between animation frames while zooming continuously, what a user would feel.
-// Prints one JSON object.
+// Prints one JSON object. bench/browser.mjs runs the same measurement for bench/run.
 
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { launchBrowser, startStaticServer } from "../tests/e2e/lib.mjs";
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const args = process.argv.slice(2);
-const framesAt = args.indexOf("--frames");
-const frames = framesAt >= 0 ? Number(args.splice(framesAt, 2)[1]) : 120;
-const fixtures = resolve(root, process.env.SIGHTLINE_FIXTURES || "../shared/fixtures");
-const trace = resolve(args[0] || join(fixtures, "real/tracelens_h100_owlv2_stack_mem.json.gz"));
-const dist = resolve(root, process.env.SIGHTLINE_DIST || "dist");
-if (!existsSync(join(dist, "index.html"))) throw new Error("build the page first: trunk build --release");
+export const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
-const server = await startStaticServer({ root: dist, prefix: "/" });
-const browser = await launchBrowser();
-const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-await page.goto(server.baseUrl);
-await page.waitForFunction(() => window.sightlineReady === true);
+/** Serves dist/ and starts Chromium; returns { browser, server }. */
+export async function start() {
+  const dist = resolve(root, process.env.SIGHTLINE_DIST || "dist");
+  if (!existsSync(join(dist, "index.html"))) throw new Error("build the page first: trunk build --release");
+  const server = await startStaticServer({ root: dist, prefix: "/" });
+  const browser = await launchBrowser();
+  return { browser, server };
+}
 
-const chosen = Date.now();
-await page.setInputFiles("#file-input", trace);
-await page.waitForFunction(() => ["ready", "error"].includes(document.body.dataset.state), null, { timeout: 600000 });
-const wallMs = Date.now() - chosen;
-const state = await page.evaluate(() => document.body.dataset.state);
-if (state !== "ready") throw new Error(await page.textContent("#error"));
+/** Opens `trace` in a fresh page and measures it; see the file's header. */
+export async function measure({ browser, server }, trace, frames = 120) {
+  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  try {
+    await page.goto(server.baseUrl);
+    await page.waitForFunction(() => window.sightlineReady === true);
+    // Sample the JS heap while loading: Chromium's performance.memory is the only window on it.
+    await page.evaluate(() => {
+      window.__peakHeap = 0;
+      window.__heapTimer = setInterval(() => {
+        window.__peakHeap = Math.max(window.__peakHeap, performance.memory ? performance.memory.usedJSHeapSize : 0);
+      }, 50);
+    });
+    const chosen = Date.now();
+    await page.setInputFiles("#file-input", trace);
+    await page.waitForFunction(() => ["ready", "error"].includes(document.body.dataset.state), null, { timeout: 900000 });
+    const wallMs = Date.now() - chosen;
+    if ((await page.evaluate(() => document.body.dataset.state)) !== "ready") throw new Error(await page.textContent("#error"));
+    const result = await page.evaluate(framesInPage, frames);
+    return { trace, file_chosen_to_ready_ms_wall: wallMs, ...result };
+  } finally {
+    await page.close();
+  }
+}
 
-const result = await page.evaluate(async (n) => {
-  const { view, app } = window.sightline;
+async function framesInPage(n) {
+  const { view, app, memory } = window.sightline;
+  clearInterval(window.__heapTimer);
   const s = view.session;
   const stats = (xs) => {
     const v = xs.slice().sort((a, b) => a - b);
@@ -73,18 +89,21 @@ const result = await page.evaluate(async (n) => {
   }
   const scrolling = { ...stats(scroll), content_px: view.meta.content_px, most_rects: most };
   s.pan(0, -1e9);
-  // Zoom in around the middle step by step to about 1 us across the screen, then back out.
+  // Zoom in around one point step by step to about 1 us across the screen, panning a little,
+  // then back out.
   const w = view.areaSize().w;
   const zoom = [];
   const steps = Math.max(10, Math.floor(n / 2));
   const factor = Math.pow(1e-6, 1 / steps);
   for (let i = 0; i < steps; i++) {
     s.zoom_at(w * 0.37, factor);
+    s.pan(3, 0);
     zoom.push(view.draw());
   }
   const deepRects = rects();
   for (let i = 0; i < steps; i++) {
     s.zoom_at(w * 0.37, 1 / factor);
+    s.pan(-3, 0);
     zoom.push(view.draw());
   }
   // The same zoom, one step per animation frame: intervals between frames.
@@ -105,19 +124,30 @@ const result = await page.evaluate(async (n) => {
       requestAnimationFrame(tick);
     });
   });
+  const summary = app.active.summary;
   return {
     timings: app.timings,
+    peak_js_heap_bytes: window.__peakHeap,
+    wasm_memory_bytes: memory.buffer.byteLength,
     zoomed_out: zoomedOut,
     zoomed_out_scrolling: scrolling,
     zooming: { ...stats(zoom), deepest_rects: deepRects },
     // The first interval also pays for presenting the synchronous frames drawn just before.
     raf_interval_while_zooming: stats(raf.slice(1)),
-    summary: { events: app.active.summary.events.total, slices: app.active.summary.model.slices, json_bytes: app.active.summary.file.json_bytes },
+    summary: { events: summary.events.total, slices: summary.model.slices, json_bytes: summary.file.json_bytes },
     canvas_css_px: [view.cssW, view.cssH],
     dpr: view.dpr,
   };
-}, frames);
+}
 
-console.log(JSON.stringify({ trace, file_chosen_to_ready_ms_wall: wallMs, ...result }, null, 2));
-await browser.close();
-await server.close();
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const fixtures = resolve(root, process.env.SIGHTLINE_FIXTURES || "../shared/fixtures");
+  const trace = resolve(process.argv[2] || join(fixtures, "real/tracelens_h100_owlv2_stack_mem.json.gz"));
+  const env = await start();
+  try {
+    console.log(JSON.stringify(await measure(env, trace), null, 2));
+  } finally {
+    await env.browser.close();
+    await env.server.close();
+  }
+}

@@ -13,7 +13,7 @@ const CHUNK = 8 << 20; // bytes per File slice handed to the parser
 const boot = document.querySelector("script[data-bindings]");
 // The paths are relative to the page, not to this module.
 const wasm = await import(new URL(boot.dataset.bindings, document.baseURI).href);
-await wasm.default({ module_or_path: new URL(boot.dataset.wasm, document.baseURI) });
+const exports = await wasm.default({ module_or_path: new URL(boot.dataset.wasm, document.baseURI) });
 
 const $ = (id) => document.getElementById(id);
 const app = {
@@ -38,7 +38,8 @@ const view = new TimelineView($("timeline"), $("overview"), wasm, {
   },
   onError: fail,
 });
-window.sightline = { app, view, wasm };
+// For tests and benchmarks: the page's state, and the module's memory (its size is the wasm heap).
+window.sightline = { app, view, wasm, memory: exports.memory };
 // Kept for the infrastructure's smoke test and for scripts poking at the module.
 window.wasmBindings = wasm;
 
