@@ -377,12 +377,6 @@ impl Session {
         Ok(())
     }
 
-    /// Shows `[t0, t1]` (ns from the trace start).
-    pub fn show_range(&mut self, t0: f64, t1: f64) -> Result<(), JsValue> {
-        self.loaded_mut()?.vp.show_range(t0, t1);
-        Ok(())
-    }
-
     /// Centres time `t` (ns) at the current zoom.
     pub fn center_on(&mut self, t: f64) -> Result<(), JsValue> {
         self.loaded_mut()?.vp.center_on(t);
