@@ -328,7 +328,8 @@ fn push_rect(out: &mut Vec<f32>, x: f64, y: f64, w: f64, h: f64, slot: u8, flags
     ]);
 }
 
-/// A slice's box in viewport pixels: `(x, y, w)`; `None` when its lane is not laid out.
+/// A slice's box in viewport pixels: `(x, y, w)`; `None` when its lane is not laid out or its row
+/// is folded away.
 pub fn slice_box(
     trace: &Trace,
     tracks_: &TrackLayout,
@@ -338,13 +339,19 @@ pub fn slice_box(
     let s = &trace.lanes.get(r.lane as usize)?.slices;
     let i = r.index as usize;
     let t = tracks_.lane_track(r.lane)?;
+    let depth = s.depth[i] as u32;
+    match t.kind {
+        TrackKind::Lane { rows, .. } if depth < rows => {}
+        _ => return None,
+    }
     let x = vp.x_of(s.start_ns[i] as f64);
     let w = s.dur_ns[i] as f64 / vp.ns_per_px;
-    let y = tracks::row_y(t, s.depth[i] as u32) - vp.scroll_px;
+    let y = tracks::row_y(t, depth) - vp.scroll_px;
     Some((x, y, w))
 }
 
-/// Where an arrow meets a slice: its start, mid-row; the group header when the group is collapsed.
+/// Where an arrow meets a slice: its start, mid-row; the bottom of its lane when its row is folded
+/// away; the group header when the group is collapsed.
 fn anchor(
     trace: &Trace,
     tracks_: &TrackLayout,
@@ -355,9 +362,16 @@ fn anchor(
         return Some((x, y + BOX_PX / 2.0, w));
     }
     let lane = trace.lanes.get(r.lane as usize)?;
-    let g = tracks_.group_track(lane.process)?;
-    let x = vp.x_of(lane.slices.start_ns[r.index as usize] as f64);
-    Some((x, g.y + g.height / 2.0 - vp.scroll_px, 0.0))
+    let x = vp.x_of(lane.slices.start_ns.get(r.index as usize).copied()? as f64);
+    let t = tracks_
+        .lane_track(r.lane)
+        .map(|t| t.y + t.height - 2.0)
+        .or_else(|| {
+            tracks_
+                .group_track(lane.process)
+                .map(|g| g.y + g.height / 2.0)
+        })?;
+    Some((x, t - vp.scroll_px, 0.0))
 }
 
 /// The slice, group header, lane name or idle gap under viewport point `(x, y)`, with
@@ -527,6 +541,50 @@ mod tests {
             hit(&t, &tl, &tr, &vp, &st.gaps, mid, cpu.y + 300.0),
             Some(Hit::Gap(_))
         ));
+    }
+
+    #[test]
+    fn arrows_to_folded_rows_end_at_the_lane_bottom() {
+        // A launch 20 levels deep (folded away) with a flow to its kernel.
+        let mut ev = Vec::new();
+        for d in 0..20 {
+            ev.push(format!(r#"{{"ph":"X","name":"f{d}","cat":"python_function","pid":1,"tid":1,"ts":{d},"dur":{}}}"#, 100 - 2 * d));
+        }
+        ev.push(r#"{"ph":"X","name":"cudaLaunchKernel","cat":"cuda_runtime","pid":1,"tid":1,"ts":30,"dur":2,"args":{"correlation":5}}"#.into());
+        ev.push(r#"{"ph":"s","id":5,"pid":1,"tid":1,"ts":30,"cat":"ac2g","name":"ac2g"}"#.into());
+        ev.push(r#"{"ph":"X","name":"k","cat":"kernel","pid":0,"tid":7,"ts":40,"dur":5,"args":{"device":0,"stream":7,"correlation":5}}"#.into());
+        ev.push(
+            r#"{"ph":"f","id":5,"pid":0,"tid":7,"ts":40,"cat":"ac2g","name":"ac2g","bp":"e"}"#
+                .into(),
+        );
+        let t = parse_bytes(format!(r#"{{"traceEvents":[{}]}}"#, ev.join(",")).as_bytes()).unwrap();
+        let tl = Timeline::new(&t);
+        let tr = TrackLayout::new(&t, &FxHashSet::default(), &FxHashSet::default());
+        let vp = Viewport::new(t.span_ns(), 800.0, 600.0);
+        let kernel = t.gpu_lanes().next().unwrap().0 as u32;
+        let st = ViewState {
+            selection: Some(SliceRef {
+                lane: kernel,
+                index: 0,
+            }),
+            arrows: crate::view::details::arrows(
+                &t,
+                &tl,
+                SliceRef {
+                    lane: kernel,
+                    index: 0,
+                },
+            ),
+            ..ViewState::default()
+        };
+        let f = layout(&t, &tl, &tr, &vp, &st);
+        assert_eq!(f.meta.arrows.len(), 1);
+        let cpu = tr.lane_track(0).unwrap();
+        assert_eq!(f.meta.arrows[0].y0, cpu.y + cpu.height - 2.0);
+        assert!(
+            slice_box(&t, &tr, &vp, SliceRef { lane: 0, index: 20 }).is_none(),
+            "folded row"
+        );
     }
 
     #[test]

@@ -109,7 +109,7 @@ export async function opensADroppedFile({ page, baseUrl, fixturesDir }) {
   assert.ok(await page.isHidden("#drop-overlay"));
 }
 
-export async function opensTheSampleAndNavigates({ page, baseUrl, screenshot , ignore}) {
+export async function opensTheSampleAndNavigates({ page, baseUrl, screenshot, ignore }) {
   acceptStreamedFetch(ignore);
   await open(page, baseUrl);
   assert.equal(await page.evaluate(() => document.body.dataset.state), "empty");
@@ -194,7 +194,7 @@ export async function opensTheSampleAndNavigates({ page, baseUrl, screenshot , i
   await page.click("#help-close");
 }
 
-export async function rangeSelectionAggregatesByName({ page, baseUrl, screenshot , ignore}) {
+export async function rangeSelectionAggregatesByName({ page, baseUrl, screenshot, ignore }) {
   acceptStreamedFetch(ignore);
   await open(page, baseUrl);
   await page.click("#sample-link");
@@ -217,7 +217,7 @@ export async function rangeSelectionAggregatesByName({ page, baseUrl, screenshot
   await screenshot("viewer-range");
 }
 
-export async function gpuEventNamesItsLauncher({ page, baseUrl , ignore}) {
+export async function gpuEventNamesItsLauncher({ page, baseUrl, ignore, screenshot }) {
   acceptStreamedFetch(ignore);
   await open(page, baseUrl);
   await page.click("#sample-link");
@@ -226,6 +226,10 @@ export async function gpuEventNamesItsLauncher({ page, baseUrl , ignore}) {
   await page.click("#tabs button:nth-child(2)");
   await page.click("#kernels-table tbody tr");
   await page.waitForFunction(() => /Launched by/.test(document.getElementById("details").textContent));
+  await painted(page);
+  const arrows = await page.evaluate(() => window.sightline.view.meta.arrows.length);
+  assert.ok(arrows >= 1, "the launch's flow arrow is drawn");
+  await screenshot("viewer-kernel-launch");
   const text = await page.textContent("#details");
   assert.match(text, /Launched by(aten::|[a-z_]+::)[^·]+·[^·]+·*.*(cu(da)?LaunchKernel|Memcpy|Memset)/);
 }
@@ -285,7 +289,7 @@ export async function cancelReturnsToThePreviousState({ page, baseUrl, fixturesD
   await ready(page);
 }
 
-export async function urlParameterOpensATraceFromTheSite({ page, baseUrl , ignore}) {
+export async function urlParameterOpensATraceFromTheSite({ page, baseUrl, ignore }) {
   acceptStreamedFetch(ignore);
   await page.goto(`${baseUrl}?url=samples/tracelens_h100_bert_small_stack_mem.json.gz`);
   await ready(page);
