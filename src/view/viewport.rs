@@ -58,10 +58,6 @@ impl Viewport {
         self.t_of(self.width_px)
     }
 
-    pub fn span_ns(&self) -> f64 {
-        self.span_ns
-    }
-
     /// Shows the whole trace with a small margin on both sides (key `0`).
     pub fn reset(&mut self) {
         self.show_range(0.0, self.span_ns);
