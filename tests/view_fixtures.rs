@@ -8,7 +8,7 @@ mod common;
 use rustc_hash::FxHashSet;
 use sightline::model::SliceRef;
 use sightline::parse::parse_bytes;
-use sightline::view::frame::{self, Hit, ViewState, FLAG_MARK, RECT_STRIDE};
+use sightline::view::frame::{self, Hit, ViewState, FLAG_MARK, HIT_SLOP_PX, RECT_STRIDE};
 use sightline::view::tracks::TrackLayout;
 use sightline::view::viewport::Viewport;
 use sightline::view::Timeline;
@@ -44,7 +44,9 @@ fn every_fixture_lays_out_and_hits() {
             rects <= rows as usize * 2 * 1200 + 10,
             "{name}: {rects} rects"
         );
-        // Click the middle of every single-slice box: the hit is a slice drawn there.
+        // Click the middle of every box (a slice, or touching thin slices drawn as one): the hit
+        // is a slice drawn there, within the click slack.
+        let slack = HIT_SLOP_PX * vp.ns_per_px + 1.0;
         let mut checked = 0;
         for r in f.rects.chunks(RECT_STRIDE) {
             let flags = r[4] as u32 >> 8;
@@ -57,8 +59,8 @@ fn every_fixture_lays_out_and_hits() {
                     let s = &trace.lanes[lane as usize].slices;
                     let t = vp.t_of(x);
                     assert!(
-                        s.start_ns[index as usize] as f64 <= t + 1.0
-                            && s.end_ns(index as usize) as f64 >= t - 1.0
+                        s.start_ns[index as usize] as f64 <= t + slack
+                            && s.end_ns(index as usize) as f64 >= t - slack
                     );
                     checked += 1;
                 }

@@ -192,6 +192,7 @@ pub fn layout(
             };
             items.clear();
             lod::summarize_row(s, row, win, MIN_BOX_PX, &mut items);
+            let row_start = rects.len();
             let y = ry - vp.scroll_px;
             for it in &items {
                 let (index, x0, x1, alpha, mark) = match *it {
@@ -221,16 +222,10 @@ pub fn layout(
                     _ => 0,
                 };
                 let (cx0, cx1) = (x0.max(-2.0), x1.min(vp.width_px + 2.0));
-                push_rect(
-                    &mut rects,
-                    cx0,
-                    y,
-                    cx1 - cx0,
-                    BOX_PX,
-                    tl.slot(trace, r),
-                    mark | search,
-                    alpha,
-                );
+                let style = tl.slot(trace, r) as u32 | (mark | search) << 8;
+                if !extend_last(&mut rects, row_start, cx0, cx1, style, alpha) {
+                    push_rect(&mut rects, cx0, y, cx1 - cx0, BOX_PX, style, alpha);
+                }
                 if mark == 0 && cx1 - cx0 >= LABEL_PX {
                     let lx = cx0.max(0.0);
                     labels.push(Label {
@@ -247,16 +242,8 @@ pub fn layout(
         if let Some((x, y, w)) = slice_box(trace, tracks_, vp, sel) {
             let (x0, x1) = (x.max(-2.0), (x + w.max(2.0)).min(vp.width_px + 2.0));
             if x1 > x0 {
-                push_rect(
-                    &mut rects,
-                    x0,
-                    y,
-                    x1 - x0,
-                    BOX_PX,
-                    tl.slot(trace, sel),
-                    FLAG_SELECTED,
-                    1.0,
-                );
+                let style = tl.slot(trace, sel) as u32 | FLAG_SELECTED << 8;
+                push_rect(&mut rects, x0, y, x1 - x0, BOX_PX, style, 1.0);
             }
         }
     }
@@ -315,9 +302,7 @@ fn gpu_device(trace: &Trace, lane: u32) -> Option<i64> {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn push_rect(out: &mut Vec<f32>, x: f64, y: f64, w: f64, h: f64, slot: u8, flags: u32, alpha: f64) {
-    let style = slot as u32 | flags << 8;
+fn push_rect(out: &mut Vec<f32>, x: f64, y: f64, w: f64, h: f64, style: u32, alpha: f64) {
     out.extend_from_slice(&[
         x as f32,
         y as f32,
@@ -326,6 +311,33 @@ fn push_rect(out: &mut Vec<f32>, x: f64, y: f64, w: f64, h: f64, slot: u8, flags
         style as f32,
         alpha as f32,
     ]);
+}
+
+/// Rectangles narrower than this that touch a neighbour of the same style are drawn as one.
+pub const MERGE_PX: f64 = 3.0;
+
+/// Widens the row's last rectangle over `[x0, x1)` when both are narrow, touch, and look the same:
+/// at zoom-out, runs of thin same-coloured slices become one rectangle to paint.
+fn extend_last(
+    out: &mut [f32],
+    row_start: usize,
+    x0: f64,
+    x1: f64,
+    style: u32,
+    alpha: f64,
+) -> bool {
+    if out.len() < row_start + RECT_STRIDE || x1 - x0 >= MERGE_PX {
+        return false;
+    }
+    let n = out.len();
+    let last = &mut out[n - RECT_STRIDE..];
+    let (lx, lw) = (last[0] as f64, last[2] as f64);
+    let same = last[4] as u32 == style && (last[5] as f64 - alpha).abs() < 0.05;
+    if !same || style >> 8 & FLAG_MARK != 0 || lx + lw < x0 - 0.5 {
+        return false;
+    }
+    last[2] = (x1.max(lx + lw) - lx) as f32;
+    true
 }
 
 /// A slice's box in viewport pixels: `(x, y, w)`; `None` when its lane is not laid out or its row
@@ -541,6 +553,39 @@ mod tests {
             hit(&t, &tl, &tr, &vp, &st.gaps, mid, cpu.y + 300.0),
             Some(Hit::Gap(_))
         ));
+    }
+
+    #[test]
+    fn touching_thin_slices_of_one_colour_paint_as_one_rectangle() {
+        // 400 back-to-back 1 us slices of one name, then one of another name, 2 px each: the run
+        // paints as one rectangle, the last slice as its own unless it has the same colour.
+        let mut ev: Vec<String> = (0..400)
+            .map(|i| format!(r#"{{"ph":"X","name":"same","pid":1,"tid":1,"ts":{i},"dur":1}}"#))
+            .collect();
+        ev.push(r#"{"ph":"X","name":"other thing","pid":1,"tid":1,"ts":400,"dur":1}"#.into());
+        let t = parse_bytes(format!("[{}]", ev.join(",")).as_bytes()).unwrap();
+        let tl = Timeline::new(&t);
+        let tr = TrackLayout::new(&t, &FxHashSet::default(), &FxHashSet::default());
+        let mut vp = Viewport::new(t.span_ns(), 802.0, 600.0);
+        vp.show_range(0.0, 401_000.0);
+        let f = layout(&t, &tl, &tr, &vp, &ViewState::default());
+        let boxes: Vec<_> = rects(&f).collect();
+        let same = tl.slot(&t, SliceRef { lane: 0, index: 0 }) as f32;
+        let other = tl.slot(
+            &t,
+            SliceRef {
+                lane: 0,
+                index: 400,
+            },
+        ) as f32;
+        assert_eq!(
+            boxes.iter().filter(|r| r[4] == same).count(),
+            1,
+            "{boxes:?}"
+        );
+        let run = boxes.iter().find(|r| r[4] == same).unwrap();
+        assert!((run[2] as f64 - 400_000.0 / vp.ns_per_px).abs() < 1.0);
+        assert_eq!(boxes.len(), if same == other { 1 } else { 2 });
     }
 
     #[test]
