@@ -400,3 +400,26 @@ export async function analysesShowFindingsStepsIdleAndTables({ page, baseUrl, fi
   await page.click('#tabs button:text("Labels")');
   await page.waitForSelector("#labels-table", { state: "attached" });
 }
+
+export async function pageAllowsOnlyItsOwnScripts({ page, baseUrl, ignore }) {
+  // The blocked script below is reported on the console, on purpose.
+  ignore("console", /violates the following Content Security Policy directive 'script-src/);
+  await open(page, baseUrl);
+  const html = await (await page.request.get(baseUrl)).text();
+  const csp = html.match(/<meta http-equiv="Content-Security-Policy" content="([^"]+)"/);
+  assert.ok(csp, "a CSP meta");
+  assert.match(csp[1], /default-src 'self'/);
+  assert.match(csp[1], /script-src 'self' 'wasm-unsafe-eval'(;|$)/);
+  assert.match(csp[1], /connect-src 'self'/);
+  const inline = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)].filter(([, attrs, body]) => !/\bsrc=/.test(attrs) || body.trim());
+  assert.deepEqual(inline, [], "no inline script");
+  // The policy is in force: an inline script injected now does not run.
+  const ran = await page.evaluate(() => {
+    window.__inline = false;
+    const s = document.createElement("script");
+    s.textContent = "window.__inline = true";
+    document.body.append(s);
+    return window.__inline;
+  });
+  assert.equal(ran, false);
+}
