@@ -341,11 +341,6 @@ impl Session {
         Ok(summary)
     }
 
-    /// The summary (lanes, events, diagnostics) as JSON.
-    pub fn summary(&self) -> Result<String, JsValue> {
-        Ok(json(&summarize(&self.loaded()?.trace)))
-    }
-
     /// Bytes of wasm heap the trace and its index hold.
     pub fn heap_bytes(&self) -> Result<f64, JsValue> {
         let l = self.loaded()?;
