@@ -6,6 +6,7 @@
 pub mod analysis;
 pub mod model;
 pub mod parse;
+pub mod view;
 
 #[cfg(target_arch = "wasm32")]
 pub mod web;

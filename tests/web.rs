@@ -54,3 +54,66 @@ fn parser_reads_the_bundled_sample_in_the_browser() {
         .count();
     assert!(gpu_lanes > 0, "the sample has GPU stream lanes");
 }
+
+/// The browser glue end to end on the bundled sample: fed in uneven chunks, finished, analysed,
+/// drawn, clicked, searched, aggregated. Every result is the JSON or typed array the page reads.
+#[wasm_bindgen_test]
+fn session_reads_the_sample_and_answers_the_page() {
+    use sightline::web::Session;
+    let mut s = Session::new();
+    for chunk in SAMPLE_GZ.chunks(7_919) {
+        s.feed(chunk).unwrap();
+    }
+    assert_eq!(s.bytes_fed(), SAMPLE_GZ.len() as f64);
+    let summary: serde_json::Value =
+        serde_json::from_str(&s.finish(1000.0, 600.0).unwrap()).unwrap();
+    assert_eq!(summary["events"]["total"], 2551);
+    assert!(
+        s.feed(b"more").is_err(),
+        "a finished session takes no more bytes"
+    );
+    assert!(s.table("ops", false).is_err(), "tables need the analyses");
+    s.analyse().unwrap();
+
+    let frame = s.frame().unwrap();
+    let meta: serde_json::Value = serde_json::from_str(&frame.meta()).unwrap();
+    assert!(frame.rects().length() > 0);
+    assert!(!meta["tracks"].as_array().unwrap().is_empty());
+
+    let ops: serde_json::Value = serde_json::from_str(&s.table("ops", false).unwrap()).unwrap();
+    assert!(ops["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["name"] == "aten::addmm"));
+    let findings: serde_json::Value = serde_json::from_str(&s.report("findings").unwrap()).unwrap();
+    assert!(findings.is_array());
+    assert!(s.table("nope", false).is_err());
+
+    // Search selects a match and returns the same details as `details`.
+    assert!(s.search("aten::addmm").unwrap() > 0);
+    let picked: serde_json::Value =
+        serde_json::from_str(&s.search_step(true).unwrap().unwrap()).unwrap();
+    assert_eq!(picked["name"], "aten::addmm");
+    let (lane, index) = (
+        picked["lane"].as_u64().unwrap() as u32,
+        picked["index"].as_u64().unwrap() as u32,
+    );
+    let again: serde_json::Value = serde_json::from_str(&s.details(lane, index).unwrap()).unwrap();
+    assert_eq!(again, picked);
+    assert!(s.details(lane, u32::MAX).is_err());
+
+    let range: serde_json::Value =
+        serde_json::from_str(&s.select_range(0.0, 1000.0, 50).unwrap()).unwrap();
+    assert!(range["slices"].as_u64().unwrap() > 0);
+}
+
+#[wasm_bindgen_test]
+fn a_non_trace_is_a_readable_error() {
+    let mut s = sightline::web::Session::new();
+    s.feed(b"<html><body>not a trace</body></html>").unwrap();
+    let e = s.finish(800.0, 600.0).unwrap_err();
+    let msg = js_sys::Error::from(e).message();
+    assert!(String::from(msg).contains("not a trace"));
+    assert!(s.frame().is_err());
+}

@@ -1,0 +1,324 @@
+//! What the details panel and the flow arrows show for one selected slice.
+//!
+//! - Every arg, parsed from the stored JSON (shown as text by the page, never as HTML).
+//! - The slices above it on its lane (ops, annotations, Python frames), outermost first.
+//! - For a CPU slice: the GPU work it launched, found through the correlation ids of the runtime
+//!   calls beneath it (`cudaLaunchKernel` and friends) and the GPU events with the same id.
+//! - For a GPU slice: the runtime call with its correlation id and the innermost CPU op above that
+//!   call (the launching op); a flow arrow stands in when the ids are missing.
+//! - The flows (ac2g, fwdbwd, ...) touching it, and for a CPU slice those of its runtime calls.
+//!
+//! Descendant walks stop after [`MAX_WALK`] slices and lists after [`MAX_LISTED`] entries, and say
+//! so; a top-level step can hold hundreds of thousands of slices.
+
+use super::Timeline;
+use crate::analysis::summary::lane_name;
+use crate::model::{SliceRef, Trace, NO_ID};
+use serde::Serialize;
+
+/// Slices examined below a selection, at most.
+pub const MAX_WALK: usize = 200_000;
+/// Entries listed (kernels, arrows), at most.
+pub const MAX_LISTED: usize = 200;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Brief {
+    pub lane: u32,
+    pub index: u32,
+    pub name: String,
+    pub category: String,
+    pub start_ns: i64,
+    pub dur_ns: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Launched {
+    /// GPU events launched from under the slice.
+    pub count: usize,
+    /// Their summed duration.
+    pub gpu_ns: i64,
+    /// The first [`MAX_LISTED`] of them, by launch order.
+    pub events: Vec<Brief>,
+    /// True when the walk below the slice stopped at [`MAX_WALK`].
+    pub partial: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LaunchedBy {
+    pub runtime: Option<Brief>,
+    pub op: Option<Brief>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Arrow {
+    pub from: SliceRef,
+    pub to: SliceRef,
+    pub category: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SliceDetails {
+    #[serde(flatten)]
+    pub slice: Brief,
+    pub lane_name: String,
+    pub gpu: bool,
+    pub depth: u16,
+    pub args: serde_json::Value,
+    pub ancestors: Vec<Brief>,
+    pub launched: Option<Launched>,
+    pub launched_by: Option<LaunchedBy>,
+    pub flows: Vec<Arrow>,
+}
+
+pub fn brief(trace: &Trace, r: SliceRef) -> Brief {
+    let s = &trace.lanes[r.lane as usize].slices;
+    let i = r.index as usize;
+    Brief {
+        lane: r.lane,
+        index: r.index,
+        name: trace.str(s.name[i]).to_string(),
+        category: trace.str(s.cat[i]).to_string(),
+        start_ns: s.start_ns[i],
+        dur_ns: s.dur_ns[i],
+    }
+}
+
+/// `None` when `r` does not exist.
+pub fn details(trace: &Trace, tl: &Timeline, r: SliceRef) -> Option<SliceDetails> {
+    let lane = trace.lanes.get(r.lane as usize)?;
+    let s = &lane.slices;
+    let i = r.index as usize;
+    if i >= s.len() {
+        return None;
+    }
+    let ancestors: Vec<Brief> = ancestors(trace, tl, r)
+        .into_iter()
+        .map(|a| brief(trace, a))
+        .collect();
+    let (launched, launched_by) = if lane.is_gpu() {
+        (None, Some(launcher(trace, tl, r)))
+    } else {
+        (Some(launched(trace, tl, r)), None)
+    };
+    Some(SliceDetails {
+        slice: brief(trace, r),
+        lane_name: lane_name(trace, r.lane as usize),
+        gpu: lane.is_gpu(),
+        depth: s.depth[i],
+        args: trace.args.value(s.args[i]),
+        ancestors,
+        launched,
+        launched_by,
+        flows: arrows(trace, tl, r),
+    })
+}
+
+/// The slices containing `r` on its lane, outermost first.
+pub fn ancestors(trace: &Trace, tl: &Timeline, r: SliceRef) -> Vec<SliceRef> {
+    let s = &trace.lanes[r.lane as usize].slices;
+    let i = r.index as usize;
+    let (a, b) = (s.start_ns[i], s.end_ns(i));
+    let rows = &tl.lanes[r.lane as usize].rows;
+    (0..s.depth[i] as usize)
+        .filter_map(|d| {
+            let row = rows.get(d)?;
+            let k = row.at_time(s, a as f64, 0.0)?;
+            let j = row.idx[k] as usize;
+            (s.start_ns[j] <= a && s.end_ns(j) >= b).then_some(SliceRef {
+                lane: r.lane,
+                index: j as u32,
+            })
+        })
+        .collect()
+}
+
+/// The slices below `r` on its lane (deeper and inside it), at most [`MAX_WALK`]; the flag says
+/// whether the walk was cut.
+fn descendants(trace: &Trace, r: SliceRef) -> (impl Iterator<Item = usize> + '_, bool) {
+    let s = &trace.lanes[r.lane as usize].slices;
+    let i = r.index as usize;
+    let (end, depth) = (s.end_ns(i), s.depth[i]);
+    let stop = s.start_ns[i + 1..].partition_point(|&t| t < end) + i + 1;
+    let cut = stop - (i + 1) > MAX_WALK;
+    let it = (i + 1..stop.min(i + 1 + MAX_WALK))
+        .filter(move |&j| s.depth[j] > depth && s.end_ns(j) <= end);
+    (it, cut)
+}
+
+fn launched(trace: &Trace, tl: &Timeline, r: SliceRef) -> Launched {
+    let s = &trace.lanes[r.lane as usize].slices;
+    let (below, partial) = descendants(trace, r);
+    let i = r.index as usize;
+    let own = (s.correlation[i] != NO_ID).then_some(i);
+    let mut out = Launched {
+        count: 0,
+        gpu_ns: 0,
+        events: Vec::new(),
+        partial,
+    };
+    for j in own.into_iter().chain(below) {
+        let c = s.correlation[j];
+        if c == NO_ID {
+            continue;
+        }
+        for g in tl.gpu_by_correlation(c) {
+            out.count += 1;
+            out.gpu_ns += trace.lanes[g.lane as usize].slices.dur_ns[g.index as usize];
+            if out.events.len() < MAX_LISTED {
+                out.events.push(brief(trace, g));
+            }
+        }
+    }
+    out
+}
+
+fn launcher(trace: &Trace, tl: &Timeline, r: SliceRef) -> LaunchedBy {
+    let s = &trace.lanes[r.lane as usize].slices;
+    let c = s.correlation[r.index as usize];
+    let by_id = (c != NO_ID)
+        .then(|| tl.cpu_by_correlation(c).next())
+        .flatten();
+    let by_flow = || {
+        tl.flows_of(r)
+            .iter()
+            .map(|&f| trace.flows[f as usize])
+            .find(|f| f.to == r && !trace.lanes[f.from.lane as usize].is_gpu())
+            .map(|f| f.from)
+    };
+    let Some(runtime) = by_id.or_else(by_flow) else {
+        return LaunchedBy {
+            runtime: None,
+            op: None,
+        };
+    };
+    let ops = ["cpu_op", "Operator", "user_annotation"];
+    let op = ancestors(trace, tl, runtime).into_iter().rev().find(|&a| {
+        let cat = trace.lanes[a.lane as usize].slices.cat[a.index as usize];
+        ops.contains(&trace.str(cat))
+    });
+    LaunchedBy {
+        runtime: Some(brief(trace, runtime)),
+        op: op.map(|o| brief(trace, o)),
+    }
+}
+
+/// Flow arrows to draw for a selection: those touching it, and for a CPU slice those leaving the
+/// slices below it (its kernel launches), at most [`MAX_LISTED`].
+pub fn arrows(trace: &Trace, tl: &Timeline, r: SliceRef) -> Vec<Arrow> {
+    let Some(lane) = trace.lanes.get(r.lane as usize) else {
+        return Vec::new();
+    };
+    if r.index as usize >= lane.slices.len() {
+        return Vec::new();
+    }
+    let mut flows: Vec<u32> = tl.flows_of(r).to_vec();
+    if !lane.is_gpu() {
+        let (below, _) = descendants(trace, r);
+        for j in below {
+            let d = SliceRef {
+                lane: r.lane,
+                index: j as u32,
+            };
+            flows.extend(
+                tl.flows_of(d)
+                    .iter()
+                    .filter(|&&f| trace.flows[f as usize].from == d),
+            );
+            if flows.len() >= MAX_LISTED {
+                break;
+            }
+        }
+    }
+    flows.truncate(MAX_LISTED);
+    flows
+        .into_iter()
+        .map(|f| {
+            let f = trace.flows[f as usize];
+            Arrow {
+                from: f.from,
+                to: f.to,
+                category: trace.str(f.cat).to_string(),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse_bytes;
+
+    /// A CPU op launching one kernel through cudaLaunchKernel, with an ac2g flow, as PyTorch 2.x
+    /// writes it.
+    fn trace() -> Trace {
+        let json = r#"{"traceEvents":[
+          {"ph":"X","name":"ProfilerStep#1","cat":"user_annotation","pid":1,"tid":1,"ts":0,"dur":100},
+          {"ph":"X","name":"aten::mm","cat":"cpu_op","pid":1,"tid":1,"ts":10,"dur":50,"args":{"External id":5,"Input Dims":[[2,2],[2,2]]}},
+          {"ph":"X","name":"cudaLaunchKernel","cat":"cuda_runtime","pid":1,"tid":1,"ts":20,"dur":10,"args":{"correlation":77,"External id":5}},
+          {"ph":"s","id":77,"pid":1,"tid":1,"ts":20,"cat":"ac2g","name":"ac2g"},
+          {"ph":"X","name":"gemm_kernel","cat":"kernel","pid":0,"tid":7,"ts":40,"dur":30,"args":{"device":0,"stream":7,"correlation":77,"External id":5}},
+          {"ph":"f","id":77,"pid":0,"tid":7,"ts":40,"cat":"ac2g","name":"ac2g","bp":"e"}
+        ]}"#;
+        parse_bytes(json.as_bytes()).unwrap()
+    }
+
+    fn find(t: &Trace, name: &str) -> SliceRef {
+        for (l, lane) in t.lanes.iter().enumerate() {
+            for i in 0..lane.slices.len() {
+                if t.str(lane.slices.name[i]) == name {
+                    return SliceRef {
+                        lane: l as u32,
+                        index: i as u32,
+                    };
+                }
+            }
+        }
+        panic!("{name} not found")
+    }
+
+    #[test]
+    fn cpu_op_lists_its_kernels_and_ancestors() {
+        let t = trace();
+        let tl = Timeline::new(&t);
+        let mm = find(&t, "aten::mm");
+        let d = details(&t, &tl, mm).unwrap();
+        assert_eq!(d.slice.name, "aten::mm");
+        assert_eq!(d.args["External id"], 5);
+        assert_eq!(
+            d.ancestors
+                .iter()
+                .map(|a| a.name.as_str())
+                .collect::<Vec<_>>(),
+            ["ProfilerStep#1"]
+        );
+        let l = d.launched.unwrap();
+        assert_eq!((l.count, l.gpu_ns), (1, 30_000));
+        assert_eq!(l.events[0].name, "gemm_kernel");
+        assert!(d.launched_by.is_none());
+        assert_eq!(d.flows.len(), 1, "the launch's ac2g arrow");
+        assert_eq!(d.flows[0].to, find(&t, "gemm_kernel"));
+    }
+
+    #[test]
+    fn kernel_names_its_launcher() {
+        let t = trace();
+        let tl = Timeline::new(&t);
+        let k = find(&t, "gemm_kernel");
+        let d = details(&t, &tl, k).unwrap();
+        assert!(d.gpu);
+        let by = d.launched_by.unwrap();
+        assert_eq!(by.runtime.unwrap().name, "cudaLaunchKernel");
+        assert_eq!(by.op.unwrap().name, "aten::mm");
+        assert_eq!(d.flows.len(), 1);
+        assert!(details(&t, &tl, SliceRef { lane: 99, index: 0 }).is_none());
+        assert!(details(
+            &t,
+            &tl,
+            SliceRef {
+                lane: k.lane,
+                index: 99
+            }
+        )
+        .is_none());
+    }
+}

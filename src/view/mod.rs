@@ -1,0 +1,162 @@
+//! The timeline view: everything the browser page draws, computed in plain Rust.
+//!
+//! "Pure layout, dumb painter": given the [`Trace`], a [`Timeline`] index built once after parsing,
+//! a [`viewport::Viewport`] and a [`frame::ViewState`], [`frame::layout`] returns a compact draw
+//! list (rectangles, labels, ticks, arrows) in pixels; the page only paints it. Hit testing, search,
+//! range aggregation, details and the overview strip live here too, so all of it is tested natively.
+//! Nothing in this module knows the browser.
+//!
+//! Invariant: a [`Timeline`] is built from one `Trace` and only ever used with it.
+
+pub mod aggregate;
+pub mod colour;
+pub mod details;
+pub mod frame;
+pub mod lod;
+pub mod overview;
+pub mod ruler;
+pub mod search;
+pub mod tracks;
+pub mod viewport;
+
+use crate::model::{SliceRef, StrId, Trace, NO_ID};
+use lod::LaneIndex;
+use rustc_hash::FxHashMap;
+
+/// Indexes over a trace that drawing and navigation need; built once, in O(slices).
+#[derive(Debug)]
+pub struct Timeline {
+    /// Per lane, its rows (see [`lod`]).
+    pub lanes: Vec<LaneIndex>,
+    /// Palette slot per interned string, used as a slice name.
+    name_slot: Vec<u8>,
+    /// Categories with a fixed slot (memcpy, memset, sync).
+    cat_slot: FxHashMap<StrId, u8>,
+    /// `ProfilerStep#N` spans, by start.
+    pub steps: Vec<Step>,
+    /// Flow indices touching each slice, at either end.
+    flows_by_slice: FxHashMap<SliceRef, Vec<u32>>,
+    /// `(correlation, slice)` of CPU slices (runtime calls), sorted.
+    corr_cpu: Vec<(i64, SliceRef)>,
+    /// `(correlation, slice)` of GPU slices (kernels, copies), sorted.
+    corr_gpu: Vec<(i64, SliceRef)>,
+}
+
+/// One profiler step, from its `ProfilerStep#N` span on a CPU lane.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Step {
+    pub name: String,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub lane: u32,
+    pub index: u32,
+}
+
+impl Timeline {
+    pub fn new(trace: &Trace) -> Timeline {
+        let lanes = trace.lanes.iter().map(LaneIndex::new).collect();
+        let name_slot = (0..trace.strings.len() as u32)
+            .map(|i| colour::slot(trace.str(StrId(i)), ""))
+            .collect();
+        let mut cat_slot = FxHashMap::default();
+        for cat in ["gpu_memcpy", "Memcpy", "gpu_memset", "Memset", "cuda_sync"] {
+            if let Some(id) = trace.strings.find(cat) {
+                cat_slot.insert(id, colour::slot("", cat));
+            }
+        }
+        let mut steps = Vec::new();
+        let mut flows_by_slice: FxHashMap<SliceRef, Vec<u32>> = FxHashMap::default();
+        for (i, f) in trace.flows.iter().enumerate() {
+            flows_by_slice.entry(f.from).or_default().push(i as u32);
+            if f.to != f.from {
+                flows_by_slice.entry(f.to).or_default().push(i as u32);
+            }
+        }
+        let (mut corr_cpu, mut corr_gpu) = (Vec::new(), Vec::new());
+        for (l, lane) in trace.lanes.iter().enumerate() {
+            let s = &lane.slices;
+            for i in 0..s.len() {
+                let r = SliceRef {
+                    lane: l as u32,
+                    index: i as u32,
+                };
+                if s.correlation[i] != NO_ID {
+                    if lane.is_gpu() {
+                        corr_gpu.push((s.correlation[i], r));
+                    } else {
+                        corr_cpu.push((s.correlation[i], r));
+                    }
+                }
+                if !lane.is_gpu() {
+                    let name = trace.str(s.name[i]);
+                    if name.starts_with("ProfilerStep#") {
+                        steps.push(Step {
+                            name: name.to_string(),
+                            start_ns: s.start_ns[i],
+                            end_ns: s.end_ns(i),
+                            lane: r.lane,
+                            index: r.index,
+                        });
+                    }
+                }
+            }
+        }
+        steps.sort_by_key(|s| (s.start_ns, s.lane));
+        // The same step can appear on two lanes (1.x writes it as an operator and an annotation).
+        steps.dedup_by(|b, a| a.name == b.name && a.start_ns == b.start_ns);
+        corr_cpu.sort_unstable();
+        corr_gpu.sort_unstable();
+        Timeline {
+            lanes,
+            name_slot,
+            cat_slot,
+            steps,
+            flows_by_slice,
+            corr_cpu,
+            corr_gpu,
+        }
+    }
+
+    /// The palette slot of a slice (see [`colour`]).
+    pub fn slot(&self, trace: &Trace, r: SliceRef) -> u8 {
+        let s = &trace.lanes[r.lane as usize].slices;
+        let i = r.index as usize;
+        self.cat_slot.get(&s.cat[i]).copied().unwrap_or_else(|| {
+            self.name_slot
+                .get(s.name[i].0 as usize)
+                .copied()
+                .unwrap_or(0)
+        })
+    }
+
+    /// Flows with `r` at one end.
+    pub fn flows_of(&self, r: SliceRef) -> &[u32] {
+        self.flows_by_slice.get(&r).map_or(&[], |v| v.as_slice())
+    }
+
+    /// GPU slices launched under correlation id `c`.
+    pub fn gpu_by_correlation(&self, c: i64) -> impl Iterator<Item = SliceRef> + '_ {
+        by_key(&self.corr_gpu, c)
+    }
+
+    /// CPU slices (runtime calls) with correlation id `c`.
+    pub fn cpu_by_correlation(&self, c: i64) -> impl Iterator<Item = SliceRef> + '_ {
+        by_key(&self.corr_cpu, c)
+    }
+
+    /// Heap bytes of the index.
+    pub fn heap_bytes(&self) -> usize {
+        self.lanes.iter().map(|l| l.heap_bytes()).sum::<usize>()
+            + self.name_slot.capacity()
+            + (self.corr_cpu.capacity() + self.corr_gpu.capacity()) * 16
+            + self.flows_by_slice.len() * 48
+    }
+}
+
+fn by_key(v: &[(i64, SliceRef)], c: i64) -> impl Iterator<Item = SliceRef> + '_ {
+    let a = v.partition_point(|&(k, _)| k < c);
+    v[a..]
+        .iter()
+        .take_while(move |&&(k, _)| k == c)
+        .map(|&(_, r)| r)
+}

@@ -1,0 +1,425 @@
+// End-to-end tests of the viewer page: opening traces (file input, drop, sample link), the
+// timeline responding to keys, wheel, drag and clicks, tables, search, range selection, damaged
+// and non-trace files. The runner (run.mjs) fails any test whose page requests a host other than
+// 127.0.0.1 or logs an error. Screenshots land in target/e2e/ for people to look at.
+
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import { gunzipSync } from "node:zlib";
+
+const FIXTURES = [
+  "real/tracelens_h100_bert_small_stack_mem.json.gz",
+  "real/hta_a100_alexnet_cuda_sync.json.gz",
+  "real/param_dlrm_v100_rank3of8.pt.trace.json.gz",
+  "pytorch-cpu/cnn_dataloader_sched.pt.trace.json.gz",
+  "real/kineto_v100_resnet50_legacy_pt19.pt.trace.json.gz",
+];
+
+async function ready(page, timeout = 60000) {
+  await page.waitForFunction(() => ["ready", "error"].includes(document.body.dataset.state), null, { timeout });
+  const state = await page.evaluate(() => document.body.dataset.state);
+  if (state !== "ready") {
+    const error = await page.evaluate(() => document.getElementById("error").textContent);
+    throw new Error(`state ${state}: ${error}`);
+  }
+}
+
+/**
+ * The runner intercepts every request (to block other hosts), and Chromium then reports a
+ * response body read as a stream as `net::ERR_ABORTED` although every byte arrived (it does not
+ * without interception). The page streams `?url=` and sample traces, so tests that load one accept
+ * that report for the traces under samples/ (and prove the load by waiting for `ready`).
+ */
+function acceptStreamedFetch(ignore) {
+  ignore("http", /\/samples\/[^ ]+: net::ERR_ABORTED$/);
+}
+
+async function open(page, baseUrl) {
+  await page.goto(baseUrl);
+  await page.waitForFunction(() => window.sightlineReady === true, null, { timeout: 15000 });
+}
+
+/** The view's time window: what the last frame showed. */
+function viewOf(page) {
+  return page.evaluate(() => {
+    const m = window.sightline.view.meta;
+    return { start: m.start_ns, npp: m.ns_per_px, scroll: m.scroll_px };
+  });
+}
+
+/** Waits for the next animation frame to have been painted. */
+function painted(page) {
+  return page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+}
+
+/** Client coordinates of the middle of a drawn slice box at least `minW` px wide. */
+async function someBox(page, minW = 6) {
+  return page.evaluate((minW) => {
+    const { view } = window.sightline;
+    const f = view.session.frame();
+    const r = f.rects();
+    f.free();
+    const k = view.k;
+    const box = view.canvas.getBoundingClientRect();
+    for (let o = 0; o < r.length; o += k.rect_stride) {
+      const flags = r[o + 4] >> 8;
+      if (flags & (k.flag_mark | k.flag_selected)) continue;
+      const [x, y, w] = [r[o], r[o + 1], r[o + 2]];
+      if (w < minW || x < 0 || y < 0 || y > box.height - 60) continue;
+      return { x: box.left + 190 + x + w / 2, y: box.top + 26 + y + 8 };
+    }
+    return null;
+  }, minW);
+}
+
+export async function opensFixturesByFileInput({ page, baseUrl, fixturesDir, screenshot }) {
+  await open(page, baseUrl);
+  for (const rel of FIXTURES) {
+    await page.setInputFiles("#file-input", join(fixturesDir, rel));
+    await ready(page);
+    const info = await page.evaluate(() => ({
+      name: document.getElementById("file-name").textContent,
+      ops: document.querySelectorAll("#ops-table tbody tr").length,
+      rects: window.sightline.view.frameTimes.length,
+      timings: window.sightline.app.timings,
+    }));
+    assert.equal(info.name, basename(rel));
+    assert.ok(info.ops > 0, `${rel}: operator rows`);
+    assert.ok(info.timings.readyMs > 0);
+    await painted(page);
+    await screenshot(`viewer-${basename(rel).replace(/\..*$/, "")}`);
+  }
+}
+
+export async function opensADroppedFile({ page, baseUrl, fixturesDir }) {
+  await open(page, baseUrl);
+  const bytes = readFileSync(join(fixturesDir, "real/hta_a100_alexnet_cuda_sync.json.gz")).toString("base64");
+  await page.evaluate((b64) => {
+    const bin = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const dt = new DataTransfer();
+    dt.items.add(new File([bin], "dropped.json.gz"));
+    for (const type of ["dragenter", "dragover", "drop"]) {
+      document.body.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }
+  }, bytes);
+  await ready(page);
+  assert.equal(await page.textContent("#file-name"), "dropped.json.gz");
+  assert.ok(await page.isHidden("#drop-overlay"));
+}
+
+export async function opensTheSampleAndNavigates({ page, baseUrl, screenshot, ignore }) {
+  acceptStreamedFetch(ignore);
+  await open(page, baseUrl);
+  assert.equal(await page.evaluate(() => document.body.dataset.state), "empty");
+  await screenshot("viewer-empty");
+  await page.click("#sample-link");
+  await ready(page);
+  await painted(page);
+  const canvas = await page.$("#timeline");
+  const box = await canvas.boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+
+  const v0 = await viewOf(page);
+  await page.keyboard.press("w");
+  await painted(page);
+  const v1 = await viewOf(page);
+  assert.ok(v1.npp < v0.npp, "W zooms in");
+  await page.keyboard.press("d");
+  await painted(page);
+  const v2 = await viewOf(page);
+  assert.ok(v2.start > v1.start, "D pans right");
+  await page.keyboard.press("a");
+  await painted(page);
+  assert.ok((await viewOf(page)).start < v2.start, "A pans left");
+  await page.keyboard.press("s");
+  await painted(page);
+  assert.ok((await viewOf(page)).npp > v1.npp, "S zooms out");
+  await page.mouse.wheel(0, -400);
+  await painted(page);
+  const v3 = await viewOf(page);
+  assert.ok(v3.npp < v1.npp, "wheel up zooms in");
+  // Drag pans.
+  await page.mouse.move(box.x + 600, box.y + 200);
+  await page.mouse.down();
+  await page.mouse.move(box.x + 400, box.y + 200, { steps: 5 });
+  await page.mouse.up();
+  await painted(page);
+  assert.ok((await viewOf(page)).start > v3.start, "dragging left shows later times");
+  await page.keyboard.press("0");
+  await painted(page);
+  const v4 = await viewOf(page);
+  assert.ok(Math.abs(v4.npp - v0.npp) / v0.npp < 1e-6, "0 resets the view");
+
+  // Zoom into the middle until single slices show, then click one.
+  for (let i = 0; i < 12; i++) await page.keyboard.press("w");
+  await painted(page);
+  let target = await someBox(page);
+  for (let i = 0; !target && i < 10; i++) {
+    await page.keyboard.press("s");
+    await painted(page);
+    target = await someBox(page);
+  }
+  assert.ok(target, "a slice box to click");
+  // Hover shows a tooltip.
+  await page.mouse.move(target.x, target.y);
+  await page.waitForSelector("#tooltip:not([hidden])");
+  await page.mouse.click(target.x, target.y);
+  await page.waitForSelector("#details .slice-name");
+  const name = await page.textContent("#details .slice-name");
+  assert.ok(name.length > 0);
+  await page.keyboard.press("f");
+  await painted(page);
+  await screenshot("viewer-sample-selected");
+
+  // Search: '/' focuses it, Enter selects a match and shows it.
+  await page.keyboard.press("/");
+  assert.equal(await page.evaluate(() => document.activeElement.id), "search");
+  await page.keyboard.type("aten::");
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => /match/.test(document.getElementById("search-count").textContent));
+  await page.waitForFunction(() => (document.querySelector("#details .slice-name")?.textContent || "").includes("aten::"));
+  const first = await page.textContent("#details .slice-name");
+  await page.click("#search-next");
+  await painted(page);
+  assert.ok((await page.textContent("#search-count")).match(/^\d[\d,]* matches$/), await page.textContent("#search-count"));
+  assert.ok((await page.textContent("#details .slice-name")).includes("aten::"), first);
+  await screenshot("viewer-sample-search");
+
+  // '?' shows the keys.
+  await page.click("#timeline", { position: { x: 5, y: 5 } });
+  await page.keyboard.press("?");
+  assert.ok(await page.isVisible("#help"));
+  await page.click("#help-close");
+}
+
+export async function rangeSelectionAggregatesByName({ page, baseUrl, screenshot, ignore }) {
+  acceptStreamedFetch(ignore);
+  await open(page, baseUrl);
+  await page.click("#sample-link");
+  await ready(page);
+  await painted(page);
+  const box = await (await page.$("#timeline")).boundingBox();
+  await page.keyboard.down("Shift");
+  await page.mouse.move(box.x + 300, box.y + 100);
+  await page.mouse.down();
+  await page.mouse.move(box.x + 800, box.y + 150, { steps: 4 });
+  await page.mouse.up();
+  await page.keyboard.up("Shift");
+  await page.waitForSelector("#range-table tbody tr");
+  const rows = await page.$$eval("#range-table tbody tr", (trs) => trs.length);
+  assert.ok(rows > 3, `${rows} range rows`);
+  // Clicking a row highlights those slices and jumps to the first.
+  await page.click("#range-table tbody tr");
+  await page.waitForFunction(() => /×/.test(document.getElementById("search-count").textContent));
+  await painted(page);
+  await screenshot("viewer-range");
+}
+
+export async function gpuEventNamesItsLauncher({ page, baseUrl, ignore, screenshot }) {
+  acceptStreamedFetch(ignore);
+  await open(page, baseUrl);
+  await page.click("#sample-link");
+  await ready(page);
+  // A kernel from the GPU table: its details name the runtime call and the op that launched it.
+  await page.click("#tabs button:nth-child(2)");
+  await page.click("#kernels-table tbody tr");
+  await page.waitForFunction(() => /Launched by/.test(document.getElementById("details").textContent));
+  await painted(page);
+  const arrows = await page.evaluate(() => window.sightline.view.meta.arrows.length);
+  assert.ok(arrows >= 1, "the launch's flow arrow is drawn");
+  await screenshot("viewer-kernel-launch");
+  const text = await page.textContent("#details");
+  assert.match(text, /Launched by(aten::|[a-z_]+::)[^·]+·[^·]+·*.*(cu(da)?LaunchKernel|Memcpy|Memset)/);
+}
+
+export async function truncatedTraceShowsItsNotice({ page, baseUrl, fixturesDir, screenshot }) {
+  await open(page, baseUrl);
+  const json = gunzipSync(readFileSync(join(fixturesDir, "real/tracelens_h100_bert_small_stack_mem.json.gz")));
+  const dir = mkdtempSync(join(tmpdir(), "sightline-e2e-"));
+  const cut = join(dir, "cut.json");
+  writeFileSync(cut, json.subarray(0, Math.floor(json.length * 0.6)));
+  await page.setInputFiles("#file-input", cut);
+  await ready(page);
+  assert.ok(await page.isVisible("#notice"));
+  assert.match(await page.textContent("#notice-text"), /truncated/);
+  const items = await page.$$eval("#diagnostics li", (lis) => lis.map((li) => li.textContent));
+  assert.ok(items.some((t) => /truncated/.test(t)), items.join("\n"));
+  assert.ok((await page.$$("#ops-table tbody tr")).length > 0, "what was salvaged is shown");
+  await screenshot("viewer-truncated");
+}
+
+export async function nonTraceShowsAnErrorAndThePageStaysUsable({ page, baseUrl, fixturesDir, screenshot }) {
+  await open(page, baseUrl);
+  const dir = mkdtempSync(join(tmpdir(), "sightline-e2e-"));
+  const png = join(dir, "picture.png");
+  writeFileSync(png, Buffer.from("89504e470d0a1a0a0000000d49484452", "hex"));
+  await page.setInputFiles("#file-input", png);
+  await page.waitForFunction(() => document.body.dataset.state === "error");
+  assert.match(await page.textContent("#error"), /not a trace: a PNG image/);
+  await screenshot("viewer-error");
+  const other = join(dir, "config.json");
+  writeFileSync(other, JSON.stringify({ model: "resnet", lr: 0.1 }));
+  await page.setInputFiles("#file-input", other);
+  await page.waitForFunction(() => /traceEvents/.test(document.getElementById("error").textContent));
+  // The next real trace opens normally.
+  await page.setInputFiles("#file-input", join(fixturesDir, "real/hta_a100_alexnet_cuda_sync.json.gz"));
+  await ready(page);
+  assert.ok(await page.isHidden("#error-box"));
+}
+
+export async function cancelReturnsToThePreviousState({ page, baseUrl, fixturesDir }) {
+  await open(page, baseUrl);
+  const file = join(fixturesDir, "real/hta_a100_alexnet_cuda_sync.json.gz");
+  // Cancel as soon as loading starts: the page goes back to empty and stays usable.
+  await page.evaluate(() => {
+    new MutationObserver((_, obs) => {
+      if (document.body.dataset.state === "loading") {
+        document.getElementById("cancel").click();
+        obs.disconnect();
+      }
+    }).observe(document.body, { attributes: true });
+  });
+  await page.setInputFiles("#file-input", file);
+  await page.waitForFunction(() => document.body.dataset.state === "empty");
+  await page.waitForTimeout(300);
+  assert.equal(await page.evaluate(() => document.body.dataset.state), "empty");
+  await page.setInputFiles("#file-input", file);
+  await ready(page);
+}
+
+export async function urlParameterOpensATraceFromTheSite({ page, baseUrl, ignore }) {
+  acceptStreamedFetch(ignore);
+  await page.goto(`${baseUrl}?url=samples/tracelens_h100_bert_small_stack_mem.json.gz`);
+  await ready(page);
+  assert.equal(await page.textContent("#file-name"), "tracelens_h100_bert_small_stack_mem.json.gz");
+  // Another site is refused before any request is made.
+  await page.goto(`${baseUrl}?url=${encodeURIComponent("https://example.com/t.json")}`);
+  await page.waitForFunction(() => document.body.dataset.state === "error");
+  assert.match(await page.textContent("#error"), /only traces from this site/);
+}
+
+export async function darkThemeOnHiDpi({ context, baseUrl, fixturesDir, screenshot }) {
+  // A context of its own: dark scheme, device pixel ratio 2. The runner's guard covers only its
+  // own context, so this one records its requests and checks them itself.
+  const own = await context.browser().newContext({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 2, colorScheme: "dark" });
+  try {
+    const page = await own.newPage();
+    const urls = [];
+    page.on("request", (r) => urls.push(r.url()));
+    await open(page, baseUrl);
+    await page.setInputFiles("#file-input", join(fixturesDir, "real/hta_a100_nccl_rank0of2.json.gz"));
+    await ready(page);
+    await painted(page);
+    const c = await page.evaluate(() => {
+      const el = document.getElementById("timeline");
+      return { w: el.width, h: el.height, css: el.getBoundingClientRect(), bg: getComputedStyle(document.body).backgroundColor };
+    });
+    assert.equal(c.w, c.css.width * 2, "canvas backing store at device pixels");
+    assert.equal(c.h, c.css.height * 2, "canvas backing store at device pixels");
+    assert.equal(c.bg, "rgb(21, 24, 30)", "dark background");
+    for (const u of urls) assert.ok(u.startsWith("http://127.0.0.1:") || u.startsWith("data:") || u.startsWith("blob:"), u);
+    const path = await screenshot("viewer-dark-hidpi");
+    await page.screenshot({ path, fullPage: true });
+  } finally {
+    await own.close();
+  }
+}
+
+export async function opensATracePostedByAnEmbeddingPage({ page, baseUrl, fixturesDir }) {
+  await open(page, baseUrl);
+  const bytes = readFileSync(join(fixturesDir, "real/param_dlrm_v100_rank0of8.pt.trace.json.gz")).toString("base64");
+  const pong = await page.evaluate(
+    (b64) =>
+      new Promise((resolve) => {
+        window.addEventListener("message", (ev) => {
+          if (ev.data !== "PONG") return;
+          const buffer = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)).buffer;
+          window.postMessage({ perfetto: { buffer, title: "rank0 (posted)" } }, "*", [buffer]);
+          resolve(true);
+        });
+        window.postMessage("PING", "*");
+      }),
+    bytes,
+  );
+  assert.ok(pong);
+  await ready(page);
+  assert.equal(await page.textContent("#file-name"), "rank0 (posted)");
+}
+
+export async function analysesShowFindingsStepsIdleAndTables({ page, baseUrl, fixturesDir, screenshot }) {
+  await open(page, baseUrl);
+  await page.setInputFiles("#file-input", join(fixturesDir, "real/kineto_v100_resnet50_legacy_pt19.pt.trace.json.gz"));
+  await ready(page);
+  // Findings: one li each; a click marks the evidence range on the timeline.
+  const findings = await page.$$eval("#findings li", (lis) => lis.map((li) => li.dataset.id));
+  assert.ok(findings.includes("dataloader_bound"), findings.join(", "));
+  await page.click('#findings li[data-id="dataloader_bound"]');
+  await painted(page);
+  assert.ok(await page.evaluate(() => window.sightline.view.meta.range !== null), "evidence range marked");
+  // Steps: one bar per ProfilerStep; idle: what the CPU was doing, the longest gaps.
+  assert.equal((await page.$$("#steps-chart .bar-row")).length, 6);
+  assert.ok((await page.$$("#idle-chart .bar-row")).length >= 2);
+  assert.match(await page.textContent("#idle-chart"), /the DataLoader/);
+  await page.click("#steps-chart .bar-row");
+  await painted(page);
+  await screenshot("viewer-analyses");
+
+  // Idle gaps are shaded on the GPU lane; hovering one says what the CPU was doing, a click
+  // shows the gap in the details panel.
+  await page.click("#idle-chart .gap-list li");
+  await painted(page);
+  const gap = await page.evaluate(() => {
+    const g = window.sightline.view.meta.gaps.find((g) => g.x1 - g.x0 > 20);
+    const box = window.sightline.view.canvas.getBoundingClientRect();
+    return g && { x: box.left + 190 + (g.x0 + g.x1) / 2, y: box.top + 26 + g.y + g.h - 4 };
+  });
+  assert.ok(gap, "a shaded gap on screen");
+  await page.mouse.move(gap.x, gap.y);
+  await page.waitForFunction(() => /idle for/.test(document.getElementById("tooltip").textContent));
+  assert.match(await page.textContent("#tooltip"), /meanwhile on the CPU/);
+  await page.mouse.click(gap.x, gap.y);
+  await page.waitForFunction(() => /idle for/.test(document.querySelector("#details .slice-name")?.textContent || ""));
+
+  // Operator table: key_averages columns; grouped by input shape on request.
+  const heads = await page.$$eval("#ops-table th", (ths) => ths.map((th) => th.textContent));
+  assert.ok(heads.includes("Self CPU %") && heads.includes("Calls"), heads.join("|"));
+  const plain = (await page.$$("#ops-table tbody tr")).length;
+  await page.check("#ops-by-shape");
+  await page.waitForFunction(() => [...document.querySelectorAll("#ops-table th")].some((th) => th.textContent === "Input shapes"));
+  assert.ok((await page.$$("#ops-table tbody tr")).length >= plain);
+  // Kernels, labels, call tree.
+  await page.click('#tabs button:text("Kernels")');
+  assert.ok((await page.$$("#kernels-table tbody tr")).length > 10);
+  await page.click('#tabs button:text("Call tree")');
+  const roots = (await page.$$("#calltree-table tbody tr")).length;
+  assert.ok(roots > 0);
+  await page.click("#calltree-table tbody tr .twisty");
+  assert.ok((await page.$$("#calltree-table tbody tr")).length > roots, "a node opens");
+  await page.click('#tabs button:text("Labels")');
+  await page.waitForSelector("#labels-table", { state: "attached" });
+}
+
+export async function pageAllowsOnlyItsOwnScripts({ page, baseUrl, ignore }) {
+  // The blocked script below is reported on the console, on purpose.
+  ignore("console", /violates the following Content Security Policy directive 'script-src/);
+  await open(page, baseUrl);
+  const html = await (await page.request.get(baseUrl)).text();
+  const csp = html.match(/<meta http-equiv="Content-Security-Policy" content="([^"]+)"/);
+  assert.ok(csp, "a CSP meta");
+  assert.match(csp[1], /default-src 'self'/);
+  assert.match(csp[1], /script-src 'self' 'wasm-unsafe-eval'(;|$)/);
+  assert.match(csp[1], /connect-src 'self'/);
+  const inline = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)].filter(([, attrs, body]) => !/\bsrc=/.test(attrs) || body.trim());
+  assert.deepEqual(inline, [], "no inline script");
+  // The policy is in force: an inline script injected now does not run.
+  const ran = await page.evaluate(() => {
+    window.__inline = false;
+    const s = document.createElement("script");
+    s.textContent = "window.__inline = true";
+    document.body.append(s);
+    return window.__inline;
+  });
+  assert.equal(ran, false);
+}

@@ -1,0 +1,72 @@
+//! The view layer against every real trace in `shared/fixtures`: the row invariant the level of
+//! detail relies on, bounded draw lists at full zoom-out, and hit testing that finds what was drawn.
+//!
+//! Fixtures are found as every test finds them (`tests/common`).
+
+mod common;
+
+use rustc_hash::FxHashSet;
+use sightline::model::SliceRef;
+use sightline::parse::parse_bytes;
+use sightline::view::frame::{self, Hit, ViewState, FLAG_MARK, HIT_SLOP_PX, RECT_STRIDE};
+use sightline::view::tracks::TrackLayout;
+use sightline::view::viewport::Viewport;
+use sightline::view::Timeline;
+
+#[test]
+fn every_fixture_lays_out_and_hits() {
+    for path in common::all_shared_traces() {
+        let bytes = std::fs::read(&path).unwrap();
+        let trace = parse_bytes(&bytes).unwrap();
+        let tl = Timeline::new(&trace);
+        let name = path.display();
+        // Rows never overlap: ends grow along a row.
+        for (l, idx) in tl.lanes.iter().enumerate() {
+            let s = &trace.lanes[l].slices;
+            for row in &idx.rows {
+                for w in row.idx.windows(2) {
+                    let (a, b) = (w[0] as usize, w[1] as usize);
+                    assert!(
+                        s.end_ns(a) <= s.start_ns[b],
+                        "{name}: lane {l} slices {a},{b} overlap on a row"
+                    );
+                }
+            }
+        }
+        let all: FxHashSet<u32> = (0..trace.lanes.len() as u32).collect();
+        let tracks = TrackLayout::new(&trace, &FxHashSet::default(), &all);
+        let mut vp = Viewport::new(trace.span_ns(), 1200.0, 5000.0);
+        vp.set_content_height(tracks.height);
+        let f = frame::layout(&trace, &tl, &tracks, &vp, &ViewState::default());
+        let rects = f.rects.len() / RECT_STRIDE;
+        let rows: u32 = trace.lanes.iter().map(|l| l.rows).sum();
+        assert!(
+            rects <= rows as usize * 2 * 1200 + 10,
+            "{name}: {rects} rects"
+        );
+        // Click the middle of every box (a slice, or touching thin slices drawn as one): the hit
+        // is a slice drawn there, within the click slack.
+        let slack = HIT_SLOP_PX * vp.ns_per_px + 1.0;
+        let mut checked = 0;
+        for r in f.rects.chunks(RECT_STRIDE) {
+            let flags = r[4] as u32 >> 8;
+            if flags & FLAG_MARK != 0 || r[2] < 4.0 {
+                continue;
+            }
+            let (x, y) = ((r[0] + r[2] / 2.0) as f64, (r[1] + 8.0) as f64);
+            match frame::hit(&trace, &tl, &tracks, &vp, &[], x, y) {
+                Some(Hit::Slice(SliceRef { lane, index })) => {
+                    let s = &trace.lanes[lane as usize].slices;
+                    let t = vp.t_of(x);
+                    assert!(
+                        s.start_ns[index as usize] as f64 <= t + slack
+                            && s.end_ns(index as usize) as f64 >= t - slack
+                    );
+                    checked += 1;
+                }
+                other => panic!("{name}: nothing at {x},{y}: {other:?}"),
+            }
+        }
+        assert!(checked > 0 || trace.slice_count() == 0, "{name}");
+    }
+}

@@ -1,0 +1,120 @@
+// Findings, the step breakdown and the GPU idle breakdown, drawn from the analyses' JSON
+// (StepsReport, IdleReport, Finding) with plain DOM: bars are spans with a width. Text from the
+// trace goes in with textContent only.
+
+import { count, duration } from "./format.js";
+
+/** Step breakdown categories, in the TensorBoard plugin's priority order, with their colours. */
+const STEP_PARTS = [
+  ["kernel_ns", "Kernel", "#4f8fdc"],
+  ["memcpy_ns", "Memcpy", "#e86a5a"],
+  ["memset_ns", "Memset", "#b0b0b0"],
+  ["communication_ns", "Communication", "#a46fd4"],
+  ["runtime_ns", "Runtime", "#e6b33c"],
+  ["dataloader_ns", "DataLoader", "#4fb07a"],
+  ["cpu_exec_ns", "CPU Exec", "#68c2c2"],
+  ["other_ns", "Other", "#d9d9d9"],
+];
+
+const WAIT_COLOURS = ["#e86a5a", "#f2a341", "#e6d27c", "#4fb07a", "#68c2c2", "#4f8fdc", "#a46fd4", "#d97bb5", "#8fa2b8", "#b5895b", "#9aa1ab", "#c9c9c9", "#dedede"];
+
+/** One `li` per finding; a click shows its evidence on the timeline. */
+export function renderFindings(list, empty, findings, onEvidence) {
+  list.replaceChildren();
+  empty.textContent = findings.length ? "" : "Nothing stands out: no finding fired on this trace.";
+  for (const f of findings) {
+    const li = document.createElement("li");
+    li.className = f.severity;
+    li.dataset.id = f.id;
+    const title = el("div", "title", f.title);
+    const detail = el("div", "detail", f.detail);
+    const advice = el("div", "advice", f.advice);
+    li.append(title, detail, advice);
+    li.title = "Click to show the evidence on the timeline";
+    li.addEventListener("click", () => onEvidence(f.evidence));
+    list.append(li);
+  }
+}
+
+/** Stacked bars per step, scaled to the longest step; a click shows the step. */
+export function renderSteps(host, report, onRange) {
+  host.replaceChildren();
+  if (!report || !report.steps.length) {
+    host.append(el("p", "muted", "No ProfilerStep spans in this trace (profile with schedule() and call prof.step())."));
+    return;
+  }
+  const legend = el("div", "chart-legend");
+  const used = STEP_PARTS.filter(([k]) => report.steps.some((s) => s.breakdown[k] > 0));
+  for (const [, label, colour] of used) {
+    const item = el("span", "", label);
+    item.style.setProperty("--swatch", colour);
+    legend.append(item);
+  }
+  host.append(legend);
+  const longest = Math.max(...report.steps.map((s) => s.dur_ns), 1);
+  for (const s of report.steps) {
+    const row = el("div", "bar-row step");
+    row.title = used.map(([k, label]) => `${label}: ${duration(s.breakdown[k])}`).join("\n");
+    const bar = el("div", "hbar");
+    bar.style.width = `${(100 * s.dur_ns) / longest}%`;
+    for (const [k, , colour] of used) {
+      const part = document.createElement("span");
+      part.style.width = `${(100 * s.breakdown[k]) / Math.max(1, s.dur_ns)}%`;
+      part.style.setProperty("--swatch", colour);
+      bar.append(part);
+    }
+    row.append(el("span", "bar-label", s.name), bar, el("span", "bar-value", duration(s.dur_ns)));
+    row.addEventListener("click", () => onRange(s.start_ns, s.end_ns));
+    host.append(row);
+  }
+  const st = report.stats;
+  const gpu = report.gpu.map((g) => `GPU ${g.device} busy ${(100 * g.utilization).toFixed(1)} % of the steps`).join(" · ");
+  host.append(el("p", "muted", `${count(st.count)} steps · median ${duration(st.median_ns)} · p90 ${duration(st.p90_ns)}${gpu ? ` · ${gpu}` : ""}${report.synthetic ? " · no ProfilerStep spans: one step spans the trace" : ""}`));
+}
+
+/** What the GPU waited for (bars), per-device utilization, and the longest gaps (click: show). */
+export function renderIdle(host, report, phrases, onRange) {
+  host.replaceChildren();
+  if (!report || !report.devices.length) {
+    host.append(el("p", "muted", "No GPU events in this trace."));
+    return;
+  }
+  for (const d of report.devices) {
+    host.append(el("p", "", `GPU ${d.device}: busy ${(100 * d.utilization).toFixed(1)} % of ${duration(d.window_ns)}, idle ${duration(d.idle_ns)} in ${count(d.gaps)} gaps`));
+  }
+  if (report.waits.length) {
+    host.append(el("h3", "", "While the GPU was idle, the CPU was in"));
+    const top = Math.max(...report.waits.map((w) => w.ns), 1);
+    report.waits.forEach((w, i) => {
+      const row = el("div", "bar-row");
+      const bar = el("div", "hbar");
+      const part = document.createElement("span");
+      part.style.width = `${(100 * w.ns) / top}%`;
+      part.style.setProperty("--swatch", WAIT_COLOURS[i % WAIT_COLOURS.length]);
+      bar.append(part);
+      row.append(el("span", "bar-label", phrases[w.kind] || w.kind), bar, el("span", "bar-value", `${duration(w.ns)} · ${w.pct.toFixed(1)} %`));
+      row.title = `${count(w.gaps)} gaps`;
+      host.append(row);
+    });
+  }
+  if (report.gaps.length) {
+    host.append(el("h3", "", `Longest gaps (${Math.min(20, report.gaps.length)} of ${count(report.gap_count)})`));
+    const ul = el("ul", "gap-list");
+    for (const g of report.gaps.slice(0, 20)) {
+      const li = document.createElement("li");
+      const doing = g.cpu.slice(0, 3).map((k) => `${phrases[k.kind] || k.kind} ${duration(k.ns)}`).join(", ");
+      li.textContent = `GPU ${g.device} idle ${duration(g.dur_ns)} at ${duration(g.start_ns)}: ${doing || "no CPU attribution"}; ended by ${g.ended_by.name}`;
+      li.addEventListener("click", () => onRange(g.start_ns, g.end_ns));
+      ul.append(li);
+    }
+    host.append(ul);
+  }
+  for (const n of report.notes || []) host.append(el("p", "muted", n));
+}
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}

@@ -1,0 +1,129 @@
+// The details panel of a selected slice: every arg, the slices above it, the GPU work it launched
+// or what launched it, and its flows. Everything from the trace is set with textContent.
+
+import { duration } from "./format.js";
+
+/** Renders details `d` (from Session.select/click) into `host`; `onPick(lane, index)` selects. */
+export function renderDetails(host, d, onPick) {
+  host.replaceChildren();
+  if (!d) {
+    host.append(p("muted", "Click a slice to see its args, where it came from and what it launched."));
+    return;
+  }
+  const name = p("slice-name", d.name);
+  const kv = table([
+    ["category", d.category || "–"],
+    ["lane", d.lane_name],
+    ["start", duration(d.start_ns)],
+    ["duration", duration(d.dur_ns)],
+    ["depth", String(d.depth)],
+  ]);
+  host.append(name, kv);
+
+  if (d.args && typeof d.args === "object" && Object.keys(d.args).length) {
+    host.append(h3("Args"));
+    host.append(
+      table(
+        Object.entries(d.args).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]),
+        true,
+      ),
+    );
+  }
+  if (d.ancestors && d.ancestors.length) {
+    host.append(h3(`Inside (${d.ancestors.length}, outermost first)`));
+    host.append(refs(d.ancestors, onPick));
+  }
+  if (d.launched && d.launched.count) {
+    const l = d.launched;
+    host.append(h3(`Launched ${l.count} GPU event${l.count > 1 ? "s" : ""}, ${duration(l.gpu_ns)} on the GPU${l.partial ? " (first part only)" : ""}`));
+    host.append(refs(l.events, onPick));
+    if (l.events.length < l.count) host.append(p("muted", `and ${l.count - l.events.length} more`));
+  }
+  if (d.launched_by) {
+    const b = d.launched_by;
+    host.append(h3("Launched by"));
+    const items = [b.op, b.runtime].filter(Boolean);
+    if (items.length) host.append(refs(items, onPick));
+    else host.append(p("muted", "no runtime call with this correlation id in the trace"));
+  }
+  if (d.flows && d.flows.length) {
+    host.append(p("muted", `${d.flows.length} flow arrow${d.flows.length > 1 ? "s" : ""} drawn (${[...new Set(d.flows.map((f) => f.category))].join(", ")})`));
+  }
+}
+
+function refs(list, onPick) {
+  const ul = document.createElement("ul");
+  ul.className = "refs";
+  for (const b of list) {
+    const li = document.createElement("li");
+    const a = document.createElement("a");
+    a.href = "#";
+    a.textContent = b.name;
+    a.title = Number.isFinite(b.start_ns) ? `${b.category} · starts ${duration(b.start_ns)}` : b.category;
+    a.addEventListener("click", (ev) => {
+      ev.preventDefault();
+      onPick(b.lane, b.index);
+    });
+    li.append(a);
+    if (Number.isFinite(b.dur_ns)) li.append(document.createTextNode(` · ${duration(b.dur_ns)}`));
+    ul.append(li);
+  }
+  return ul;
+}
+
+function table(rows, mono = false) {
+  const t = document.createElement("table");
+  t.className = "kv";
+  for (const [k, v] of rows) {
+    const tr = t.insertRow();
+    const a = tr.insertCell();
+    a.textContent = k;
+    const b = tr.insertCell();
+    b.textContent = v;
+    if (mono) b.className = "value";
+  }
+  return t;
+}
+
+function h3(text) {
+  const e = document.createElement("h3");
+  e.textContent = text;
+  return e;
+}
+
+function p(cls, text) {
+  const e = document.createElement("p");
+  e.className = cls;
+  e.textContent = text;
+  return e;
+}
+
+/** Details of an idle gap (a click on a shaded gap): how long, what ended it, what the CPU did. */
+export function renderGap(host, g, phrases, onPick) {
+  host.replaceChildren();
+  host.append(p("slice-name", `GPU ${g.device} idle for ${duration(g.dur_ns)}`));
+  host.append(
+    table([
+      ["from", duration(g.start_ns)],
+      ["to", duration(g.end_ns)],
+      ["launch", g.host_wait ? "started after the gap began (the GPU waited for the CPU)" : "issued before the gap began"],
+    ]),
+  );
+  host.append(h3("Ended by"));
+  const ends = [{ lane: g.ended_by.op.lane, index: g.ended_by.op.index, name: g.ended_by.name, category: "GPU op", start_ns: g.end_ns, dur_ns: NaN }];
+  const l = g.ended_by.launch;
+  if (l) {
+    ends.push({ lane: l.slice.lane, index: l.slice.index, name: `${l.name} (on ${l.thread})`, category: "launch", start_ns: l.start_ns, dur_ns: NaN });
+    if (l.operator) ends.push({ lane: l.operator.slice.lane, index: l.operator.slice.index, name: l.operator.name, category: "operator", start_ns: NaN, dur_ns: NaN });
+  }
+  host.append(refs(ends, onPick));
+  if (g.cpu.length) {
+    host.append(h3("Meanwhile on the CPU"));
+    host.append(table(g.cpu.map((k) => [phrases[k.kind] || k.kind, duration(k.ns)])));
+  }
+  const events = g.events.filter((e) => e.slice);
+  if (events.length) {
+    host.append(h3("Events overlapping the gap"));
+    host.append(refs(events.map((e) => ({ lane: e.slice.lane, index: e.slice.index, name: e.name, category: phrases[e.kind] || e.kind, start_ns: NaN, dur_ns: e.ns })), onPick));
+  }
+}

@@ -1,0 +1,71 @@
+// Number formatting with units, shared by the tables, the details panel and the tooltip.
+
+/** A duration in ns with three significant digits: 850 ns, 12.3 µs, 1.50 ms, 2.04 s. */
+export function duration(ns) {
+  if (typeof ns !== "number" || !Number.isFinite(ns)) return "–";
+  const a = Math.abs(ns);
+  const [unit, name] = a >= 1e9 ? [1e9, "s"] : a >= 1e6 ? [1e6, "ms"] : a >= 1e3 ? [1e3, "µs"] : [1, "ns"];
+  const v = ns / unit;
+  const d = unit === 1 || Math.abs(v) >= 100 ? 0 : Math.abs(v) >= 10 ? 1 : 2;
+  return `${v.toFixed(d)} ${name}`;
+}
+
+/** Bytes in decimal units: 512 B, 1.2 kB, 34.5 MB. */
+export function bytes(n) {
+  if (typeof n !== "number" || !Number.isFinite(n)) return "–";
+  const a = Math.abs(n);
+  const [unit, name] = a >= 1e9 ? [1e9, "GB"] : a >= 1e6 ? [1e6, "MB"] : a >= 1e3 ? [1e3, "kB"] : [1, "B"];
+  return unit === 1 ? `${n} B` : `${(n / unit).toFixed(Math.abs(n / unit) >= 100 ? 0 : 1)} ${name}`;
+}
+
+export function count(n) {
+  return typeof n === "number" ? n.toLocaleString("en-US") : String(n ?? "");
+}
+
+export function percent(x) {
+  return typeof x === "number" && Number.isFinite(x) ? `${x.toFixed(x >= 10 ? 1 : 2)} %` : "–";
+}
+
+/** MB with one decimal, for the progress line. */
+export function mb(n) {
+  return `${(n / 1e6).toFixed(1)} MB`;
+}
+
+/**
+ * How a column's values are shown, guessed from its key as the analyses name them:
+ * `*_ns` durations, `*_us` microseconds, `*_bytes`/`*mem*` bytes, `*_pct`/`*percent*`/`*_share`
+ * percentages, counts for other integers, text otherwise.
+ */
+export function kindOf(key, sample) {
+  const k = key.toLowerCase();
+  if (typeof sample !== "number") return "text";
+  if (k.endsWith("_ns") || k === "ns") return "ns";
+  if (k.endsWith("_us") || k === "us") return "us";
+  if (k.endsWith("_bytes") || k.includes("mem") || k === "bytes") return "bytes";
+  if (k.endsWith("_pct") || k.includes("percent") || k.endsWith("_share")) return "pct";
+  return Number.isInteger(sample) ? "int" : "num";
+}
+
+export function formatValue(kind, v) {
+  if (v === null || v === undefined) return "";
+  switch (kind) {
+    case "ns": return duration(v);
+    case "us": return duration(v * 1e3);
+    case "bytes": return bytes(v);
+    case "pct": return percent(v);
+    case "int": return count(v);
+    case "num": return typeof v === "number" ? v.toLocaleString("en-US", { maximumFractionDigits: 3 }) : String(v);
+    default: return typeof v === "object" ? JSON.stringify(v) : String(v);
+  }
+}
+
+/** A column label from a key: `self_cpu_us` -> "Self CPU", `self_cpu_pct` -> "Self CPU %". */
+export function label(key) {
+  const pct = /_pct$/i.test(key) ? " %" : "";
+  const words = key
+    .replace(/_(ns|us|bytes|pct)$/i, "")
+    .split("_")
+    .map((w) => ({ cpu: "CPU", gpu: "GPU", mem: "mem", avg: "avg" })[w] || w)
+    .join(" ");
+  return words.charAt(0).toUpperCase() + words.slice(1) + pct;
+}

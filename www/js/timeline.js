@@ -1,0 +1,552 @@
+// The timeline canvas: paints the draw list the wasm Session computes, and turns mouse and keys
+// into Session calls. It decides nothing about what to draw: rectangles, labels, ticks, steps and
+// arrows all come from `session.frame()`, in CSS pixels of the timeline area.
+
+const GUTTER = 190; // lane names, left of the timeline area
+const RULER = 26; // time ruler, above it
+const FONT = "11px system-ui, -apple-system, 'Segoe UI', sans-serif";
+const BOLD = "600 12px system-ui, -apple-system, 'Segoe UI', sans-serif";
+
+export class TimelineView {
+  /**
+   * canvas: the #timeline canvas; overview: the #overview canvas; wasm: the bindings module;
+   * callbacks: { onSelect(details|null), onRange(table), onStatus(text), onError(err) }
+   */
+  constructor(canvas, overview, wasm, callbacks) {
+    this.canvas = canvas;
+    this.ctx = canvas.getContext("2d", { alpha: false });
+    this.overviewCanvas = overview;
+    this.wasm = wasm;
+    this.cb = callbacks;
+    this.k = JSON.parse(wasm.constants());
+    this.paletteAll = JSON.parse(wasm.palette());
+    this.session = null;
+    this.meta = null;
+    this.frameTimes = [];
+    this.textWidth = new Map();
+    this.pending = false;
+    this.mouse = null; // last pointer position in area coordinates
+    this.drag = null;
+    this.overviewData = null;
+    this.readTheme();
+    matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => {
+      this.readTheme();
+      this.request();
+    });
+    new ResizeObserver(() => this.resize()).observe(canvas.parentElement);
+    this.bindPointer();
+  }
+
+  /** Shows a loaded session (or nothing). The view owns no trace data; the session does. */
+  attach(session) {
+    this.session = session;
+    this.meta = null;
+    this.textWidth.clear();
+    this.overviewData = session ? JSON.parse(session.overview(800)) : null;
+    this.resize();
+  }
+
+  readTheme() {
+    const css = getComputedStyle(document.documentElement);
+    const v = (name) => css.getPropertyValue(name).trim();
+    this.dark = matchMedia("(prefers-color-scheme: dark)").matches;
+    this.palette = this.paletteAll.map((p) => p[this.dark ? 1 : 0]);
+    this.theme = {
+      bg: v("--bg"), fg: v("--fg"), muted: v("--muted"), line: v("--line"), ruler: v("--ruler"),
+      grid: v("--grid"), stepA: v("--step-a"), stepB: v("--step-b"), header: v("--header"),
+      match: v("--match"), select: v("--select"), range: v("--range"), rangeFill: v("--range-fill"), arrow: v("--arrow"),
+      text: v("--text-on-slice"), overview: v("--overview"), accent: v("--accent"), gap: v("--gap"),
+    };
+  }
+
+  /** Area size in CSS px. */
+  areaSize() {
+    return { w: Math.max(1, this.cssW - GUTTER), h: Math.max(1, this.cssH - RULER) };
+  }
+
+  resize() {
+    // Client sizes exclude borders: the backing store must match the drawn box exactly, or
+    // the browser rescales it and HiDPI edges blur.
+    const box = this.canvas.parentElement;
+    this.dpr = window.devicePixelRatio || 1;
+    this.cssW = Math.max(1, box.clientWidth);
+    this.cssH = Math.max(1, box.clientHeight);
+    this.canvas.width = Math.round(this.cssW * this.dpr);
+    this.canvas.height = Math.round(this.cssH * this.dpr);
+    const ov = this.overviewCanvas;
+    ov.width = Math.max(1, Math.round(ov.clientWidth * this.dpr));
+    ov.height = Math.max(1, Math.round(ov.clientHeight * this.dpr));
+    if (this.session) {
+      const { w, h } = this.areaSize();
+      this.call(() => this.session.resize(w, h));
+    }
+    this.request();
+  }
+
+  /** Runs a session call; a throw (a wasm panic included) goes to the page's error handler. */
+  call(fn) {
+    try {
+      return fn();
+    } catch (err) {
+      this.cb.onError(err);
+      return undefined;
+    }
+  }
+
+  request() {
+    if (this.pending) return;
+    this.pending = true;
+    requestAnimationFrame(() => {
+      this.pending = false;
+      this.draw();
+    });
+  }
+
+  /** Draws one frame now; returns the milliseconds it took (layout in wasm plus painting). */
+  draw() {
+    const t0 = performance.now();
+    const ctx = this.ctx;
+    const th = this.theme;
+    ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
+    ctx.fillStyle = th.bg;
+    ctx.fillRect(0, 0, this.cssW, this.cssH);
+    if (!this.session) return 0;
+    const frame = this.call(() => this.session.frame());
+    if (!frame) return 0;
+    const rects = frame.rects();
+    const meta = JSON.parse(frame.meta());
+    frame.free();
+    this.meta = meta;
+    const { w, h } = this.areaSize();
+
+    // Timeline area.
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(GUTTER, RULER, w, h);
+    ctx.clip();
+    ctx.translate(GUTTER, RULER);
+    meta.steps.forEach((s, i) => {
+      ctx.fillStyle = i % 2 ? th.stepB : th.stepA;
+      ctx.fillRect(s.x0, 0, s.x1 - s.x0, h);
+    });
+    ctx.fillStyle = th.grid;
+    for (const t of meta.ticks) ctx.fillRect(this.snap(t.x), 0, 1 / this.dpr, h);
+    for (const t of meta.tracks) {
+      if (t.kind === "group") {
+        ctx.fillStyle = th.header;
+        ctx.fillRect(0, t.y, w, t.height);
+      } else {
+        ctx.fillStyle = th.line;
+        ctx.fillRect(0, t.y + t.height - 1 / this.dpr, w, 1 / this.dpr);
+      }
+    }
+    if (meta.gaps.length) {
+      ctx.fillStyle = th.gap;
+      for (const g of meta.gaps) ctx.fillRect(g.x0, g.y + 1, g.x1 - g.x0, g.h - 2);
+    }
+    this.paintRects(rects);
+    this.paintLabels(meta.labels);
+    this.paintArrows(meta.arrows);
+    if (meta.range) {
+      const { x0, x1 } = meta.range;
+      ctx.fillStyle = th.rangeFill;
+      ctx.fillRect(x0, 0, x1 - x0, h);
+      ctx.fillStyle = th.accent;
+      ctx.fillRect(this.snap(x0), 0, 1, h);
+      ctx.fillRect(this.snap(x1), 0, 1, h);
+    }
+    if (this.drag && this.drag.range) {
+      const [a, b] = [this.drag.x0, this.drag.x1].sort((p, q) => p - q);
+      ctx.fillStyle = th.range;
+      ctx.fillRect(a, 0, b - a, h);
+    }
+    ctx.restore();
+
+    this.paintGutter(meta.tracks, h);
+    this.paintRuler(meta, w);
+    this.paintOverview();
+    const ms = performance.now() - t0;
+    this.frameTimes.push(ms);
+    if (this.frameTimes.length > 600) this.frameTimes.shift();
+    return ms;
+  }
+
+  snap(x) {
+    return Math.round(x * this.dpr) / this.dpr;
+  }
+
+  paintRects(r) {
+    const ctx = this.ctx;
+    const k = this.k;
+    const n = r.length / k.rect_stride;
+    // Batch by colour and alpha: one path and one fill per batch.
+    const batches = new Map();
+    const outlines = [];
+    const selected = [];
+    for (let i = 0; i < n; i++) {
+      const o = i * k.rect_stride;
+      const style = r[o + 4];
+      const flags = style >> 8;
+      if (flags & k.flag_selected) {
+        selected.push(o);
+        continue;
+      }
+      let alpha = r[o + 5];
+      if (flags & k.flag_dim) alpha *= 0.22;
+      const key = (style & 255) * 8 + Math.min(7, Math.round(alpha * 7));
+      let b = batches.get(key);
+      if (!b) batches.set(key, (b = []));
+      b.push(o);
+      if (flags & k.flag_match) outlines.push(o);
+    }
+    for (const [key, list] of batches) {
+      ctx.fillStyle = this.palette[key >> 3] || "#888";
+      ctx.globalAlpha = (key & 7) / 7;
+      ctx.beginPath();
+      for (const o of list) this.rectPath(r[o], r[o + 1], r[o + 2], r[o + 3]);
+      ctx.fill();
+    }
+    ctx.globalAlpha = 1;
+    if (outlines.length) {
+      ctx.strokeStyle = this.theme.match;
+      ctx.lineWidth = 2;
+      ctx.beginPath();
+      for (const o of outlines) ctx.rect(r[o] + 1, r[o + 1] + 1, Math.max(0, r[o + 2] - 2), r[o + 3] - 2);
+      ctx.stroke();
+    }
+    for (const o of selected) {
+      ctx.strokeStyle = this.theme.select;
+      ctx.lineWidth = 2;
+      ctx.strokeRect(r[o] - 1, r[o + 1] - 1, r[o + 2] + 2, r[o + 3] + 2);
+    }
+  }
+
+  /** A rectangle on device-pixel edges, at least one device pixel wide: crisp on HiDPI. */
+  rectPath(x, y, w, h) {
+    const d = this.dpr;
+    const x0 = Math.round(x * d) / d;
+    const x1 = Math.max(x0 + 1 / d, Math.round((x + w) * d) / d);
+    this.ctx.rect(x0, Math.round(y * d) / d, x1 - x0, Math.round(h * d) / d);
+  }
+
+  paintLabels(labels) {
+    const ctx = this.ctx;
+    ctx.font = FONT;
+    ctx.fillStyle = this.theme.text;
+    ctx.textBaseline = "middle";
+    for (const l of labels) {
+      const text = this.fit(l.text, l.w - 6);
+      if (text) ctx.fillText(text, l.x + 3, l.y + this.k.box_px / 2 + 0.5);
+    }
+  }
+
+  /** `text` cut to `width` px with an ellipsis; widths are measured once per string. */
+  fit(text, width) {
+    if (width < 8) return "";
+    let full = this.textWidth.get(text);
+    if (full === undefined) {
+      full = this.ctx.measureText(text).width;
+      if (this.textWidth.size > 50000) this.textWidth.clear();
+      this.textWidth.set(text, full);
+    }
+    if (full <= width) return text;
+    const chars = Math.floor((text.length * width) / full) - 1;
+    return chars >= 2 ? text.slice(0, chars) + "…" : "";
+  }
+
+  paintArrows(arrows) {
+    if (!arrows.length) return;
+    const ctx = this.ctx;
+    ctx.strokeStyle = this.theme.arrow;
+    ctx.fillStyle = this.theme.arrow;
+    ctx.lineWidth = 1.25;
+    for (const a of arrows) {
+      const mx = (a.x0 + a.x1) / 2;
+      ctx.beginPath();
+      ctx.moveTo(a.x0, a.y0);
+      ctx.bezierCurveTo(mx, a.y0, mx, a.y1, a.x1, a.y1);
+      ctx.stroke();
+      // The curve ends level (its last control point is at y1), so the head points along x.
+      const ang = Math.abs(a.x1 - mx) > 0.5 ? (a.x1 > mx ? 0 : Math.PI) : Math.atan2(a.y1 - a.y0, 0);
+      ctx.beginPath();
+      ctx.moveTo(a.x1, a.y1);
+      ctx.lineTo(a.x1 - 8 * Math.cos(ang - 0.4), a.y1 - 8 * Math.sin(ang - 0.4));
+      ctx.lineTo(a.x1 - 8 * Math.cos(ang + 0.4), a.y1 - 8 * Math.sin(ang + 0.4));
+      ctx.closePath();
+      ctx.fill();
+    }
+  }
+
+  paintGutter(tracks, h) {
+    const ctx = this.ctx;
+    const th = this.theme;
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(0, RULER, GUTTER, h);
+    ctx.clip();
+    ctx.translate(0, RULER);
+    ctx.fillStyle = th.ruler;
+    ctx.fillRect(0, 0, GUTTER, h);
+    ctx.textBaseline = "middle";
+    for (const t of tracks) {
+      if (t.kind === "group") {
+        ctx.fillStyle = th.header;
+        ctx.fillRect(0, t.y, GUTTER, t.height);
+      } else {
+        ctx.fillStyle = th.fg;
+        ctx.font = FONT;
+        // The name sticks to the top while the lane is scrolled partly out of view.
+        const ty = Math.min(Math.max(t.y, 0), t.y + t.height - this.k.row_px - 6);
+        ctx.fillText(this.fitIn(t.title, GUTTER - 22, FONT), 16, ty + 3 + this.k.box_px / 2);
+        if (t.all_rows > t.rows) {
+          ctx.fillStyle = th.accent;
+          ctx.fillText(`▸ ${t.all_rows - t.rows} more rows`, 16, t.y + t.height - 10);
+        } else if (t.all_rows > this.k.folded_rows) {
+          ctx.fillStyle = th.accent;
+          ctx.fillText("▴ fold rows", 16, t.y + t.height - 10);
+        }
+        ctx.fillStyle = th.line;
+        ctx.fillRect(0, t.y + t.height - 1 / this.dpr, GUTTER, 1 / this.dpr);
+      }
+    }
+    ctx.fillStyle = th.line;
+    ctx.fillRect(GUTTER - 1, 0, 1, h);
+    ctx.restore();
+    // Group titles run across the header rows, which hold no slices.
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(0, RULER, this.cssW, h);
+    ctx.clip();
+    ctx.translate(0, RULER);
+    ctx.fillStyle = th.fg;
+    ctx.textBaseline = "middle";
+    for (const t of tracks) {
+      if (t.kind !== "group") continue;
+      const mark = t.collapsed ? "▸ " : "▾ ";
+      ctx.fillText(this.fitIn(mark + t.title, this.cssW - 12, BOLD), 6, t.y + t.height / 2);
+    }
+    ctx.restore();
+  }
+
+  fitIn(text, width, font) {
+    this.ctx.font = font;
+    return this.fit(text, width);
+  }
+
+  paintRuler(meta, w) {
+    const ctx = this.ctx;
+    const th = this.theme;
+    ctx.fillStyle = th.ruler;
+    ctx.fillRect(0, 0, this.cssW, RULER);
+    ctx.fillStyle = th.line;
+    ctx.fillRect(0, RULER - 1, this.cssW, 1);
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(GUTTER, 0, w, RULER);
+    ctx.clip();
+    ctx.translate(GUTTER, 0);
+    ctx.font = FONT;
+    ctx.textBaseline = "middle";
+    meta.steps.forEach((s, i) => {
+      ctx.fillStyle = i % 2 ? th.stepB : th.stepA;
+      ctx.fillRect(s.x0, 0, s.x1 - s.x0, 11);
+      ctx.fillStyle = th.accent;
+      ctx.fillRect(this.snap(s.x0), 0, 1, RULER);
+      const label = this.fit(s.name, Math.min(s.x1, w) - Math.max(s.x0, 0) - 6);
+      ctx.fillStyle = th.muted;
+      if (label) ctx.fillText(label, Math.max(s.x0, 0) + 3, 6);
+    });
+    ctx.fillStyle = th.fg;
+    for (const t of meta.ticks) {
+      ctx.fillRect(this.snap(t.x), RULER - 7, 1, 6);
+      ctx.fillText(t.label, t.x + 3, RULER - 8);
+    }
+    ctx.restore();
+    ctx.fillStyle = th.muted;
+    ctx.font = FONT;
+    ctx.textBaseline = "middle";
+    ctx.fillText("time from trace start", 6, RULER / 2);
+  }
+
+  paintOverview() {
+    const c = this.overviewCanvas;
+    const ctx = c.getContext("2d");
+    const d = this.dpr;
+    const W = c.width / d;
+    const H = c.height / d;
+    ctx.setTransform(d, 0, 0, d, 0, 0);
+    ctx.fillStyle = this.theme.bg;
+    ctx.fillRect(0, 0, W, H);
+    const o = this.overviewData;
+    if (!o || !this.meta) return;
+    const n = o.values.length;
+    ctx.fillStyle = this.theme.overview;
+    ctx.beginPath();
+    ctx.moveTo(0, H);
+    for (let i = 0; i < n; i++) {
+      const y = H - o.values[i] * (H - 2);
+      ctx.lineTo((i / n) * W, y);
+      ctx.lineTo(((i + 1) / n) * W, y);
+    }
+    ctx.lineTo(W, H);
+    ctx.closePath();
+    ctx.fill();
+    const { w } = this.areaSize();
+    const a = (this.meta.start_ns / o.span_ns) * W;
+    const b = ((this.meta.start_ns + this.meta.ns_per_px * w) / o.span_ns) * W;
+    ctx.strokeStyle = this.theme.accent;
+    ctx.lineWidth = 1.5;
+    ctx.strokeRect(Math.max(0, a), 1, Math.max(2, Math.min(W, b) - Math.max(0, a)), H - 2);
+  }
+
+  // ---- input ---------------------------------------------------------------
+
+  /** Pointer position relative to the timeline area. */
+  local(ev) {
+    const r = this.canvas.getBoundingClientRect();
+    return { x: ev.clientX - r.left - GUTTER, y: ev.clientY - r.top - RULER };
+  }
+
+  bindPointer() {
+    const c = this.canvas;
+    c.addEventListener("pointerdown", (ev) => {
+      if (!this.session || ev.button !== 0) return;
+      const p = this.local(ev);
+      c.focus();
+      c.setPointerCapture(ev.pointerId);
+      this.drag = { sx: p.x, sy: p.y, lx: p.x, ly: p.y, x0: p.x, x1: p.x, moved: false, range: ev.shiftKey && p.x >= 0 };
+      this.hideTooltip();
+    });
+    c.addEventListener("pointermove", (ev) => {
+      if (!this.session) return;
+      const p = this.local(ev);
+      this.mouse = p;
+      const d = this.drag;
+      if (!d) {
+        this.hover(p, ev);
+        return;
+      }
+      if (Math.abs(p.x - d.sx) + Math.abs(p.y - d.sy) > 3) d.moved = true;
+      if (d.range) {
+        d.x1 = p.x;
+      } else if (d.moved) {
+        c.classList.add("dragging");
+        this.call(() => this.session.pan(d.lx - p.x, d.ly - p.y));
+      }
+      d.lx = p.x;
+      d.ly = p.y;
+      this.request();
+    });
+    const end = (ev) => {
+      const d = this.drag;
+      if (!d || !this.session) return;
+      this.drag = null;
+      c.classList.remove("dragging");
+      const p = this.local(ev);
+      if (d.range && d.moved) {
+        const table = this.call(() => JSON.parse(this.session.select_range(d.x0, p.x, 500)));
+        if (table) this.cb.onRange(table);
+      } else if (!d.moved) {
+        this.click(p.x, p.y);
+      }
+      this.request();
+    };
+    c.addEventListener("pointerup", end);
+    c.addEventListener("pointercancel", () => {
+      this.drag = null;
+      c.classList.remove("dragging");
+    });
+    c.addEventListener("pointerleave", () => this.hideTooltip());
+    c.addEventListener(
+      "wheel",
+      (ev) => {
+        if (!this.session) return;
+        ev.preventDefault();
+        const p = this.local(ev);
+        const scale = ev.deltaMode === 1 ? 16 : ev.deltaMode === 2 ? 400 : 1;
+        const dx = ev.deltaX * scale;
+        const dy = ev.deltaY * scale;
+        if (ev.shiftKey) {
+          this.call(() => this.session.pan(0, dy || dx));
+        } else {
+          if (dy) this.call(() => this.session.zoom_at(Math.max(0, p.x), Math.exp(dy * 0.0025)));
+          if (dx) this.call(() => this.session.pan(dx, 0));
+        }
+        this.request();
+      },
+      { passive: false },
+    );
+    this.overviewCanvas.addEventListener("click", (ev) => {
+      if (!this.session || !this.overviewData) return;
+      const r = this.overviewCanvas.getBoundingClientRect();
+      const t = ((ev.clientX - r.left) / r.width) * this.overviewData.span_ns;
+      this.call(() => this.session.center_on(t));
+      this.request();
+    });
+  }
+
+  click(x, y) {
+    const out = this.call(() => this.session.click(x, y));
+    if (out === undefined) return;
+    const v = JSON.parse(out);
+    if (v && (v.group !== undefined || v.fold_lane !== undefined)) return;
+    this.cb.onSelect(v);
+  }
+
+  hover(p, ev) {
+    if (this.hoverPending) return;
+    this.hoverPending = true;
+    requestAnimationFrame(() => {
+      this.hoverPending = false;
+      if (!this.session || this.drag || p.x < 0 || p.y < 0) return this.hideTooltip();
+      const tip = this.call(() => this.session.tooltip(p.x, p.y));
+      if (!tip) return this.hideTooltip();
+      const t = JSON.parse(tip);
+      const el = document.getElementById("tooltip");
+      const title = document.createElement("div");
+      title.className = "name";
+      title.textContent = t.title;
+      const lines = t.lines.map((text, i) => {
+        const line = document.createElement("div");
+        if (i > 0) line.className = "muted";
+        line.textContent = text;
+        return line;
+      });
+      el.replaceChildren(title, ...lines);
+      el.hidden = false;
+      const box = this.canvas.getBoundingClientRect();
+      const x = ev.clientX - box.left + 14;
+      const y = ev.clientY - box.top + 14;
+      el.style.left = `${Math.min(x, box.width - el.offsetWidth - 4)}px`;
+      el.style.top = `${y + el.offsetHeight > box.height ? y - el.offsetHeight - 20 : y}px`;
+    });
+  }
+
+  hideTooltip() {
+    const el = document.getElementById("tooltip");
+    if (el) el.hidden = true;
+  }
+
+  /** Keyboard, as users know it from Perfetto. Returns true when the key was used. */
+  key(ev) {
+    if (!this.session) return false;
+    const { w } = this.areaSize();
+    const x = this.mouse && this.mouse.x >= 0 && this.mouse.x <= w ? this.mouse.x : w / 2;
+    const s = this.session;
+    switch (ev.key.toLowerCase()) {
+      case "w": this.call(() => s.zoom_at(x, 0.8)); break;
+      case "s": this.call(() => s.zoom_at(x, 1.25)); break;
+      case "a": this.call(() => s.pan(-w * 0.15, 0)); break;
+      case "d": this.call(() => s.pan(w * 0.15, 0)); break;
+      case "f": this.call(() => s.fit_selection()); break;
+      case "0": this.call(() => s.reset_view()); break;
+      case "escape":
+        this.call(() => s.clear_selection());
+        this.cb.onSelect(null);
+        break;
+      default: return false;
+    }
+    this.request();
+    return true;
+  }
+}
