@@ -516,21 +516,6 @@ document.addEventListener("keydown", (ev) => {
   }
 });
 
-// Embedding, as Perfetto's UI speaks it: a parent page posts 'PING' until it gets 'PONG', then
-// {perfetto: {buffer: ArrayBuffer, title, fileName}}. The buffer is read like a dropped file.
-window.addEventListener("message", (ev) => {
-  const data = ev.data;
-  if (data === "PING") {
-    if (ev.source) ev.source.postMessage("PONG", ev.origin && ev.origin !== "null" ? ev.origin : "*");
-    return;
-  }
-  const p = data && typeof data === "object" ? data.perfetto : null;
-  if (p && p.buffer instanceof ArrayBuffer) {
-    const name = String(p.title || p.fileName || "posted trace");
-    load(name, p.buffer.byteLength, blobChunks(new Blob([p.buffer])), performance.now());
-  }
-});
-
 // ---- start ---------------------------------------------------------------
 
 setState("empty");
