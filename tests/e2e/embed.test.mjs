@@ -335,3 +335,41 @@ export async function webComponentRendersTwoTracesIndependently({ page, baseUrl,
   await posted.waitForFunction(() => Math.abs(Number(document.body.dataset.viewT0) - 900) < 0.01);
   await screenshot("embed-example");
 }
+
+export async function anotherSiteOpensByUrlOnlyWhenThePolicyListsIt({ page, baseUrl }) {
+  await page.goto(baseUrl);
+  await page.waitForFunction(() => window.sightlineReady === true);
+  // The check behind `?url=` for other sites reads connect-src from the page's policy <meta>.
+  const results = await page.evaluate(async () => {
+    const { connectAllowed } = await import("./js/url.js");
+    const policy = (p) => new DOMParser().parseFromString(`<meta http-equiv="Content-Security-Policy" content="${p}">`, "text/html");
+    const strict = policy("default-src 'self'; connect-src 'self'");
+    const listed = policy("default-src 'self'; connect-src 'self' https://traces.example.com *.corp.example:8443 http:");
+    const fallback = policy("default-src 'self' https://cdn.example.com");
+    const ok = (doc, u) => connectAllowed(new URL(u, location.href), doc);
+    return {
+      self: ok(strict, "samples/x.json.gz"),
+      strictOther: ok(strict, "https://traces.example.com/t.json"),
+      listed: ok(listed, "https://traces.example.com/t.json"),
+      listedWrongScheme: ok(listed, "ftp://traces.example.com/t.json"),
+      wildcard: ok(listed, "https://a.corp.example:8443/t.json"),
+      wildcardWrongPort: ok(listed, "https://a.corp.example/t.json"),
+      wildcardApex: ok(listed, "https://corp.example:8443/t.json"),
+      scheme: ok(listed, "http://anything.example/t.json"),
+      defaultSrc: ok(fallback, "https://cdn.example.com/t.json"),
+      page: ok(document, "https://traces.example.com/t.json"),
+    };
+  });
+  assert.deepEqual(results, {
+    self: true,
+    strictOther: false,
+    listed: true,
+    listedWrongScheme: false,
+    wildcard: true,
+    wildcardWrongPort: false,
+    wildcardApex: false,
+    scheme: true,
+    defaultSrc: true,
+    page: false,
+  });
+}
