@@ -312,6 +312,19 @@ export async function webComponentRendersTwoTracesIndependently({ page, baseUrl,
   assert.ok(after[0][1] - after[0][0] < info.a.window[1] - info.a.window[0], "the first zoomed in");
   assert.deepEqual(after[1], info.b.window, "the second did not move");
 
+  // The strip lists the sample's findings, worst first; a click shows a finding's evidence.
+  await page.waitForFunction(() => document.querySelector("sightline-trace").shadowRoot.querySelector(".strip li.finding"));
+  const finding = await page.evaluate(() => {
+    const e = document.querySelector("sightline-trace");
+    const li = e.shadowRoot.querySelector(".strip li.finding");
+    li.click();
+    return { text: li.textContent, cls: li.className, range: e.findings[0].evidence.ranges[0], window: Array.from(e.session.window_ns()) };
+  });
+  assert.equal(finding.cls, "finding critical", finding.text);
+  assert.match(finding.text, /GPU 0 is busy only/);
+  assert.ok(finding.window[0] <= finding.range.start_ns && finding.window[1] >= finding.range.end_ns, JSON.stringify(finding));
+  assert.ok(finding.window[1] - finding.window[0] < 2 * (finding.range.end_ns - finding.range.start_ns), "zoomed to the evidence");
+
   // An element made by script works too (a constructor may not set attributes).
   await page.evaluate(() => {
     const e = document.createElement("sightline-trace");

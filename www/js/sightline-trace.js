@@ -12,8 +12,8 @@
 // `sightline-state` event on each change.
 //
 // It renders the timeline (wheel to zoom, drag to pan, click to select, W/A/S/D when focused), an
-// overview strip and a compact strip of what the trace holds and what to look at, with a link
-// that opens the same trace in the full viewer. Styles live in a shadow root as a constructed
+// overview strip and a compact strip of the trace's top findings (a click shows the evidence) and
+// what it holds, with a link that opens the same trace in the full viewer. Styles live in a shadow root as a constructed
 // stylesheet, so a host page's strict Content-Security-Policy (no inline styles) does not block
 // them; the host needs script-src and connect-src for this site and 'wasm-unsafe-eval'.
 //
@@ -80,6 +80,8 @@ a { color: var(--accent); font-size: 12px; white-space: nowrap; }
 .strip li.warning, .strip li.critical { border-left-color: var(--warn-line); }
 .strip li.critical { font-weight: 600; }
 .strip li.fact { border-left-color: var(--line); color: var(--muted); }
+.strip li.finding { cursor: pointer; }
+.strip li.finding:hover { border-color: var(--accent); }
 `;
 
 let sheet = null;
@@ -329,28 +331,62 @@ export class SightlineTrace extends HTMLElement {
     this.view.request();
   }
 
-  /** Findings when this build has them (worst first), then what the trace holds. */
+  /** What the trace holds, then (a moment later: they take a pass over the trace) its findings,
+   * worst first; a click on a finding shows its evidence. */
   renderStrip(summary) {
-    const items = [];
-    if (typeof this.session.findings === "function") {
-      const found = this.view.call(() => JSON.parse(this.session.findings()));
-      const list = Array.isArray(found) ? found : (found && found.findings) || [];
-      for (const f of list.slice(0, 4)) items.push({ cls: f.severity || "info", text: f.title, title: f.detail });
-    }
+    const facts = [];
     const gpu = summary.lanes.filter((l) => l.kind === "gpu" && l.slices > 0).length;
     const cpu = summary.lanes.filter((l) => l.kind !== "gpu" && l.slices > 0).length;
-    items.push({ cls: "fact", text: `${count(summary.model.slices)} slices` });
-    items.push({ cls: "fact", text: `${cpu} CPU lane${cpu === 1 ? "" : "s"}, ${gpu} GPU stream${gpu === 1 ? "" : "s"}` });
+    facts.push({ cls: "fact", text: `${count(summary.model.slices)} slices` });
+    facts.push({ cls: "fact", text: `${cpu} CPU lane${cpu === 1 ? "" : "s"}, ${gpu} GPU stream${gpu === 1 ? "" : "s"}` });
     const notes = (summary.diagnostics || []).reduce((n, d) => n + d.count, 0);
-    if (summary.truncated) items.push({ cls: "warning", text: "truncated: shown up to the cut" });
-    else if (notes) items.push({ cls: "fact", text: `${count(notes)} events repaired or on extra rows` });
-    this.$.strip.replaceChildren(
-      ...items.map((i) => {
-        const li = el("li", i.cls, i.text);
-        if (i.title) li.title = i.title;
-        return li;
-      }),
-    );
+    if (summary.truncated) facts.push({ cls: "warning", text: "truncated: shown up to the cut" });
+    else if (notes) facts.push({ cls: "fact", text: `${count(notes)} events repaired or on extra rows` });
+    const paint = (items) =>
+      this.$.strip.replaceChildren(
+        ...items.map((i) => {
+          const li = el("li", i.cls, i.text);
+          if (i.title) li.title = i.title;
+          if (i.onClick) {
+            li.tabIndex = 0;
+            li.setAttribute("role", "button");
+            li.addEventListener("click", i.onClick);
+            li.addEventListener("keydown", (ev) => ev.key === "Enter" && i.onClick());
+          }
+          return li;
+        }),
+      );
+    paint(facts);
+    const session = this.session;
+    if (typeof session.findings !== "function") return;
+    setTimeout(() => {
+      if (this.session !== session) return;
+      const found = this.view.call(() => JSON.parse(session.findings()));
+      if (!Array.isArray(found)) return;
+      this.findings = found;
+      const shown = found.slice(0, 3).map((f) => ({
+        cls: `finding ${f.severity}`,
+        text: f.title,
+        title: `${f.detail}\n\n${f.advice}`,
+        onClick: () => this.showEvidence(f),
+      }));
+      if (found.length > 3) shown.push({ cls: "fact", text: `+${found.length - 3} more`, title: found.slice(3).map((f) => f.title).join("\n") });
+      paint([...shown, ...facts]);
+    }, 0);
+  }
+
+  /** Brings a finding's first evidence into view: its time range, else its slice. */
+  showEvidence(f) {
+    const s = this.session;
+    if (!s || !f.evidence) return;
+    const range = f.evidence.ranges && f.evidence.ranges[0];
+    const slice = f.evidence.slices && f.evidence.slices[0];
+    if (slice) {
+      const d = this.view.call(() => s.select(slice.lane, slice.index));
+      if (d !== undefined) this.selected(JSON.parse(d));
+    }
+    if (range) this.view.call(() => s.show_range(range.start_ns, range.end_ns));
+    this.view.request();
   }
 }
 
