@@ -237,6 +237,16 @@ export async function urlParameterOpensAtARangeAndTheHashReproducesTheView({ pag
   assert.match(new URL(link).hash, /^#t0=950&t1=1250&sel=0\.0&r0=1000&r1=1100$/);
   assert.ok(link.length < 300, `a short link: ${link}`);
 
+  // An edited hash moves the view of the same trace without reopening it.
+  await page.evaluate(() => {
+    window.firstSession = window.sightline.app.active.session;
+  });
+  await page.evaluate(() => (location.hash = "#t0=100&t1=200"));
+  await page.waitForFunction(() => document.body.dataset.viewT0 === "100");
+  assert.ok(await page.evaluate(() => window.sightline.app.active.session === window.firstSession), "the same session");
+  await page.evaluate((hash) => (location.hash = hash), new URL(link).hash);
+  await page.waitForFunction(() => document.body.dataset.viewT0 === "950");
+
   // The link reproduces the view in a fresh page.
   const again = await page.context().newPage();
   await again.goto(link);
