@@ -665,14 +665,6 @@ impl Session {
         })))
     }
 
-    /// The findings of `analysis::findings` (worst first, each with its evidence) as JSON: the
-    /// `<sightline-trace>` element's strip.
-    pub fn findings(&self) -> Result<String, JsValue> {
-        Ok(json(&crate::analysis::findings::analyze(
-            &self.loaded()?.trace,
-        )))
-    }
-
     /// Selects the time range `[t0, t1]` (ns from the trace start); returns its aggregation by
     /// name (JSON), as [`Session::select_range`] does for pixels.
     pub fn select_range_ns(&mut self, t0: f64, t1: f64, limit: u32) -> Result<String, JsValue> {

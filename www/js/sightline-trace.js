@@ -358,10 +358,14 @@ export class SightlineTrace extends HTMLElement {
       );
     paint(facts);
     const session = this.session;
-    if (typeof session.findings !== "function") return;
     setTimeout(() => {
       if (this.session !== session) return;
-      const found = this.view.call(() => JSON.parse(session.findings()));
+      // The page's analyses (steps, idle gaps, findings); they also shade idle gaps on GPU lanes.
+      const found = this.view.call(() => {
+        session.analyse();
+        return JSON.parse(session.report("findings"));
+      });
+      this.view.request();
       if (!Array.isArray(found)) return;
       this.findings = found;
       const shown = found.slice(0, 3).map((f) => ({
@@ -385,7 +389,7 @@ export class SightlineTrace extends HTMLElement {
       const d = this.view.call(() => s.select(slice.lane, slice.index));
       if (d !== undefined) this.selected(JSON.parse(d));
     }
-    if (range) this.view.call(() => s.show_range(range.start_ns, range.end_ns));
+    if (range) this.view.call(() => s.show_evidence(range.start_ns, range.end_ns));
     this.view.request();
   }
 }
