@@ -299,6 +299,7 @@ export async function webComponentRendersTwoTracesIndependently({ page, baseUrl,
         canvas: [c.width, c.height],
         strip: e.shadowRoot.querySelectorAll(".strip li").length,
         open: e.shadowRoot.querySelector("a").href,
+        unsetColours: Object.entries(e.view.theme).filter(([, v]) => !v).map(([k]) => k),
       };
     };
     return { a: one(a), b: one(b), distinct: a.session !== b.session && a.view !== b.view };
@@ -306,6 +307,7 @@ export async function webComponentRendersTwoTracesIndependently({ page, baseUrl,
   assert.equal(info.a.state, "ready");
   assert.equal(info.b.state, "ready");
   assert.ok(info.distinct, "each element has its own session and view");
+  assert.deepEqual(info.a.unsetColours, [], "every colour the painter reads is defined in the element");
   assert.ok(info.a.rects > 5 && info.b.rects > 5, `slices drawn: ${info.a.rects}, ${info.b.rects}`);
   assert.ok(info.a.canvas[0] > 300 && info.a.canvas[1] > 100, `canvas ${info.a.canvas}`);
   assert.ok(info.a.strip >= 2, "a findings strip");

@@ -18,7 +18,8 @@
 // them; the host needs script-src and connect-src for this site and 'wasm-unsafe-eval'.
 //
 // The module finds the wasm-bindgen glue next to the built page (Trunk.toml sets filehash =
-// false, so its name is stable: sightline.js, which loads sightline_bg.wasm beside it).
+// false, so its name is stable: sightline.js, which loads sightline_bg.wasm beside it), and the
+// viewer's colours in style.css there.
 
 import { TimelineView } from "./timeline.js";
 import { count, duration, mb } from "./format.js";
@@ -36,21 +37,9 @@ function wasmModule() {
   return loadingModule;
 }
 
-// Kept in step with style.css: the painter reads these variables (from the canvas).
+// The element's layout. Its colours are the viewer's own variables (see themeSheet).
 const CSS = `
-:host { display: block; font: 13px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg);
-  --bg: #ffffff; --fg: #1d2330; --muted: #677084; --panel: #f5f6f8; --line: #d9dde4; --accent: #2f6fd6;
-  --warn-line: #e5c46a; --error-bg: #fde8e8; --error-line: #e3a0a0; --ruler: #eef0f4;
-  --grid: rgba(0, 0, 0, 0.07); --step-a: rgba(47, 111, 214, 0.05); --step-b: rgba(47, 111, 214, 0.12);
-  --header: #e7eaf0; --match: #ff8a00; --select: #111111; --range: rgba(47, 111, 214, 0.18);
-  --arrow: #c2185b; --text-on-slice: #111111; --overview: #3b9b5a; }
-@media (prefers-color-scheme: dark) {
-  :host { --bg: #15181e; --fg: #e3e7ee; --muted: #98a1b3; --panel: #1d2129; --line: #323846; --accent: #6ea1ff;
-    --warn-line: #8a7228; --error-bg: #3d1e1e; --error-line: #8a3b3b; --ruler: #1f232b;
-    --grid: rgba(255, 255, 255, 0.07); --step-a: rgba(110, 161, 255, 0.05); --step-b: rgba(110, 161, 255, 0.13);
-    --header: #252a34; --match: #ffb347; --select: #ffffff; --range: rgba(110, 161, 255, 0.2);
-    --arrow: #ff6fa8; --text-on-slice: #f4f6fa; --overview: #58c07a; }
-}
+:host { display: block; font: 13px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); }
 [hidden] { display: none !important; }
 .frame { display: flex; flex-direction: column; gap: 4px; height: 100%; box-sizing: border-box;
   border: 1px solid var(--line); border-radius: 6px; background: var(--bg); padding: 6px; }
@@ -83,6 +72,39 @@ a { color: var(--accent); font-size: 12px; white-space: nowrap; }
 .strip li.finding { cursor: pointer; }
 .strip li.finding:hover { border-color: var(--accent); }
 `;
+
+const STYLE = new URL("../style.css", import.meta.url);
+let loadingTheme = null;
+/**
+ * The viewer's colour variables, light and dark, as they are in style.css (its `:root` rules,
+ * also inside media queries), restated for `:host`: the painter reads them from the canvas, and
+ * there is one list of them, not a copy here that could drift.
+ */
+function themeSheet() {
+  loadingTheme ??= fetch(STYLE)
+    .then((resp) => {
+      if (!resp.ok) throw new Error(`could not load the viewer's styles (${STYLE.href}): HTTP ${resp.status}`);
+      return resp.text();
+    })
+    .then(async (text) => {
+      const all = new CSSStyleSheet();
+      await all.replace(text);
+      const isRoot = (r) => r instanceof CSSStyleRule && r.selectorText === ":root";
+      const vars = (r) => [...r.style].filter((p) => p.startsWith("--")).map((p) => `${p}: ${r.style.getPropertyValue(p)};`).join(" ");
+      let css = "";
+      for (const rule of all.cssRules) {
+        if (isRoot(rule)) css += `:host { ${vars(rule)} }\n`;
+        else if (rule instanceof CSSMediaRule) {
+          const inner = [...rule.cssRules].filter(isRoot).map((r) => `:host { ${vars(r)} }`).join(" ");
+          if (inner) css += `@media ${rule.media.mediaText} { ${inner} }\n`;
+        }
+      }
+      const theme = new CSSStyleSheet();
+      theme.replaceSync(css);
+      return theme;
+    });
+  return loadingTheme;
+}
 
 let sheet = null;
 function styles() {
@@ -256,7 +278,9 @@ export class SightlineTrace extends HTMLElement {
     let wasm;
     let session;
     try {
+      const theme = themeSheet();
       wasm = await wasmModule();
+      this.shadowRoot.adoptedStyleSheets = [await theme, styles()];
       if (token !== this.loadToken) return;
       const resp = await fetch(url, { credentials: "same-origin" });
       if (!resp.ok || !resp.body) throw new Error(`could not fetch ${name}: HTTP ${resp.status}`);
