@@ -164,8 +164,9 @@ async function openUrl(href, startedAt = performance.now()) {
 /** A trace handed over whole (an embedding page's postMessage): read in slices like a file. */
 function openBuffer(name, buffer, startedAt = performance.now()) {
   const bytes = ArrayBuffer.isView(buffer) ? new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength) : new Uint8Array(buffer);
+  const size = bytes[0] === 0x1f && bytes[1] === 0x8b ? GZ_CHUNK : CHUNK;
   const chunks = async function* () {
-    for (let off = 0; off < bytes.length; off += CHUNK) yield bytes.subarray(off, off + CHUNK);
+    for (let off = 0; off < bytes.length; off += size) yield bytes.subarray(off, off + size);
   };
   return load(name, bytes.length, chunks, startedAt);
 }
