@@ -117,3 +117,30 @@ fn a_non_trace_is_a_readable_error() {
     assert!(String::from(msg).contains("not a trace"));
     assert!(s.frame().is_err());
 }
+
+/// What links and embedding read and set through a Session (`www/js/url.js`, `www/js/embed.js`).
+#[wasm_bindgen_test]
+fn session_window_selection_and_origin_for_links() {
+    let mut s = sightline::web::Session::new();
+    for chunk in SAMPLE_GZ.chunks(10_000) {
+        s.feed(chunk).unwrap();
+    }
+    s.finish(1000.0, 500.0).unwrap();
+    // The sample's first event: ts 1419247332500.684 µs.
+    assert_eq!(s.origin_ns().unwrap(), "1419247332500684");
+    s.set_window(900e3, 1300e3).unwrap();
+    let w = s.window_ns().unwrap();
+    assert!(
+        (w[0] - 900e3).abs() < 1e-6 && (w[1] - 1300e3).abs() < 1e-6,
+        "{w:?}"
+    );
+    assert_eq!(s.selection().unwrap(), r#"{"range":null,"slice":null}"#);
+    s.select(0, 0).unwrap();
+    let table = s.select_range_ns(1100e3, 1000e3, 10).unwrap();
+    assert!(table.contains("\"start_ns\":1000000"), "{table}");
+    assert_eq!(
+        s.selection().unwrap(),
+        r#"{"range":[1000000.0,1100000.0],"slice":[0,0]}"#
+    );
+    assert!(s.select_range_ns(f64::NAN, 1.0, 10).is_err());
+}

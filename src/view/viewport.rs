@@ -76,6 +76,18 @@ impl Viewport {
         self.clamp();
     }
 
+    /// Shows exactly `[t0, t1]`, edge to edge, as far as the zoom bounds allow (a link's or an
+    /// embedding page's time range: reading the window back gives the same numbers).
+    pub fn set_window(&mut self, t0: f64, t1: f64) {
+        if !(t0.is_finite() && t1.is_finite()) {
+            return;
+        }
+        let (t0, t1) = if t1 > t0 { (t0, t1) } else { (t1, t0) };
+        self.ns_per_px = ((t1 - t0) / self.width_px).max(MIN_NS_PER_PX);
+        self.start_ns = t0;
+        self.clamp();
+    }
+
     /// Brings `[t0, t1]` into view: centres it at the current zoom when it is off screen, or zooms
     /// out to it when it is wider than the window.
     pub fn reveal(&mut self, t0: f64, t1: f64) {
@@ -215,6 +227,24 @@ mod tests {
         assert!(close(v.x_of(900_000.0), 500.0));
         v.show_range(7.0, 7.0);
         assert!(v.ns_per_px >= MIN_NS_PER_PX && v.ns_per_px.is_finite());
+    }
+
+    #[test]
+    fn set_window_is_exact_and_bounded() {
+        let mut v = Viewport::new(1_000_000, 1000.0, 500.0);
+        v.set_window(1000.0, 2000.0);
+        assert!(close(v.start_ns, 1000.0) && close(v.end_ns(), 2000.0));
+        v.set_window(5000.0, 3000.0);
+        assert!(close(v.start_ns, 3000.0) && close(v.end_ns(), 5000.0));
+        // Outside the trace or wider than the zoom bounds: clamped like any other move.
+        v.set_window(-1e12, 1e12);
+        assert!(close(v.ns_per_px, 4000.0));
+        assert!(v.start_ns < 1_000_000.0 && v.end_ns() > 0.0);
+        v.set_window(10.0, 10.0);
+        assert_eq!(v.ns_per_px, MIN_NS_PER_PX);
+        let before = v;
+        v.set_window(f64::NAN, 1.0);
+        assert_eq!(v, before);
     }
 
     #[test]

@@ -143,7 +143,7 @@ export function isLocalUrl(raw) {
  * A fresh context and page for one test. The returned object is what test
  * functions receive, plus `problems()` for the runner.
  */
-export async function createTestContext(browser, { baseUrl, fixturesDir, samplesDir, screenshotDir, testId }) {
+export async function createTestContext(browser, { baseUrl, otherBaseUrl, fixturesDir, samplesDir, screenshotDir, testId }) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
 
@@ -192,6 +192,8 @@ export async function createTestContext(browser, { baseUrl, fixturesDir, samples
     page,
     context,
     baseUrl,
+    /** Another origin (a second port of 127.0.0.1) serving tests/e2e/pages/. */
+    otherBaseUrl,
     fixturesDir,
     samplesDir,
     /** Every request the page made so far: {method, url, type}. */

@@ -7,7 +7,10 @@
 // Debian chromium via playwright-core, and runs every exported async function
 // of every tests/e2e/*.test.mjs file (names starting with "_" are skipped).
 // Each test gets a fresh browser context and one argument:
-//   { page, context, baseUrl, fixturesDir, samplesDir, requests, screenshot(name), ignore(kind, re) }
+//   { page, context, baseUrl, otherBaseUrl, fixturesDir, samplesDir, requests, screenshot(name),
+//     ignore(kind, re) }
+// otherBaseUrl serves tests/e2e/pages/ from a second port of 127.0.0.1: another origin, for pages
+// that embed the viewer the way another site would.
 // A test fails if it throws, times out, or if the page made a request to a host
 // other than 127.0.0.1, logged a console error, threw a page error, or got an
 // HTTP error / failed request. Screenshots go to target/e2e/.
@@ -75,11 +78,13 @@ for (const file of files) {
 if (tests.length === 0) fail(`no tests found in ${here}/*.test.mjs${filters.length ? ` matching ${filters.join(", ")}` : ""}`);
 
 const server = await startStaticServer({ root: distDir, prefix: basePath });
+const otherServer = await startStaticServer({ root: join(here, "pages"), prefix: "/" });
 let browser;
 try {
   browser = await launchBrowser();
 } catch (err) {
   await server.close();
+  await otherServer.close();
   fail(`could not launch chromium: ${err.message}`);
 }
 console.log(`e2e: serving ${distDir} at ${server.baseUrl}; chromium ${browser.version()}; ${tests.length} test(s)`);
@@ -93,6 +98,7 @@ for (const test of tests) {
   try {
     ctx = await createTestContext(browser, {
       baseUrl: server.baseUrl,
+      otherBaseUrl: otherServer.baseUrl,
       fixturesDir,
       samplesDir,
       screenshotDir,
@@ -124,6 +130,7 @@ for (const test of tests) {
 
 await browser.close().catch(() => {});
 await server.close();
+await otherServer.close();
 
 if (failures.length) {
   console.log(`e2e: ${failures.length} of ${tests.length} failed: ${failures.join(", ")}`);

@@ -327,25 +327,40 @@ export async function darkThemeOnHiDpi({ context, baseUrl, fixturesDir, screensh
   }
 }
 
-export async function opensATracePostedByAnEmbeddingPage({ page, baseUrl, fixturesDir }) {
-  await open(page, baseUrl);
+export async function opensATracePostedByAnEmbeddingPage({ page, baseUrl, otherBaseUrl, fixturesDir }) {
+  // The page takes messages only from the window that frames it (www/js/embed.js): a parent page
+  // on another origin embeds it, PINGs until PONG, then posts the trace.
+  await page.goto(`${otherBaseUrl}blank.html`);
+  await page.evaluate(
+    (src) =>
+      new Promise((resolve) => {
+        const f = Object.assign(document.createElement("iframe"), { id: "viewer", src, width: 1000, height: 600 });
+        f.addEventListener("load", resolve, { once: true });
+        document.body.append(f);
+      }),
+    baseUrl,
+  );
+  const frame = await (await page.$("iframe#viewer")).contentFrame();
   const bytes = readFileSync(join(fixturesDir, "real/param_dlrm_v100_rank0of8.pt.trace.json.gz")).toString("base64");
   const pong = await page.evaluate(
     (b64) =>
       new Promise((resolve) => {
+        const win = document.getElementById("viewer").contentWindow;
+        const origin = new URL(document.getElementById("viewer").src).origin;
+        const ping = setInterval(() => win.postMessage("PING", origin), 50);
         window.addEventListener("message", (ev) => {
-          if (ev.data !== "PONG") return;
+          if (ev.source !== win || ev.data !== "PONG") return;
+          clearInterval(ping);
           const buffer = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)).buffer;
-          window.postMessage({ perfetto: { buffer, title: "rank0 (posted)" } }, "*", [buffer]);
+          win.postMessage({ perfetto: { buffer, title: "rank0 (posted)" } }, origin, [buffer]);
           resolve(true);
         });
-        window.postMessage("PING", "*");
       }),
     bytes,
   );
   assert.ok(pong);
-  await ready(page);
-  assert.equal(await page.textContent("#file-name"), "rank0 (posted)");
+  await ready(frame);
+  assert.equal(await frame.textContent("#file-name"), "rank0 (posted)");
 }
 
 export async function analysesShowFindingsStepsIdleAndTables({ page, baseUrl, fixturesDir, screenshot }) {

@@ -8,6 +8,8 @@ import { renderDetails, renderGap } from "./details.js";
 import { renderTable, renderTree } from "./table.js";
 import { renderFindings, renderIdle, renderSteps } from "./charts.js";
 import { count, duration, mb } from "./format.js";
+import { connectAllowed, startLinks } from "./url.js";
+import { startEmbedding } from "./embed.js";
 
 // Bytes per File slice handed to the parser: 8 MB of JSON parse in well under a second; gzip
 // slices are smaller because each compressed MB holds 10-20 MB of JSON.
@@ -130,8 +132,8 @@ async function openUrl(href, startedAt = performance.now()) {
   } catch {
     return fail(new Error(`not a valid URL: ${href}`));
   }
-  if (url.origin !== location.origin) {
-    return fail(new Error(`only traces from this site can be opened by URL (${url.origin} is another site; download the file and open it instead)`));
+  if (url.origin !== location.origin && !connectAllowed(url)) {
+    return fail(new Error(`only traces from this site can be opened by URL (${url.origin} is another site, and this page's Content-Security-Policy does not list it in connect-src; download the file and open it instead)`));
   }
   const name = decodeURIComponent(url.pathname.split("/").pop() || url.pathname);
   let resp;
@@ -156,10 +158,21 @@ async function openUrl(href, startedAt = performance.now()) {
       resp.body.cancel().catch(() => {});
     }
   };
-  await load(name, total, chunks, startedAt);
+  await load(name, total, chunks, startedAt, url.href);
 }
 
-async function load(name, total, chunks, startedAt) {
+/** A trace handed over whole (an embedding page's postMessage): read in slices like a file. */
+function openBuffer(name, buffer, startedAt = performance.now()) {
+  const bytes = ArrayBuffer.isView(buffer) ? new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength) : new Uint8Array(buffer);
+  const size = bytes[0] === 0x1f && bytes[1] === 0x8b ? GZ_CHUNK : CHUNK;
+  const chunks = async function* () {
+    for (let off = 0; off < bytes.length; off += size) yield bytes.subarray(off, off + size);
+  };
+  return load(name, bytes.length, chunks, startedAt);
+}
+
+/** `url`: where the trace came from, when it came from a URL (links write it to the hash). */
+async function load(name, total, chunks, startedAt, url = null) {
   const token = ++app.loadToken;
   $("progress-name").textContent = name;
   progress("Reading", 0, total, 0);
@@ -187,7 +200,7 @@ async function load(name, total, chunks, startedAt) {
     if (token !== app.loadToken) return session.free();
     session.analyse();
     t.analyseMs = performance.now() - startedAt - t.readMs - t.finishMs;
-    show({ session, name, summary });
+    show({ session, name, summary, url });
     t.readyMs = performance.now() - startedAt;
     t.heapBytes = session.heap_bytes();
     app.timings = t;
@@ -504,27 +517,13 @@ document.addEventListener("keydown", (ev) => {
   }
 });
 
-// Embedding, as Perfetto's UI speaks it: a parent page posts 'PING' until it gets 'PONG', then
-// {perfetto: {buffer: ArrayBuffer, title, fileName}}. The buffer is read like a dropped file.
-window.addEventListener("message", (ev) => {
-  const data = ev.data;
-  if (data === "PING") {
-    if (ev.source) ev.source.postMessage("PONG", ev.origin && ev.origin !== "null" ? ev.origin : "*");
-    return;
-  }
-  const p = data && typeof data === "object" ? data.perfetto : null;
-  if (p && p.buffer instanceof ArrayBuffer) {
-    const name = String(p.title || p.fileName || "posted trace");
-    load(name, p.buffer.byteLength, blobChunks(new Blob([p.buffer])), performance.now());
-  }
-});
-
 // ---- start ---------------------------------------------------------------
 
 setState("empty");
 window.sightlineReady = true;
 document.body.dataset.wasm = "ready";
-const params = new URLSearchParams(location.search);
-const hashUrl = new URLSearchParams(location.hash.slice(1)).get("url");
-const startUrl = params.get("url") || hashUrl;
-if (startUrl) openUrl(startUrl);
+// Links (`?url=`, `#url=`, time range and selection in the hash) and embedding (`?mode=embedded`,
+// the postMessage protocol) live in url.js and embed.js; these are the page's hooks for them.
+const hooks = { app, view, wasm, openUrl, openBuffer, fail };
+startEmbedding(hooks);
+startLinks(hooks);

@@ -10,7 +10,9 @@ const BOLD = "600 12px system-ui, -apple-system, 'Segoe UI', sans-serif";
 export class TimelineView {
   /**
    * canvas: the #timeline canvas; overview: the #overview canvas; wasm: the bindings module;
-   * callbacks: { onSelect(details|null), onRange(table), onStatus(text), onError(err) }
+   * callbacks: { onSelect(details|null), onRange(table), onStatus(text), onError(err), and
+   * optionally onFrame(meta) after each drawn frame and tooltip: the element for hover tips
+   * (default: #tooltip in the document) }
    */
   constructor(canvas, overview, wasm, callbacks) {
     this.canvas = canvas;
@@ -47,7 +49,8 @@ export class TimelineView {
   }
 
   readTheme() {
-    const css = getComputedStyle(document.documentElement);
+    // The canvas inherits the variables: from :root on the page, from :host in <sightline-trace>.
+    const css = getComputedStyle(this.canvas);
     const v = (name) => css.getPropertyValue(name).trim();
     this.dark = matchMedia("(prefers-color-scheme: dark)").matches;
     this.palette = this.paletteAll.map((p) => p[this.dark ? 1 : 0]);
@@ -168,6 +171,7 @@ export class TimelineView {
     const ms = performance.now() - t0;
     this.frameTimes.push(ms);
     if (this.frameTimes.length > 600) this.frameTimes.shift();
+    if (this.cb.onFrame) this.cb.onFrame(meta);
     return ms;
   }
 
@@ -502,7 +506,7 @@ export class TimelineView {
       const tip = this.call(() => this.session.tooltip(p.x, p.y));
       if (!tip) return this.hideTooltip();
       const t = JSON.parse(tip);
-      const el = document.getElementById("tooltip");
+      const el = this.tooltipElement();
       const title = document.createElement("div");
       title.className = "name";
       title.textContent = t.title;
@@ -522,8 +526,12 @@ export class TimelineView {
     });
   }
 
+  tooltipElement() {
+    return this.cb.tooltip || document.getElementById("tooltip");
+  }
+
   hideTooltip() {
-    const el = document.getElementById("tooltip");
+    const el = this.tooltipElement();
     if (el) el.hidden = true;
   }
 

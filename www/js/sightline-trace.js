@@ -1,0 +1,421 @@
+// <sightline-trace>: a trace's timeline inline in any page, without an iframe.
+//
+//   <script type="module" src="https://HOST/PATH/js/sightline-trace.js"></script>
+//   <sightline-trace src="runs/step42.pt.trace.json.gz" height="480"></sightline-trace>
+//
+// Attributes: `src` (resolved against the page, like an <img>'s; same site, or a site that sends
+// CORS headers), `height` (px, or any CSS length; default 420), `t0`/`t1` (µs from the trace
+// start: opens at that time range, like a link's), `loading="lazy"` (reads the trace only when the
+// element comes near the viewport). Each element owns its own wasm Session and
+// canvas; several on one page are independent, and they share one instance of the module. The
+// element mirrors its state in a `state` attribute (loading, ready, error) and fires a
+// `sightline-state` event on each change.
+//
+// It renders the timeline (wheel to zoom, drag to pan, click to select, W/A/S/D when focused), an
+// overview strip and a compact strip of the trace's top findings (a click shows the evidence) and
+// what it holds, with a link that opens the same trace in the full viewer. Styles live in a shadow root as a constructed
+// stylesheet, so a host page's strict Content-Security-Policy (no inline styles) does not block
+// them; the host needs script-src and connect-src for this site and 'wasm-unsafe-eval'.
+//
+// The module finds the wasm-bindgen glue next to the built page (Trunk.toml sets filehash =
+// false, so its name is stable: sightline.js, which loads sightline_bg.wasm beside it), and the
+// viewer's colours in style.css there.
+
+import { TimelineView } from "./timeline.js";
+import { count, duration, mb } from "./format.js";
+
+const GLUE = new URL("../sightline.js", import.meta.url);
+const VIEWER = new URL("../index.html", import.meta.url);
+
+let loadingModule = null;
+/** The wasm module, instantiated once for every element on the page. */
+function wasmModule() {
+  loadingModule ??= import(GLUE.href).then(async (m) => {
+    await m.default();
+    return m;
+  });
+  return loadingModule;
+}
+
+// The element's layout. Its colours are the viewer's own variables (see themeSheet).
+const CSS = `
+:host { display: block; font: 13px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); }
+[hidden] { display: none !important; }
+.frame { display: flex; flex-direction: column; gap: 4px; height: 100%; box-sizing: border-box;
+  border: 1px solid var(--line); border-radius: 6px; background: var(--bg); padding: 6px; }
+.head { display: flex; gap: 8px; align-items: baseline; min-width: 0; }
+.name { font-family: ui-monospace, Menlo, monospace; font-size: 12px; font-weight: 600; white-space: nowrap;
+  overflow: hidden; text-overflow: ellipsis; }
+.info, .muted { color: var(--muted); font-size: 12px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.grow { flex: 1; }
+a { color: var(--accent); font-size: 12px; white-space: nowrap; }
+.overview { display: block; width: 100%; height: 22px; border: 1px solid var(--line); border-radius: 3px;
+  box-sizing: border-box; cursor: pointer; }
+.box { position: relative; flex: 1; min-height: 120px; border: 1px solid var(--line); border-radius: 3px; overflow: hidden; }
+.timeline { display: block; width: 100%; height: 100%; outline: none; }
+.timeline:focus-visible { box-shadow: inset 0 0 0 2px var(--accent); }
+.timeline.dragging { cursor: grabbing; }
+.tooltip { position: absolute; pointer-events: none; background: var(--panel); border: 1px solid var(--line);
+  border-radius: 5px; padding: 4px 8px; font-size: 12px; max-width: 30rem; z-index: 3;
+  box-shadow: 0 2px 8px rgba(0, 0, 0, 0.18); }
+.tooltip .name { word-break: break-all; white-space: normal; }
+.progress { display: flex; gap: 8px; align-items: center; flex: 1; justify-content: center; }
+.progress progress { width: min(20rem, 60%); }
+.error { flex: 1; background: var(--error-bg); border: 1px solid var(--error-line); border-radius: 4px;
+  padding: 8px 10px; white-space: pre-wrap; overflow: auto; }
+.strip { display: flex; gap: 6px; flex-wrap: nowrap; overflow-x: auto; list-style: none; margin: 0; padding: 0; min-height: 1.6em; }
+.strip li { border: 1px solid var(--line); border-left: 3px solid var(--accent); border-radius: 3px; padding: 1px 8px;
+  font-size: 12px; white-space: nowrap; background: var(--panel); }
+.strip li.warning, .strip li.critical { border-left-color: var(--warn-line); }
+.strip li.critical { font-weight: 600; }
+.strip li.fact { border-left-color: var(--line); color: var(--muted); }
+.strip li.finding { cursor: pointer; }
+.strip li.finding:hover { border-color: var(--accent); }
+`;
+
+const STYLE = new URL("../style.css", import.meta.url);
+let loadingTheme = null;
+/**
+ * The viewer's colour variables, light and dark, as they are in style.css (its `:root` rules,
+ * also inside media queries), restated for `:host`: the painter reads them from the canvas, and
+ * there is one list of them, not a copy here that could drift.
+ */
+function themeSheet() {
+  loadingTheme ??= fetch(STYLE)
+    .then((resp) => {
+      if (!resp.ok) throw new Error(`could not load the viewer's styles (${STYLE.href}): HTTP ${resp.status}`);
+      return resp.text();
+    })
+    .then(async (text) => {
+      const all = new CSSStyleSheet();
+      await all.replace(text);
+      const isRoot = (r) => r instanceof CSSStyleRule && r.selectorText === ":root";
+      const vars = (r) => [...r.style].filter((p) => p.startsWith("--")).map((p) => `${p}: ${r.style.getPropertyValue(p)};`).join(" ");
+      let css = "";
+      for (const rule of all.cssRules) {
+        if (isRoot(rule)) css += `:host { ${vars(rule)} }\n`;
+        else if (rule instanceof CSSMediaRule) {
+          const inner = [...rule.cssRules].filter(isRoot).map((r) => `:host { ${vars(r)} }`).join(" ");
+          if (inner) css += `@media ${rule.media.mediaText} { ${inner} }\n`;
+        }
+      }
+      const theme = new CSSStyleSheet();
+      theme.replaceSync(css);
+      return theme;
+    });
+  return loadingTheme;
+}
+
+let sheet = null;
+function styles() {
+  if (!sheet) {
+    sheet = new CSSStyleSheet();
+    sheet.replaceSync(CSS);
+  }
+  return sheet;
+}
+
+function el(tag, className, text) {
+  const e = document.createElement(tag);
+  if (className) e.className = className;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+/** Yields to the browser between chunks (input, painting, the other elements). */
+function yieldToBrowser() {
+  return new Promise((resolve) => {
+    const ch = new MessageChannel();
+    ch.port1.onmessage = () => resolve();
+    ch.port2.postMessage(0);
+  });
+}
+
+export class SightlineTrace extends HTMLElement {
+  static observedAttributes = ["src", "height"];
+
+  constructor() {
+    super();
+    this.session = null;
+    this.view = null;
+    this.loadToken = 0;
+    /** Figures of the last load: { bytes, readyMs }. */
+    this.timings = null;
+    const root = this.attachShadow({ mode: "open" });
+    root.adoptedStyleSheets = [styles()];
+    const $ = {};
+    $.frame = el("div", "frame");
+    $.head = el("div", "head");
+    $.name = el("span", "name");
+    $.info = el("span", "info");
+    $.open = el("a", null, "Open in Sightline ↗");
+    $.open.target = "_blank";
+    $.open.rel = "noopener";
+    $.open.hidden = true;
+    $.head.append($.name, $.info, el("span", "grow"), $.open);
+    $.progress = el("div", "progress");
+    $.bar = el("progress");
+    $.bar.max = 1;
+    $.progressText = el("span", "muted");
+    $.progress.append($.bar, $.progressText);
+    $.error = el("div", "error");
+    $.error.setAttribute("role", "alert");
+    $.overview = el("canvas", "overview");
+    $.overview.title = "Click to jump";
+    $.box = el("div", "box");
+    $.canvas = el("canvas", "timeline");
+    $.canvas.tabIndex = 0;
+    $.tooltip = el("div", "tooltip");
+    $.tooltip.hidden = true;
+    $.box.append($.canvas, $.tooltip);
+    $.strip = el("ul", "strip");
+    $.strip.setAttribute("aria-label", "What this trace holds");
+    $.frame.append($.head, $.progress, $.error, $.overview, $.box, $.strip);
+    root.append($.frame);
+    this.$ = $;
+    // A constructor may not set attributes (document.createElement would throw): the state
+    // attribute starts in connectedCallback.
+    this.state = "empty";
+    for (const part of [$.progress, $.error, $.overview, $.box, $.strip]) part.hidden = true;
+    this.applyHeight();
+  }
+
+  connectedCallback() {
+    if (!this.hasAttribute("state")) this.setAttribute("state", this.state);
+    if (this.getAttribute("loading") === "lazy" && !this.session && "IntersectionObserver" in window) {
+      this.lazy?.disconnect();
+      this.lazy = new IntersectionObserver(
+        (entries) => {
+          if (!entries.some((e) => e.isIntersecting)) return;
+          this.lazy.disconnect();
+          this.lazy = null;
+          this.load();
+        },
+        { rootMargin: "400px" },
+      );
+      this.lazy.observe(this);
+    } else if (!this.session && this.state !== "loading") {
+      this.load();
+    }
+  }
+
+  disconnectedCallback() {
+    this.lazy?.disconnect();
+    this.lazy = null;
+    this.loadToken++;
+    this.close();
+    if (this.state === "loading") this.setState("empty");
+  }
+
+  attributeChangedCallback(name, old, value) {
+    if (name === "height") this.applyHeight();
+    else if (name === "src" && old !== null && old !== value && this.isConnected) this.load();
+  }
+
+  applyHeight() {
+    const h = (this.getAttribute("height") || "").trim();
+    this.$.frame.style.height = /^\d+(\.\d+)?$/.test(h) ? `${h}px` : h || "420px";
+  }
+
+  setState(state) {
+    this.state = state;
+    this.setAttribute("state", state);
+    const $ = this.$;
+    $.progress.hidden = state !== "loading";
+    $.error.hidden = state !== "error";
+    $.overview.hidden = state !== "ready";
+    $.box.hidden = state !== "ready";
+    $.strip.hidden = state !== "ready";
+    this.dispatchEvent(new CustomEvent("sightline-state", { detail: { state } }));
+  }
+
+  close() {
+    if (this.view) this.view.attach(null);
+    if (this.session) {
+      try {
+        this.session.free();
+      } catch {
+        // Freeing after a panic may throw; the memory is the module's either way.
+      }
+    }
+    this.session = null;
+  }
+
+  fail(err, wasm) {
+    const panic = wasm && wasm.last_panic && wasm.last_panic();
+    this.loadToken++;
+    this.close();
+    this.$.error.textContent = panic || (err && err.message) || String(err);
+    this.setState("error");
+  }
+
+  progress(read, total, events) {
+    if (total > 0) this.$.bar.value = Math.min(1, read / total);
+    else this.$.bar.removeAttribute("value");
+    this.$.progressText.textContent = `${mb(read)}${total > 0 ? ` of ${mb(total)}` : ""} · ${count(events)} events`;
+  }
+
+  /** Reads `src` into a new Session and shows it; a newer load or removal cancels this one. */
+  async load() {
+    const token = ++this.loadToken;
+    const started = performance.now();
+    const src = this.getAttribute("src");
+    const $ = this.$;
+    this.close();
+    $.open.hidden = true;
+    $.info.textContent = "";
+    if (!src) {
+      $.name.textContent = "";
+      this.setState("empty");
+      return;
+    }
+    const url = new URL(src, document.baseURI);
+    const name = decodeURIComponent(url.pathname.split("/").pop() || url.pathname);
+    $.name.textContent = name;
+    $.name.title = url.href;
+    this.progress(0, 0, 0);
+    this.setState("loading");
+    let wasm;
+    let session;
+    try {
+      const theme = themeSheet();
+      wasm = await wasmModule();
+      this.shadowRoot.adoptedStyleSheets = [await theme, styles()];
+      if (token !== this.loadToken) return;
+      const resp = await fetch(url, { credentials: "same-origin" });
+      if (!resp.ok || !resp.body) throw new Error(`could not fetch ${name}: HTTP ${resp.status}`);
+      const total = Number(resp.headers.get("content-length")) || 0;
+      session = new wasm.Session();
+      const reader = resp.body.getReader();
+      let read = 0;
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          if (token !== this.loadToken) return session.free();
+          session.feed(value);
+          read += value.length;
+          this.progress(read, total, session.events_read());
+          await yieldToBrowser();
+        }
+      } finally {
+        reader.releaseLock();
+        resp.body.cancel().catch(() => {});
+      }
+      if (token !== this.loadToken) return session.free();
+      const summary = JSON.parse(session.finish(800, 300));
+      this.session = session;
+      session = null;
+      this.show(wasm, summary, url);
+      this.timings = { bytes: read, readyMs: performance.now() - started };
+    } catch (err) {
+      if (session) {
+        try {
+          session.free();
+        } catch {
+          // See close().
+        }
+      }
+      if (token === this.loadToken) this.fail(err, wasm);
+    }
+  }
+
+  show(wasm, summary, url) {
+    const $ = this.$;
+    this.setState("ready");
+    if (!this.view) {
+      this.view = new TimelineView($.canvas, $.overview, wasm, {
+        tooltip: $.tooltip,
+        onSelect: (d) => this.selected(d),
+        onRange: (t) => {
+          $.info.textContent = `range ${duration(t.end_ns - t.start_ns)}: ${count(t.slices)} slices`;
+        },
+        onError: (err) => this.fail(err, wasm),
+      });
+      $.canvas.addEventListener("keydown", (ev) => {
+        if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+        if (this.view.key(ev)) ev.preventDefault();
+      });
+    }
+    this.view.attach(this.session);
+    this.view.call(() => this.session.reset_view());
+    const t0 = Number(this.getAttribute("t0"));
+    const t1 = Number(this.getAttribute("t1"));
+    const ranged = this.hasAttribute("t0") && this.hasAttribute("t1") && Number.isFinite(t0) && Number.isFinite(t1);
+    if (ranged) this.view.call(() => this.session.set_window(t0 * 1e3, t1 * 1e3));
+    this.view.draw();
+    $.open.href = `${VIEWER.href}#url=${encodeURIComponent(url.href)}${ranged ? `&t0=${t0}&t1=${t1}` : ""}`;
+    $.open.hidden = false;
+    $.info.textContent = `${count(summary.events.total)} events · ${duration(summary.span_ns)}`;
+    this.renderStrip(summary);
+  }
+
+  selected(d) {
+    this.$.info.textContent = d ? `${d.name} · ${duration(d.dur_ns)}` : "";
+    this.view.request();
+  }
+
+  /** What the trace holds, then (a moment later: they take a pass over the trace) its findings,
+   * worst first; a click on a finding shows its evidence. */
+  renderStrip(summary) {
+    const facts = [];
+    const gpu = summary.lanes.filter((l) => l.kind === "gpu" && l.slices > 0).length;
+    const cpu = summary.lanes.filter((l) => l.kind !== "gpu" && l.slices > 0).length;
+    facts.push({ cls: "fact", text: `${count(summary.model.slices)} slices` });
+    facts.push({ cls: "fact", text: `${cpu} CPU lane${cpu === 1 ? "" : "s"}, ${gpu} GPU stream${gpu === 1 ? "" : "s"}` });
+    const notes = (summary.diagnostics || []).reduce((n, d) => n + d.count, 0);
+    if (summary.truncated) facts.push({ cls: "warning", text: "truncated: shown up to the cut" });
+    else if (notes) facts.push({ cls: "fact", text: `${count(notes)} events repaired or on extra rows` });
+    const paint = (items) =>
+      this.$.strip.replaceChildren(
+        ...items.map((i) => {
+          const li = el("li", i.cls, i.text);
+          if (i.title) li.title = i.title;
+          if (i.onClick) {
+            li.tabIndex = 0;
+            li.setAttribute("role", "button");
+            li.addEventListener("click", i.onClick);
+            li.addEventListener("keydown", (ev) => ev.key === "Enter" && i.onClick());
+          }
+          return li;
+        }),
+      );
+    paint(facts);
+    const session = this.session;
+    setTimeout(() => {
+      if (this.session !== session) return;
+      // The page's analyses (steps, idle gaps, findings); they also shade idle gaps on GPU lanes.
+      const found = this.view.call(() => {
+        session.analyse();
+        return JSON.parse(session.report("findings"));
+      });
+      this.view.request();
+      if (!Array.isArray(found)) return;
+      this.findings = found;
+      const shown = found.slice(0, 3).map((f) => ({
+        cls: `finding ${f.severity}`,
+        text: f.title,
+        title: `${f.detail}\n\n${f.advice}`,
+        onClick: () => this.showEvidence(f),
+      }));
+      if (found.length > 3) shown.push({ cls: "fact", text: `+${found.length - 3} more`, title: found.slice(3).map((f) => f.title).join("\n") });
+      paint([...shown, ...facts]);
+    }, 0);
+  }
+
+  /** Brings a finding's first evidence into view: its time range, else its slice. */
+  showEvidence(f) {
+    const s = this.session;
+    if (!s || !f.evidence) return;
+    const range = f.evidence.ranges && f.evidence.ranges[0];
+    const slice = f.evidence.slices && f.evidence.slices[0];
+    if (slice) {
+      const d = this.view.call(() => s.select(slice.lane, slice.index));
+      if (d !== undefined) this.selected(JSON.parse(d));
+    }
+    if (range) this.view.call(() => s.show_evidence(range.start_ns, range.end_ns));
+    this.view.request();
+  }
+}
+
+if (!customElements.get("sightline-trace")) customElements.define("sightline-trace", SightlineTrace);
