@@ -7,7 +7,7 @@
 use super::event::{
     format_dims, parse_f64, parse_int, parse_us_to_ns, raw_str, repair, Args, Ev, RawEvent,
 };
-use super::fields::Field;
+use super::fields::{read_object, Field};
 use super::split::Sink;
 use crate::model::*;
 use rustc_hash::FxHashMap;
@@ -1009,6 +1009,20 @@ fn detect_schema(cats: &[(String, u64)]) -> String {
 }
 
 impl Sink for Builder {
+    fn element_prefix(&mut self, bytes: &[u8], offset: u64) -> Option<usize> {
+        let mut fields = std::mem::take(&mut self.fields);
+        // Text that is not UTF-8 takes the general path, which reads it lossily.
+        let read = read_object(bytes, &mut fields)
+            .and_then(|end| Some((end, std::str::from_utf8(&bytes[..end]).ok()?)));
+        let taken = read.map(|(end, text)| {
+            let ev = Ev::from_fields(text, &fields);
+            self.event(ev, offset);
+            end
+        });
+        self.fields = fields;
+        taken
+    }
+
     fn element(&mut self, bytes: &[u8], offset: u64, is_object: bool) {
         if !is_object {
             self.non_objects += 1;

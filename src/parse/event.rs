@@ -26,7 +26,12 @@ pub(crate) struct Ev<'a> {
 impl<'a> Ev<'a> {
     /// Reads an event with the fast field scanner; `None` when it is not a plain object.
     pub fn read(text: &'a str, fields: &mut Vec<Field>) -> Option<Ev<'a>> {
-        read_object(text, fields)?;
+        read_object(text.as_bytes(), fields)?;
+        Some(Ev::from_fields(text, fields))
+    }
+
+    /// The event whose members `fields` (from [`read_object`]) found in `text`.
+    pub fn from_fields(text: &'a str, fields: &[Field]) -> Ev<'a> {
         let mut ev = Ev::default();
         for f in fields.iter() {
             let v = f.value(text);
@@ -50,7 +55,7 @@ impl<'a> Ev<'a> {
                 *slot = Some(v);
             }
         }
-        Some(ev)
+        ev
     }
 }
 
@@ -124,7 +129,7 @@ impl<'a> Args<'a> {
     /// Reads the typed args out of an args object's text (empty when it is not an object).
     pub fn read(text: &'a str, fields: &mut Vec<Field>) -> Args<'a> {
         let mut a = Args::default();
-        if read_object(text, fields).is_none() {
+        if read_object(text.as_bytes(), fields).is_none() {
             return a;
         }
         a.object = true;

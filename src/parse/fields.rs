@@ -50,12 +50,24 @@ fn string_end(b: &[u8], i: usize) -> Option<usize> {
 }
 
 /// Index just past the container (object or array) that opens at `i`.
+///
+/// Braces are counted exactly as the splitter's event scanner counts them (outside strings), and
+/// an array must hold balanced braces too, so that wherever this reader finds an event's end, the
+/// splitter would find the same one: the two paths agree, whatever the chunking.
 fn container_end(b: &[u8], i: usize) -> Option<usize> {
     let (open, close) = if b[i] == b'{' {
         (b'{', b'}')
     } else {
         (b'[', b']')
     };
+    let end = matching_close(b, i, open, close)?;
+    if open == b'[' && !braces_balanced(&b[i..end]) {
+        return None;
+    }
+    Some(end)
+}
+
+fn matching_close(b: &[u8], i: usize, open: u8, close: u8) -> Option<usize> {
     let mut depth = 1u32;
     let mut j = i + 1;
     loop {
@@ -77,18 +89,46 @@ fn container_end(b: &[u8], i: usize) -> Option<usize> {
     }
 }
 
-/// Reads the members of the object in `text` into `out` (cleared first). `None` when `text` is not
-/// a well-shaped object; a value's own syntax is not checked.
-pub(crate) fn read_object(text: &str, out: &mut Vec<Field>) -> Option<()> {
+/// Braces outside strings pair up and never close more than they opened.
+fn braces_balanced(b: &[u8]) -> bool {
+    let mut depth = 0i64;
+    let mut j = 0;
+    while let Some(k) = memchr3(b'"', b'{', b'}', &b[j..]) {
+        let k = j + k;
+        match b[k] {
+            b'"' => match string_end(b, k) {
+                Some(e) => j = e,
+                None => return false,
+            },
+            b'{' => {
+                depth += 1;
+                j = k + 1;
+            }
+            _ => {
+                depth -= 1;
+                if depth < 0 {
+                    return false;
+                }
+                j = k + 1;
+            }
+        }
+    }
+    depth == 0
+}
+
+/// Reads the members of the object at the start of `b` (after optional whitespace) into `out`
+/// (cleared first); returns the index just past its closing brace. `None` when the bytes do not
+/// start with a well-shaped object; a value's own syntax is not checked, except that a scalar may
+/// not hold a quote or a brace (the splitter would read those as structure).
+pub(crate) fn read_object(b: &[u8], out: &mut Vec<Field>) -> Option<usize> {
     out.clear();
-    let b = text.as_bytes();
     let mut i = skip_ws(b, 0);
     if b.get(i) != Some(&b'{') {
         return None;
     }
     i = skip_ws(b, i + 1);
     if b.get(i) == Some(&b'}') {
-        return Some(());
+        return Some(i + 1);
     }
     loop {
         if b.get(i) != Some(&b'"') {
@@ -108,6 +148,9 @@ pub(crate) fn read_object(text: &str, out: &mut Vec<Field>) -> Option<()> {
             _ => {
                 let mut j = i;
                 while j < b.len() && !matches!(b[j], b',' | b'}' | b' ' | b'\t' | b'\n' | b'\r') {
+                    if matches!(b[j], b'"' | b'{') {
+                        return None;
+                    }
                     j += 1;
                 }
                 if j == i {
@@ -123,12 +166,12 @@ pub(crate) fn read_object(text: &str, out: &mut Vec<Field>) -> Option<()> {
         i = skip_ws(b, end);
         match b.get(i)? {
             b',' => i = skip_ws(b, i + 1),
-            b'}' => return Some(()),
+            b'}' => return Some(i + 1),
             _ => return None,
         }
         // A trailing comma before the closing brace is tolerated.
         if b.get(i) == Some(&b'}') {
-            return Some(());
+            return Some(i + 1);
         }
     }
 }
@@ -146,7 +189,7 @@ mod tests {
 
     fn fields(text: &str) -> Option<Vec<(String, String)>> {
         let mut out = Vec::new();
-        read_object(text, &mut out)?;
+        read_object(text.as_bytes(), &mut out)?;
         Some(
             out.iter()
                 .map(|f| (f.key(text).to_string(), f.value(text).to_string()))
@@ -182,6 +225,11 @@ mod tests {
             "{\"a\": }",
             "{\"a\": \"unterminated}",
             "{\"a\": [1}",
+            // What the splitter would count differently: braces in an array, a scalar with a brace.
+            "{\"a\": [{]}",
+            "{\"a\": [}]}",
+            "{\"a\": 1{}",
+            "{\"a\": x\"y}",
         ] {
             assert!(fields(bad).is_none(), "{bad}");
         }

@@ -18,6 +18,11 @@ pub(crate) trait Sink {
     /// A complete element of the event array starting at byte `offset`; `is_object` tells whether
     /// it began with `{`.
     fn element(&mut self, bytes: &[u8], offset: u64, is_object: bool);
+    /// The fast path: `bytes` start with an event's `{` and run to the end of the chunk. When the
+    /// sink can read a whole event there, it takes it and returns its length; `None` sends the
+    /// event down the general path ([`Sink::element`] once its end is found). Both paths must end
+    /// an event at the same byte, so the result does not depend on where chunks are cut.
+    fn element_prefix(&mut self, bytes: &[u8], offset: u64) -> Option<usize>;
     /// A top-level key other than `traceEvents` and its raw value (`None` when it was too large).
     fn meta(&mut self, key: &str, value: Option<&[u8]>, offset: u64);
     /// Something after the end of the document.
@@ -412,6 +417,12 @@ impl Splitter {
                     }
                     match b {
                         b'{' => {
+                            if let Some(n) =
+                                sink.element_prefix(&chunk[i..], self.offset + i as u64)
+                            {
+                                i += n;
+                                continue;
+                            }
                             self.begin_capture(i, &mut cap_from);
                             self.object = ObjectScan::new();
                             self.state = State::InEvent;
