@@ -10,7 +10,8 @@ What it does, in order:
    wall time (median of --runs), MB/s, peak RSS, model bytes per slice.
 3. Peers on the same files: HTA (parse + temporal + idle breakdown) on the 56 MB file, Python's
    json.load as the floor for "read it at all", speedscope in headless Chromium on the 56 MB file when
-   its npm package is installed.
+   its npm package is installed (bench/browser.mjs: on a copy with Kineto's string pid/tid made
+   numbers, with Sightline timed on the same copy in the same runs for the ratio).
 4. Browser: Sightline in headless Chromium (bench/browser.mjs): file chosen to every table ready,
    peak JS heap and wasm memory, frame time at full zoom-out and during a scripted zoom/pan.
 5. Writes the table into BENCHMARKS.md with the machine, the date and the command.
@@ -153,13 +154,13 @@ def peers(files, rows):
     return res
 
 
-def browser(files, runs):
+def browser(files, runs, peers=True):
     script = os.path.join(ROOT, "bench", "browser.mjs")
     if not os.path.exists(os.path.join(ROOT, "dist", "index.html")):
         log("bench: no dist/ (run trunk build --release); browser figures skipped")
         return None
     log("bench: browser (headless Chromium)")
-    cmd = ["node", script, "--runs", str(runs)] + [files[mb] for mb in sorted(files)]
+    cmd = ["node", script, "--runs", str(runs)] + ([] if peers else ["--no-speedscope"]) + [files[mb] for mb in sorted(files)]
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if p.returncode != 0:
         log(p.stderr[-3000:])
@@ -226,7 +227,8 @@ def write_markdown(path, args, files, rows, peer, web):
         for s in web.get("speedscope", []):
             lines.append("")
             lines.append(f"speedscope (npm {s['version']}) on {s['file']}: {fmt_s(s['ready_s'])} from file chosen to "
-                         f"its flame chart drawn ({s['note']}).")
+                         f"its flame chart drawn ({s['note']}); Sightline on the same file in the same runs: "
+                         f"{fmt_s(s['sightline_ready_s'])} to every table ready, {s['ratio']:.1f}x faster.")
     lines += ["", "## How to read this", "",
               "- parse = `sightline summary` (read, decompress, parse, build the model); report = `sightline report`",
               "  (the same plus the operator, kernel and label tables, idle gaps, steps and findings).",
@@ -252,7 +254,7 @@ def main():
     files = make_inputs(sizes)
     rows = native(files, a.runs)
     peer = {} if a.no_peers else peers(files, rows)
-    web = None if a.no_browser else browser(files, a.runs)
+    web = None if a.no_browser else browser(files, a.runs, not a.no_peers)
     write_markdown(a.out, sys.argv[1:], files, rows, peer, web)
     print(json.dumps({"native": rows, "peers": peer, "browser": web}, indent=1))
 

@@ -101,6 +101,8 @@ async function speedscopeOnce(browser, baseUrl, trace) {
       });
       page.on("pageerror", (e) => fail(new Error(`speedscope page error: ${e.message}`)));
     });
+    const said = [];
+    page.on("console", (m) => said.push(m.text().split("\n")[0]));
     failed.catch(() => {});
     await page.goto(baseUrl);
     await page.waitForSelector("input[type=file]", { state: "attached" });
@@ -135,7 +137,9 @@ async function speedscopeOnce(browser, baseUrl, trace) {
     });
     try {
       await page.setInputFiles("input[type=file]", trace);
-      const ms = await Promise.race([drawn, failed, timeout]);
+      const ms = await Promise.race([drawn, failed, timeout]).catch((err) => {
+        throw new Error(`${err.message}; its console: ${said.slice(-3).join(" | ")}`);
+      });
       return { ms, blocked };
     } finally {
       clearTimeout(timer);
@@ -150,7 +154,8 @@ async function speedscope(env, file) {
   const version = JSON.parse(readFileSync(join(SPEEDSCOPE, "package.json"), "utf8")).version;
   const out = join(root, "bench-out");
   mkdirSync(out, { recursive: true });
-  const copy = join(out, basename(file).replace(/\.json(\.gz)?$|\.gz$/, "") + ".speedscope.json");
+  // Not *.speedscope.json: speedscope picks its importer by the name, and that one is its own format.
+  const copy = join(out, basename(file).replace(/\.json(\.gz)?$|\.gz$/, "") + ".numeric-ids.json");
   process.stderr.write(`browser: speedscope ${version}: a copy of ${basename(file)} with numeric pid/tid\n`);
   const changed = await numericIds(file, copy, SPEEDSCOPE_MAX_BYTES);
   if (changed === null) {

@@ -13,6 +13,7 @@
 //!   gets a deeper row of its own and is counted in the diagnostics, never dropped.
 //! - `external_id` and `correlation` are `-1` when the event has none.
 
+pub mod category;
 mod intern;
 
 pub use intern::{Interner, StrId};

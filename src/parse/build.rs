@@ -9,6 +9,7 @@ use super::event::{
 };
 use super::fields::{read_object, Field};
 use super::split::Sink;
+use crate::model::category::Kind;
 use crate::model::*;
 use rustc_hash::FxHashMap;
 use serde_json::value::RawValue;
@@ -98,11 +99,10 @@ pub(crate) struct Builder {
     top_keys: Vec<String>,
 }
 
-/// Categories whose events run on a GPU (or other accelerator) stream.
+/// Categories whose events run on a GPU (or other accelerator) stream: the model's vocabulary,
+/// plus any `gpu_*`/`mtia_*` category a newer profiler may write.
 fn is_gpu_category(cat: &str) -> bool {
-    matches!(cat, "kernel" | "Kernel" | "Memcpy" | "Memset" | "cuda_sync")
-        || cat.starts_with("gpu_")
-        || cat.starts_with("mtia_")
+    Kind::of_cat(cat).on_gpu_stream() || cat.starts_with("gpu_") || cat.starts_with("mtia_")
 }
 
 impl Builder {

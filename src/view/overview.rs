@@ -5,6 +5,7 @@
 //! A trace without GPU events shows the union of top-level CPU slices instead, and says so in
 //! its label.
 
+use crate::model::category::Kinds;
 use crate::model::Trace;
 use serde::Serialize;
 
@@ -16,28 +17,16 @@ pub struct Overview {
     pub values: Vec<f32>,
 }
 
-const GPU_CATS: [&str; 6] = [
-    "kernel",
-    "gpu_memcpy",
-    "gpu_memset",
-    "Kernel",
-    "Memcpy",
-    "Memset",
-];
-
 pub fn overview(trace: &Trace, buckets: usize) -> Overview {
     let buckets = buckets.max(1);
     let span = trace.span_ns().max(1);
-    let gpu_cats: Vec<_> = GPU_CATS
-        .iter()
-        .filter_map(|c| trace.strings.find(c))
-        .collect();
+    let kinds = Kinds::new(trace);
     let mut spans: Vec<(i64, i64)> = trace
         .gpu_lanes()
         .flat_map(|(_, l)| {
             let s = &l.slices;
             (0..s.len())
-                .filter(|&i| gpu_cats.contains(&s.cat[i]))
+                .filter(|&i| kinds.of_cat(s.cat[i]).is_gpu_busy())
                 .map(move |i| (s.start_ns[i], s.end_ns(i)))
         })
         .collect();

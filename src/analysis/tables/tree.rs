@@ -20,6 +20,7 @@
 //! binary search per node for memory; no string is allocated per slice.
 
 use super::launch::Launchers;
+use crate::model::category::{Kind, Kinds};
 use crate::model::{SliceRef, StrId, Trace};
 use serde::Serialize;
 
@@ -73,56 +74,37 @@ impl NameKey {
     }
 }
 
-/// Category ids of one trace, looked up once so that a slice is classified by comparing integers.
+/// The categories of one trace as the tables read them, from the model's vocabulary
+/// ([`Kinds`]): one table lookup per slice.
 pub(crate) struct Categories {
-    nodes: Vec<(StrId, EventKind)>,
-    gpu_ops: Vec<StrId>,
-    gpu_labels: Vec<StrId>,
+    kinds: Kinds,
 }
 
 impl Categories {
     pub(crate) fn new(trace: &Trace) -> Categories {
-        let find = |names: &[&str]| -> Vec<StrId> {
-            names.iter().filter_map(|n| trace.strings.find(n)).collect()
-        };
-        let mut nodes = Vec::new();
-        for (names, kind) in [
-            (&["cpu_op", "Operator"][..], EventKind::Op),
-            (&["user_annotation"][..], EventKind::Annotation),
-            (
-                &["cuda_runtime", "cuda_driver", "Runtime"][..],
-                EventKind::Runtime,
-            ),
-            (&["python_function"][..], EventKind::Python),
-        ] {
-            nodes.extend(find(names).into_iter().map(|c| (c, kind)));
-        }
         Categories {
-            nodes,
-            gpu_ops: find(&[
-                "kernel",
-                "gpu_memcpy",
-                "gpu_memset",
-                "Kernel",
-                "Memcpy",
-                "Memset",
-            ]),
-            gpu_labels: find(&["gpu_user_annotation"]),
+            kinds: Kinds::new(trace),
         }
     }
 
     pub(crate) fn node_kind(&self, cat: StrId) -> Option<EventKind> {
-        self.nodes.iter().find(|(c, _)| *c == cat).map(|&(_, k)| k)
+        match self.kinds.of_cat(cat) {
+            Kind::CpuOp => Some(EventKind::Op),
+            Kind::Annotation => Some(EventKind::Annotation),
+            Kind::Runtime => Some(EventKind::Runtime),
+            Kind::Python => Some(EventKind::Python),
+            _ => None,
+        }
     }
 
     /// Kernels, memcpy and memset: the GPU ops whose time the tables account for.
     pub(crate) fn is_gpu_op(&self, cat: StrId) -> bool {
-        self.gpu_ops.contains(&cat)
+        self.kinds.of_cat(cat).is_gpu_busy()
     }
 
     /// `record_function` labels projected onto a GPU stream.
     pub(crate) fn is_gpu_label(&self, cat: StrId) -> bool {
-        self.gpu_labels.contains(&cat)
+        self.kinds.of_cat(cat) == Kind::GpuAnnotation
     }
 }
 
