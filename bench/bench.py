@@ -125,7 +125,9 @@ print(time.perf_counter() - t)
 
 
 def python_peer(script, arg):
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+    # The script lives in bench-out/: Python puts a script's folder first on sys.path, and a stray
+    # hta.py beside it (in /tmp, say) would shadow the real package.
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False, dir=OUT) as f:
         f.write(script)
     try:
         wall, rss, out = timed([sys.executable, f.name, arg])
