@@ -529,17 +529,9 @@ impl Session {
 
     /// Selects the time range between pixels `x0` and `x1`; returns its aggregation by name (JSON).
     pub fn select_range(&mut self, x0: f64, x1: f64, limit: u32) -> Result<String, JsValue> {
-        let l = self.loaded_mut()?;
-        let (a, b) = (l.vp.t_of(x0.min(x1)), l.vp.t_of(x0.max(x1)));
-        l.st.range = Some((a, b));
-        let t = aggregate(
-            &l.trace,
-            &l.timeline,
-            a as i64,
-            b.ceil() as i64,
-            limit as usize,
-        );
-        Ok(json(&t))
+        let vp = &self.loaded()?.vp;
+        let (a, b) = (vp.t_of(x0.min(x1)), vp.t_of(x0.max(x1)));
+        self.select_range_ns(a, b, limit)
     }
 
     /// Slices of the whole trace grouped by name (JSON), the `limit` largest.
