@@ -564,6 +564,9 @@ pub enum DiagKind {
     IgnoredPhase,
     /// A negative duration; clamped to zero.
     NegativeDuration,
+    /// A timestamp or duration too far from any real run to keep as is (read as absent, or
+    /// clamped), so that no time computation can overflow.
+    TimeOutOfRange,
     /// A top-level value too large to keep as metadata; skipped.
     LargeMetadata,
     /// Bytes after the end of the JSON document; ignored.

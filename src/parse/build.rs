@@ -99,6 +99,13 @@ pub(crate) struct Builder {
     top_keys: Vec<String>,
 }
 
+/// Timestamps outside these bounds (ns) are damage: they keep every rebased start and end within
+/// `i64` (start <= 2^62 + 2^60, end <= that + 2^61 < 2^63) so no analysis can overflow. Epoch
+/// nanoseconds fit until the year 2116.
+const MIN_TS_NS: i64 = -(1 << 60);
+const MAX_TS_NS: i64 = 1 << 62;
+const MAX_DUR_NS: i64 = 1 << 61;
+
 /// Categories whose events run on a GPU (or other accelerator) stream: the model's vocabulary,
 /// plus any `gpu_*`/`mtia_*` category a newer profiler may write.
 fn is_gpu_category(cat: &str) -> bool {
@@ -277,7 +284,16 @@ impl Builder {
         let args_text = args_text.trim();
         let args = Args::read(args_text, fields);
         let has_args = !matches!(args_text, "" | "{}" | "null");
-        let ts = ev.ts.and_then(parse_us_to_ns);
+        let mut ts = ev.ts.and_then(parse_us_to_ns);
+        if ts.is_some_and(|t| !(MIN_TS_NS..=MAX_TS_NS).contains(&t)) {
+            self.diagnostics.add(DiagKind::TimeOutOfRange, offset, || {
+                format!(
+                    "ts {} is outside the years 1933-2116; read as absent",
+                    raw_str(ev.ts)
+                )
+            });
+            ts = None;
+        }
         if ph != "M" {
             if let Some(ts) = ts {
                 self.min_ts = self.min_ts.min(ts);
@@ -347,6 +363,15 @@ impl Builder {
                             format!("'{}' has dur {}", raw_str(ev.name), raw_str(ev.dur))
                         });
                     dur = 0;
+                } else if dur > MAX_DUR_NS {
+                    self.diagnostics.add(DiagKind::TimeOutOfRange, offset, || {
+                        format!(
+                            "'{}' has dur {}; clamped to 73 years",
+                            raw_str(ev.name),
+                            raw_str(ev.dur)
+                        )
+                    });
+                    dur = MAX_DUR_NS;
                 }
                 self.max_ts = self.max_ts.max(ts.saturating_add(dur));
                 let lb = &mut self.lanes[lane];
