@@ -546,8 +546,9 @@ impl Session {
         Ok(json(&overview(&self.loaded()?.trace, buckets as usize)))
     }
 
-    /// Runs the analyses (links, steps, idle gaps, findings, operator trees); the idle gaps are
-    /// then shaded on the GPU lanes. A few tens of milliseconds for a 56 MB trace.
+    /// Runs the analyses (links, steps, idle gaps, findings); the idle gaps are then shaded on the
+    /// GPU lanes. The tables need [`Session::build_tables`] too: two calls, so that the page can
+    /// yield to the browser between them on a big trace.
     pub fn analyse(&mut self) -> Result<(), JsValue> {
         let l = self.loaded_mut()?;
         let trace = &l.trace;
@@ -568,7 +569,6 @@ impl Session {
                 end_ns: g.end_ns,
             })
             .collect();
-        l.forest = Some(Forest::build(trace));
         l.analyses = Some(Analyses {
             steps,
             idle,
@@ -589,6 +589,13 @@ impl Session {
         }
     }
 
+    /// Builds the per-thread operator trees the tables read (see [`Session::table`]).
+    pub fn build_tables(&mut self) -> Result<(), JsValue> {
+        let l = self.loaded_mut()?;
+        l.forest = Some(Forest::build(&l.trace));
+        Ok(())
+    }
+
     /// A table as JSON: `"ops"` (the operator table, `by_shape` groups by input shapes; sorted by
     /// self device time when the trace has GPU time, else self CPU), `"kernels"`, `"labels"`, or
     /// `"calltree"` (the top-down call tree).
@@ -597,7 +604,7 @@ impl Session {
         let forest = l
             .forest
             .as_ref()
-            .ok_or_else(|| err("the analyses have not run yet (call analyse)"))?;
+            .ok_or_else(|| err("the tables are not built yet (call build_tables)"))?;
         let t = &l.trace;
         match kind {
             "ops" => {

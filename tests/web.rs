@@ -72,8 +72,13 @@ fn session_reads_the_sample_and_answers_the_page() {
         s.feed(b"more").is_err(),
         "a finished session takes no more bytes"
     );
-    assert!(s.table("ops", false).is_err(), "tables need the analyses");
+    assert!(s.table("ops", false).is_err(), "tables need their trees");
     s.analyse().unwrap();
+    assert!(
+        s.table("ops", false).is_err(),
+        "the analyses alone do not build the tables"
+    );
+    s.build_tables().unwrap();
 
     let frame = s.frame().unwrap();
     let meta: serde_json::Value = serde_json::from_str(&frame.meta()).unwrap();

@@ -195,10 +195,14 @@ async function load(name, total, chunks, startedAt, url = null) {
     await yieldToBrowser();
     const summary = JSON.parse(session.finish(1000, 500));
     t.finishMs = performance.now() - startedAt - t.readMs;
-    progress("Analysing: steps, idle time, findings, tables", read, total, summary.events.total);
+    progress("Analysing: steps, idle time, findings", read, total, summary.events.total);
     await yieldToBrowser();
     if (token !== app.loadToken) return session.free();
     session.analyse();
+    progress("Analysing: operator, kernel and label tables", read, total, summary.events.total);
+    await yieldToBrowser();
+    if (token !== app.loadToken) return session.free();
+    session.build_tables();
     t.analyseMs = performance.now() - startedAt - t.readMs - t.finishMs;
     show({ session, name, summary, url });
     t.readyMs = performance.now() - startedAt;
