@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::Rng;
 use serde_json::{json, Value};
 use sightline::analysis::findings::{self, Finding};
 use sightline::analysis::idle::{self, IdleOptions, IdleReport, Mode, WaitKind};
@@ -382,20 +383,6 @@ fn temporal_breakdown_splits_compute_and_non_compute() {
 
 // ---------------------------------------------------------------------------------------------
 // Naive oracles.
-
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545F4914F6CDD1D)
-    }
-    fn below(&mut self, n: i64) -> i64 {
-        (self.next() % n as u64) as i64
-    }
-}
 
 #[test]
 fn gap_finder_matches_naive_oracle() {

@@ -309,13 +309,10 @@ fn a_gzip_stream_cut_anywhere_keeps_what_came_before() {
 /// Feeds `bytes` in chunks whose sizes come from a small deterministic generator.
 fn parse_chunked(bytes: &[u8], seed: u64, max: usize) -> sightline::model::Trace {
     let mut p = Parser::new();
-    let mut x = seed;
+    let mut rng = common::Rng(seed);
     let mut i = 0;
     while i < bytes.len() {
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let n = 1 + (x >> 33) as usize % max;
+        let n = 1 + rng.below(max as i64) as usize;
         let end = (i + n).min(bytes.len());
         p.feed(&bytes[i..end]);
         i = end;

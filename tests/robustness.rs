@@ -4,34 +4,19 @@
 
 mod common;
 
+use common::Rng;
 use sightline::analysis::idle::{self, IdleOptions, Mode};
 use sightline::analysis::tables::{call_tree, kernel_table, label_table, op_table, Forest};
 use sightline::analysis::{findings, steps, summary};
 use sightline::parse::Parser;
 
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 fn mutate(bytes: &[u8], rng: &mut Rng) -> Vec<u8> {
     let mut out = bytes.to_vec();
-    for _ in 0..1 + rng.below(8) {
-        let at = rng.below(out.len());
-        match rng.below(6) {
+    for _ in 0..1 + rng.below(8) as usize {
+        let at = rng.below(out.len() as i64) as usize;
+        match rng.below(6) as usize {
             0 => out[at] = rng.next() as u8,
-            1 => out.insert(at, b"{}[]\",:\\-0eN"[rng.below(12)]),
+            1 => out.insert(at, b"{}[]\",:\\-0eN"[rng.below(12) as usize]),
             2 => {
                 out.remove(at);
             }
@@ -43,13 +28,13 @@ fn mutate(bytes: &[u8], rng: &mut Rng) -> Vec<u8> {
                     b"99999999999999999999999",
                     b"NaN",
                     b"\"7\"",
-                ][rng.below(5)];
+                ][rng.below(5) as usize];
                 out.splice(at..at, odd.iter().copied());
             }
             4 => out.truncate(at.max(1)),
             _ => {
                 // Duplicate a stretch: repeated events, ids and keys.
-                let end = (at + rng.below(400)).min(out.len());
+                let end = (at + rng.below(400) as usize).min(out.len());
                 let piece = out[at..end].to_vec();
                 out.splice(end..end, piece);
             }
@@ -63,7 +48,7 @@ fn analyse_everything(bytes: &[u8], rng: &mut Rng) -> bool {
     let mut p = Parser::new();
     let mut i = 0;
     while i < bytes.len() {
-        let n = 1 + rng.below(70_000);
+        let n = 1 + rng.below(70_000) as usize;
         let end = (i + n).min(bytes.len());
         p.feed(&bytes[i..end]);
         i = end;

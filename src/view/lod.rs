@@ -214,7 +214,7 @@ pub fn summarize_row(s: &Slices, row: &RowIndex, win: Window, min_px: f64, out: 
 }
 
 /// First position in `lo..hi` where `pred` turns false (`pred` true then false along the range).
-fn partition(lo: usize, hi: usize, pred: impl Fn(usize) -> bool) -> usize {
+pub(crate) fn partition(lo: usize, hi: usize, pred: impl Fn(usize) -> bool) -> usize {
     let (mut lo, mut hi) = (lo, hi);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;

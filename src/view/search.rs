@@ -6,6 +6,7 @@
 //! current match in `(start, lane, index)` order, which is a total order, so stepping visits every
 //! match exactly once in each direction.
 
+use super::lod::partition;
 use crate::model::{SliceRef, StrId, Trace};
 
 #[derive(Debug, Clone)]
@@ -85,10 +86,10 @@ impl Search {
             };
             // Keys grow with the index inside a lane, so the order is one binary search away.
             let hit = if forward {
-                let from = first(s.len(), |i| key_of(i) <= key);
+                let from = partition(0, s.len(), |i| key_of(i) <= key);
                 (from..s.len()).find(|&i| self.is_match(s.name[i]))
             } else {
-                let to = first(s.len(), |i| key_of(i) < key);
+                let to = partition(0, s.len(), |i| key_of(i) < key);
                 (0..to).rev().find(|&i| self.is_match(s.name[i]))
             };
             if let Some(i) = hit {
@@ -106,20 +107,6 @@ impl Search {
         }
         best.map(|(_, r)| r)
     }
-}
-
-/// The first index in `0..n` where `pred` is false (`pred` holds on a prefix).
-fn first(n: usize, pred: impl Fn(usize) -> bool) -> usize {
-    let (mut lo, mut hi) = (0, n);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if pred(mid) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
 }
 
 /// A position in the total order of slices: start, then lane, then index.

@@ -131,3 +131,20 @@ pub fn args_text(t: &Trace, id: sightline::model::ArgsId) -> String {
     }
     out
 }
+
+/// xorshift64*: a deterministic generator for property tests, no dependency.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A number in `0..n` (0 when `n` is not positive).
+    pub fn below(&mut self, n: i64) -> i64 {
+        (self.next() % n.max(1) as u64) as i64
+    }
+}
