@@ -2,8 +2,10 @@
 //! (slices and time ranges) a viewer can jump to.
 //!
 //! Rules and thresholds (from the profiling guides and the TensorBoard plugin's recommendations):
-//! - `no_cpu_activity`: GPU ops but no CPU operators, annotations, frames or runtime calls (recorded with
-//!   `activities=[CUDA]` only).
+//! - `no_cpu_activity`: device ops but no CPU operators (`cpu_op`), annotations (`user_annotation`)
+//!   or Python frames (recorded with `activities=[CUDA]` only). Runtime and driver calls do not count:
+//!   PyTorch puts `CUDA_RUNTIME` and `CUDA_DRIVER` in both its CPU and its CUDA activity sets
+//!   (`kineto_shim.cpp`), so a CUDA-only trace still holds them.
 //! - `no_input_shapes`: operators, none with `Input Dims` (`record_shapes` off).
 //! - `memory_profiling_on`: `[memory]` events present (`profile_memory=True`, ~15-20% overhead).
 //! - `no_python_stack`: operators but no `python_function` frames (`with_stack` off).
@@ -132,13 +134,23 @@ pub fn analyze_with(
         out.push(Finding {
             id: "no_cpu_activity",
             severity: Severity::Warning,
-            title: "No CPU activity recorded".into(),
+            title: "No CPU operators recorded".into(),
             detail: format!(
-                "The trace has {} GPU ops and no CPU operators, annotations or runtime calls, so \
-                 nothing shows what the host was doing while the GPU waited.",
-                c.gpu_ops
+                "The trace has {} device ops{} but no CPU operators (cpu_op), record_function labels \
+                 or Python frames: it was recorded with only the device activity. So there are no \
+                 operator names, input shapes or labels, nothing says which operator launched which \
+                 kernel, and the operator table lists only runtime calls: device time cannot be \
+                 charged to the code that caused it.",
+                c.gpu_ops,
+                if c.runtime_calls > 0 {
+                    format!(" and {} runtime/driver calls", c.runtime_calls)
+                } else {
+                    String::new()
+                }
             ),
-            advice: "Profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA].".into(),
+            advice: "Profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] (and \
+                     record_shapes=True for shapes) so operators and labels are recorded."
+                .into(),
             evidence: Evidence {
                 ranges: idle
                     .devices
@@ -553,7 +565,9 @@ fn evidence_of(trace: &Trace, slices: &[SliceRef]) -> Evidence {
 /// Counts and slices the rules look at, gathered in one pass.
 struct Census {
     gpu_ops: usize,
+    /// Operators, annotations and Python frames (not runtime calls: see `no_cpu_activity`).
     cpu_events: usize,
+    runtime_calls: usize,
     cpu_ops: usize,
     with_shapes: usize,
     python: usize,
@@ -568,6 +582,7 @@ impl Census {
         let mut c = Census {
             gpu_ops: 0,
             cpu_events: 0,
+            runtime_calls: 0,
             cpu_ops: 0,
             with_shapes: 0,
             python: 0,
@@ -610,7 +625,11 @@ impl Census {
                         }
                     }
                     Kind::Python => c.python += 1,
-                    Kind::Annotation | Kind::Runtime => {}
+                    Kind::Annotation => {}
+                    Kind::Runtime => {
+                        c.runtime_calls += 1;
+                        continue;
+                    }
                     _ => continue,
                 }
                 c.cpu_events += 1;

@@ -43,7 +43,10 @@ pub struct OpTable {
 pub struct OpRow {
     pub name: String,
     pub kind: EventKind,
-    /// `Input Dims` as Python prints the list; `None` unless grouping by input shape.
+    /// `Input Dims` as Python prints the list (the key PyTorch groups by, and what the text
+    /// table shows); `None` unless grouping by input shape. Serialized as data: the JSON list
+    /// (`[[32, 16], []]` -> a list of lists of numbers), see [`dims_as_list`].
+    #[serde(serialize_with = "dims_as_list")]
     pub input_shapes: Option<String>,
     pub calls: u64,
     pub self_cpu_us: f64,
@@ -62,6 +65,19 @@ pub struct OpRow {
 }
 
 /// Sums of one row, in integers until the end.
+/// `Input Dims` text read back as the list it prints (Python's `str` of a list of int lists is
+/// JSON). Text that is not JSON, which PyTorch does not write, stays a string rather than being
+/// lost.
+fn dims_as_list<S: serde::Serializer>(dims: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    match dims {
+        None => s.serialize_none(),
+        Some(text) => match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(list) => list.serialize(s),
+            Err(_) => s.serialize_str(text),
+        },
+    }
+}
+
 #[derive(Default)]
 struct Sums {
     calls: u64,
