@@ -119,6 +119,12 @@ fn mtia_is_a_device_and_its_host_thread_a_cpu_lane() {
     );
     // MTIA's CCP events carry no `stream` arg here: HTA 0.5.0 sees no device event at all.
     assert!(idle_report(&t, Mode::Hta).temporal.is_empty());
+    // Findings name the device as its users do.
+    let titles: Vec<String> = findings::analyze(&t).into_iter().map(|f| f.title).collect();
+    assert!(
+        titles.iter().any(|x| x.starts_with("MTIA 0 is busy only")),
+        "{titles:?}"
+    );
 }
 
 #[test]
@@ -129,8 +135,14 @@ fn xpu_is_a_device() {
         0,
         ["gemm_kernel", "relu_kernel", "Memcpy M2D (Device -> Host)"],
     );
-    // XPU kernels carry `sycl queue`, not `stream`: HTA 0.5.0 counts none of them.
-    assert!(idle_report(&t, Mode::Hta).temporal.is_empty());
+    // XPU kernels carry `sycl queue`, not `stream`: HTA 0.5.0 counts none of them, and says so.
+    let hta = idle_report(&t, Mode::Hta);
+    assert!(hta.temporal.is_empty());
+    assert!(
+        hta.notes.iter().any(|n| n.contains("6 device ops")),
+        "{:?}",
+        hta.notes
+    );
 }
 
 #[test]

@@ -25,6 +25,7 @@
 use super::idle::{self, IdleOptions, IdleReport, WaitKind};
 use super::links::{Kind, Links};
 use super::steps::{self, StepsReport};
+use super::summary::device_name;
 use crate::model::{SliceRef, Slices, Trace};
 use serde::Serialize;
 use std::cmp::Reverse;
@@ -371,15 +372,15 @@ pub fn analyze_with(
                     Severity::Warning
                 },
                 title: format!(
-                    "GPU {} is busy only {} of the time",
-                    g.device,
+                    "{} is busy only {} of the time",
+                    device_name(trace, g.device),
                     pct(g.utilization)
                 ),
                 detail: format!(
-                    "Kernels ran {} of the {} spanned by the steps on GPU {} ({} utilization).",
+                    "Kernels ran {} of the {} spanned by the steps on {} ({} utilization).",
                     ms(g.kernel_ns),
                     ms(g.span_ns),
-                    g.device,
+                    device_name(trace, g.device),
                     pct(g.utilization)
                 ),
                 advice:
@@ -503,11 +504,11 @@ pub fn analyze_with(
         out.push(Finding {
             id: "gpu_starved_by_cpu",
             severity: Severity::Warning,
-            title: format!("GPU {} waits for the CPU", d.device),
+            title: format!("{} waits for the CPU", device_name(trace, d.device)),
             detail: format!(
-                "GPU {} was idle {} of its {} window ({}), and {} of that idle time it waited for \
+                "{} was idle {} of its {} window ({}), and {} of that idle time it waited for \
                  the host to launch work; meanwhile the CPU was in {}.",
-                d.device,
+                device_name(trace, d.device),
                 ms(d.idle_ns),
                 ms(d.window_ns),
                 pct(idle_share),

@@ -1065,10 +1065,14 @@ mod hta {
         let mut evs: Vec<Ev> = Vec::new();
         let mut dropped = 0usize;
         let mut fallback = 0usize;
+        let mut streamless = 0usize;
         for (li, l) in trace.lanes.iter().enumerate() {
             let s = &l.slices;
             for i in 0..s.len() {
                 if !has_stream(li, i) {
+                    if l.is_gpu() && kinds.of_cat(s.cat[i]).is_gpu_busy() {
+                        streamless += 1;
+                    }
                     continue;
                 }
                 let corr = s.correlation[i];
@@ -1122,6 +1126,12 @@ mod hta {
         if fallback > 0 {
             notes.push(format!(
                 "hta: {fallback} GPU events without a launch took the first event's start as launch time"
+            ));
+        }
+        if streamless > 0 {
+            notes.push(format!(
+                "hta: {streamless} device ops (kernels, copies, fills) carry no stream arg, so \
+                 HTA does not count them; the exact mode does"
             ));
         }
         if evs.is_empty() {

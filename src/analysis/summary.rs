@@ -96,6 +96,16 @@ pub fn device_word(trace: &Trace, process: u32) -> &str {
         .map_or("GPU", |(word, _)| word)
 }
 
+/// A device as its users call it: `GPU 0`, `MTIA 0`, `XPU 1` (the word of its process's label).
+pub fn device_name(trace: &Trace, device: i64) -> String {
+    let word = trace
+        .processes
+        .iter()
+        .position(|p| p.device == Some(device))
+        .map_or("GPU", |p| device_word(trace, p as u32));
+    format!("{word} {device}")
+}
+
 pub fn summarize(trace: &Trace) -> Summary {
     let s = &trace.stats;
     let slices = trace.slice_count();
