@@ -73,6 +73,10 @@ fn check_accelerator(name: &str, device_word: &str, device: i64, kernels: [&str;
         assert!(l[1].0.starts_with(device_word), "{name}: {l:?}");
     }
 
+    let devices = summary::summarize(&t).devices;
+    assert_eq!(devices.len(), 1, "{name}");
+    assert_eq!(devices[0].id, device, "{name}");
+
     let links = Links::build(&t);
     assert_eq!(links.stats.gpu_ops, 6, "{name}");
     assert_eq!(

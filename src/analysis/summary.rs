@@ -96,6 +96,25 @@ pub fn device_word(trace: &Trace, process: u32) -> &str {
         .map_or("GPU", |(word, _)| word)
 }
 
+/// The devices of the trace: `deviceProperties` as the file gives them, then each device that
+/// holds lanes but has no properties (MTIA and XPU traces write none), named as its process is
+/// labelled (`MTIA 0`) and with nothing else known.
+fn devices(trace: &Trace) -> Vec<DeviceProperties> {
+    let mut out = trace.meta.device_properties.clone();
+    for (_, lane) in trace.gpu_lanes() {
+        if let LaneKind::GpuStream { device, .. } = lane.kind {
+            if !out.iter().any(|d| d.id == device) {
+                out.push(DeviceProperties {
+                    id: device,
+                    name: device_name(trace, device),
+                    ..Default::default()
+                });
+            }
+        }
+    }
+    out
+}
+
 /// A device as its users call it: `GPU 0`, `MTIA 0`, `XPU 1` (the word of its process's label).
 pub fn device_name(trace: &Trace, device: i64) -> String {
     let word = trace
@@ -147,7 +166,7 @@ pub fn summarize(trace: &Trace) -> Summary {
                 }
             })
             .collect(),
-        devices: trace.meta.device_properties.clone(),
+        devices: devices(trace),
         flows: trace.flows.len(),
         memory_events: trace.memory.len(),
         counters: trace.counters.len(),
