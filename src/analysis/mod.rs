@@ -6,6 +6,7 @@
 
 pub mod findings;
 pub mod idle;
+pub mod launch;
 pub mod links;
 pub mod steps;
 pub mod summary;
