@@ -7,7 +7,9 @@
 //! - GPU ops by name, launching operator and module where the name appears in both traces. Names
 //!   found in one trace only (another library, another GPU: cuBLAS and hipBLASLt name the same
 //!   GEMM differently) are grouped by launching operator and module on each side, and those groups
-//!   are matched, so "the kernels of `aten::addmm` in `Linear_3`" compare across hardware.
+//!   are matched, so "the kernels of `aten::addmm` in `Linear_3`" compare across hardware. What is
+//!   still unpaired in one module on both sides (a backend's own operator launched it:
+//!   `aten::cudnn_convolution` and `aten::miopen_convolution`) is paired by the module.
 //! - A row present on one side only is `added` or `removed`, with its time; the other side is zero.
 //!
 //! Figures are per step by default: each side's totals divided by its own number of active steps
@@ -171,6 +173,9 @@ pub enum KernelMatch {
     Name,
     /// Names found in one trace only, paired through launching operator and module.
     Launcher,
+    /// Left unpaired by launcher in one module on both sides (each backend has its own
+    /// operator, as `aten::cudnn_convolution` and `aten::miopen_convolution`), paired by module.
+    Module,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -434,6 +439,15 @@ fn kernels(base: &[DigestKernel], new: &[DigestKernel], sb: Scale, sn: Scale) ->
         calls: u64,
         ns: i64,
         names: BTreeSet<&'a str>,
+        launchers: BTreeSet<&'a str>,
+    }
+    impl<'a> Acc<'a> {
+        fn absorb(&mut self, o: Acc<'a>) {
+            self.calls += o.calls;
+            self.ns += o.ns;
+            self.names.extend(o.names);
+            self.launchers.extend(o.launchers);
+        }
     }
     // Side 0 is base, 1 is new; the key's name is empty for rows matched through the launcher.
     let mut rows: BTreeMap<Key, [Option<Acc>; 2]> = BTreeMap::new();
@@ -446,8 +460,38 @@ fn kernels(base: &[DigestKernel], new: &[DigestKernel], sb: Scale, sn: Scale) ->
             acc.calls += k.calls;
             acc.ns += k.total_ns;
             acc.names.insert(k.name.as_str());
+            acc.launchers.extend(k.launcher.as_deref());
         }
     }
+    // Launchers differ too where a backend has its own operator (`aten::cudnn_convolution`,
+    // `aten::miopen_convolution`): what is left unpaired in one module on both sides pairs by
+    // the module.
+    let mut by_module: BTreeMap<&str, [Option<Acc>; 2]> = BTreeMap::new();
+    let mut sides_of: BTreeMap<&str, [bool; 2]> = BTreeMap::new();
+    for ((name, _, module), [b, n]) in &rows {
+        if let (true, Some(m)) = (name.is_empty() && (b.is_none() || n.is_none()), module) {
+            let e = sides_of.entry(m).or_default();
+            e[0] |= b.is_some();
+            e[1] |= n.is_some();
+        }
+    }
+    rows.retain(|(name, _, module), pair| {
+        let Some(m) = module.filter(|m| name.is_empty() && sides_of.get(m) == Some(&[true, true]))
+        else {
+            return true;
+        };
+        if pair[0].is_some() && pair[1].is_some() {
+            return true;
+        }
+        let merged = by_module.entry(m).or_default();
+        for (into, from) in merged.iter_mut().zip(pair.iter_mut()) {
+            if let Some(a) = from.take() {
+                into.get_or_insert_with(Acc::default).absorb(a);
+            }
+        }
+        false
+    });
+
     let side = |s: Scale, a: &Option<Acc>| match a {
         Some(a) => KernelSide {
             calls: s.count(a.calls),
@@ -460,39 +504,59 @@ fn kernels(base: &[DigestKernel], new: &[DigestKernel], sb: Scale, sn: Scale) ->
             names: Vec::new(),
         },
     };
-    let mut out: Vec<KernelDiff> = rows
-        .into_iter()
-        .map(|((name, launcher, module), [b, n])| {
-            let status = Presence::of(b.is_some(), n.is_some());
-            let (b, n) = (side(sb, &b), side(sn, &n));
-            let matched_by = if name.is_empty() {
-                KernelMatch::Launcher
-            } else {
-                KernelMatch::Name
-            };
-            let name = if name.is_empty() {
-                b.names
-                    .iter()
-                    .chain(&n.names)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            } else {
-                name.to_string()
-            };
-            KernelDiff {
-                name,
-                launcher: launcher.map(str::to_string),
-                module: module.map(str::to_string),
-                matched_by,
-                status,
-                delta_us: n.total_us - b.total_us,
-                ratio: ratio(b.total_us, n.total_us),
-                base: b,
-                new: n,
-            }
-        })
-        .collect();
+    let row = |name: &str,
+               launcher: Option<String>,
+               module: Option<&str>,
+               matched_by: KernelMatch,
+               [b, n]: [Option<Acc>; 2]| {
+        let status = Presence::of(b.is_some(), n.is_some());
+        let (b, n) = (side(sb, &b), side(sn, &n));
+        let name = if name.is_empty() {
+            b.names
+                .iter()
+                .chain(&n.names)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" | ")
+        } else {
+            name.to_string()
+        };
+        KernelDiff {
+            name,
+            launcher,
+            module: module.map(str::to_string),
+            matched_by,
+            status,
+            delta_us: n.total_us - b.total_us,
+            ratio: ratio(b.total_us, n.total_us),
+            base: b,
+            new: n,
+        }
+    };
+    let mut out: Vec<KernelDiff> = Vec::with_capacity(rows.len() + by_module.len());
+    for ((name, launcher, module), pair) in rows {
+        let matched_by = if name.is_empty() {
+            KernelMatch::Launcher
+        } else {
+            KernelMatch::Name
+        };
+        out.push(row(
+            name,
+            launcher.map(str::to_string),
+            module,
+            matched_by,
+            pair,
+        ));
+    }
+    for (module, pair) in by_module {
+        let launchers: BTreeSet<&str> = pair
+            .iter()
+            .flatten()
+            .flat_map(|a| a.launchers.iter().copied())
+            .collect();
+        let launcher = Some(launchers.into_iter().collect::<Vec<_>>().join(" | "));
+        out.push(row("", launcher, Some(module), KernelMatch::Module, pair));
+    }
     out.sort_by(|a, b| b.delta_us.abs().total_cmp(&a.delta_us.abs()));
     out
 }
@@ -567,7 +631,6 @@ fn idle(base: &Digest, new: &Digest, sb: Scale, sn: Scale) -> IdleDiff {
         compute_us: n.compute_us - b.compute_us,
         non_compute_us: n.non_compute_us - b.non_compute_us,
     };
-    // Kinds in the analysis' order: base's first, then any only NEW has.
     let mut waits: Vec<WaitDiff> = Vec::new();
     for (w, is_new) in base
         .idle
@@ -596,6 +659,14 @@ fn idle(base: &Digest, new: &Digest, sb: Scale, sn: Scale) -> IdleDiff {
         }
         row.delta_us = row.new_us - row.base_us;
     }
+    // Largest first (by the larger side), so that the order does not depend on which is BASE.
+    waits.sort_by(|x, y| {
+        y.base_us
+            .abs()
+            .max(y.new_us.abs())
+            .total_cmp(&x.base_us.abs().max(x.new_us.abs()))
+            .then_with(|| x.kind.cmp(&y.kind))
+    });
     IdleDiff {
         base: b,
         new: n,
