@@ -1,5 +1,7 @@
 //! Command-line plumbing shared by the commands: options, loading a file, number formatting.
 
+pub mod diff;
+pub mod digest;
 pub mod idle;
 pub mod kernels;
 pub mod labels;
