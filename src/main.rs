@@ -33,6 +33,11 @@ commands:
                           what held the peak by operator and Python frame, the least allocated
                           per step, the curve in N points (min/max per bucket, default 100),
                           what was live at a time (--at, µs), every allocation (--allocations)
+  flops FILE [--json] [--top N]
+                          per op and shape (record_shapes=True): GFLOPs and bytes per call as
+                          TraceLens defines them, kernel time, achieved TFLOP/s and TB/s,
+                          arithmetic intensity, compute- or memory-bound and % of the roof of
+                          the device in deviceProperties
   report FILE [--json] [--compat hta] [--top N]
                           everything: findings (with evidence), steps, idle time and its causes
 
@@ -77,6 +82,7 @@ fn main() -> ExitCode {
         "kernels" => cli::kernels::run(&opts),
         "labels" => cli::labels::run(&opts),
         "memory" => cli::memory::run(&opts),
+        "flops" => cli::flops::run(&opts),
         "idle" => cli::idle::run(&opts),
         "steps" => cli::steps::run(&opts),
         "report" => cli::report::run(&opts),

@@ -5,6 +5,7 @@
 //! terminal are one computation.
 
 pub mod findings;
+pub mod flops;
 pub mod idle;
 pub mod links;
 pub mod memory;

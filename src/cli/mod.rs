@@ -1,5 +1,6 @@
 //! Command-line plumbing shared by the commands: options, loading a file, number formatting.
 
+pub mod flops;
 pub mod idle;
 pub mod kernels;
 pub mod labels;
