@@ -30,6 +30,11 @@ commands:
                           utilization, step statistics
   report FILE [--json] [--compat hta] [--top N]
                           everything: findings (with evidence), steps, idle time and its causes
+  ranks PATH... [--json] [--align auto|none|collectives]
+                          the traces of one distributed job (files or folders): per-rank table,
+                          collectives matched across ranks (wait, transfer, bus bandwidth),
+                          HTA's communication-computation overlap, stragglers per step; --align
+                          aligns clocks on matched collectives (auto: only across hosts)
 
 Exit status: 0 for a trace (also a damaged one), 2 when the input is not a trace or the command
 line is wrong.";
@@ -59,6 +64,16 @@ fn main() -> ExitCode {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
     };
+    // `ranks` takes many paths, not the one FILE the other commands share.
+    if cmd == "ranks" {
+        return match cli::ranks::run(rest) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("sightline: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let opts = match cli::Opts::parse(rest) {
         Ok(o) => o,
         Err(e) => {

@@ -7,6 +7,7 @@
 pub mod findings;
 pub mod idle;
 pub mod links;
+pub mod ranks;
 pub mod steps;
 pub mod summary;
 pub mod tables;

@@ -4,6 +4,7 @@ pub mod idle;
 pub mod kernels;
 pub mod labels;
 pub mod ops;
+pub mod ranks;
 pub mod report;
 pub mod steps;
 pub mod summary;
