@@ -404,6 +404,7 @@ impl Builder {
                     m.total_allocated
                         .push(int(args.total_allocated).unwrap_or(0));
                     m.total_reserved.push(int(args.total_reserved).unwrap_or(0));
+                    m.addr.push(int(args.addr).unwrap_or(0));
                     return;
                 }
                 let lane = self.lane(pid, tid, tid_label);
@@ -620,6 +621,7 @@ impl Builder {
         m.bytes.append(&mut om.bytes);
         m.total_allocated.append(&mut om.total_allocated);
         m.total_reserved.append(&mut om.total_reserved);
+        m.addr.append(&mut om.addr);
         self.memory_threads
             .extend(o.memory_threads.iter().map(|&(p, t)| (id(p), id(t))));
 
@@ -1029,6 +1031,7 @@ fn sort_memory(m: MemoryEvents, origin: i64) -> MemoryEvents {
         bytes: perm.iter().map(|&i| m.bytes[pick(i)]).collect(),
         total_allocated: perm.iter().map(|&i| m.total_allocated[pick(i)]).collect(),
         total_reserved: perm.iter().map(|&i| m.total_reserved[pick(i)]).collect(),
+        addr: perm.iter().map(|&i| m.addr[pick(i)]).collect(),
     }
 }
 
