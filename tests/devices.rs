@@ -288,8 +288,11 @@ fn json_output_holds_lists_and_numbers() {
         common::local_fixture("devices/mtia_two_steps.json"),
         common::shared_fixtures().join("real/tracelens_h100_bert_small_stack_mem.json.gz"),
     ];
-    let commands: [&[&str]; 9] = [
+    let commands: [&[&str]; 12] = [
         &["summary"],
+        &["digest"],
+        &["memory"],
+        &["flops"],
         &["ops"],
         &["ops", "--by-shape"],
         &["kernels"],
@@ -312,8 +315,12 @@ fn json_output_holds_lists_and_numbers() {
             let mut bad = Vec::new();
             printed_data(&v, &mut String::new(), &mut bad);
             assert!(bad.is_empty(), "{cmd:?} {}: {bad:?}", file.display());
-            if cmd == ["ops", "--by-shape"] {
-                let rows = v["rows"].as_array().unwrap();
+            let rows = match cmd {
+                ["ops", "--by-shape"] => v["rows"].as_array(),
+                ["digest"] => v["ops_by_shape"].as_array(),
+                _ => None,
+            };
+            if let Some(rows) = rows {
                 assert!(rows.iter().any(|r| r["input_shapes"].is_array()));
                 for r in rows {
                     let shapes = &r["input_shapes"];
