@@ -16,6 +16,7 @@ mod build;
 mod event;
 mod fields;
 mod parallel;
+mod rows;
 mod split;
 
 pub use build::enclosing_slice;
