@@ -21,6 +21,7 @@ mod split;
 
 pub use build::enclosing_slice;
 pub use parallel::{parse_parallel, parse_parallel_with};
+pub use rows::layout_rows;
 
 use crate::model::{DiagKind, ParseStats, Trace};
 use build::Builder;

@@ -84,11 +84,18 @@ impl MaxTree {
 /// Gives every slice of a sorted lane its row (see the module docs). Returns (rows, slices that
 /// overlap the slice opened just before them without fitting inside it).
 pub(crate) fn assign_depths(s: &mut Slices) -> (u32, u32) {
-    let n = s.len();
+    let rows = layout_rows(&s.start_ns, &s.dur_ns, &mut s.depth);
+    (rows, count_overlapping(s))
+}
+
+/// The rule of the module docs on bare columns (the view re-lays a lane without its Python frames
+/// with it): writes each slice's row to `depth`, returns the number of rows.
+pub fn layout_rows(start_ns: &[i64], dur_ns: &[i64], depth: &mut [u16]) -> u32 {
+    let n = start_ns.len();
     // Half-open spans, a zero-length slice as 1 ns.
     let span = |i: usize| {
-        let a = s.start_ns[i];
-        (a, (a + s.dur_ns[i]).max(a.saturating_add(1)))
+        let a = start_ns[i];
+        (a, (a + dur_ns[i]).max(a.saturating_add(1)))
     };
     let mut times: Vec<i64> = Vec::with_capacity(2 * n);
     for i in 0..n {
@@ -101,7 +108,7 @@ pub(crate) fn assign_depths(s: &mut Slices) -> (u32, u32) {
     let at = |t: i64| times.partition_point(|&x| x < t);
     // Longest first; among equals, the earlier in lane order (start, then file order) is the parent.
     let mut order: Vec<u32> = (0..n as u32).collect();
-    order.sort_by_key(|&i| (std::cmp::Reverse(s.dur_ns[i as usize]), i));
+    order.sort_by_key(|&i| (std::cmp::Reverse(dur_ns[i as usize]), i));
     let mut tree = MaxTree::new(times.len());
     let mut rows = 0u32;
     for &i in &order {
@@ -111,10 +118,10 @@ pub(crate) fn assign_depths(s: &mut Slices) -> (u32, u32) {
         // Rows are stored plus one, so the row below the deepest overlapping one is the max itself.
         let row = tree.max_of(a, b).min(u16::MAX - 1);
         tree.raise(a, b, row + 1);
-        s.depth[i] = row;
+        depth[i] = row;
         rows = rows.max(row as u32 + 1);
     }
-    (rows, count_overlapping(s))
+    rows
 }
 
 /// Slices that start inside the slice opened just before them and end after it: the overlaps

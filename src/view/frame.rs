@@ -228,18 +228,24 @@ pub fn layout(
                 }
                 if mark == 0 && cx1 - cx0 >= LABEL_PX {
                     let lx = cx0.max(0.0);
+                    let folded = &tl.rows[lane as usize].folded;
+                    let text = if d == 0 && !folded.is_empty() {
+                        folded_label(trace, folded)
+                    } else {
+                        trace.str(name).to_string()
+                    };
                     labels.push(Label {
                         x: lx,
                         y,
                         w: cx1.min(vp.width_px) - lx,
-                        text: trace.str(name).to_string(),
+                        text,
                     });
                 }
             }
         }
     }
     if let Some(sel) = st.selection {
-        if let Some((x, y, w)) = slice_box(trace, tracks_, vp, sel) {
+        if let Some((x, y, w)) = slice_box(trace, tl, tracks_, vp, sel) {
             let (x0, x1) = (x.max(-2.0), (x + w.max(2.0)).min(vp.width_px + 2.0));
             if x1 > x0 {
                 let style = tl.slot(trace, sel) as u32 | FLAG_SELECTED << 8;
@@ -251,8 +257,8 @@ pub fn layout(
         .arrows
         .iter()
         .filter_map(|a| {
-            let (x0, y0, _) = anchor(trace, tracks_, vp, a.from)?;
-            let (x1, y1, _) = anchor(trace, tracks_, vp, a.to)?;
+            let (x0, y0, _) = anchor(trace, tl, tracks_, vp, a.from)?;
+            let (x1, y1, _) = anchor(trace, tl, tracks_, vp, a.to)?;
             Some(ArrowPx {
                 x0,
                 y0,
@@ -292,6 +298,17 @@ pub fn layout(
             scroll_px: vp.scroll_px,
             content_px: tracks_.height,
         },
+    }
+}
+
+/// The label of a lane's folded row: the frames it stands for, outermost first, the one drawn last.
+fn folded_label(trace: &Trace, folded: &[crate::model::StrId]) -> String {
+    let names: Vec<&str> = folded.iter().map(|&n| trace.str(n)).collect();
+    match names.as_slice() {
+        [first, .., last] if names.len() > 2 => {
+            format!("{first} › … {} frames … › {last}", names.len() - 2)
+        }
+        _ => names.join(" › "),
     }
 }
 
@@ -344,6 +361,7 @@ fn extend_last(
 /// is folded away.
 pub fn slice_box(
     trace: &Trace,
+    tl: &Timeline,
     tracks_: &TrackLayout,
     vp: &Viewport,
     r: SliceRef,
@@ -351,7 +369,7 @@ pub fn slice_box(
     let s = &trace.lanes.get(r.lane as usize)?.slices;
     let i = r.index as usize;
     let t = tracks_.lane_track(r.lane)?;
-    let depth = s.depth[i] as u32;
+    let depth = tl.row_of(trace, r) as u32;
     match t.kind {
         TrackKind::Lane { rows, .. } if depth < rows => {}
         _ => return None,
@@ -366,11 +384,12 @@ pub fn slice_box(
 /// away; the group header when the group is collapsed.
 fn anchor(
     trace: &Trace,
+    tl: &Timeline,
     tracks_: &TrackLayout,
     vp: &Viewport,
     r: SliceRef,
 ) -> Option<(f64, f64, f64)> {
-    if let Some((x, y, w)) = slice_box(trace, tracks_, vp, r) {
+    if let Some((x, y, w)) = slice_box(trace, tl, tracks_, vp, r) {
         return Some((x, y + BOX_PX / 2.0, w));
     }
     let lane = trace.lanes.get(r.lane as usize)?;
@@ -582,7 +601,7 @@ mod tests {
             let Some(Hit::Slice(r)) = hit(&t, &tl, &tr, &vp, &[], x, y) else {
                 panic!("no hit at {x},{y}");
             };
-            let (bx, by, _) = slice_box(&t, &tr, &vp, r).unwrap();
+            let (bx, by, _) = slice_box(&t, &tl, &tr, &vp, r).unwrap();
             assert!((bx.max(-2.0) - b[0] as f64).abs() < 0.01 && (by - b[1] as f64).abs() < 0.01);
         }
         // Between rows and on headers.
@@ -708,7 +727,7 @@ mod tests {
         let cpu = tr.lane_track(0).unwrap();
         assert_eq!(f.meta.arrows[0].y0, cpu.y + cpu.height - 2.0);
         assert!(
-            slice_box(&t, &tr, &vp, SliceRef { lane: 0, index: 20 }).is_none(),
+            slice_box(&t, &tl, &tr, &vp, SliceRef { lane: 0, index: 20 }).is_none(),
             "folded row"
         );
     }

@@ -16,6 +16,7 @@
 //! If the no-overlap invariant were broken the output would still cover every slice, only with
 //! marks that are less tight; nothing panics.
 
+use super::rows::{LaneRows, HIDDEN};
 use crate::model::{Lane, Slices};
 
 /// The slices of one row of a lane, in start order, with cumulative durations.
@@ -34,15 +35,31 @@ pub struct LaneIndex {
 }
 
 impl LaneIndex {
+    /// The index of a lane drawn with the model's rows.
     pub fn new(lane: &Lane) -> LaneIndex {
+        LaneIndex::with_rows(lane, &LaneRows::default())
+    }
+
+    /// The index of a lane drawn with `drawn` rows (slices not drawn are left out).
+    pub fn with_rows(lane: &Lane, drawn: &LaneRows) -> LaneIndex {
         let s = &lane.slices;
-        let nrows = s.depth.iter().map(|&d| d as usize + 1).max().unwrap_or(0);
+        let row = |i: usize| drawn.of(lane, i);
+        let nrows = (0..s.len())
+            .map(row)
+            .filter(|&d| d != HIDDEN)
+            .map(|d| d as usize + 1)
+            .max()
+            .unwrap_or(0);
         let mut rows = vec![RowIndex::default(); nrows];
         for r in rows.iter_mut() {
             r.busy.push(0);
         }
         for i in 0..s.len() {
-            let r = &mut rows[s.depth[i] as usize];
+            let d = row(i);
+            if d == HIDDEN {
+                continue;
+            }
+            let r = &mut rows[d as usize];
             r.idx.push(i as u32);
             let last = *r.busy.last().unwrap_or(&0);
             r.busy.push(last + s.dur_ns[i].max(0));

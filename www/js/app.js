@@ -11,6 +11,7 @@ import { count, duration, mb } from "./format.js";
 import { connectAllowed, startLinks } from "./url.js";
 import { startEmbedding } from "./embed.js";
 import { showNotice } from "./notice.js";
+import { setupPythonToggle } from "./pyframes.js";
 
 // Bytes per File slice handed to the parser: 16 MB of JSON parse in about 0.1 s, short enough for
 // the page to stay responsive and long enough that the per-slice costs (a read, a copy into wasm
@@ -243,6 +244,7 @@ function show(loaded) {
   setState("ready");
   view.attach(session);
   view.call(() => session.reset_view());
+  setupPythonToggle($("python-frames"), session, `${name}:${summary.file.bytes}`, () => view.request()).catch((err) => view.cb.onError(err));
   const overview = view.overviewData;
   $("overview-label").textContent = overview ? overview.label : "";
   showDetails(null);
