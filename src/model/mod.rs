@@ -524,7 +524,8 @@ pub struct ParseStats {
     pub threads: u32,
 }
 
-/// What the parser skipped or repaired, grouped by kind.
+/// What the parser skipped or repaired (damage) and what it observed, grouped by kind (see
+/// [`DiagKind::is_damage`]).
 #[derive(Debug, Default, Clone, Serialize)]
 pub struct Diagnostics {
     pub items: Vec<Diagnostic>,
