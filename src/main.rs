@@ -28,6 +28,16 @@ commands:
                           each device and what the CPU thread that ended each one was doing
   steps FILE [--json]     ProfilerStep#N spans with the TensorBoard plugin's time breakdown, GPU
                           utilization, step statistics
+  memory FILE [--json] [--points N] [--at US] [--allocations] [--top N]
+                          memory per device (profile_memory=True): peak allocated and reserved,
+                          what held the peak by operator and Python frame, the least allocated
+                          per step, the curve in N points (min/max per bucket, default 100),
+                          what was live at a time (--at, µs), every allocation (--allocations)
+  flops FILE [--json] [--top N]
+                          per op and shape (record_shapes=True): GFLOPs and bytes per call as
+                          TraceLens defines them, kernel time, achieved TFLOP/s and TB/s,
+                          arithmetic intensity, compute- or memory-bound and % of the roof of
+                          the device in deviceProperties
   report FILE [--json] [--compat hta] [--top N]
                           everything: findings (with evidence), steps, idle time and its causes
   diff BASE NEW [--json] [--per-step|--total] [--by-shape] [--top N] [--fail-if EXPR]...
@@ -89,6 +99,8 @@ fn main() -> ExitCode {
         "ops" => cli::ops::run(&opts),
         "kernels" => cli::kernels::run(&opts),
         "labels" => cli::labels::run(&opts),
+        "memory" => cli::memory::run(&opts),
+        "flops" => cli::flops::run(&opts),
         "idle" => cli::idle::run(&opts),
         "steps" => cli::steps::run(&opts),
         "report" => cli::report::run(&opts),

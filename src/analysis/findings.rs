@@ -17,6 +17,9 @@
 //! - `low_gpu_utilization`: a device's kernel utilization over the steps under 50% (critical under 20%).
 //! - `communication_heavy`: Communication over 10% of step time.
 //! - `memory_near_capacity`: a device's peak allocated or reserved memory over 90% of its memory.
+//! - `memory_growth`: a device's allocated floor rises step over step ([`super::memory::growth`]).
+//! - `low_gemm_efficiency`, `small_kernels`, `fp32_gemm_on_tensor_core_gpu`: from the roofline
+//!   ([`super::flops::rules`]).
 //! - `gpu_starved_by_cpu`: a device idle at least 10% of its window, at least half of it waiting for the
 //!   host (gaps whose launch came after the gap began), naming what the CPU was doing.
 
@@ -523,6 +526,14 @@ pub fn analyze_with(
                     .collect(),
             },
         });
+    }
+    if !trace.memory.is_empty() {
+        let memory = super::memory::Memory::build(trace, links);
+        out.extend(super::memory::growth::findings(
+            trace,
+            &memory,
+            &steps.steps,
+        ));
     }
     out.sort_by_key(|f| Reverse(f.severity));
     out

@@ -7,8 +7,11 @@
 pub mod diff;
 pub mod digest;
 pub mod findings;
+pub mod flops;
 pub mod idle;
+pub mod launch;
 pub mod links;
+pub mod memory;
 pub mod steps;
 pub mod summary;
 pub mod tables;

@@ -2,9 +2,11 @@
 
 pub mod diff;
 pub mod digest;
+pub mod flops;
 pub mod idle;
 pub mod kernels;
 pub mod labels;
+pub mod memory;
 pub mod ops;
 pub mod report;
 pub mod steps;
@@ -23,7 +25,7 @@ pub struct Opts {
 }
 
 /// Options that take a value; every other `--name` is a flag.
-const VALUED: &[&str] = &["--sort", "--top", "--compat"];
+const VALUED: &[&str] = &["--sort", "--top", "--compat", "--points", "--at"];
 
 impl Opts {
     pub fn parse(args: &[String]) -> Result<Opts, String> {
