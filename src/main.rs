@@ -47,6 +47,11 @@ commands:
                           op:aten::copy_.self_cpu>+10%, finding:pageable_memcpy; see README)
                           that holds exits 1. BASE and NEW may be digests (below)
   digest FILE             the trace's digest as JSON: the compact analyses diff compares
+  ranks PATH... [--json] [--align auto|none|collectives]
+                          the traces of one distributed job (files or folders): per-rank table,
+                          collectives matched across ranks (wait, transfer, bus bandwidth),
+                          HTA's communication-computation overlap, stragglers per step; --align
+                          aligns clocks on matched collectives (auto: only across hosts)
 
 Exit status: 0 for a trace (also a damaged one), 1 when a diff --fail-if condition holds, 2 when
 the input is not a trace or the command line is wrong.";
@@ -81,6 +86,16 @@ fn main() -> ExitCode {
         return match cli::diff::run(rest) {
             Ok(false) => ExitCode::SUCCESS,
             Ok(true) => ExitCode::from(1),
+            Err(e) => {
+                eprintln!("sightline: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
+    // `ranks` takes many paths, not the one FILE the other commands share.
+    if cmd == "ranks" {
+        return match cli::ranks::run(rest) {
+            Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("sightline: {e}");
                 ExitCode::from(2)

@@ -12,6 +12,7 @@ pub mod idle;
 pub mod launch;
 pub mod links;
 pub mod memory;
+pub mod ranks;
 pub mod steps;
 pub mod summary;
 pub mod tables;

@@ -8,6 +8,7 @@ pub mod kernels;
 pub mod labels;
 pub mod memory;
 pub mod ops;
+pub mod ranks;
 pub mod report;
 pub mod steps;
 pub mod summary;
