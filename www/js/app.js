@@ -10,6 +10,7 @@ import { renderFindings, renderIdle, renderSteps } from "./charts.js";
 import { count, duration, mb } from "./format.js";
 import { connectAllowed, startLinks } from "./url.js";
 import { startEmbedding } from "./embed.js";
+import { baseChanged, dropped, startCompare } from "./compare.js";
 
 // Bytes per File slice handed to the parser: 16 MB of JSON parse in about 0.1 s, short enough for
 // the page to stay responsive and long enough that the per-slice costs (a read, a copy into wasm
@@ -71,6 +72,7 @@ function fail(err, name) {
   drop(app.active);
   app.active = null;
   view.attach(null);
+  baseChanged();
   $("error").textContent = message;
   $("error-title").textContent = name ? `${name} could not be opened` : "Something went wrong";
   $("file-name").textContent = "";
@@ -123,7 +125,7 @@ function blobChunks(blob) {
 
 function openFile(file, startedAt = performance.now()) {
   if (!file) return;
-  load(file.name, file.size, blobChunks(file), startedAt);
+  return load(file.name, file.size, blobChunks(file), startedAt);
 }
 
 /** A trace from this site (the sample, `?url=`): streamed as it downloads. */
@@ -252,6 +254,7 @@ function show(loaded) {
   selectTab("ops");
   view.draw();
   status();
+  baseChanged();
 }
 
 function showNotice(summary) {
@@ -499,6 +502,7 @@ window.addEventListener("drop", (ev) => {
   ev.preventDefault();
   dragDepth = 0;
   $("drop-overlay").hidden = true;
+  if (ev.dataTransfer && dropped(ev.dataTransfer.files)) return;
   const file = ev.dataTransfer && ev.dataTransfer.files[0];
   if (file) openFile(file);
 });
@@ -530,6 +534,7 @@ window.sightlineReady = true;
 document.body.dataset.wasm = "ready";
 // Links (`?url=`, `#url=`, time range and selection in the hash) and embedding (`?mode=embedded`,
 // the postMessage protocol) live in url.js and embed.js; these are the page's hooks for them.
-const hooks = { app, view, wasm, openUrl, openBuffer, fail };
+const hooks = { app, view, wasm, openUrl, openBuffer, openFile, fail };
 startEmbedding(hooks);
 startLinks(hooks);
+startCompare(hooks);
