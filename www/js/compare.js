@@ -35,6 +35,8 @@ const state = {
   /** Views whose next frame follows the other one (so it does not steer it back). */
   following: new Set(),
   view: null,
+  /** Each trace's steps ({b, n}: the digests' `per_step`), to align at. */
+  steps: null,
   token: 0,
 };
 
@@ -290,7 +292,7 @@ function close() {
     }
   }
   if (state.view) state.view.attach(null);
-  Object.assign(state, { session: null, base: null, baseDigest: null, newDigest: null, diff: null, offset: 0 });
+  Object.assign(state, { session: null, base: null, baseDigest: null, newDigest: null, diff: null, steps: null, offset: 0 });
   state.following.clear();
   $("compare").hidden = true;
   $("compare").dataset.state = "";
