@@ -40,9 +40,21 @@ commands:
                           the device in deviceProperties
   report FILE [--json] [--compat hta] [--top N]
                           everything: findings (with evidence), steps, idle time and its causes
+  diff BASE NEW [--json] [--per-step|--total] [--by-shape] [--top N] [--fail-if EXPR]...
+                          before and after: operators, GPU ops (matched through their launching
+                          operator across hardware), labels, steps, idle time and findings, per
+                          step unless --total; each --fail-if (step_time>+5%,
+                          op:aten::copy_.self_cpu>+10%, finding:pageable_memcpy; see README)
+                          that holds exits 1. BASE and NEW may be digests (below)
+  digest FILE             the trace's digest as JSON: the compact analyses diff compares
+  ranks PATH... [--json] [--align auto|none|collectives]
+                          the traces of one distributed job (files or folders): per-rank table,
+                          collectives matched across ranks (wait, transfer, bus bandwidth),
+                          HTA's communication-computation overlap, stragglers per step; --align
+                          aligns clocks on matched collectives (auto: only across hosts)
 
-Exit status: 0 for a trace (also a damaged one), 2 when the input is not a trace or the command
-line is wrong.";
+Exit status: 0 for a trace (also a damaged one), 1 when a diff --fail-if condition holds, 2 when
+the input is not a trace or the command line is wrong.";
 
 /// `sightline report x | head` closes stdout early; Rust ignores SIGPIPE, so `println!` panics on
 /// the broken pipe. That is the reader saying "enough", not an error: exit quietly.
@@ -69,6 +81,27 @@ fn main() -> ExitCode {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
     };
+    // diff reads two files and repeated options; it parses its own command line.
+    if cmd == "diff" {
+        return match cli::diff::run(rest) {
+            Ok(false) => ExitCode::SUCCESS,
+            Ok(true) => ExitCode::from(1),
+            Err(e) => {
+                eprintln!("sightline: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
+    // `ranks` takes many paths, not the one FILE the other commands share.
+    if cmd == "ranks" {
+        return match cli::ranks::run(rest) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("sightline: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let opts = match cli::Opts::parse(rest) {
         Ok(o) => o,
         Err(e) => {
@@ -86,6 +119,7 @@ fn main() -> ExitCode {
         "idle" => cli::idle::run(&opts),
         "steps" => cli::steps::run(&opts),
         "report" => cli::report::run(&opts),
+        "digest" => cli::digest::run(&opts),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -680,7 +680,7 @@ fn own_kind(kind: Kind, name: &str) -> WaitKind {
     if name.contains("collate") {
         return WaitKind::Collate;
     }
-    let runtime = kind == Kind::Runtime || super::links::is_runtime_name(name);
+    let runtime = kind == Kind::Runtime || super::launch::is_runtime_name(name);
     match kind {
         Kind::CpuOp => match name {
             "aten::copy_" | "aten::to" | "aten::_to_copy" | "aten::contiguous" => WaitKind::Copy,

@@ -71,12 +71,29 @@ pub fn lane_name(trace: &Trace, lane: usize) -> String {
         return n.trim().to_string();
     }
     match l.kind {
-        LaneKind::GpuStream { device, stream } => format!("GPU {device} stream {stream}"),
+        LaneKind::GpuStream { device, stream } => {
+            format!("{} {device} stream {stream}", device_word(trace, l.process))
+        }
         LaneKind::Cpu => match &l.tid_label {
             Some(t) => t.clone(),
             None => format!("thread {}", l.tid),
         },
     }
+}
+
+/// What the device of a process is called: the word of its label or name (`MTIA` for
+/// `MTIA 0`), else `GPU`.
+pub fn device_word(trace: &Trace, process: u32) -> &str {
+    trace
+        .processes
+        .get(process as usize)
+        .and_then(|p| {
+            [p.labels.as_deref(), p.name.as_deref()]
+                .into_iter()
+                .flatten()
+                .find_map(crate::model::category::device_label)
+        })
+        .map_or("GPU", |(word, _)| word)
 }
 
 pub fn summarize(trace: &Trace) -> Summary {

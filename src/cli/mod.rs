@@ -1,11 +1,14 @@
 //! Command-line plumbing shared by the commands: options, loading a file, number formatting.
 
+pub mod diff;
+pub mod digest;
 pub mod flops;
 pub mod idle;
 pub mod kernels;
 pub mod labels;
 pub mod memory;
 pub mod ops;
+pub mod ranks;
 pub mod report;
 pub mod steps;
 pub mod summary;
