@@ -177,6 +177,57 @@ fn owlv2_h100_matches_tracelens() {
     assert!(check("tracelens_h100_owlv2_stack_mem.json.gz", "owlv2_h100") >= 80);
 }
 
+/// Reductions: FLOPs as TraceLens counts them; bytes differ on purpose, as TraceLens counts the
+/// output as one element whatever the reduced dims, and we size it from them.
+#[test]
+fn reductions_count_tracelens_flops_and_their_real_output() {
+    let dir = common::shared_fixtures().join("real");
+    let trace =
+        parse_bytes(&std::fs::read(dir.join("tracelens_h100_owlv2_stack_mem.json.gz")).unwrap())
+            .unwrap();
+    let links = Links::build(&trace);
+    let report = Flops::build(&trace, &links).report(&trace);
+    let text =
+        std::fs::read_to_string(dir.join("tracelens_reference/owlv2_h100/Reduce_fwd.csv")).unwrap();
+    let mut checked = 0;
+    for row in csv_rows(&text) {
+        let dims = compact(&row["Input Dims_first"]);
+        let Some(ours) = report
+            .rows
+            .iter()
+            .find(|r| r.name == row["name"] && compact(&r.input_shapes.to_string()) == dims)
+        else {
+            panic!("no row for {} {dims}", row["name"]);
+        };
+        let gflops: f64 = row["GFLOPS_first"].parse().unwrap();
+        assert!(
+            (ours.gflops - gflops).abs() <= 1e-12 * gflops.max(1.0),
+            "{dims}"
+        );
+        let input: u64 = row["param: num_input_elems"].parse().unwrap();
+        let ours_bytes = ours.bytes.unwrap();
+        let theirs =
+            (row["Data Moved (MB)_first"].parse::<f64>().unwrap() * 1048576.0).round() as u64;
+        // Theirs: input + one element; ours: input + the real output.
+        let elem = theirs / (input + 1);
+        let shape: Vec<u64> = serde_json::from_value::<Vec<Vec<u64>>>(ours.input_shapes.clone())
+            .map(|d| d[0].clone())
+            .unwrap_or_default();
+        let rows_kept: u64 = shape[..shape.len() - 1].iter().product::<u64>().max(1);
+        // Each of these reduces the last dim when given one (`-1`), else everything.
+        let reduces_last = row["Concrete Inputs_first"].contains("-1");
+        let expected_out = if reduces_last { rows_kept } else { 1 };
+        assert_eq!(
+            ours_bytes,
+            (input + expected_out) * elem,
+            "{} {dims}",
+            row["name"]
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 4);
+}
+
 #[test]
 fn mi300_traces_use_the_mi300x_roofs() {
     let dir = common::shared_fixtures().join("real");
