@@ -246,3 +246,63 @@ fn mi300_traces_use_the_mi300x_roofs() {
     assert!(gemm.pct_of_peak.unwrap() > 0.0 && gemm.pct_of_peak.unwrap() < 100.0);
     assert!(matches!(gemm.bound, Some("compute" | "memory")));
 }
+
+fn finding_ids(trace: &sightline::model::Trace) -> Vec<&'static str> {
+    sightline::analysis::findings::analyze(trace)
+        .iter()
+        .map(|f| f.id)
+        .collect()
+}
+
+#[test]
+fn the_roofline_findings_reach_the_report() {
+    let dir = common::shared_fixtures().join("real");
+    let load = |f: &str| parse_bytes(&std::fs::read(dir.join(f)).unwrap()).unwrap();
+    // BERT-small's GEMMs are small (141 tokens): far under the H100's roof.
+    let bert = finding_ids(&load("tracelens_h100_bert_small_stack_mem.json.gz"));
+    assert!(bert.contains(&"low_gemm_efficiency"), "{bert:?}");
+    // OWLv2's large GEMMs run at half the peak and more.
+    let owl = finding_ids(&load("tracelens_h100_owlv2_stack_mem.json.gz"));
+    assert!(!owl.contains(&"low_gemm_efficiency"), "{owl:?}");
+    // ResNet-50 on a V100: thousands of short elementwise kernels.
+    let resnet = finding_ids(&load("kineto_v100_resnet50_legacy_pt19.pt.trace.json.gz"));
+    assert!(resnet.contains(&"small_kernels"), "{resnet:?}");
+    assert!(
+        !resnet.contains(&"fp32_gemm_on_tensor_core_gpu"),
+        "a V100 has no TF32"
+    );
+}
+
+/// One FP32 `aten::mm` of 4096x4096x4096 taking 20 ms on an A100 (about 35% of its FP32 peak).
+fn fp32_gemm_trace(gpu: &str) -> sightline::model::Trace {
+    let json = format!(
+        r#"{{"deviceProperties":[{{"id":0,"name":"{gpu}","totalGlobalMem":85899345920}}],
+        "traceEvents":[
+        {{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":100,"dur":50,
+          "args":{{"External id":1,"Input Dims":[[4096,4096],[4096,4096]],"Input type":["float","float"]}}}},
+        {{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":110,"dur":10,
+          "args":{{"External id":1,"correlation":7}}}},
+        {{"ph":"X","cat":"kernel","name":"sgemm_128x128","pid":0,"tid":7,"ts":200,"dur":20000,
+          "args":{{"External id":1,"correlation":7,"device":0,"stream":7}}}}
+        ]}}"#
+    );
+    parse_bytes(json.as_bytes()).unwrap()
+}
+
+#[test]
+fn fp32_gemms_on_tensor_core_gpus_are_flagged() {
+    let a100 = fp32_gemm_trace("NVIDIA A100-SXM4-80GB");
+    let links = Links::build(&a100);
+    let report = Flops::build(&a100, &links).report(&a100);
+    let mm = &report.rows[0];
+    assert_eq!(mm.gflops, 2.0 * 4096f64.powi(3) / 1e9);
+    assert_eq!(mm.kernel_us, 20000.0);
+    assert_eq!(mm.dtype, "fp32");
+    assert_eq!(mm.bound, Some("compute"));
+    // 137.4 GFLOPs in 20 ms: 6.87 TFLOP/s of the A100's 19.5.
+    assert!((mm.tflops_s.unwrap() - 6.872).abs() < 0.001);
+    assert!((mm.pct_of_peak.unwrap() - 35.24).abs() < 0.01);
+    assert!(finding_ids(&a100).contains(&"fp32_gemm_on_tensor_core_gpu"));
+    assert!(!finding_ids(&fp32_gemm_trace("Tesla V100-SXM2-32GB"))
+        .contains(&"fp32_gemm_on_tensor_core_gpu"));
+}
