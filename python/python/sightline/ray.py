@@ -3,9 +3,10 @@
 ``pip install sightline[ray]``. ``digests(uri_or_paths)`` lists trace files under a local path or a
 ``s3://`` / ``gs://`` URI (through pyarrow's filesystems), parses and analyses each on a Ray worker
 with this package, and returns a ``ray.data.Dataset`` with one row per file. A file that is not a
-trace, or fails to read, is a row with ``ok=False`` and its ``error``; the job goes on. Ray retries
-a task whose worker died (``max_retries``), and a retried task recomputes its whole block, so a file
-is neither lost nor counted twice.
+trace, or fails to read, is a row with ``ok=False`` and its ``error``; the job goes on. Ray Data
+retries a task whose worker died (its tasks' ``max_retries`` is -1, unlimited, for system failures),
+and a retried task recomputes its whole batch of files, whose first attempt produced nothing, so a
+file is neither lost nor counted twice.
 
 The rows aggregate: :func:`across_ranks` (per job: each rank's step time and idle time against the
 job's median, the slowest rank) and :func:`run_over_run` (two sets of runs matched by rank: step
@@ -79,6 +80,9 @@ def digest_trace(trace: "sightline.Trace", path: str) -> Dict[str, Any]:
     """One row of :data:`SCHEMA` from an opened trace."""
     row = _empty(path)
     s = trace.summary()
+    # A digest is a function of the file: run-to-run timings stay out.
+    for timing in ("parse_seconds", "mb_per_s"):
+        s.pop(timing, None)
     steps = trace.steps()
     steps_meta = sightline.table_meta(steps)
     idle = trace.idle()
@@ -174,7 +178,7 @@ def digest(path: str) -> Dict[str, Any]:
 
 
 def _digest_batch(batch: Dict[str, Any]) -> pa.Table:
-    rows = [digest(str(p)) for p in batch["path"]]
+    rows = [digest(p) for p in batch["path"].to_pylist()]
     return pa.Table.from_pylist(rows, schema=SCHEMA)
 
 
@@ -182,24 +186,24 @@ def digests(
     uri_or_paths: Union[str, Sequence[str]],
     *,
     files_per_task: int = 8,
-    max_retries: int = 3,
-    ray_remote_args: Optional[Dict[str, Any]] = None,
+    num_cpus: float = 1,
+    memory: Optional[float] = None,
 ) -> Any:
     """A ``ray.data.Dataset`` of :data:`SCHEMA` rows, one per trace file under ``uri_or_paths``
     (a local path, ``s3://bucket/prefix``, ``gs://...``, or a list of them). Each Ray task digests
-    ``files_per_task`` files; a task whose worker dies is retried up to ``max_retries`` times."""
+    ``files_per_task`` files with ``num_cpus`` CPUs and ``memory`` bytes reserved (see the README
+    for the memory a trace needs)."""
     import ray
 
     paths = list_traces(uri_or_paths)
     if not paths:
         raise FileNotFoundError(f"no trace files (*.json, *.json.gz) under {uri_or_paths!r}")
-    args = {"max_retries": max_retries, "num_cpus": 1}
-    args.update(ray_remote_args or {})
     return ray.data.from_items([{"path": p} for p in paths]).map_batches(
         _digest_batch,
         batch_size=files_per_task,
         batch_format="pyarrow",
-        **args,
+        num_cpus=num_cpus,
+        memory=memory,
     )
 
 
