@@ -3,10 +3,12 @@ files and trace the local server hands out as the <sightline-trace> element fetc
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import re
+import shutil
+import subprocess
+import urllib.error
 import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
@@ -128,3 +130,35 @@ def test_show_refuses_what_it_cannot_serve(tmp_path: Path) -> None:
         sightline.show(tmp_path / "missing.json")
     html = sightline.show(SMALL)._repr_html_()
     assert "<sightline-trace" in html
+
+
+def browser_missing() -> str:
+    from conftest import ROOT
+
+    if not shutil.which("node"):
+        return "node"
+    if not (ROOT / "node_modules" / "playwright-core").is_dir():
+        return "node_modules/playwright-core (npm ci)"
+    if not Path(os.environ.get("CHROMIUM", "/usr/bin/chromium")).exists():
+        return "chromium"
+    return ""
+
+
+@needs_viewer
+def test_show_renders_in_chromium(tmp_path: Path) -> None:
+    """The element reaches state=ready in headless Chromium, inside a page of another origin (as a
+    notebook's output), with nothing fetched from outside 127.0.0.1 and no console error."""
+    missing = browser_missing()
+    if missing and not os.environ.get("SIGHTLINE_REQUIRE_VIEWER"):
+        pytest.skip(f"no {missing}")
+    assert not missing, f"no {missing}"
+    snippet = tmp_path / "show.html"
+    snippet.write_text(_html.show_html(sightline.open(SMALL)))
+    out = subprocess.run(
+        ["node", str(Path(__file__).with_name("show_render.mjs")), str(snippet)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.startswith("ready")
