@@ -548,6 +548,8 @@ pub fn analyze_with(
             &steps.steps,
         ));
     }
+    let flops = super::flops::Flops::build(trace, links);
+    out.extend(super::flops::rules::findings(trace, links, &flops));
     out.sort_by_key(|f| Reverse(f.severity));
     out
 }

@@ -1,6 +1,10 @@
 //! What a trace holds: sizes, event counts, lanes, devices, diagnostics (`sightline summary`).
+//!
+//! `diagnostics` lists damage only, so it is empty for a file as the profiler wrote it;
+//! `observations` lists the facts of healthy traces (flows whose start was lost, slices that
+//! overlap without nesting), each with what it means (see [`crate::model::DiagKind::is_damage`]).
 
-use crate::model::{DeviceProperties, Diagnostic, LaneKind, Trace};
+use crate::model::{DeviceProperties, DiagKind, Diagnostic, LaneKind, Trace};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -19,7 +23,21 @@ pub struct Summary {
     pub counters: usize,
     pub model: ModelSize,
     pub truncated: bool,
+    /// Damage: what was cut, refused or repaired.
     pub diagnostics: Vec<Diagnostic>,
+    /// Facts of healthy traces, shown quietly.
+    pub observations: Vec<Observation>,
+}
+
+/// A fact of a healthy trace, counted.
+#[derive(Debug, Clone, Serialize)]
+pub struct Observation {
+    pub kind: DiagKind,
+    pub count: u64,
+    /// What it means, for a user.
+    pub explanation: &'static str,
+    /// The first occurrence.
+    pub detail: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -183,6 +201,16 @@ pub fn summarize(trace: &Trace) -> Summary {
             },
         },
         truncated: s.truncated,
-        diagnostics: trace.diagnostics.items.clone(),
+        diagnostics: trace.diagnostics.damage().cloned().collect(),
+        observations: trace
+            .diagnostics
+            .observations()
+            .map(|d| Observation {
+                kind: d.kind,
+                count: d.count,
+                explanation: d.kind.explanation(),
+                detail: d.detail.clone(),
+            })
+            .collect(),
     }
 }

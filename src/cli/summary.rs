@@ -113,5 +113,11 @@ pub fn run(opts: &Opts) -> Result<(), String> {
             );
         }
     }
+    if !s.observations.is_empty() {
+        println!("observations (as profilers write them; nothing is wrong with the file)");
+        for o in &s.observations {
+            println!("  {:?} x{}: {}", o.kind, o.count, o.explanation);
+        }
+    }
     Ok(())
 }

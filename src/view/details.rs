@@ -218,8 +218,9 @@ fn launcher(trace: &Trace, tl: &Timeline, r: SliceRef) -> LaunchedBy {
     }
 }
 
-/// Flow arrows to draw for a selection: those touching it, and for a CPU slice those leaving the
-/// slices below it (its kernel launches), at most [`MAX_LISTED`].
+/// Flow arrows to draw for a selection: those with the slice itself at one end, at most
+/// [`MAX_LISTED`]. Flows of the slices under it are not drawn: selecting a root frame would draw a
+/// fan of every launch below it. Its kernels are listed in the details through correlation ids.
 pub fn arrows(trace: &Trace, tl: &Timeline, r: SliceRef) -> Vec<Arrow> {
     let Some(lane) = trace.lanes.get(r.lane as usize) else {
         return Vec::new();
@@ -228,23 +229,6 @@ pub fn arrows(trace: &Trace, tl: &Timeline, r: SliceRef) -> Vec<Arrow> {
         return Vec::new();
     }
     let mut flows: Vec<u32> = tl.flows_of(r).to_vec();
-    if !lane.is_gpu() {
-        let (below, _) = descendants(trace, r);
-        for j in below {
-            let d = SliceRef {
-                lane: r.lane,
-                index: j as u32,
-            };
-            flows.extend(
-                tl.flows_of(d)
-                    .iter()
-                    .filter(|&&f| trace.flows[f as usize].from == d),
-            );
-            if flows.len() >= MAX_LISTED {
-                break;
-            }
-        }
-    }
     flows.truncate(MAX_LISTED);
     flows
         .into_iter()
@@ -311,8 +295,15 @@ mod tests {
         assert_eq!((l.count, l.gpu_ns), (1, 30_000));
         assert_eq!(l.events[0].name, "gemm_kernel");
         assert!(d.launched_by.is_none());
-        assert_eq!(d.flows.len(), 1, "the launch's ac2g arrow");
-        assert_eq!(d.flows[0].to, find(&t, "gemm_kernel"));
+        assert!(
+            d.flows.is_empty(),
+            "the launch's arrow is the launch's, not the op's"
+        );
+        let launch = details(&t, &tl, find(&t, "cudaLaunchKernel")).unwrap();
+        assert_eq!(launch.flows.len(), 1, "the launch's ac2g arrow");
+        assert_eq!(launch.flows[0].to, find(&t, "gemm_kernel"));
+        let step = details(&t, &tl, find(&t, "ProfilerStep#1")).unwrap();
+        assert!(step.flows.is_empty(), "no fan of the flows under a root");
     }
 
     #[test]

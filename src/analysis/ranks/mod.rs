@@ -8,10 +8,10 @@
 //! - [`stragglers`]: per step, the rank the others waited for, and why.
 //! - [`findings`]: `straggler_rank`, `collective_wait_heavy`, `low_comm_overlap`, `unbalanced_ranks`.
 //!
-//! The job: the world size is the largest declared `world_size` (else the highest rank + 1); ranks
-//! below it with no trace are missing; two traces of one rank are duplicates (the one that starts first
-//! is kept, ties broken by content, never by file name); traces that disagree on world size or backend
-//! are reported as mixed jobs and still compared. Output is ordered by rank, so file order and names do
+//! The job: the main job is the (world size, backend) most traces declare; its world size (else the
+//! highest rank + 1) says which ranks are missing; two traces of one rank are duplicates (the main
+//! job's is kept, then the one that starts first, ties broken by content, never by file name); traces
+//! of other jobs are reported as mixed jobs and still compared when their rank is not taken. Output is ordered by rank, so file order and names do
 //! not change any number.
 
 pub mod align;
@@ -186,11 +186,54 @@ pub(crate) fn us(ns: i64) -> f64 {
 
 /// Compares the ranks' digests.
 pub fn analyze(all: &[RankDigest], mode: Align) -> RanksReport {
-    // Order by rank, then by content (never by file name): the first of a rank is kept.
+    // The job most traces belong to: (world size, backend) by count, ties to the smaller.
+    let mut jobs: BTreeMap<(Option<i64>, Option<&str>), usize> = BTreeMap::new();
+    for d in all.iter().filter(|d| d.rank.is_some()) {
+        *jobs
+            .entry((d.world_size, d.backend.as_deref()))
+            .or_default() += 1;
+    }
+    let main_job = jobs
+        .iter()
+        .max_by_key(|(k, n)| (**n, std::cmp::Reverse(**k)))
+        .map(|(k, _)| *k);
+    let foreign = |d: &RankDigest| Some((d.world_size, d.backend.as_deref())) != main_job;
+    let mut mixed_jobs = Vec::new();
+    if jobs.len() > 1 {
+        let list: Vec<String> = jobs
+            .iter()
+            .map(|((w, b), n)| {
+                format!(
+                    "{n} trace(s) of world size {} ({})",
+                    w.map_or("?".to_string(), |w| w.to_string()),
+                    b.unwrap_or("no backend")
+                )
+            })
+            .collect();
+        mixed_jobs.push(format!(
+            "world sizes or backends differ: {}",
+            list.join(", ")
+        ));
+    }
+
+    // Order by rank, then the main job's traces first, then by content (never by file name): the
+    // first of a rank is kept.
     let mut order: Vec<&RankDigest> = all.iter().collect();
     order.sort_by(|a, b| {
-        (a.rank, a.clock_origin_ns, a.span_ns, a.collectives.len())
-            .cmp(&(b.rank, b.clock_origin_ns, b.span_ns, b.collectives.len()))
+        (
+            a.rank,
+            foreign(a),
+            a.clock_origin_ns,
+            a.span_ns,
+            a.collectives.len(),
+        )
+            .cmp(&(
+                b.rank,
+                foreign(b),
+                b.clock_origin_ns,
+                b.span_ns,
+                b.collectives.len(),
+            ))
             .then_with(|| a.file.cmp(&b.file))
     });
     let mut digests: Vec<&RankDigest> = Vec::new();
@@ -213,30 +256,11 @@ pub fn analyze(all: &[RankDigest], mode: Align) -> RanksReport {
     unknown_rank_files.sort();
     let rank = |d: &RankDigest| d.rank.unwrap_or(-1);
 
-    let declared: Vec<i64> = digests.iter().filter_map(|d| d.world_size).collect();
-    let world_size = declared
-        .iter()
-        .copied()
-        .max()
+    let world_size = main_job
+        .and_then(|j| j.0)
         .unwrap_or_else(|| digests.last().map_or(0, |d| rank(d) + 1));
     let present: Vec<i64> = digests.iter().map(|d| rank(d)).collect();
     let missing_ranks = (0..world_size).filter(|r| !present.contains(r)).collect();
-    let mut mixed_jobs = Vec::new();
-    let mut sizes = declared.clone();
-    sizes.sort_unstable();
-    sizes.dedup();
-    if sizes.len() > 1 {
-        mixed_jobs.push(format!("world sizes differ: {sizes:?}"));
-    }
-    let mut backends: Vec<&str> = digests
-        .iter()
-        .filter_map(|d| d.backend.as_deref())
-        .collect();
-    backends.sort_unstable();
-    backends.dedup();
-    if backends.len() > 1 {
-        mixed_jobs.push(format!("backends differ: {}", backends.join(", ")));
-    }
     for d in &digests {
         if rank(d) >= world_size || rank(d) < 0 {
             mixed_jobs.push(format!(
