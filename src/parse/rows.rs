@@ -15,15 +15,16 @@
 //! two slices on one row never overlap: a slice lands below every slice it overlaps that was
 //! placed before it, and above every one placed after it.
 //!
-//! A zero-length slice counts as 1 ns long, so it nests in what it touches the start of. The
-//! lookups are a max segment tree over the lane's distinct times (O(n log n)); the slices stay in
-//! their (start, longer first) order.
+//! A zero-length slice counts as 1 ns long, so it nests in what it touches the start of. A lane
+//! whose slices all nest is laid out by one pass with a stack (O(n)); otherwise the lookups are a
+//! max segment tree over the lane's distinct times (O(n log n)). The slices stay in their
+//! (start, longer first) order.
 
 use crate::model::Slices;
 
-/// Max of the rows (plus one; 0 = none) placed over each elementary time interval. Only ever
-/// raised, so a node's tag never needs pushing down: a query takes the max of the tags on its
-/// path and of the subtrees it covers whole.
+/// Max of the rows (plus one; 0 = none) placed over each elementary time interval: a bottom-up
+/// segment tree. Values are only ever raised, so a tag never needs pushing down: a point's value
+/// is the max of the tags on its leaf's path to the root.
 struct MaxTree {
     cap: usize,
     /// Max over the node's whole subtree, tags included.
@@ -34,7 +35,7 @@ struct MaxTree {
 
 impl MaxTree {
     fn new(n: usize) -> MaxTree {
-        let cap = n.next_power_of_two().max(1);
+        let cap = n.next_power_of_two().max(2);
         MaxTree {
             cap,
             max: vec![0; 2 * cap],
@@ -42,42 +43,58 @@ impl MaxTree {
         }
     }
 
-    /// Raises `[a, b)` to at least `v`.
+    /// Raises `[a, b)` (non-empty) to at least `v`.
     fn raise(&mut self, a: usize, b: usize, v: u16) {
-        self.raise_in(1, 0, self.cap, a, b, v);
+        let (mut l, mut r) = (a + self.cap, b + self.cap);
+        while l < r {
+            if l & 1 == 1 {
+                self.tag[l] = self.tag[l].max(v);
+                self.max[l] = self.max[l].max(v);
+                l += 1;
+            }
+            if r & 1 == 1 {
+                r -= 1;
+                self.tag[r] = self.tag[r].max(v);
+                self.max[r] = self.max[r].max(v);
+            }
+            l >>= 1;
+            r >>= 1;
+        }
+        // The nodes raised are children of the paths from the two boundary leaves to the root.
+        for leaf in [a + self.cap, b - 1 + self.cap] {
+            let mut k = leaf >> 1;
+            while k >= 1 {
+                self.max[k] = self.max[k].max(self.max[2 * k]).max(self.max[2 * k + 1]);
+                k >>= 1;
+            }
+        }
     }
 
-    fn raise_in(&mut self, k: usize, lo: usize, hi: usize, a: usize, b: usize, v: u16) {
-        if b <= lo || hi <= a {
-            return;
-        }
-        if a <= lo && hi <= b {
-            self.tag[k] = self.tag[k].max(v);
-            self.max[k] = self.max[k].max(v);
-            return;
-        }
-        let mid = (lo + hi) / 2;
-        self.raise_in(2 * k, lo, mid, a, b, v);
-        self.raise_in(2 * k + 1, mid, hi, a, b, v);
-        self.max[k] = self.max[k].max(self.max[2 * k].max(self.max[2 * k + 1]));
-    }
-
-    /// The max over `[a, b)`.
+    /// The max over `[a, b)` (non-empty).
     fn max_of(&self, a: usize, b: usize) -> u16 {
-        self.max_in(1, 0, self.cap, a, b)
-    }
-
-    fn max_in(&self, k: usize, lo: usize, hi: usize, a: usize, b: usize) -> u16 {
-        if b <= lo || hi <= a {
-            return 0;
+        let mut m = 0;
+        // Tags of the nodes above the range's pieces.
+        for leaf in [a + self.cap, b - 1 + self.cap] {
+            let mut k = leaf >> 1;
+            while k >= 1 {
+                m = m.max(self.tag[k]);
+                k >>= 1;
+            }
         }
-        if a <= lo && hi <= b {
-            return self.max[k];
+        let (mut l, mut r) = (a + self.cap, b + self.cap);
+        while l < r {
+            if l & 1 == 1 {
+                m = m.max(self.max[l]);
+                l += 1;
+            }
+            if r & 1 == 1 {
+                r -= 1;
+                m = m.max(self.max[r]);
+            }
+            l >>= 1;
+            r >>= 1;
         }
-        let mid = (lo + hi) / 2;
-        self.tag[k]
-            .max(self.max_in(2 * k, lo, mid, a, b))
-            .max(self.max_in(2 * k + 1, mid, hi, a, b))
+        m
     }
 }
 
@@ -97,6 +114,11 @@ pub fn layout_rows(start_ns: &[i64], dur_ns: &[i64], depth: &mut [u16]) -> u32 {
         let a = start_ns[i];
         (a, (a + dur_ns[i]).max(a.saturating_add(1)))
     };
+    // Where every slice nests in the ones open at its start (most lanes: GPU streams, CPU threads
+    // without Python stacks), the rule gives the nesting depth, which one pass with a stack finds.
+    if let Some(rows) = nesting_depths(n, span, depth) {
+        return rows;
+    }
     let mut times: Vec<i64> = Vec::with_capacity(2 * n);
     for i in 0..n {
         let (a, b) = span(i);
@@ -122,6 +144,26 @@ pub fn layout_rows(start_ns: &[i64], dur_ns: &[i64], depth: &mut [u16]) -> u32 {
         rows = rows.max(row as u32 + 1);
     }
     rows
+}
+
+/// The nesting depths of slices sorted by (start, longer first), or `None` as soon as one slice
+/// overlaps an open slice without nesting in it.
+fn nesting_depths(n: usize, span: impl Fn(usize) -> (i64, i64), depth: &mut [u16]) -> Option<u32> {
+    let mut open: Vec<i64> = Vec::new();
+    let mut rows = 0u32;
+    for (i, d) in depth.iter_mut().enumerate().take(n) {
+        let (a, b) = span(i);
+        while open.last().is_some_and(|&e| e <= a) {
+            open.pop();
+        }
+        if open.last().is_some_and(|&e| b > e) {
+            return None;
+        }
+        *d = open.len().min(u16::MAX as usize - 1) as u16;
+        rows = rows.max(*d as u32 + 1);
+        open.push(b);
+    }
+    Some(rows)
 }
 
 /// Slices that start inside the slice opened just before them and end after it: the overlaps
@@ -197,5 +239,57 @@ mod tests {
         let mut s = lane(&[(0, 10), (0, 0), (0, 0), (10, 0)]);
         assert_eq!(assign_depths(&mut s).0, 3);
         assert_eq!(s.depth, vec![0, 1, 2, 0]);
+    }
+}
+#[cfg(test)]
+mod oracle {
+    use super::*;
+
+    /// The rule as written, O(n^2): longest first, one row below the deepest overlapping one.
+    fn naive(start: &[i64], dur: &[i64]) -> Vec<u16> {
+        let n = start.len();
+        let span = |i: usize| (start[i], (start[i] + dur[i]).max(start[i] + 1));
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| (std::cmp::Reverse(dur[i]), i));
+        let mut depth = vec![0u16; n];
+        let mut placed: Vec<usize> = Vec::new();
+        for i in order {
+            let (a, b) = span(i);
+            depth[i] = placed
+                .iter()
+                .filter(|&&j| {
+                    let (c, d) = span(j);
+                    a < d && c < b
+                })
+                .map(|&j| depth[j] + 1)
+                .max()
+                .unwrap_or(0);
+            placed.push(i);
+        }
+        depth
+    }
+
+    #[test]
+    fn the_segment_tree_agrees_with_the_rule_as_written() {
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = |m: i64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % m as u64) as i64
+        };
+        for case in 0..200 {
+            let n = 1 + next(300) as usize;
+            let mut iv: Vec<(i64, i64)> = (0..n)
+                .map(|_| (next(2000), [0, 1, 5, 50, 400][next(5) as usize] + next(3)))
+                .collect();
+            iv.sort_by_key(|&(a, d)| (a, std::cmp::Reverse(d)));
+            let (start, dur): (Vec<i64>, Vec<i64>) = iv.into_iter().unzip();
+            let mut depth = vec![0u16; n];
+            let rows = layout_rows(&start, &dur, &mut depth);
+            let want = naive(&start, &dur);
+            assert_eq!(depth, want, "case {case}");
+            assert_eq!(rows, want.iter().map(|&d| d as u32 + 1).max().unwrap());
+        }
     }
 }
