@@ -391,6 +391,23 @@ fn missing_duplicate_and_foreign_ranks_are_reported() {
     assert_eq!(r.unknown_rank_files, vec!["profile.json".to_string()]);
 }
 
+/// Clocks at the ends of the i64 range (a damaged `baseTimeNanoseconds`) give numbers, not a panic.
+#[test]
+fn extreme_clocks_do_not_overflow() {
+    let mut all = gloo4();
+    all[0].clock_origin_ns = i64::MAX;
+    all[1].clock_origin_ns = i64::MIN;
+    all[2]
+        .collectives
+        .iter_mut()
+        .for_each(|c| c.end_ns = i64::MAX / 2);
+    for mode in [Align::Auto, Align::None, Align::Collectives] {
+        let r = ranks::analyze(&all, mode);
+        assert_eq!(r.ranks.len(), 4);
+        serde_json::to_string(&r).unwrap();
+    }
+}
+
 #[test]
 fn digests_round_trip_through_json() {
     for d in gloo4() {

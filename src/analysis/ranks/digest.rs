@@ -285,7 +285,12 @@ pub fn digest(trace: &Trace, file: &str) -> RankDigest {
             .as_ref()
             .and_then(|d| d.backend.clone()),
         host,
-        clock_origin_ns: trace.meta.base_time_ns.unwrap_or(0) + trace.meta.origin_ns,
+        // Saturating: a damaged `baseTimeNanoseconds` must not overflow.
+        clock_origin_ns: trace
+            .meta
+            .base_time_ns
+            .unwrap_or(0)
+            .saturating_add(trace.meta.origin_ns),
         span_ns: trace.span_ns(),
         basis,
         steps,
