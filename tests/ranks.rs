@@ -342,6 +342,47 @@ fn alignment_recovers_a_shifted_clock() {
         .all(|s| s.rank == 1 && s.late_us > 0.9 * shift_ns as f64 / 1e3));
 }
 
+/// The same on a GPU job: NCCL kernels' ends recover a rank moved to another host's clock.
+#[test]
+fn alignment_on_nccl_kernels() {
+    let real = shared_fixtures().join("real");
+    let mut digests: Vec<RankDigest> = (0..8)
+        .map(|r| digest_file(&real.join(format!("param_dlrm_v100_rank{r}of8.pt.trace.json.gz"))))
+        .collect();
+    let before = ranks::analyze(&digests, Align::Auto);
+    let shift_ns: i64 = -41_000_777_000;
+    for d in &mut digests {
+        d.host = Some(
+            if d.rank == Some(5) {
+                "node-b"
+            } else {
+                "node-a"
+            }
+            .to_string(),
+        );
+    }
+    digests[5].clock_origin_ns += shift_ns;
+    let r = ranks::analyze(&digests, Align::Auto);
+    let o = &r.clock_offsets[5];
+    assert_eq!(o.rule, "other_host");
+    // The job's own skew stays: the offset is the median skew of rank 5's ends against rank 0's.
+    assert!(
+        (o.offset_us + shift_ns as f64 / 1e3).abs() < 100.0,
+        "offset {} us for a shift of {} us",
+        o.offset_us,
+        shift_ns as f64 / 1e3
+    );
+    assert!(
+        r.clock_offsets
+            .iter()
+            .filter(|o| o.rule == "same_host")
+            .count()
+            == 6
+    );
+    let late = |r: &RanksReport| r.stragglers.iter().map(|s| s.rank).collect::<Vec<_>>();
+    assert_eq!(late(&r), late(&before));
+}
+
 #[test]
 fn missing_duplicate_and_foreign_ranks_are_reported() {
     let all = gloo4();
