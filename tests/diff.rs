@@ -200,6 +200,51 @@ fn the_workers_pair_says_the_dataloader_got_faster() {
     assert_eq!(row(multi).base.calls.0, 0.0);
 }
 
+/// The pairs made by `tests/fixtures/pairs/make.py` show their one change.
+#[test]
+fn the_made_pairs_show_their_change() {
+    let dir = common::local_fixture("pairs");
+    let pair = |name: &str, by_shape: bool| {
+        diff(
+            &digest(&dir.join(format!("{name}.base.pt.trace.json.gz"))),
+            &digest(&dir.join(format!("{name}.new.pt.trace.json.gz"))),
+            &DiffOptions {
+                mode: Mode::PerStep,
+                by_shape,
+            },
+        )
+    };
+    let d = pair("contiguous", false);
+    let row = |n: &str| d.ops.iter().find(|o| o.name == n).unwrap();
+    assert_eq!(row("aten::contiguous").status, Presence::Removed);
+    assert_eq!(row("aten::contiguous").base.calls.0, 1.0);
+    assert_eq!(
+        (
+            row("aten::copy_").base.calls.0,
+            row("aten::copy_").new.calls.0
+        ),
+        (3.0, 2.0)
+    );
+
+    let d = pair("batch", true);
+    let conv = |shape: &str| {
+        d.ops
+            .iter()
+            .find(|o| {
+                o.name == "aten::conv2d"
+                    && o.input_shapes
+                        .as_ref()
+                        .unwrap()
+                        .to_string()
+                        .starts_with(shape)
+            })
+            .unwrap_or_else(|| panic!("no aten::conv2d row with {shape}"))
+            .status
+    };
+    assert_eq!(conv("[[32,3,32,32]"), Presence::Removed);
+    assert_eq!(conv("[[64,3,32,32]"), Presence::Added);
+}
+
 /// The same model on H100 and MI300X: operators of one name pair up with each trace's own
 /// operator table on its side, and GPU ops whose names differ (cuBLAS/CUTLASS vs hipBLASLt,
 /// FlashAttention vs `attn_fwd`) pair up through their launching operator and module.

@@ -137,6 +137,23 @@ pub fn run(args: &[String]) -> Result<bool, String> {
     Ok(failed)
 }
 
+/// Kernel names run to hundreds of characters (templates); the text table keeps each name's
+/// start, and `--json` has them whole.
+fn short(names: &str) -> String {
+    const MAX: usize = 60;
+    names
+        .split(" | ")
+        .map(|n| {
+            if n.chars().count() > MAX {
+                format!("{}...", n.chars().take(MAX).collect::<String>())
+            } else {
+                n.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
 fn pct(r: Option<f64>) -> String {
     r.map_or("new".to_string(), |r| format!("{:+.1}%", (r - 1.0) * 100.0))
 }
@@ -182,6 +199,9 @@ fn print(a: &Args, d: &Diff, top: usize) {
                 .find(|k| k.category == c.category)
                 .map_or(0.0, |k| k.us)
         };
+        if get(&s.base) == 0.0 && get(&s.new) == 0.0 {
+            continue;
+        }
         println!(
             "  {:<16}{:>14}{:>14}{:>14}",
             c.category,
@@ -241,7 +261,7 @@ fn print(a: &Args, d: &Diff, top: usize) {
                 time(k.new.total_us),
                 signed_time(k.delta_us),
                 pct(k.ratio),
-                k.name,
+                short(&k.name),
                 status(k.status)
             );
         }

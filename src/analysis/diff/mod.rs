@@ -2,8 +2,8 @@
 //!
 //! Matching:
 //! - Operators by name and kind (as the operator table keys them) and, with `by_shape`, by input
-//!   shapes; `record_function` labels by name; steps by count and breakdown (step `N` of one trace
-//!   is not held against step `N` of the other: the figures compared are sums and means).
+//!   shapes; `record_function` labels by name. Steps: the breakdown and mean step time compare
+//!   sums and means; `pairs` also sets the i-th active step of each trace side by side.
 //! - GPU ops by name, launching operator and module where the name appears in both traces. Names
 //!   found in one trace only (another library, another GPU: cuBLAS and hipBLASLt name the same
 //!   GEMM differently) are grouped by launching operator and module on each side, and those groups
@@ -103,6 +103,19 @@ pub struct StepsDiff {
     pub base: StepSide,
     pub new: StepSide,
     pub delta: StepDelta,
+    /// The steps side by side in `ProfilerStep#N` order: the i-th active step of each trace.
+    pub pairs: Vec<StepPair>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StepPair {
+    pub index: usize,
+    pub base_name: Option<String>,
+    pub new_name: Option<String>,
+    /// Durations (each step extended to its GPU work); 0 for a side with fewer steps.
+    pub base_us: f64,
+    pub new_us: f64,
+    pub delta_us: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -355,10 +368,27 @@ fn steps(base: &Digest, new: &Digest, mode: Mode) -> StepsDiff {
             })
             .collect(),
     };
+    let (pb, pn) = (&base.steps.per_step, &new.steps.per_step);
+    let pairs = (0..pb.len().max(pn.len()))
+        .map(|i| {
+            let (sb, sn) = (pb.get(i), pn.get(i));
+            let us =
+                |s: Option<&super::digest::DigestStep>| s.map_or(0.0, |s| s.dur_ns as f64 / 1000.0);
+            StepPair {
+                index: i,
+                base_name: sb.map(|s| s.name.clone()),
+                new_name: sn.map(|s| s.name.clone()),
+                base_us: us(sb),
+                new_us: us(sn),
+                delta_us: us(sn) - us(sb),
+            }
+        })
+        .collect();
     StepsDiff {
         base: b,
         new: n,
         delta,
+        pairs,
     }
 }
 

@@ -99,6 +99,10 @@ impl Flops {
         let mut index: HashMap<SliceRef, usize> = HashMap::new();
         // The model of each operator name, looked up once per interned name.
         let mut models_by_name: HashMap<StrId, Option<models::Model>> = HashMap::new();
+        // Per distinct (name, dims, types, concrete inputs): the model's cost, and the first
+        // input's dtype for a cost from PyTorch's `flops` arg.
+        type Key<'t> = (StrId, StrId, Option<&'t str>, Option<&'t str>);
+        let mut seen: HashMap<Key, (Option<Cost>, &'static str)> = HashMap::new();
         for (li, lane) in trace.lanes.iter().enumerate() {
             if lane.is_gpu() {
                 continue;
@@ -122,25 +126,38 @@ impl Flops {
                 if model.is_none() && pytorch_flops.is_none() {
                     continue;
                 }
-                let dims = parse_list(Some(trace.str(s.input_dims[i])));
-                let types = parse_list(trace.args.field(args, "Input type"));
-                let concrete = parse_list(trace.args.field(args, "Concrete Inputs"));
-                let call = Call {
-                    name,
-                    dims: &dims,
-                    types: &types,
-                    concrete: &concrete,
+                let types_text = trace.args.field(args, "Input type");
+                let concrete_text = trace.args.field(args, "Concrete Inputs");
+                // A long run repeats a few shapes many times: each distinct call is read once.
+                let key = (s.name[i], s.input_dims[i], types_text, concrete_text);
+                let (modelled, dtype) = match seen.get(&key) {
+                    Some(c) => c.clone(),
+                    None => {
+                        let dims = parse_list(Some(trace.str(s.input_dims[i])));
+                        let types = parse_list(types_text);
+                        let concrete = parse_list(concrete_text);
+                        let call = Call {
+                            name,
+                            dims: &dims,
+                            types: &types,
+                            concrete: &concrete,
+                        };
+                        let dtype = types
+                            .first()
+                            .and_then(Value::as_str)
+                            .map_or("", models::short_dtype);
+                        let c = (model.and_then(|m| m(&call)), dtype);
+                        seen.insert(key, c.clone());
+                        c
+                    }
                 };
-                let cost = match (model.and_then(|m| m(&call)), pytorch_flops) {
+                let cost = match (modelled, pytorch_flops) {
                     (Some(c), _) => c,
                     (None, Some(f)) if f > 0.0 => Cost {
                         family: Family::Other,
                         flops: f as u64,
                         bytes: None,
-                        dtype: types
-                            .first()
-                            .and_then(Value::as_str)
-                            .map_or("", models::short_dtype),
+                        dtype,
                     },
                     _ => continue,
                 };
