@@ -342,6 +342,47 @@ fn alignment_recovers_a_shifted_clock() {
         .all(|s| s.rank == 1 && s.late_us > 0.9 * shift_ns as f64 / 1e3));
 }
 
+/// The same on a GPU job: NCCL kernels' ends recover a rank moved to another host's clock.
+#[test]
+fn alignment_on_nccl_kernels() {
+    let real = shared_fixtures().join("real");
+    let mut digests: Vec<RankDigest> = (0..8)
+        .map(|r| digest_file(&real.join(format!("param_dlrm_v100_rank{r}of8.pt.trace.json.gz"))))
+        .collect();
+    let before = ranks::analyze(&digests, Align::Auto);
+    let shift_ns: i64 = -41_000_777_000;
+    for d in &mut digests {
+        d.host = Some(
+            if d.rank == Some(5) {
+                "node-b"
+            } else {
+                "node-a"
+            }
+            .to_string(),
+        );
+    }
+    digests[5].clock_origin_ns += shift_ns;
+    let r = ranks::analyze(&digests, Align::Auto);
+    let o = &r.clock_offsets[5];
+    assert_eq!(o.rule, "other_host");
+    // The job's own skew stays: the offset is the median skew of rank 5's ends against rank 0's.
+    assert!(
+        (o.offset_us + shift_ns as f64 / 1e3).abs() < 100.0,
+        "offset {} us for a shift of {} us",
+        o.offset_us,
+        shift_ns as f64 / 1e3
+    );
+    assert!(
+        r.clock_offsets
+            .iter()
+            .filter(|o| o.rule == "same_host")
+            .count()
+            == 6
+    );
+    let late = |r: &RanksReport| r.stragglers.iter().map(|s| s.rank).collect::<Vec<_>>();
+    assert_eq!(late(&r), late(&before));
+}
+
 #[test]
 fn missing_duplicate_and_foreign_ranks_are_reported() {
     let all = gloo4();
@@ -389,6 +430,23 @@ fn missing_duplicate_and_foreign_ranks_are_reported() {
     unknown.file = "profile.json".to_string();
     let r = ranks::analyze(&[unknown], Align::Auto);
     assert_eq!(r.unknown_rank_files, vec!["profile.json".to_string()]);
+}
+
+/// Clocks at the ends of the i64 range (a damaged `baseTimeNanoseconds`) give numbers, not a panic.
+#[test]
+fn extreme_clocks_do_not_overflow() {
+    let mut all = gloo4();
+    all[0].clock_origin_ns = i64::MAX;
+    all[1].clock_origin_ns = i64::MIN;
+    all[2]
+        .collectives
+        .iter_mut()
+        .for_each(|c| c.end_ns = i64::MAX / 2);
+    for mode in [Align::Auto, Align::None, Align::Collectives] {
+        let r = ranks::analyze(&all, mode);
+        assert_eq!(r.ranks.len(), 4);
+        serde_json::to_string(&r).unwrap();
+    }
 }
 
 #[test]

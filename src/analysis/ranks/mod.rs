@@ -26,7 +26,7 @@ pub use align::Align;
 pub use digest::{digest, RankDigest};
 
 use crate::analysis::findings::Severity;
-use matching::{match_all, median, Matched};
+use matching::{match_all, median, total, Matched};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -286,7 +286,7 @@ pub fn analyze(all: &[RankDigest], mode: Align) -> RanksReport {
     let mut wait_by = vec![0i64; digests.len()];
     for m in &matched {
         for (k, &(d, _)) in m.parts.iter().enumerate() {
-            wait_by[d] += m.wait_ns[k];
+            wait_by[d] = wait_by[d].saturating_add(m.wait_ns[k]);
         }
     }
     let ranks = digests
@@ -383,13 +383,13 @@ fn collective_rows(digests: &[&RankDigest], matched: &[Matched]) -> Vec<Collecti
             .or_default();
         a.count += 1;
         a.partial += m.partial as usize;
-        a.wait += m.wait_ns.iter().sum::<i64>();
-        a.transfer += m.transfer_ns.iter().sum::<i64>();
+        a.wait = a.wait.saturating_add(total(&m.wait_ns));
+        a.transfer = a.transfer.saturating_add(total(&m.transfer_ns));
         if let Some(b) = c.bytes {
             let n = c.group_size.unwrap_or(m.parts.len() as i64);
             a.alg_bytes += b as f64;
             a.bus_bytes += b as f64 * c.bus_factor(n);
-            a.instance_transfer += m.instance_transfer_ns;
+            a.instance_transfer = a.instance_transfer.saturating_add(m.instance_transfer_ns);
         }
     }
     let mut rows: Vec<CollectiveRow> = by
@@ -404,7 +404,7 @@ fn collective_rows(digests: &[&RankDigest], matched: &[Matched]) -> Vec<Collecti
                 bytes,
                 count: a.count,
                 partial: a.partial,
-                total_us: us(a.wait + a.transfer),
+                total_us: us(a.wait.saturating_add(a.transfer)),
                 wait_us: us(a.wait),
                 transfer_us: us(a.transfer),
                 algbw_gbps: bytes.and(bw(a.alg_bytes)),
@@ -418,7 +418,7 @@ fn collective_rows(digests: &[&RankDigest], matched: &[Matched]) -> Vec<Collecti
 
 fn worst(digests: &[&RankDigest], matched: &[Matched]) -> Vec<InstanceRow> {
     let mut order: Vec<&Matched> = matched.iter().filter(|m| m.parts.len() > 1).collect();
-    order.sort_by_key(|m| std::cmp::Reverse(m.wait_ns.iter().sum::<i64>()));
+    order.sort_by_key(|m| std::cmp::Reverse(total(&m.wait_ns)));
     order
         .into_iter()
         .take(MAX_INSTANCES)
@@ -433,7 +433,7 @@ fn worst(digests: &[&RankDigest], matched: &[Matched]) -> Vec<InstanceRow> {
                 seq: inst.seq,
                 bytes: inst.what.bytes,
                 last_rank: digests[m.parts[m.last].0].rank.unwrap_or(-1),
-                wait_us: us(m.wait_ns.iter().sum()),
+                wait_us: us(total(&m.wait_ns)),
                 transfer_us: us(m.instance_transfer_ns),
                 partial: m.partial,
                 ranks: m
@@ -442,7 +442,7 @@ fn worst(digests: &[&RankDigest], matched: &[Matched]) -> Vec<InstanceRow> {
                     .enumerate()
                     .map(|(k, &(d, _))| InstanceRank {
                         rank: digests[d].rank.unwrap_or(-1),
-                        arrival_us: us(m.arrival_ns[k] - first),
+                        arrival_us: us(m.arrival_ns[k].saturating_sub(first)),
                         wait_us: us(m.wait_ns[k]),
                         transfer_us: us(m.transfer_ns[k]),
                     })
