@@ -541,9 +541,10 @@ pub fn analyze_with(
         });
     }
     if !trace.memory.is_empty() {
-        let memory = super::memory::Memory::build(trace, links);
+        let memory = super::memory::Memory::series(trace);
         out.extend(super::memory::growth::findings(
             trace,
+            links,
             &memory,
             &steps.steps,
         ));

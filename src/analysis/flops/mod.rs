@@ -1,9 +1,9 @@
 //! FLOPs, bytes moved and the roofline: how fast each operator ran against the device's peak.
 //!
 //! Per operator call with a cost model ([`models`]): FLOPs and bytes from its shapes, and its
-//! *kernel time*: the GPU kernels, memcpys and memsets launched by it or by any operator under it
-//! (linked by [`Links`]: correlation to the runtime call, then External id), as TraceLens charges
-//! them. Achieved TFLOP/s = FLOPs / kernel time, TB/s = bytes / kernel time, arithmetic intensity
+//! *kernel time*: the GPU kernels, memcpys and memsets launched by it or by the operators nested
+//! in it (linked by [`Links`]: correlation to the runtime call, then External id; the nesting
+//! followed through operators, not through Python frames or labels), as TraceLens charges them. Achieved TFLOP/s = FLOPs / kernel time, TB/s = bytes / kernel time, arithmetic intensity
 //! = FLOPs / bytes. Against the device's roofs ([`peaks`], by `deviceProperties` name and dtype):
 //! an op is *compute*-bound when its intensity is at least the ridge point (peak FLOP/s / peak
 //! bandwidth), else *memory*-bound, and `% of peak` is achieved over the roof at its intensity,
@@ -98,7 +98,7 @@ impl Flops {
         let mut instances = Vec::new();
         let mut index: HashMap<SliceRef, usize> = HashMap::new();
         // The model of each operator name, looked up once per interned name.
-        let mut models_by_name: HashMap<StrId, Option<models::Model>> = HashMap::new();
+        let mut models_by_name: HashMap<StrId, (Option<models::Model>, bool)> = HashMap::new();
         // Per distinct (name, dims, types, concrete inputs): the model's cost, and the first
         // input's dtype for a cost from PyTorch's `flops` arg.
         type Key<'t> = (StrId, StrId, Option<&'t str>, Option<&'t str>);
@@ -113,12 +113,15 @@ impl Flops {
                     continue;
                 }
                 let name = trace.str(s.name[i]);
-                let model = *models_by_name
+                let (model, counted_by_pytorch) = *models_by_name
                     .entry(s.name[i])
-                    .or_insert_with(|| models::model_of(name));
+                    .or_insert_with(|| (models::model_of(name), models::counted_by_pytorch(name)));
+                if model.is_none() && !counted_by_pytorch {
+                    continue;
+                }
                 let args = s.args[i];
-                // PyTorch's own count is read for every modelled op (to show beside ours) and
-                // for other ops only as a fallback.
+                // PyTorch's own count, shown beside ours, and the FLOPs of the ops it counts
+                // that have no model here (`aten::conv2d`, whose `aten::convolution` we model).
                 let pytorch_flops = trace
                     .args
                     .field(args, "flops")
@@ -187,12 +190,17 @@ impl Flops {
                         lane: li as u32,
                         index: i as u32,
                     });
+                    // Up through operators only: a Python frame or a label ends the nesting
+                    // TraceLens follows (and keeps the walk short under deep stacks).
                     while let Some(r) = cur {
                         if let Some(&k) = index.get(&r) {
                             instances[k].kernel_ns += s.dur_ns[i];
                             instances[k].kernels += 1;
                         }
-                        cur = links.parent(r);
+                        cur = links.parent(r).filter(|p| {
+                            let cat = trace.lanes[p.lane as usize].slices.cat[p.index as usize];
+                            links.kinds.of_cat(cat) == Kind::CpuOp
+                        });
                     }
                 }
             }

@@ -173,6 +173,23 @@ pub fn model_of(name: &str) -> Option<Model> {
     })
 }
 
+/// True for the ops whose FLOPs PyTorch itself counts with `with_flops=True` (its
+/// `computeFlops`: matrix products, 2-D convolutions, `add` and `mul`).
+pub fn counted_by_pytorch(name: &str) -> bool {
+    matches!(
+        name,
+        "aten::mm"
+            | "aten::addmm"
+            | "aten::bmm"
+            | "aten::baddbmm"
+            | "aten::conv2d"
+            | "aten::add"
+            | "aten::add_"
+            | "aten::mul"
+            | "aten::mul_"
+    )
+}
+
 /// The cost of a call, or `None` for an op without a model (or shapes it cannot read).
 pub fn cost(call: &Call) -> Option<Cost> {
     model_of(call.name)?(call)
