@@ -58,8 +58,10 @@ fn expected(dir: &Path) -> Value {
 
 /// Checks a job with a known straggler against its `expected.json`: the straggler is the slow rank
 /// in exactly the slow steps, about as late as it slept, every other rank waited about as long in
-/// that step, and one `straggler_rank` finding names it.
-fn check_known_straggler(report: &RanksReport, exp: &Value) {
+/// that step, and a `straggler_rank` finding names it.
+/// `quiet`: the job had no other stalls of that size (the generated jobs ran while the machine was
+/// busy, and some of their other steps stalled for tens of ms too).
+fn check_known_straggler(report: &RanksReport, exp: &Value, quiet: bool) {
     let slow_rank = exp["straggler_rank"].as_i64().unwrap();
     let sleep_us = exp["sleep_ms"].as_f64().unwrap() * 1e3;
     let slow: Vec<&str> = exp["slow_profiler_steps"]
@@ -77,30 +79,22 @@ fn check_known_straggler(report: &RanksReport, exp: &Value) {
             .find(|s| s.step == *step)
             .unwrap_or_else(|| panic!("no straggler in {step}: {:#?}", report.stragglers));
         assert_eq!(s.rank, slow_rank, "{step}: {s:?}");
+        // The jobs ran several processes on two busy cores: a sleep stretches and other ranks
+        // stall too, so the bounds are loose, but far from what scheduling noise alone gives.
         assert!(
-            s.late_us > 0.7 * sleep_us && s.late_us < 1.5 * sleep_us,
+            s.late_us > 0.5 * sleep_us && s.late_us < 2.0 * sleep_us,
             "{step}: late {} us, slept {sleep_us} us",
             s.late_us
         );
-        // Each of the others waited for most of the sleep.
+        // The others waited, together, for a good part of the sleep each.
         let others = (report.ranks.len() - 1) as f64;
         assert!(
-            s.wait_caused_us > 0.6 * sleep_us * others,
+            s.wait_caused_us > 0.5 * sleep_us * others,
             "{step}: others waited {} us",
             s.wait_caused_us
         );
-        assert!(s.cause.contains("slow_rank_work"), "{step}: {}", s.cause);
-    }
-    // The slow steps are where the job waited most.
-    let mut by_wait: Vec<_> = report.stragglers.iter().collect();
-    by_wait.sort_by(|a, b| b.wait_caused_us.total_cmp(&a.wait_caused_us));
-    let top: Vec<&str> = by_wait
-        .iter()
-        .take(slow.len())
-        .map(|s| s.step.as_str())
-        .collect();
-    for step in &slow {
-        assert!(top.contains(step), "{top:?}");
+        let cause = exp["cause_contains"].as_str().unwrap_or("slow_rank_work");
+        assert!(s.cause.contains(cause), "{step}: {}", s.cause);
     }
     let flagged: Vec<&str> = report
         .findings
@@ -108,12 +102,24 @@ fn check_known_straggler(report: &RanksReport, exp: &Value) {
         .filter(|f| f.id == "straggler_rank")
         .map(|f| f.title.as_str())
         .collect();
-    assert_eq!(
-        flagged,
-        vec![format!("Rank {slow_rank} holds the others back").as_str()],
-        "{:#?}",
-        report.findings
-    );
+    let title = format!("Rank {slow_rank} holds the others back");
+    if quiet {
+        // Nothing else stalled: the slow steps are where the job waited most, and only the slow
+        // rank is flagged.
+        let mut by_wait: Vec<_> = report.stragglers.iter().collect();
+        by_wait.sort_by(|a, b| b.wait_caused_us.total_cmp(&a.wait_caused_us));
+        let top: Vec<&str> = by_wait
+            .iter()
+            .take(slow.len())
+            .map(|s| s.step.as_str())
+            .collect();
+        for step in &slow {
+            assert!(top.contains(step), "{top:?}");
+        }
+        assert_eq!(flagged, vec![title.as_str()], "{:#?}", report.findings);
+    } else {
+        assert!(flagged.contains(&title.as_str()), "{:#?}", report.findings);
+    }
     let f = report
         .findings
         .iter()
@@ -127,7 +133,7 @@ fn check_known_straggler(report: &RanksReport, exp: &Value) {
 fn gloo_job_straggler_and_waits_match_expected() {
     let dir = shared_fixtures().join("pytorch-cpu-ranks/gloo4_straggler");
     let report = ranks::analyze(&gloo4(), Align::Auto);
-    check_known_straggler(&report, &expected(&dir));
+    check_known_straggler(&report, &expected(&dir), true);
     // Matching: both DDP buckets' all-reduces, in each of the 6 steps, on all 4 ranks.
     let rows: Vec<(String, Option<i64>, usize, usize)> = report
         .collectives
@@ -155,6 +161,27 @@ fn gloo_job_straggler_and_waits_match_expected() {
     // Same host, same clock: nothing moved.
     assert!(report.clock_offsets.iter().all(|o| o.offset_us == 0.0));
     assert_eq!(report.clock_offsets[1].rule, "same_host");
+}
+
+/// The jobs `tests/fixtures/ranks/make.py` made: other world sizes, steps and causes.
+#[test]
+fn generated_jobs_straggler_and_waits_match_expected() {
+    let root = local_fixture("ranks");
+    let mut jobs = 0;
+    for e in std::fs::read_dir(&root).unwrap() {
+        let dir = e.unwrap().path();
+        if !dir.join("expected.json").is_file() {
+            continue;
+        }
+        let digests: Vec<RankDigest> = traces_in(&dir).iter().map(|p| digest_file(p)).collect();
+        let exp = expected(&dir);
+        assert_eq!(digests.len() as i64, exp["world_size"].as_i64().unwrap());
+        let report = ranks::analyze(&digests, Align::Auto);
+        check_known_straggler(&report, &exp, false);
+        assert!(report.collectives.iter().all(|c| c.partial == 0), "{dir:?}");
+        jobs += 1;
+    }
+    assert!(jobs >= 2, "{jobs} jobs in {root:?}");
 }
 
 #[test]
@@ -285,7 +312,7 @@ fn alignment_recovers_a_shifted_clock() {
     assert_eq!((o.rank, o.rule), (1, "other_host"));
     let error_us = o.offset_us + shift_ns as f64 / 1e3;
     assert!(error_us.abs() < 2_000.0, "offset {} us", o.offset_us);
-    check_known_straggler(&auto, &expected(&dir));
+    check_known_straggler(&auto, &expected(&dir), true);
     assert_eq!(
         auto.stragglers
             .iter()
@@ -315,6 +342,47 @@ fn alignment_recovers_a_shifted_clock() {
         .all(|s| s.rank == 1 && s.late_us > 0.9 * shift_ns as f64 / 1e3));
 }
 
+/// The same on a GPU job: NCCL kernels' ends recover a rank moved to another host's clock.
+#[test]
+fn alignment_on_nccl_kernels() {
+    let real = shared_fixtures().join("real");
+    let mut digests: Vec<RankDigest> = (0..8)
+        .map(|r| digest_file(&real.join(format!("param_dlrm_v100_rank{r}of8.pt.trace.json.gz"))))
+        .collect();
+    let before = ranks::analyze(&digests, Align::Auto);
+    let shift_ns: i64 = -41_000_777_000;
+    for d in &mut digests {
+        d.host = Some(
+            if d.rank == Some(5) {
+                "node-b"
+            } else {
+                "node-a"
+            }
+            .to_string(),
+        );
+    }
+    digests[5].clock_origin_ns += shift_ns;
+    let r = ranks::analyze(&digests, Align::Auto);
+    let o = &r.clock_offsets[5];
+    assert_eq!(o.rule, "other_host");
+    // The job's own skew stays: the offset is the median skew of rank 5's ends against rank 0's.
+    assert!(
+        (o.offset_us + shift_ns as f64 / 1e3).abs() < 100.0,
+        "offset {} us for a shift of {} us",
+        o.offset_us,
+        shift_ns as f64 / 1e3
+    );
+    assert!(
+        r.clock_offsets
+            .iter()
+            .filter(|o| o.rule == "same_host")
+            .count()
+            == 6
+    );
+    let late = |r: &RanksReport| r.stragglers.iter().map(|s| s.rank).collect::<Vec<_>>();
+    assert_eq!(late(&r), late(&before));
+}
+
 #[test]
 fn missing_duplicate_and_foreign_ranks_are_reported() {
     let all = gloo4();
@@ -340,17 +408,45 @@ fn missing_duplicate_and_foreign_ranks_are_reported() {
     assert!(
         r.mixed_jobs
             .iter()
-            .any(|m| m.contains("world sizes differ")),
+            .any(|m| m.contains("world sizes or backends differ")),
         "{:?}",
         r.mixed_jobs
     );
-    assert_eq!(r.missing_ranks, vec![4, 5, 6, 7]);
+    assert_eq!(r.world_size, 4);
+    // Another job's rank 0 among this job's: this job's rank 0 is kept, whatever the order.
+    let mut other = all[0].clone();
+    other.world_size = Some(2);
+    other.file = "aaa_first_by_name.json".to_string();
+    other.clock_origin_ns -= 1_000_000_000;
+    let mut with_other = vec![other];
+    with_other.extend(all.iter().cloned());
+    let r = ranks::analyze(&with_other, Align::Auto);
+    assert_eq!(r.duplicate_ranks[0].dropped, "aaa_first_by_name.json");
+    assert_eq!(r.world_size, 4);
+    assert!(!r.mixed_jobs.is_empty());
     // No rank anywhere: listed apart.
     let mut unknown = all[0].clone();
     unknown.rank = None;
     unknown.file = "profile.json".to_string();
     let r = ranks::analyze(&[unknown], Align::Auto);
     assert_eq!(r.unknown_rank_files, vec!["profile.json".to_string()]);
+}
+
+/// Clocks at the ends of the i64 range (a damaged `baseTimeNanoseconds`) give numbers, not a panic.
+#[test]
+fn extreme_clocks_do_not_overflow() {
+    let mut all = gloo4();
+    all[0].clock_origin_ns = i64::MAX;
+    all[1].clock_origin_ns = i64::MIN;
+    all[2]
+        .collectives
+        .iter_mut()
+        .for_each(|c| c.end_ns = i64::MAX / 2);
+    for mode in [Align::Auto, Align::None, Align::Collectives] {
+        let r = ranks::analyze(&all, mode);
+        assert_eq!(r.ranks.len(), 4);
+        serde_json::to_string(&r).unwrap();
+    }
 }
 
 #[test]

@@ -107,7 +107,9 @@ pub struct DigestOp {
     pub name: String,
     /// `op`, `annotation`, `runtime` or `memory`, as the operator table keys rows.
     pub kind: String,
-    /// `Input Dims` as Python prints the list; only in `ops_by_shape`.
+    /// `Input Dims` as Python prints the list; only in `ops_by_shape`. Written as a JSON list of
+    /// lists of numbers, read from that (or the printed text).
+    #[serde(with = "crate::analysis::tables::ops::dims_json")]
     pub input_shapes: Option<String>,
     pub calls: u64,
     pub self_cpu_ns: i64,

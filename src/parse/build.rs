@@ -8,6 +8,7 @@ use super::event::{
     format_dims, parse_f64, parse_int, parse_us_to_ns, raw_str, repair, Args, Ev, RawEvent,
 };
 use super::fields::{read_object, Field};
+use super::rows::assign_depths;
 use super::split::Sink;
 use crate::model::category::{self, Kind};
 use crate::model::*;
@@ -751,7 +752,7 @@ impl Builder {
         if overlapping_total > 0 {
             self.diagnostics
                 .add_n(DiagKind::OverlappingSlice, overlapping_total, 0, || {
-                    "slices overlapping without nesting on one lane (kept on rows of their own)"
+                    "slices overlapping without nesting on one lane (drawn under the longer one)"
                         .into()
                 });
         }
@@ -934,30 +935,6 @@ fn sort_slices(s: Slices, origin: i64) -> Slices {
     }
 }
 
-/// Gives every slice its row: the nesting depth, or for a slice that overlaps the one above it
-/// without fitting inside, a deeper row so that no two slices on a row overlap.
-/// Returns (rows, overlapping slices).
-pub(crate) fn assign_depths(s: &mut Slices) -> (u32, u32) {
-    let mut stack: Vec<i64> = Vec::new();
-    let mut rows = 0u32;
-    let mut overlapping = 0u32;
-    for i in 0..s.len() {
-        let start = s.start_ns[i];
-        let end = start + s.dur_ns[i];
-        while stack.last().is_some_and(|&top_end| top_end <= start) {
-            stack.pop();
-        }
-        if stack.last().is_some_and(|&top_end| end > top_end) {
-            overlapping += 1;
-        }
-        let depth = stack.len().min(u16::MAX as usize);
-        s.depth[i] = depth as u16;
-        rows = rows.max(depth as u32 + 1);
-        stack.push(end);
-    }
-    (rows, overlapping)
-}
-
 /// The deepest slice of a lane that contains `ts` (a zero-length slice contains its own start).
 pub fn enclosing_slice(s: &Slices, ts: i64) -> Option<usize> {
     let after = s.start_ns.partition_point(|&x| x <= ts);
@@ -1008,7 +985,7 @@ fn bind_flows(
                 });
             }
             _ if p.phase > 0 => {
-                diags.add(DiagKind::UnboundFlow, p.offset, || {
+                diags.add(DiagKind::FlowWithoutStart, p.offset, || {
                     format!("flow id {} ends without a start", p.id)
                 });
             }

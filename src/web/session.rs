@@ -8,6 +8,7 @@ use crate::analysis::tables::Forest;
 use crate::model::Trace;
 use crate::parse::Parser;
 use crate::view::frame::ViewState;
+use crate::view::rows::RowMode;
 use crate::view::tracks::TrackLayout;
 use crate::view::viewport::Viewport;
 use crate::view::Timeline;
@@ -105,7 +106,14 @@ impl Session {
             return Err(err("this session has already finished"));
         };
         let trace = parser.finish().map_err(err)?;
-        let timeline = Timeline::new(&trace);
+        let mut timeline = Timeline::new(&trace);
+        timeline.set_mode(
+            &trace,
+            RowMode {
+                python: true,
+                fold: true,
+            },
+        );
         let vp = Viewport::new(trace.span_ns(), width, height);
         let mut loaded = Loaded {
             trace,

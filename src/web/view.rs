@@ -9,6 +9,7 @@ use crate::model::SliceRef;
 use crate::view::details::{self, brief};
 use crate::view::frame::{self, Hit};
 use crate::view::overview::overview;
+use crate::view::rows::{RowMode, HIDDEN};
 use crate::view::ruler::format_duration;
 use crate::view::search::Search;
 use crate::view::tracks::{TrackLayout, FOLDED_ROWS};
@@ -36,7 +37,12 @@ impl Frame {
 
 impl Loaded {
     pub(super) fn relayout(&mut self) {
-        self.tracks = TrackLayout::new(&self.trace, &self.st.collapsed, &self.st.expanded);
+        self.tracks = TrackLayout::with_rows(
+            &self.trace,
+            &self.timeline.row_counts(),
+            &self.st.collapsed,
+            &self.st.expanded,
+        );
         self.vp.set_content_height(self.tracks.height);
     }
 
@@ -58,7 +64,8 @@ impl Loaded {
         self.st.selection = Some(r);
         self.st.arrows = details::arrows(&self.trace, &self.timeline, r);
         let lane = &self.trace.lanes[r.lane as usize];
-        let deep = lane.slices.depth[r.index as usize] as u32 >= FOLDED_ROWS;
+        let row = self.timeline.row_of(&self.trace, r);
+        let deep = row != HIDDEN && row as u32 >= FOLDED_ROWS;
         let mut changed = self.st.collapsed.remove(&lane.process);
         if deep {
             changed |= self.st.expanded.insert(r.lane);
@@ -70,7 +77,9 @@ impl Loaded {
             let s = &self.trace.lanes[r.lane as usize].slices;
             let (a, b) = (s.start_ns[r.index as usize], s.end_ns(r.index as usize));
             self.vp.reveal(a as f64, b as f64);
-            if let Some((_, y, _)) = frame::slice_box(&self.trace, &self.tracks, &self.vp, r) {
+            if let Some((_, y, _)) =
+                frame::slice_box(&self.trace, &self.timeline, &self.tracks, &self.vp, r)
+            {
                 if y < 0.0 || y > self.vp.height_px - 20.0 {
                     self.vp.scroll_by(y - self.vp.height_px / 3.0);
                 }
@@ -315,5 +324,32 @@ impl Session {
         l.st.range = Some((t0.min(t1), t0.max(t1)));
         l.vp.show_range(t0.min(t1), t0.max(t1));
         Ok(())
+    }
+}
+
+/// Rows of the timeline: Python frames shown or hidden (see `view::rows`).
+#[wasm_bindgen]
+impl Session {
+    /// True when the trace holds Python frames (`with_stack=True`).
+    pub fn has_python_frames(&self) -> Result<bool, JsValue> {
+        let t = &self.loaded()?.trace;
+        Ok(t.strings
+            .find("python_function")
+            .is_some_and(|c| t.lanes.iter().any(|l| l.slices.cat.contains(&c))))
+    }
+
+    /// Shows or hides Python frames; the lanes are re-laid (operators and labels take the rows
+    /// the frames held). Returns whether anything changed.
+    pub fn set_python_frames(&mut self, show: bool) -> Result<bool, JsValue> {
+        let l = self.loaded_mut()?;
+        let mode = RowMode {
+            python: show,
+            fold: true,
+        };
+        let changed = l.timeline.set_mode(&l.trace, mode);
+        if changed {
+            l.relayout();
+        }
+        Ok(changed)
     }
 }

@@ -10,6 +10,8 @@ import { renderFindings, renderIdle, renderSteps } from "./charts.js";
 import { count, duration, mb } from "./format.js";
 import { connectAllowed, startLinks } from "./url.js";
 import { startEmbedding } from "./embed.js";
+import { showNotice } from "./notice.js";
+import { setupPythonToggle } from "./pyframes.js";
 import { baseChanged, dropped, startCompare } from "./compare.js";
 
 // Bytes per File slice handed to the parser: 16 MB of JSON parse in about 0.1 s, short enough for
@@ -244,6 +246,7 @@ function show(loaded) {
   setState("ready");
   view.attach(session);
   view.call(() => session.reset_view());
+  setupPythonToggle($("python-frames"), session, `${name}:${summary.file.bytes}`, () => view.request()).catch((err) => view.cb.onError(err));
   const overview = view.overviewData;
   $("overview-label").textContent = overview ? overview.label : "";
   showDetails(null);
@@ -255,24 +258,6 @@ function show(loaded) {
   view.draw();
   status();
   baseChanged();
-}
-
-function showNotice(summary) {
-  const box = $("notice");
-  const list = $("diagnostics");
-  list.replaceChildren();
-  const diags = summary.diagnostics || [];
-  for (const d of diags) {
-    const li = document.createElement("li");
-    li.textContent = `${d.kind.replace(/_/g, " ")} × ${count(d.count)}: ${d.detail}`;
-    list.append(li);
-  }
-  box.hidden = diags.length === 0;
-  box.classList.toggle("warn", !!summary.truncated);
-  const skipped = diags.filter((d) => !["overlapping_slice", "repaired_event"].includes(d.kind)).reduce((n, d) => n + d.count, 0);
-  $("notice-text").textContent = summary.truncated
-    ? `This trace is truncated: the file ends early. Everything before the cut is shown${skipped ? `; ${count(skipped)} events or links were skipped` : ""}.`
-    : `Read with ${diags.length} note${diags.length > 1 ? "s" : ""} (${count(diags.reduce((n, d) => n + d.count, 0))} events repaired, placed on extra rows, or skipped).`;
 }
 
 /** A finding's evidence: its first time range shown and marked, its first slice selected. */

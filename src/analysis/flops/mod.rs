@@ -1,9 +1,9 @@
 //! FLOPs, bytes moved and the roofline: how fast each operator ran against the device's peak.
 //!
 //! Per operator call with a cost model ([`models`]): FLOPs and bytes from its shapes, and its
-//! *kernel time*: the GPU kernels, memcpys and memsets launched by it or by any operator under it
-//! (linked by [`Links`]: correlation to the runtime call, then External id), as TraceLens charges
-//! them. Achieved TFLOP/s = FLOPs / kernel time, TB/s = bytes / kernel time, arithmetic intensity
+//! *kernel time*: the GPU kernels, memcpys and memsets launched by it or by the operators nested
+//! in it (linked by [`Links`]: correlation to the runtime call, then External id; the nesting
+//! followed through operators, not through Python frames or labels), as TraceLens charges them. Achieved TFLOP/s = FLOPs / kernel time, TB/s = bytes / kernel time, arithmetic intensity
 //! = FLOPs / bytes. Against the device's roofs ([`peaks`], by `deviceProperties` name and dtype):
 //! an op is *compute*-bound when its intensity is at least the ridge point (peak FLOP/s / peak
 //! bandwidth), else *memory*-bound, and `% of peak` is achieved over the roof at its intensity,
@@ -98,7 +98,11 @@ impl Flops {
         let mut instances = Vec::new();
         let mut index: HashMap<SliceRef, usize> = HashMap::new();
         // The model of each operator name, looked up once per interned name.
-        let mut models_by_name: HashMap<StrId, Option<models::Model>> = HashMap::new();
+        let mut models_by_name: HashMap<StrId, (Option<models::Model>, bool)> = HashMap::new();
+        // Per distinct (name, dims, types, concrete inputs): the model's cost, and the first
+        // input's dtype for a cost from PyTorch's `flops` arg.
+        type Key<'t> = (StrId, StrId, Option<&'t str>, Option<&'t str>);
+        let mut seen: HashMap<Key, (Option<Cost>, &'static str)> = HashMap::new();
         for (li, lane) in trace.lanes.iter().enumerate() {
             if lane.is_gpu() {
                 continue;
@@ -109,12 +113,15 @@ impl Flops {
                     continue;
                 }
                 let name = trace.str(s.name[i]);
-                let model = *models_by_name
+                let (model, counted_by_pytorch) = *models_by_name
                     .entry(s.name[i])
-                    .or_insert_with(|| models::model_of(name));
+                    .or_insert_with(|| (models::model_of(name), models::counted_by_pytorch(name)));
+                if model.is_none() && !counted_by_pytorch {
+                    continue;
+                }
                 let args = s.args[i];
-                // PyTorch's own count is read for every modelled op (to show beside ours) and
-                // for other ops only as a fallback.
+                // PyTorch's own count, shown beside ours, and the FLOPs of the ops it counts
+                // that have no model here (`aten::conv2d`, whose `aten::convolution` we model).
                 let pytorch_flops = trace
                     .args
                     .field(args, "flops")
@@ -122,25 +129,38 @@ impl Flops {
                 if model.is_none() && pytorch_flops.is_none() {
                     continue;
                 }
-                let dims = parse_list(Some(trace.str(s.input_dims[i])));
-                let types = parse_list(trace.args.field(args, "Input type"));
-                let concrete = parse_list(trace.args.field(args, "Concrete Inputs"));
-                let call = Call {
-                    name,
-                    dims: &dims,
-                    types: &types,
-                    concrete: &concrete,
+                let types_text = trace.args.field(args, "Input type");
+                let concrete_text = trace.args.field(args, "Concrete Inputs");
+                // A long run repeats a few shapes many times: each distinct call is read once.
+                let key = (s.name[i], s.input_dims[i], types_text, concrete_text);
+                let (modelled, dtype) = match seen.get(&key) {
+                    Some(c) => c.clone(),
+                    None => {
+                        let dims = parse_list(Some(trace.str(s.input_dims[i])));
+                        let types = parse_list(types_text);
+                        let concrete = parse_list(concrete_text);
+                        let call = Call {
+                            name,
+                            dims: &dims,
+                            types: &types,
+                            concrete: &concrete,
+                        };
+                        let dtype = types
+                            .first()
+                            .and_then(Value::as_str)
+                            .map_or("", models::short_dtype);
+                        let c = (model.and_then(|m| m(&call)), dtype);
+                        seen.insert(key, c.clone());
+                        c
+                    }
                 };
-                let cost = match (model.and_then(|m| m(&call)), pytorch_flops) {
+                let cost = match (modelled, pytorch_flops) {
                     (Some(c), _) => c,
                     (None, Some(f)) if f > 0.0 => Cost {
                         family: Family::Other,
                         flops: f as u64,
                         bytes: None,
-                        dtype: types
-                            .first()
-                            .and_then(Value::as_str)
-                            .map_or("", models::short_dtype),
+                        dtype,
                     },
                     _ => continue,
                 };
@@ -170,12 +190,17 @@ impl Flops {
                         lane: li as u32,
                         index: i as u32,
                     });
+                    // Up through operators only: a Python frame or a label ends the nesting
+                    // TraceLens follows (and keeps the walk short under deep stacks).
                     while let Some(r) = cur {
                         if let Some(&k) = index.get(&r) {
                             instances[k].kernel_ns += s.dur_ns[i];
                             instances[k].kernels += 1;
                         }
-                        cur = links.parent(r);
+                        cur = links.parent(r).filter(|p| {
+                            let cat = trace.lanes[p.lane as usize].slices.cat[p.index as usize];
+                            links.kinds.of_cat(cat) == Kind::CpuOp
+                        });
                     }
                 }
             }

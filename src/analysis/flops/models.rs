@@ -7,7 +7,8 @@
 //!   are counted through the GEMM they call (they are not modelled themselves, so nothing counts
 //!   twice).
 //! - Convolution (`aten::convolution`): FLOPs `2·N·Cout·prod(out spatial)·Cin/groups·prod(kernel)`
-//!   (PyTorch's `flop_counter`, bias not counted); bytes input + weight + output (+ bias).
+//!   (PyTorch's `flop_counter`); bytes input + weight + output (the bias, as its FLOPs, is
+//!   not counted).
 //!   `aten::convolution_backward`: the FLOPs of the gradients its output mask asks for (each one a
 //!   forward's worth); bytes grad output, input and weight read, the asked gradients written.
 //! - Attention (`aten::_scaled_dot_product_{flash,efficient,cudnn}_attention`): FLOPs
@@ -15,7 +16,8 @@
 //!   times the forward FLOPs (five matrix products for two), bytes Q, K, V, O, dO read and dQ,
 //!   dK, dV written. The math fallback is counted through the `bmm`s it calls.
 //! - Elementwise: unary (`copy_`, `sigmoid`, `relu`, `gelu`, ...) FLOPs = elements, bytes =
-//!   elements·(bpe in + bpe out); binary (`add`, `sub`, `mul`, `div` and in-place forms) FLOPs =
+//!   elements·(bpe in + bpe out), in the argument's dtype (for `copy_(self, src)`, `self`'s
+//!   elements at `self`'s plus `src`'s dtype, or `self`'s twice for a 0-dim `src`); binary (`add`, `sub`, `mul`, `div` and in-place forms) FLOPs =
 //!   elements of the broadcast output, bytes = both inputs + output, the output in the first
 //!   input's dtype when the second is a 0-dim scalar, else in the wider of the two (TraceLens's
 //!   rule).
@@ -161,7 +163,7 @@ pub fn model_of(name: &str) -> Option<Model> {
         "layer_norm" | "native_layer_norm" => layer_norm,
         "add" | "add_" | "sub" | "sub_" | "rsub" | "mul" | "mul_" | "div" | "div_" | "maximum"
         | "minimum" => binary,
-        "copy_" => |c| unary(c, 1, 0),
+        "copy_" => copy,
         "sigmoid" | "sigmoid_" | "relu" | "relu_" | "gelu" | "gelu_" | "silu" | "silu_"
         | "tanh" | "tanh_" | "exp" | "exp_" | "log" | "neg" | "sqrt" | "rsqrt" | "abs"
         | "reciprocal" | "erf" | "sin" | "cos" | "clone" => |c| unary(c, 0, 0),
@@ -169,6 +171,23 @@ pub fn model_of(name: &str) -> Option<Model> {
         "linalg_vector_norm" | "linalg_norm" | "norm" => |c| reduction(c, 2),
         _ => return None,
     })
+}
+
+/// True for the ops whose FLOPs PyTorch itself counts with `with_flops=True` (its
+/// `computeFlops`: matrix products, 2-D convolutions, `add` and `mul`).
+pub fn counted_by_pytorch(name: &str) -> bool {
+    matches!(
+        name,
+        "aten::mm"
+            | "aten::addmm"
+            | "aten::bmm"
+            | "aten::baddbmm"
+            | "aten::conv2d"
+            | "aten::add"
+            | "aten::add_"
+            | "aten::mul"
+            | "aten::mul_"
+    )
 }
 
 /// The cost of a call, or `None` for an op without a model (or shapes it cannot read).
@@ -255,11 +274,10 @@ fn conv(call: &Call) -> Option<Cost> {
     let dtype = call.dtype(0);
     let bpe = bytes_per_element(dtype)?;
     let (flops, x, w, o) = conv_parts(call, 0, 3)?;
-    let bias = call.shape(2).map_or(0, |b| numel(&b));
     Some(Cost {
         family: Family::Conv,
         flops,
-        bytes: Some((x + w + o + bias) * bpe),
+        bytes: Some((x + w + o) * bpe),
         dtype,
     })
 }
@@ -369,6 +387,13 @@ fn binary(call: &Call) -> Option<Cost> {
         bytes: Some(numel(&a) * bpe_a + numel(&b) * bpe_b + out * bpe_out),
         dtype: da,
     })
+}
+
+/// `copy_(self, src)`: TraceLens's sizes, elements of `self` at `self`'s dtype plus `src`'s
+/// dtype, or `self`'s again when `src` is a 0-dim tensor.
+fn copy(call: &Call) -> Option<Cost> {
+    let src_is_tensor = call.shape(1).is_some_and(|s| !s.is_empty());
+    unary(call, 0, if src_is_tensor { 1 } else { 0 })
 }
 
 fn unary(call: &Call, input: usize, output: usize) -> Option<Cost> {

@@ -7,8 +7,10 @@
 //! `.item()`, a cache that grows. The evidence is the steps and the operators that allocated the
 //! blocks never freed inside the trace.
 
+use super::allocations::{pair, site_of};
 use super::{Memory, NO_EVENT};
 use crate::analysis::findings::{Evidence, Finding, Severity, TimeRange};
+use crate::analysis::links::Links;
 use crate::analysis::steps::Step;
 use crate::model::Trace;
 
@@ -20,7 +22,9 @@ pub const MIN_RISE_BYTES: i64 = 1 << 20;
 /// At most this many slices in the evidence.
 const MAX_EVIDENCE: usize = 10;
 
-pub fn findings(trace: &Trace, memory: &Memory, steps: &[Step]) -> Vec<Finding> {
+/// `memory` needs only the series ([`Memory::series`]): the allocations are paired here, and only
+/// when the floor rises.
+pub fn findings(trace: &Trace, links: &Links, memory: &Memory, steps: &[Step]) -> Vec<Finding> {
     let mut out = Vec::new();
     for d in &memory.devices {
         let floors = d.step_floors(trace, steps);
@@ -42,18 +46,23 @@ pub fn findings(trace: &Trace, memory: &Memory, steps: &[Step]) -> Vec<Finding> 
             .fold((i64::MAX, i64::MIN), |(a, b), s| {
                 (a.min(s.cpu_start_ns), b.max(s.cpu_end_ns))
             });
-        let mut kept: Vec<usize> = (0..d.allocations.len())
-            .filter(|&i| {
-                let a = &d.allocations[i];
+        let allocations = if d.addresses_recorded {
+            pair(trace, &d.events)
+        } else {
+            Vec::new()
+        };
+        let mut kept: Vec<_> = allocations
+            .iter()
+            .filter(|a| {
                 a.alloc_event != NO_EVENT
                     && a.free_event == NO_EVENT
                     && (t0..t1).contains(&trace.memory.ts_ns[a.alloc_event as usize])
             })
             .collect();
-        kept.sort_by_key(|&i| std::cmp::Reverse(d.allocations[i].bytes));
+        kept.sort_by_key(|a| std::cmp::Reverse(a.bytes));
         let slices = kept
             .iter()
-            .filter_map(|&i| d.alloc_sites[i].op)
+            .filter_map(|a| site_of(trace, links, a.alloc_event).op)
             .take(MAX_EVIDENCE)
             .collect();
         let per_step = rise as f64 / (floors.len() - 1) as f64;

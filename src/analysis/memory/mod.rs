@@ -212,7 +212,29 @@ fn us(ns: i64) -> f64 {
 }
 
 impl Memory {
+    /// Every device's series, allocations paired and their sites found.
     pub fn build(trace: &Trace, links: &Links) -> Memory {
+        let mut memory = Memory::series(trace);
+        for d in &mut memory.devices {
+            if !d.addresses_recorded {
+                continue;
+            }
+            d.allocations = pair(trace, &d.events);
+            let site = |e: u32| {
+                if e == NO_EVENT {
+                    Site::default()
+                } else {
+                    site_of(trace, links, e)
+                }
+            };
+            d.alloc_sites = d.allocations.iter().map(|a| site(a.alloc_event)).collect();
+            d.free_sites = d.allocations.iter().map(|a| site(a.free_event)).collect();
+        }
+        memory
+    }
+
+    /// Every device's curve only (no allocation table): what the floors and the peak need.
+    pub fn series(trace: &Trace) -> Memory {
         let m = &trace.memory;
         let mut by_device: HashMap<(i8, i64), usize> = HashMap::new();
         let mut devices: Vec<DeviceSeries> = Vec::new();
@@ -262,19 +284,6 @@ impl Memory {
                     .collect();
                 d.reserved = vec![0; d.events.len()];
             }
-            if !d.addresses_recorded {
-                continue;
-            }
-            d.allocations = pair(trace, &d.events);
-            let site = |e: u32| {
-                if e == NO_EVENT {
-                    Site::default()
-                } else {
-                    site_of(trace, links, e)
-                }
-            };
-            d.alloc_sites = d.allocations.iter().map(|a| site(a.alloc_event)).collect();
-            d.free_sites = d.allocations.iter().map(|a| site(a.free_event)).collect();
         }
         // CPU first, then devices by type and index, as PyTorch lists them.
         devices.sort_by_key(|d| (d.device_type, d.device_id));

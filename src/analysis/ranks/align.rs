@@ -52,11 +52,14 @@ pub fn offsets(digests: &[&RankDigest], mode: Align) -> (Vec<i64>, Vec<&'static 
         let Some(&(_, ri)) = parts.iter().find(|p| p.0 == 0) else {
             continue;
         };
-        let end =
-            |d: usize, i: usize| digests[d].clock_origin_ns + digests[d].collectives[i].end_ns;
+        let end = |d: usize, i: usize| {
+            digests[d]
+                .clock_origin_ns
+                .saturating_add(digests[d].collectives[i].end_ns)
+        };
         let reference = end(0, ri);
         for &(d, i) in &parts {
-            diffs[d].push(reference - end(d, i));
+            diffs[d].push(reference.saturating_sub(end(d, i)));
         }
     }
     let mut off = vec![0i64; n];

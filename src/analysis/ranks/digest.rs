@@ -15,6 +15,10 @@
 //!   |comm ∩ compute| (HTA's `get_comm_comp_overlap` numerator); exposed communication is
 //!   communication minus overlap; idle is the busy window minus the union of all busy ops; host-wait
 //!   idle is the idle time in gaps whose launch came after the gap began ([`super::super::idle`]).
+//!   Against HTA's `get_comm_comp_overlap` (equal on the DLRM ranks, to its two decimals): HTA takes
+//!   as communication only names containing `ncclKernel`, so the `ncclDevKernel_*` of NCCL 2.19+ count
+//!   as computation there and as communication here; HTA also counts `cuda_sync` events with a stream
+//!   as computation, which are not GPU work here.
 //! - CPU basis (a gloo job on CPU): communication spans are `gloo:*` spans (gloo's own threads run them);
 //!   compute is the union of every other operator, label and Python frame (not `ProfilerStep#N`);
 //!   the window is the steps' span (the trace's when it has no steps); idle is the window minus
@@ -285,7 +289,12 @@ pub fn digest(trace: &Trace, file: &str) -> RankDigest {
             .as_ref()
             .and_then(|d| d.backend.clone()),
         host,
-        clock_origin_ns: trace.meta.base_time_ns.unwrap_or(0) + trace.meta.origin_ns,
+        // Saturating: a damaged `baseTimeNanoseconds` must not overflow.
+        clock_origin_ns: trace
+            .meta
+            .base_time_ns
+            .unwrap_or(0)
+            .saturating_add(trace.meta.origin_ns),
         span_ns: trace.span_ns(),
         basis,
         steps,

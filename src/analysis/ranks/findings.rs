@@ -13,7 +13,7 @@
 //!   1 ms more); the others wait for it at every collective.
 
 use super::digest::RankDigest;
-use super::matching::{median, Matched};
+use super::matching::{median, total, Matched};
 use super::{RankFinding, RankRange, RanksReport};
 use crate::analysis::findings::Severity;
 
@@ -35,7 +35,12 @@ fn step_time(d: &RankDigest) -> i64 {
     if d.steps.is_empty() {
         d.span_ns
     } else {
-        d.steps.iter().map(|s| s.end_ns - s.start_ns).sum()
+        total(
+            &d.steps
+                .iter()
+                .map(|s| s.end_ns - s.start_ns)
+                .collect::<Vec<_>>(),
+        )
     }
 }
 
@@ -66,7 +71,7 @@ pub fn analyze(r: &RanksReport, digests: &[&RankDigest], matched: &[Matched]) ->
     };
     let by_rank = |rank: i64| digests.iter().find(|d| d.rank == Some(rank));
 
-    let total_time: i64 = digests.iter().map(|d| step_time(d)).sum();
+    let total_time = total(&digests.iter().map(|d| step_time(d)).collect::<Vec<_>>());
 
     // straggler_rank
     let threshold = (LATE_SHARE * median_step_us).max(100.0);
@@ -137,7 +142,7 @@ pub fn analyze(r: &RanksReport, digests: &[&RankDigest], matched: &[Matched]) ->
     }
 
     // collective_wait_heavy
-    let total_wait: i64 = matched.iter().flat_map(|m| m.wait_ns.iter()).sum();
+    let total_wait = total(matched.iter().flat_map(|m| m.wait_ns.iter()));
     if total_time > 0 && total_wait as f64 >= WAIT_SHARE * total_time as f64 {
         let mut waits: Vec<(i64, usize, usize)> = matched
             .iter()

@@ -54,6 +54,11 @@ pub fn group(digests: &[&RankDigest]) -> Vec<Vec<(usize, usize)>> {
     by.into_values().collect()
 }
 
+/// Sum that saturates: cross-rank totals of values from damaged clocks must not overflow.
+pub fn total<'a>(v: impl IntoIterator<Item = &'a i64>) -> i64 {
+    v.into_iter().fold(0i64, |a, &b| a.saturating_add(b))
+}
+
 /// Median of a non-empty slice (the lower middle for an even count, so the result is a member).
 pub fn median(v: &mut [i64]) -> i64 {
     v.sort_unstable();
@@ -80,7 +85,12 @@ pub fn match_all(digests: &[&RankDigest], offset_ns: &[i64]) -> Vec<Matched> {
     group(digests)
         .into_iter()
         .map(|parts| {
-            let abs = |d: usize, t: i64| digests[d].clock_origin_ns + t + offset_ns[d];
+            let abs = |d: usize, t: i64| {
+                digests[d]
+                    .clock_origin_ns
+                    .saturating_add(t)
+                    .saturating_add(offset_ns[d])
+            };
             let arrival_ns: Vec<i64> = parts
                 .iter()
                 .map(|&(d, i)| abs(d, digests[d].collectives[i].start_ns))
@@ -97,12 +107,12 @@ pub fn match_all(digests: &[&RankDigest], offset_ns: &[i64]) -> Vec<Matched> {
             let wait_ns: Vec<i64> = arrival_ns
                 .iter()
                 .zip(&end_ns)
-                .map(|(&a, &e)| (last_arrival_ns.min(e) - a).max(0))
+                .map(|(&a, &e)| last_arrival_ns.min(e).saturating_sub(a).max(0))
                 .collect();
             let transfer_ns: Vec<i64> = arrival_ns
                 .iter()
                 .zip(&end_ns)
-                .map(|(&a, &e)| (e - a.max(last_arrival_ns)).max(0))
+                .map(|(&a, &e)| e.saturating_sub(a.max(last_arrival_ns)).max(0))
                 .collect();
             let instance_transfer_ns = median(&mut transfer_ns.clone());
             let (d0, i0) = parts[0];

@@ -8,10 +8,10 @@
 //! - [`stragglers`]: per step, the rank the others waited for, and why.
 //! - [`findings`]: `straggler_rank`, `collective_wait_heavy`, `low_comm_overlap`, `unbalanced_ranks`.
 //!
-//! The job: the world size is the largest declared `world_size` (else the highest rank + 1); ranks
-//! below it with no trace are missing; two traces of one rank are duplicates (the one that starts first
-//! is kept, ties broken by content, never by file name); traces that disagree on world size or backend
-//! are reported as mixed jobs and still compared. Output is ordered by rank, so file order and names do
+//! The job: the main job is the (world size, backend) most traces declare; its world size (else the
+//! highest rank + 1) says which ranks are missing; two traces of one rank are duplicates (the main
+//! job's is kept, then the one that starts first, ties broken by content, never by file name); traces
+//! of other jobs are reported as mixed jobs and still compared when their rank is not taken. Output is ordered by rank, so file order and names do
 //! not change any number.
 
 pub mod align;
@@ -26,7 +26,7 @@ pub use align::Align;
 pub use digest::{digest, RankDigest};
 
 use crate::analysis::findings::Severity;
-use matching::{match_all, median, Matched};
+use matching::{match_all, median, total, Matched};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -186,11 +186,54 @@ pub(crate) fn us(ns: i64) -> f64 {
 
 /// Compares the ranks' digests.
 pub fn analyze(all: &[RankDigest], mode: Align) -> RanksReport {
-    // Order by rank, then by content (never by file name): the first of a rank is kept.
+    // The job most traces belong to: (world size, backend) by count, ties to the smaller.
+    let mut jobs: BTreeMap<(Option<i64>, Option<&str>), usize> = BTreeMap::new();
+    for d in all.iter().filter(|d| d.rank.is_some()) {
+        *jobs
+            .entry((d.world_size, d.backend.as_deref()))
+            .or_default() += 1;
+    }
+    let main_job = jobs
+        .iter()
+        .max_by_key(|(k, n)| (**n, std::cmp::Reverse(**k)))
+        .map(|(k, _)| *k);
+    let foreign = |d: &RankDigest| Some((d.world_size, d.backend.as_deref())) != main_job;
+    let mut mixed_jobs = Vec::new();
+    if jobs.len() > 1 {
+        let list: Vec<String> = jobs
+            .iter()
+            .map(|((w, b), n)| {
+                format!(
+                    "{n} trace(s) of world size {} ({})",
+                    w.map_or("?".to_string(), |w| w.to_string()),
+                    b.unwrap_or("no backend")
+                )
+            })
+            .collect();
+        mixed_jobs.push(format!(
+            "world sizes or backends differ: {}",
+            list.join(", ")
+        ));
+    }
+
+    // Order by rank, then the main job's traces first, then by content (never by file name): the
+    // first of a rank is kept.
     let mut order: Vec<&RankDigest> = all.iter().collect();
     order.sort_by(|a, b| {
-        (a.rank, a.clock_origin_ns, a.span_ns, a.collectives.len())
-            .cmp(&(b.rank, b.clock_origin_ns, b.span_ns, b.collectives.len()))
+        (
+            a.rank,
+            foreign(a),
+            a.clock_origin_ns,
+            a.span_ns,
+            a.collectives.len(),
+        )
+            .cmp(&(
+                b.rank,
+                foreign(b),
+                b.clock_origin_ns,
+                b.span_ns,
+                b.collectives.len(),
+            ))
             .then_with(|| a.file.cmp(&b.file))
     });
     let mut digests: Vec<&RankDigest> = Vec::new();
@@ -213,30 +256,11 @@ pub fn analyze(all: &[RankDigest], mode: Align) -> RanksReport {
     unknown_rank_files.sort();
     let rank = |d: &RankDigest| d.rank.unwrap_or(-1);
 
-    let declared: Vec<i64> = digests.iter().filter_map(|d| d.world_size).collect();
-    let world_size = declared
-        .iter()
-        .copied()
-        .max()
+    let world_size = main_job
+        .and_then(|j| j.0)
         .unwrap_or_else(|| digests.last().map_or(0, |d| rank(d) + 1));
     let present: Vec<i64> = digests.iter().map(|d| rank(d)).collect();
     let missing_ranks = (0..world_size).filter(|r| !present.contains(r)).collect();
-    let mut mixed_jobs = Vec::new();
-    let mut sizes = declared.clone();
-    sizes.sort_unstable();
-    sizes.dedup();
-    if sizes.len() > 1 {
-        mixed_jobs.push(format!("world sizes differ: {sizes:?}"));
-    }
-    let mut backends: Vec<&str> = digests
-        .iter()
-        .filter_map(|d| d.backend.as_deref())
-        .collect();
-    backends.sort_unstable();
-    backends.dedup();
-    if backends.len() > 1 {
-        mixed_jobs.push(format!("backends differ: {}", backends.join(", ")));
-    }
     for d in &digests {
         if rank(d) >= world_size || rank(d) < 0 {
             mixed_jobs.push(format!(
@@ -262,7 +286,7 @@ pub fn analyze(all: &[RankDigest], mode: Align) -> RanksReport {
     let mut wait_by = vec![0i64; digests.len()];
     for m in &matched {
         for (k, &(d, _)) in m.parts.iter().enumerate() {
-            wait_by[d] += m.wait_ns[k];
+            wait_by[d] = wait_by[d].saturating_add(m.wait_ns[k]);
         }
     }
     let ranks = digests
@@ -359,13 +383,13 @@ fn collective_rows(digests: &[&RankDigest], matched: &[Matched]) -> Vec<Collecti
             .or_default();
         a.count += 1;
         a.partial += m.partial as usize;
-        a.wait += m.wait_ns.iter().sum::<i64>();
-        a.transfer += m.transfer_ns.iter().sum::<i64>();
+        a.wait = a.wait.saturating_add(total(&m.wait_ns));
+        a.transfer = a.transfer.saturating_add(total(&m.transfer_ns));
         if let Some(b) = c.bytes {
             let n = c.group_size.unwrap_or(m.parts.len() as i64);
             a.alg_bytes += b as f64;
             a.bus_bytes += b as f64 * c.bus_factor(n);
-            a.instance_transfer += m.instance_transfer_ns;
+            a.instance_transfer = a.instance_transfer.saturating_add(m.instance_transfer_ns);
         }
     }
     let mut rows: Vec<CollectiveRow> = by
@@ -380,7 +404,7 @@ fn collective_rows(digests: &[&RankDigest], matched: &[Matched]) -> Vec<Collecti
                 bytes,
                 count: a.count,
                 partial: a.partial,
-                total_us: us(a.wait + a.transfer),
+                total_us: us(a.wait.saturating_add(a.transfer)),
                 wait_us: us(a.wait),
                 transfer_us: us(a.transfer),
                 algbw_gbps: bytes.and(bw(a.alg_bytes)),
@@ -394,7 +418,7 @@ fn collective_rows(digests: &[&RankDigest], matched: &[Matched]) -> Vec<Collecti
 
 fn worst(digests: &[&RankDigest], matched: &[Matched]) -> Vec<InstanceRow> {
     let mut order: Vec<&Matched> = matched.iter().filter(|m| m.parts.len() > 1).collect();
-    order.sort_by_key(|m| std::cmp::Reverse(m.wait_ns.iter().sum::<i64>()));
+    order.sort_by_key(|m| std::cmp::Reverse(total(&m.wait_ns)));
     order
         .into_iter()
         .take(MAX_INSTANCES)
@@ -409,7 +433,7 @@ fn worst(digests: &[&RankDigest], matched: &[Matched]) -> Vec<InstanceRow> {
                 seq: inst.seq,
                 bytes: inst.what.bytes,
                 last_rank: digests[m.parts[m.last].0].rank.unwrap_or(-1),
-                wait_us: us(m.wait_ns.iter().sum()),
+                wait_us: us(total(&m.wait_ns)),
                 transfer_us: us(m.instance_transfer_ns),
                 partial: m.partial,
                 ranks: m
@@ -418,7 +442,7 @@ fn worst(digests: &[&RankDigest], matched: &[Matched]) -> Vec<InstanceRow> {
                     .enumerate()
                     .map(|(k, &(d, _))| InstanceRank {
                         rank: digests[d].rank.unwrap_or(-1),
-                        arrival_us: us(m.arrival_ns[k] - first),
+                        arrival_us: us(m.arrival_ns[k].saturating_sub(first)),
                         wait_us: us(m.wait_ns[k]),
                         transfer_us: us(m.transfer_ns[k]),
                     })

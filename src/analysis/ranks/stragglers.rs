@@ -11,7 +11,7 @@
 //!   or nothing recorded: idle or untraced work).
 
 use super::digest::{Activity, RankDigest};
-use super::matching::{median, Matched};
+use super::matching::{median, total, Matched};
 use super::{us, Straggler};
 use std::collections::BTreeMap;
 
@@ -26,10 +26,13 @@ pub fn find(digests: &[&RankDigest], matched: &[Matched]) -> Vec<Straggler> {
         if m.parts.len() < 2 {
             continue;
         }
-        let caused: i64 = (0..m.parts.len())
-            .filter(|&k| k != m.last)
-            .map(|k| m.wait_ns[k])
-            .sum();
+        let caused = total(
+            m.wait_ns
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| *k != m.last)
+                .map(|(_, w)| w),
+        );
         if caused <= 0 {
             continue;
         }
@@ -38,7 +41,7 @@ pub fn find(digests: &[&RankDigest], matched: &[Matched]) -> Vec<Straggler> {
             .or_default()
             .entry(m.parts[m.last].0)
             .or_insert((0, mi, 0));
-        e.0 += caused;
+        e.0 = e.0.saturating_add(caused);
         if caused > e.2 {
             e.1 = mi;
             e.2 = caused;
@@ -57,7 +60,7 @@ pub fn find(digests: &[&RankDigest], matched: &[Matched]) -> Vec<Straggler> {
             .filter(|&k| k != m.last)
             .map(|k| m.arrival_ns[k])
             .collect();
-        let late = m.last_arrival_ns - median(&mut others);
+        let late = m.last_arrival_ns.saturating_sub(median(&mut others));
         let (_, li) = m.parts[m.last];
         let inst = &digests[d].collectives[li];
         let theirs: Vec<&[Activity]> = m

@@ -1,0 +1,60 @@
+"""Arrow tables from the columns the native module hands over (see ``python/src/columns.rs``).
+
+Flat columns arrive as Arrow buffers already laid out in Python ``bytes`` objects (int64, float64,
+bool bits, utf8 offsets and data, validity bitmaps), written there once by Rust;
+``pyarrow.py_buffer`` wraps those bytes without copying, so these columns are zero-copy from the
+native side. Nested columns (lists, objects: a kernel's launchers, a gap's attribution) arrive as
+JSON text and are converted by ``pyarrow.array``, which copies.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Tuple
+
+import pyarrow as pa
+
+META_KEY = b"sightline"
+
+_FLAT = {"int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_(), "utf8": pa.string()}
+
+
+def _buffer(b: Any) -> Any:
+    return None if b is None else pa.py_buffer(b)
+
+
+def _column(n: int, col: Tuple[Any, ...]) -> Tuple[str, pa.Array]:
+    name, kind = col[0], col[1]
+    if kind == "null":
+        return name, pa.nulls(n)
+    if kind == "json":
+        values = json.loads(col[2])
+        try:
+            return name, pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            # Values of mixed shapes (input shapes of one tensor and of a tensor list) have no
+            # single Arrow type: kept as their JSON text.
+            return name, pa.array([None if v is None else json.dumps(v) for v in values])
+    nulls, validity, *buffers = col[2:]
+    arr = pa.Array.from_buffers(
+        _FLAT[kind], n, [_buffer(validity)] + [_buffer(b) for b in buffers], null_count=nulls
+    )
+    return name, arr
+
+
+def table(parts: Tuple[int, List[Tuple[Any, ...]], str]) -> pa.Table:
+    """``(rows, columns, meta_json)`` from the native module as a ``pyarrow.Table``."""
+    n, cols, meta = parts
+    names: List[str] = []
+    arrays: List[pa.Array] = []
+    for col in cols:
+        name, arr = _column(n, col)
+        names.append(name)
+        arrays.append(arr)
+    return pa.Table.from_arrays(arrays, names=names, metadata={META_KEY: meta.encode()})
+
+
+def meta(t: pa.Table) -> Dict[str, Any]:
+    """The non-row members of the CLI's JSON object a table came from."""
+    raw = (t.schema.metadata or {}).get(META_KEY)
+    return json.loads(raw) if raw else {}

@@ -1,0 +1,324 @@
+//! `sightline._sightline`: the core's parser and analyses for Python, as thin as the CLI. Every
+//! number comes from the same `sightline::analysis` functions the CLI prints; results cross over
+//! as JSON text (reports) or Arrow buffers (tables, see `columns.rs`). Parsing and analysing run
+//! with the GIL released. The Python package (`python/python/sightline/`) wraps this module.
+
+mod columns;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use serde::Serialize;
+use serde_json::{json, Value};
+use sightline::analysis::idle::{self, IdleOptions, Mode};
+use sightline::analysis::links::Links;
+use sightline::analysis::tables::{kernel_table, label_table, op_table, Forest, OpColumn};
+use sightline::analysis::{findings, steps, summary};
+use sightline::model::Trace as Model;
+use sightline::parse::{parse_parallel, ParseError, Parser as CoreParser};
+use std::io::{Seek, SeekFrom};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+create_exception!(
+    _sightline,
+    SightlineError,
+    PyException,
+    "Base class of the errors Sightline raises."
+);
+create_exception!(
+    _sightline,
+    NotATrace,
+    SightlineError,
+    "The input is not a PyTorch profiler trace; the message says what it is instead."
+);
+
+/// The gaps the CLI lists one by one unless told `--top N`; findings cite them as evidence.
+const CLI_TOP_GAPS: usize = 10;
+
+fn not_a_trace(source: &str, e: &ParseError) -> PyErr {
+    NotATrace::new_err(format!("{source}: {e}"))
+}
+
+fn json_err(e: serde_json::Error) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// A parsed trace, with the links and operator forest built on first use and kept.
+#[pyclass(frozen, module = "sightline._sightline", name = "Trace")]
+struct PyTrace {
+    model: Model,
+    source: String,
+    parse_seconds: f64,
+    links: OnceLock<Links>,
+    forest: OnceLock<Forest>,
+}
+
+impl PyTrace {
+    fn new(model: Model, source: String, parse_seconds: f64) -> Self {
+        PyTrace {
+            model,
+            source,
+            parse_seconds,
+            links: OnceLock::new(),
+            forest: OnceLock::new(),
+        }
+    }
+
+    fn links(&self) -> &Links {
+        self.links.get_or_init(|| Links::build(&self.model))
+    }
+
+    fn forest(&self) -> &Forest {
+        self.forest.get_or_init(|| Forest::build(&self.model))
+    }
+
+    /// The operator table sorted as the CLI sorts it by default.
+    fn op_table(&self, by_shape: bool) -> sightline::analysis::tables::OpTable {
+        let mut t = op_table(&self.model, self.forest(), by_shape);
+        t.sort_by(if t.has_device_time() {
+            OpColumn::SelfDevice
+        } else {
+            OpColumn::SelfCpu
+        });
+        t
+    }
+
+    fn idle_report(&self, compat: Option<&str>, max_gaps: usize) -> PyResult<idle::IdleReport> {
+        let mode = match compat {
+            None => Mode::Exact,
+            Some("hta") => Mode::Hta,
+            Some(other) => {
+                return Err(PyValueError::new_err(format!(
+                    "compat takes 'hta' or None, not '{other}'"
+                )))
+            }
+        };
+        Ok(idle::analyze_with(
+            &self.model,
+            self.links(),
+            &IdleOptions { mode, max_gaps },
+        ))
+    }
+}
+
+/// `(rows, columns, meta)`: the array under `rows` in `value` as columns, the rest as JSON.
+fn table<'py, T: Serialize>(
+    py: Python<'py>,
+    value: &T,
+    rows: &str,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let mut v = serde_json::to_value(value).map_err(json_err)?;
+    let list = match v.as_object_mut().and_then(|o| o.shift_remove(rows)) {
+        Some(Value::Array(a)) => a,
+        _ => Vec::new(),
+    };
+    let cols = columns::columns(py, &list)?;
+    let meta = serde_json::to_string(&v).map_err(json_err)?;
+    (list.len(), cols, meta).into_pyobject(py)
+}
+
+#[pymethods]
+impl PyTrace {
+    /// The path it was read from, or a description of the bytes or file object.
+    #[getter]
+    fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Seconds spent reading and parsing.
+    #[getter]
+    fn parse_seconds(&self) -> f64 {
+        self.parse_seconds
+    }
+
+    /// `sightline summary --json`.
+    fn summary_json(&self, py: Python<'_>) -> PyResult<String> {
+        let s = py.allow_threads(|| summary::summarize(&self.model));
+        let mb_per_s = s.file.json_bytes as f64 / 1e6 / self.parse_seconds.max(1e-9);
+        let mut v = serde_json::to_value(&s).map_err(json_err)?;
+        if let Some(o) = v.as_object_mut() {
+            o.insert("parse_seconds".into(), json!(self.parse_seconds));
+            o.insert("mb_per_s".into(), json!(mb_per_s));
+        }
+        serde_json::to_string(&v).map_err(json_err)
+    }
+
+    /// `sightline ops --json [--by-shape]`.
+    fn ops<'py>(&self, py: Python<'py>, by_shape: bool) -> PyResult<Bound<'py, PyTuple>> {
+        let t = py.allow_threads(|| self.op_table(by_shape));
+        table(py, &t, "rows")
+    }
+
+    /// `sightline kernels --json`.
+    fn kernels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let t = py.allow_threads(|| kernel_table(&self.model, self.forest()));
+        table(py, &t, "rows")
+    }
+
+    /// `sightline labels --json`.
+    fn labels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let t = py.allow_threads(|| label_table(&self.model, self.forest()));
+        table(py, &t, "rows")
+    }
+
+    /// `sightline steps --json`, its `steps` as the table.
+    fn steps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let r = py.allow_threads(|| steps::analyze_with(&self.model, self.links()));
+        table(py, &r, "steps")
+    }
+
+    /// `sightline idle --json [--compat hta] --top MAX_GAPS`, the table under `rows` (`idle`:
+    /// HTA's per-stream breakdown, or `gaps`).
+    #[pyo3(signature = (compat, max_gaps, rows))]
+    fn idle<'py>(
+        &self,
+        py: Python<'py>,
+        compat: Option<&str>,
+        max_gaps: usize,
+        rows: &str,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let r = py.allow_threads(|| self.idle_report(compat, max_gaps))?;
+        table(py, &r, rows)
+    }
+
+    /// The findings of `sightline report` (exact idle, as the CLI's default).
+    fn findings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let f = py.allow_threads(|| -> PyResult<_> {
+            let links = self.links();
+            let steps = steps::analyze_with(&self.model, links);
+            let idle = self.idle_report(None, CLI_TOP_GAPS)?;
+            Ok(findings::analyze_with(&self.model, links, &steps, &idle))
+        })?;
+        table(py, &json!({ "rows": f }), "rows")
+    }
+
+    /// `sightline report --json [--compat hta] [--top N]`.
+    #[pyo3(signature = (compat, top, max_gaps))]
+    fn report_json(
+        &self,
+        py: Python<'_>,
+        compat: Option<&str>,
+        top: usize,
+        max_gaps: usize,
+    ) -> PyResult<String> {
+        py.allow_threads(|| {
+            let t = Instant::now();
+            let links = self.links();
+            let steps = steps::analyze_with(&self.model, links);
+            let idle = self.idle_report(compat, max_gaps)?;
+            let findings = findings::analyze_with(&self.model, links, &steps, &idle);
+            let mut top_operators = self.op_table(false);
+            let analysis_seconds = t.elapsed().as_secs_f64();
+            top_operators.rows.truncate(top);
+            let v = json!({
+                "file": self.source,
+                "schema": self.model.meta.schema,
+                "rank": self.model.rank(),
+                "span_ns": self.model.span_ns(),
+                "parse_seconds": self.parse_seconds,
+                "analysis_seconds": analysis_seconds,
+                "top_operators": top_operators,
+                "steps": steps,
+                "idle": idle,
+                "findings": findings,
+            });
+            serde_json::to_string(&v).map_err(json_err)
+        })
+    }
+}
+
+/// A push parser for file objects and buffers: `feed` chunks, then `finish`.
+#[pyclass(module = "sightline._sightline")]
+struct Parser {
+    inner: Option<CoreParser>,
+    started: Option<Instant>,
+    seconds: f64,
+}
+
+#[pymethods]
+impl Parser {
+    #[new]
+    fn new() -> Self {
+        Parser {
+            inner: Some(CoreParser::new()),
+            started: None,
+            seconds: 0.0,
+        }
+    }
+
+    /// Parses the next chunk of the file (any size; gzip is detected from the first bytes).
+    fn feed(&mut self, py: Python<'_>, chunk: &[u8]) -> PyResult<()> {
+        let started = Instant::now();
+        let p = self
+            .inner
+            .as_mut()
+            .ok_or_else(|| PyValueError::new_err("this parser has finished"))?;
+        py.allow_threads(|| p.feed(chunk));
+        self.seconds += started.elapsed().as_secs_f64();
+        self.started.get_or_insert(started);
+        Ok(())
+    }
+
+    /// The trace, or `NotATrace` with the parser's message prefixed by `source`.
+    fn finish(&mut self, py: Python<'_>, source: String) -> PyResult<PyTrace> {
+        let p = self
+            .inner
+            .take()
+            .ok_or_else(|| PyValueError::new_err("this parser has finished"))?;
+        let started = Instant::now();
+        let model = py
+            .allow_threads(|| p.finish())
+            .map_err(|e| not_a_trace(&source, &e))?;
+        let seconds = self.seconds + started.elapsed().as_secs_f64();
+        Ok(PyTrace::new(model, source, seconds))
+    }
+}
+
+/// Reads a file as the CLI does: 1 MiB reads, one thread per core (up to 8) for a large plain-JSON
+/// file, the file never held whole.
+#[pyfunction]
+fn open_path(py: Python<'_>, path: String) -> PyResult<PyTrace> {
+    let start = Instant::now();
+    let parsed = py.allow_threads(|| {
+        let len = std::fs::metadata(&path)?.len();
+        let open = |offset: u64| -> std::io::Result<std::fs::File> {
+            let mut f = std::fs::File::open(&path)?;
+            f.seek(SeekFrom::Start(offset))?;
+            Ok(f)
+        };
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        parse_parallel(&open, len, threads)
+    });
+    let model = parsed
+        .map_err(|e| os_error(py, e, &path))?
+        .map_err(|e| not_a_trace(&path, &e))?;
+    Ok(PyTrace::new(model, path, start.elapsed().as_secs_f64()))
+}
+
+/// An `OSError` of the class `open` would raise, with errno, message and path as it gives them.
+fn os_error(py: Python<'_>, e: std::io::Error, path: &str) -> PyErr {
+    let errno = e.raw_os_error();
+    let err = PyErr::from(e);
+    let Some(n) = errno else { return err };
+    let built = py
+        .import("os")
+        .and_then(|os| os.call_method1("strerror", (n,)))
+        .and_then(|msg| err.get_type(py).call1((n, msg, path)));
+    match built {
+        Ok(e) => PyErr::from_value(e),
+        Err(_) => err,
+    }
+}
+
+#[pymodule]
+fn _sightline(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("SightlineError", m.py().get_type::<SightlineError>())?;
+    m.add("NotATrace", m.py().get_type::<NotATrace>())?;
+    m.add_class::<PyTrace>()?;
+    m.add_class::<Parser>()?;
+    m.add_function(wrap_pyfunction!(open_path, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,117 @@
+"""Every table and report of the package equals the CLI's JSON, on every fixture."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any, Dict
+
+import pyarrow as pa
+import pytest
+
+import sightline
+from conftest import cli_json, cli_path, fixture_id, split_fixtures, strip_nulls
+
+FIXTURES, REFUSED = split_fixtures()
+# Run-to-run figures: the time this run took, not a property of the trace.
+TIMINGS = {"parse_seconds", "mb_per_s", "analysis_seconds"}
+
+
+def opened(path: Path) -> sightline.Trace:
+    return sightline.open(path)
+
+
+def assert_table(table: pa.Table, cli: Dict[str, Any], rows: str) -> None:
+    assert isinstance(table, pa.Table)
+    want = cli[rows]
+    assert table.num_rows == len(want)
+    if want:
+        # Columns named and ordered as the CLI's JSON members.
+        assert table.column_names == list(want[0].keys())
+    assert strip_nulls(table.to_pylist()) == strip_nulls(want)
+    rest = {k: v for k, v in cli.items() if k != rows}
+    assert sightline.table_meta(table) == rest
+
+
+def test_fixtures_found() -> None:
+    assert len(FIXTURES) >= 30 and REFUSED
+
+
+@pytest.mark.parametrize("path", REFUSED, ids=fixture_id)
+def test_refused_as_the_cli_refuses(path: Path) -> None:
+    """What the package calls not a trace, the CLI does too, with the same message."""
+    with pytest.raises(sightline.NotATrace) as e:
+        sightline.open(path)
+    out = subprocess.run([str(cli_path()), "summary", str(path)], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert out.stderr.strip() == f"sightline: {e.value}"
+
+
+@pytest.fixture(scope="module", params=FIXTURES, ids=fixture_id)
+def case(request: Any) -> Any:
+    path = request.param
+    return path, opened(path)
+
+
+def test_summary(case: Any) -> None:
+    path, t = case
+    ours = t.summary()
+    cli = cli_json("summary", path)
+    assert {k: v for k, v in ours.items() if k not in TIMINGS} == {
+        k: v for k, v in cli.items() if k not in TIMINGS
+    }
+    assert set(ours) == set(cli)
+
+
+@pytest.mark.parametrize("by_shape", [False, True])
+def test_ops(case: Any, by_shape: bool) -> None:
+    path, t = case
+    args = ["ops", path] + (["--by-shape"] if by_shape else [])
+    assert_table(t.ops(by_shape=by_shape), cli_json(*args), "rows")
+
+
+def test_kernels(case: Any) -> None:
+    path, t = case
+    assert_table(t.kernels(), cli_json("kernels", path), "rows")
+
+
+def test_labels(case: Any) -> None:
+    path, t = case
+    assert_table(t.labels(), cli_json("labels", path), "rows")
+
+
+def test_steps(case: Any) -> None:
+    path, t = case
+    assert_table(t.steps(), cli_json("steps", path), "steps")
+
+
+@pytest.mark.parametrize("compat", [None, "hta"])
+def test_idle_and_gaps(case: Any, compat: Any) -> None:
+    path, t = case
+    extra = ["--compat", "hta"] if compat else []
+    cli = cli_json("idle", path, *extra)
+    assert_table(t.idle(compat=compat), cli, "idle")
+    assert_table(t.gaps(compat=compat, top=10), cli, "gaps")
+    every = cli_json("idle", path, *extra, "--top", 1 << 40)
+    assert_table(t.gaps(compat=compat), every, "gaps")
+    assert t.gaps(compat=compat).num_rows == every["gap_count"]
+
+
+def test_findings_and_report(case: Any) -> None:
+    path, t = case
+    cli = cli_json("report", path)
+    assert strip_nulls(t.findings().to_pylist()) == strip_nulls(cli["findings"])
+    ours = t.report()
+    assert {k: v for k, v in ours.items() if k not in TIMINGS} == {
+        k: v for k, v in cli.items() if k not in TIMINGS
+    }
+    hta = cli_json("report", path, "--compat", "hta", "--top", 3)
+    assert t.report(compat="hta", top=3)["idle"] == hta["idle"]
+    assert t.report(compat="hta", top=3)["top_operators"] == hta["top_operators"]
+
+
+def test_pandas(case: Any) -> None:
+    pytest.importorskip("pandas")
+    _, t = case
+    df = t.ops().to_pandas()
+    assert len(df) == t.ops().num_rows
