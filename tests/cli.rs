@@ -33,7 +33,13 @@ fn summary_json_has_the_documented_fields() {
         .iter()
         .any(|l| l["kind"] == "gpu"));
     assert_eq!(v["truncated"], false);
-    assert!(v["diagnostics"].is_array());
+    // A file as the profiler wrote it: no damage; its lost flow starts and overlaps are
+    // observations, each with kind, count and explanation.
+    assert_eq!(v["diagnostics"], serde_json::json!([]));
+    let obs = v["observations"].as_array().unwrap();
+    assert!(obs.iter().any(|o| o["kind"] == "flow_without_start"
+        && o["count"].as_u64().unwrap() > 0
+        && o["explanation"].as_str().unwrap().contains("start")));
     assert!(v["mb_per_s"].as_f64().unwrap() > 0.0);
     assert_eq!(v["file"]["gzipped"], true);
 }

@@ -6,9 +6,11 @@
 mod common;
 
 use rustc_hash::FxHashSet;
+use sightline::model::category::{Kind, Kinds};
 use sightline::model::SliceRef;
 use sightline::parse::parse_bytes;
 use sightline::view::frame::{self, Hit, ViewState, FLAG_MARK, HIT_SLOP_PX, RECT_STRIDE};
+use sightline::view::rows::RowMode;
 use sightline::view::tracks::TrackLayout;
 use sightline::view::viewport::Viewport;
 use sightline::view::Timeline;
@@ -68,5 +70,42 @@ fn every_fixture_lays_out_and_hits() {
             }
         }
         assert!(checked > 0 || trace.slice_count() == 0, "{name}");
+        drawn_rows_hold_every_shown_slice_once(&trace, &name.to_string());
+    }
+}
+
+/// With the frames spanning a lane folded, and with Python frames hidden: rows never overlap,
+/// every slice that is drawn is on exactly its row, and only folded frames (and Python frames,
+/// when hidden) are left out.
+fn drawn_rows_hold_every_shown_slice_once(trace: &sightline::model::Trace, name: &str) {
+    let kinds = Kinds::new(trace);
+    for python in [true, false] {
+        let mut tl = Timeline::new(trace);
+        tl.set_mode(trace, RowMode { python, fold: true });
+        for (l, idx) in tl.lanes.iter().enumerate() {
+            let lane = &trace.lanes[l];
+            let s = &lane.slices;
+            let drawn = &tl.rows[l];
+            let mut seen = vec![false; s.len()];
+            for (d, row) in idx.rows.iter().enumerate() {
+                for w in row.idx.windows(2) {
+                    let (a, b) = (w[0] as usize, w[1] as usize);
+                    assert!(s.end_ns(a) <= s.start_ns[b], "{name}: lane {l} row {d}");
+                }
+                for &i in &row.idx {
+                    assert_eq!(drawn.of(lane, i as usize) as usize, d);
+                    seen[i as usize] = true;
+                }
+            }
+            assert_eq!(idx.rows.len() as u32, drawn.rows, "{name}: lane {l}");
+            for (i, &shown) in seen.iter().enumerate() {
+                let python_frame = kinds.of_cat(s.cat[i]) == Kind::Python;
+                let folded = drawn.folded.contains(&s.name[i]);
+                assert!(
+                    shown || folded || (!python && python_frame),
+                    "{name}: lane {l} slice {i} is not drawn"
+                );
+            }
+        }
     }
 }

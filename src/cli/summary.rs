@@ -76,7 +76,12 @@ pub fn run(opts: &Opts) -> Result<(), String> {
             .total_global_mem
             .map(|m| format!(", {:.1} GB", m as f64 / 1e9))
             .unwrap_or_default();
-        println!("  GPU {}: {}{mem}", d.id, d.name);
+        // A device without properties is named by its label alone ("MTIA 0").
+        if sightline::model::category::device_label(&d.name).is_some() {
+            println!("  {}{mem}", d.name);
+        } else {
+            println!("  GPU {}: {}{mem}", d.id, d.name);
+        }
     }
     println!("lanes       {}", s.lanes.len());
     for l in &s.lanes {
@@ -106,6 +111,12 @@ pub fn run(opts: &Opts) -> Result<(), String> {
                 "  {:?} x{} (first at byte {}): {}",
                 d.kind, d.count, d.first_offset, d.detail
             );
+        }
+    }
+    if !s.observations.is_empty() {
+        println!("observations (as profilers write them; nothing is wrong with the file)");
+        for o in &s.observations {
+            println!("  {:?} x{}: {}", o.kind, o.count, o.explanation);
         }
     }
     Ok(())

@@ -9,8 +9,9 @@
 //! - Lanes are ordered as users expect: CPU processes first (by sort index, then pid), their threads by
 //!   sort index then tid; then GPU devices by index, their streams by id; then other tracks.
 //! - In a lane, slices are sorted by `start_ns`, then `depth`; two slices on the same row never overlap.
-//!   `depth` is the nesting depth; a slice that overlaps another without nesting (real on GPU streams)
-//!   gets a deeper row of its own and is counted in the diagnostics, never dropped.
+//!   `depth` is the nesting depth; a slice that overlaps another without nesting (real on GPU streams,
+//!   and around `record_function` ranges with Python stacks) is drawn under the longer one and
+//!   counted in the observations, never dropped (see `parse/rows.rs`).
 //! - `external_id` and `correlation` are `-1` when the event has none.
 
 pub mod category;
@@ -109,7 +110,7 @@ pub struct Lane {
     pub slices: Slices,
     /// Number of rows needed to draw the lane (max depth + 1).
     pub rows: u32,
-    /// Slices that overlapped another one without nesting and were given a row of their own.
+    /// Slices that overlap the slice opened before them without nesting in it.
     pub overlapping: u32,
 }
 
@@ -493,6 +494,8 @@ pub struct MemoryEvents {
     pub bytes: Vec<i64>,
     pub total_allocated: Vec<i64>,
     pub total_reserved: Vec<i64>,
+    /// `Addr`: the block's address, which pairs a free with its allocation (0 when absent).
+    pub addr: Vec<i64>,
 }
 
 impl MemoryEvents {
@@ -523,7 +526,8 @@ pub struct ParseStats {
     pub threads: u32,
 }
 
-/// What the parser skipped or repaired, grouped by kind.
+/// What the parser skipped or repaired (damage) and what it observed, grouped by kind (see
+/// [`DiagKind::is_damage`]).
 #[derive(Debug, Default, Clone, Serialize)]
 pub struct Diagnostics {
     pub items: Vec<Diagnostic>,
@@ -556,10 +560,12 @@ pub enum DiagKind {
     UnmatchedEnd,
     /// A `B` still open at the end of the trace; closed at the last timestamp.
     UnclosedBegin,
-    /// A slice overlapping another on its lane without nesting; given its own row.
+    /// A slice overlapping another on its lane without nesting; drawn under the longer one.
     OverlappingSlice,
     /// A flow event whose slice could not be found; the arrow is dropped.
     UnboundFlow,
+    /// A flow that ends (or continues) without its start; the arrow is dropped.
+    FlowWithoutStart,
     /// A phase this model does not keep (async `b`/`e`/`n`, samples, objects, ...); counted only.
     IgnoredPhase,
     /// A negative duration; clamped to zero.
@@ -573,7 +579,60 @@ pub enum DiagKind {
     TrailingData,
 }
 
+impl DiagKind {
+    /// Damage means the file is not as a profiler writes it (cut short, invalid JSON, refused or
+    /// repaired events, unpaired `B`/`E`, impossible times): a user should know before trusting
+    /// what is shown. The other kinds are observations, facts of healthy traces: Kineto loses
+    /// the start of some flows, Python frames and `record_function` ranges overlap without
+    /// nesting, async phases are not drawn.
+    pub fn is_damage(self) -> bool {
+        !matches!(
+            self,
+            DiagKind::OverlappingSlice
+                | DiagKind::UnboundFlow
+                | DiagKind::FlowWithoutStart
+                | DiagKind::IgnoredPhase
+        )
+    }
+
+    /// What an observation means, for a user (damage is described by each item's detail).
+    pub fn explanation(self) -> &'static str {
+        match self {
+            DiagKind::OverlappingSlice => {
+                "slices that overlap another on their thread or stream without nesting in it, as \
+                 profilers write them (a record_function range or ProfilerStep that ends after \
+                 the Python frame it began in; kernels overlapping on one stream); each is drawn \
+                 under the longer slice it overlaps, none is dropped"
+            }
+            DiagKind::FlowWithoutStart => {
+                "flow arrows whose start event is not in the file (Kineto writes the end of some \
+                 flows without their start); these arrows are not drawn, and kernels are still \
+                 linked to their launch by correlation id"
+            }
+            DiagKind::UnboundFlow => {
+                "flow arrows pointing at a time where their thread holds no slice (the slice was \
+                 not recorded); these arrows are not drawn"
+            }
+            DiagKind::IgnoredPhase => {
+                "events of phases the timeline does not draw (async, sample or object events); \
+                 they are counted in the summary only"
+            }
+            _ => "the file is damaged here; see the detail",
+        }
+    }
+}
+
 impl Diagnostics {
+    /// The damage (see [`DiagKind::is_damage`]): empty for a file as the profiler wrote it.
+    pub fn damage(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.items.iter().filter(|d| d.kind.is_damage())
+    }
+
+    /// The observations: facts of healthy traces (see [`DiagKind::is_damage`]).
+    pub fn observations(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.items.iter().filter(|d| !d.kind.is_damage())
+    }
+
     pub fn add(&mut self, kind: DiagKind, offset: u64, detail: impl FnOnce() -> String) {
         self.add_n(kind, 1, offset, detail)
     }
@@ -632,6 +691,7 @@ impl Trace {
             + m.bytes.capacity() * 8
             + m.total_allocated.capacity() * 8
             + m.total_reserved.capacity() * 8
+            + m.addr.capacity() * 8
     }
 
     /// Bytes of the whole model: columns, interned strings and args.

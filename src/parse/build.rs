@@ -8,8 +8,9 @@ use super::event::{
     format_dims, parse_f64, parse_int, parse_us_to_ns, raw_str, repair, Args, Ev, RawEvent,
 };
 use super::fields::{read_object, Field};
+use super::rows::assign_depths;
 use super::split::Sink;
-use crate::model::category::Kind;
+use crate::model::category::{self, Kind};
 use crate::model::*;
 use rustc_hash::FxHashMap;
 use serde_json::value::RawValue;
@@ -106,10 +107,9 @@ const MIN_TS_NS: i64 = -(1 << 60);
 const MAX_TS_NS: i64 = 1 << 62;
 const MAX_DUR_NS: i64 = 1 << 61;
 
-/// Categories whose events run on a GPU (or other accelerator) stream: the model's vocabulary,
-/// plus any `gpu_*`/`mtia_*` category a newer profiler may write.
+/// Categories whose events run on a device stream or queue ([`Kind::on_device`]).
 fn is_gpu_category(cat: &str) -> bool {
-    Kind::of_cat(cat).on_gpu_stream() || cat.starts_with("gpu_") || cat.starts_with("mtia_")
+    Kind::on_device(cat)
 }
 
 impl Builder {
@@ -405,6 +405,7 @@ impl Builder {
                     m.total_allocated
                         .push(int(args.total_allocated).unwrap_or(0));
                     m.total_reserved.push(int(args.total_reserved).unwrap_or(0));
+                    m.addr.push(int(args.addr).unwrap_or(0));
                     return;
                 }
                 let lane = self.lane(pid, tid, tid_label);
@@ -621,6 +622,7 @@ impl Builder {
         m.bytes.append(&mut om.bytes);
         m.total_allocated.append(&mut om.total_allocated);
         m.total_reserved.append(&mut om.total_reserved);
+        m.addr.append(&mut om.addr);
         self.memory_threads
             .extend(o.memory_threads.iter().map(|&(p, t)| (id(p), id(t))));
 
@@ -691,7 +693,7 @@ impl Builder {
         let mut order: Vec<u32> = (0..self.lanes.len() as u32).collect();
         let lane_key = |lb: &LaneBuilder| {
             let p = &processes[pindex[&lb.pid] as usize];
-            let gpu = lb.gpu || (p.device.is_some() && !lb.cpu);
+            let gpu = is_device_lane(p, lb);
             let tsort = self.threads.get(&(lb.pid, lb.tid)).and_then(|t| t.1);
             if gpu {
                 (1, p.device.unwrap_or(lb.pid), 0, lb.tid, 0)
@@ -721,7 +723,7 @@ impl Builder {
                 .expect("each lane is taken once");
             let process = pindex[&lb.pid];
             let p = &processes[process as usize];
-            let gpu = lb.gpu || (p.device.is_some() && !lb.cpu);
+            let gpu = is_device_lane(p, &lb);
             let kind = if gpu {
                 LaneKind::GpuStream {
                     device: p.device.unwrap_or(lb.pid),
@@ -750,7 +752,7 @@ impl Builder {
         if overlapping_total > 0 {
             self.diagnostics
                 .add_n(DiagKind::OverlappingSlice, overlapping_total, 0, || {
-                    "slices overlapping without nesting on one lane (kept on rows of their own)"
+                    "slices overlapping without nesting on one lane (drawn under the longer one)"
                         .into()
                 });
         }
@@ -841,13 +843,18 @@ impl Builder {
             .into_iter()
             .map(|pid| {
                 let m = self.procs.remove(&pid).unwrap_or_default();
-                // Kineto labels GPU processes "GPU n"; a process holding kernels is a GPU too.
-                let labelled = m
-                    .labels
-                    .as_deref()
-                    .and_then(|l| l.strip_prefix("GPU "))
-                    .and_then(|n| n.trim().parse::<i64>().ok());
-                let device = labelled.or_else(|| gpu_pids.contains(&pid).then_some(pid.max(0)));
+                // The rule of `model::category`: a label or name such as "GPU 0" or "MTIA 0"
+                // makes a device; a process holding device work is one too, unless labelled CPU.
+                let host = m.labels.as_deref().is_some_and(category::is_host_label);
+                let labelled = [m.labels.as_deref(), m.name.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .find_map(category::device_index);
+                let device = if host {
+                    None
+                } else {
+                    labelled.or_else(|| gpu_pids.contains(&pid).then_some(pid.max(0)))
+                };
                 Process {
                     pid,
                     pid_label: m.pid_label,
@@ -868,6 +875,14 @@ impl Builder {
         });
         procs
     }
+}
+
+/// Whether a lane is a device stream: rules 1 and 3 of `model::category`. A process labelled
+/// CPU has no device (see `build_processes`); in one that has, a lane is a stream when it holds
+/// device work, or nothing but device work is possible because it holds no other event.
+fn is_device_lane(p: &Process, lb: &LaneBuilder) -> bool {
+    let host = p.labels.as_deref().is_some_and(category::is_host_label);
+    !host && (lb.gpu || (p.device.is_some() && !lb.cpu))
 }
 
 fn hash_id(text: &str) -> i64 {
@@ -920,30 +935,6 @@ fn sort_slices(s: Slices, origin: i64) -> Slices {
     }
 }
 
-/// Gives every slice its row: the nesting depth, or for a slice that overlaps the one above it
-/// without fitting inside, a deeper row so that no two slices on a row overlap.
-/// Returns (rows, overlapping slices).
-pub(crate) fn assign_depths(s: &mut Slices) -> (u32, u32) {
-    let mut stack: Vec<i64> = Vec::new();
-    let mut rows = 0u32;
-    let mut overlapping = 0u32;
-    for i in 0..s.len() {
-        let start = s.start_ns[i];
-        let end = start + s.dur_ns[i];
-        while stack.last().is_some_and(|&top_end| top_end <= start) {
-            stack.pop();
-        }
-        if stack.last().is_some_and(|&top_end| end > top_end) {
-            overlapping += 1;
-        }
-        let depth = stack.len().min(u16::MAX as usize);
-        s.depth[i] = depth as u16;
-        rows = rows.max(depth as u32 + 1);
-        stack.push(end);
-    }
-    (rows, overlapping)
-}
-
 /// The deepest slice of a lane that contains `ts` (a zero-length slice contains its own start).
 pub fn enclosing_slice(s: &Slices, ts: i64) -> Option<usize> {
     let after = s.start_ns.partition_point(|&x| x <= ts);
@@ -994,7 +985,7 @@ fn bind_flows(
                 });
             }
             _ if p.phase > 0 => {
-                diags.add(DiagKind::UnboundFlow, p.offset, || {
+                diags.add(DiagKind::FlowWithoutStart, p.offset, || {
                     format!("flow id {} ends without a start", p.id)
                 });
             }
@@ -1017,6 +1008,7 @@ fn sort_memory(m: MemoryEvents, origin: i64) -> MemoryEvents {
         bytes: perm.iter().map(|&i| m.bytes[pick(i)]).collect(),
         total_allocated: perm.iter().map(|&i| m.total_allocated[pick(i)]).collect(),
         total_reserved: perm.iter().map(|&i| m.total_reserved[pick(i)]).collect(),
+        addr: perm.iter().map(|&i| m.addr[pick(i)]).collect(),
     }
 }
 

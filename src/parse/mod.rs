@@ -16,10 +16,12 @@ mod build;
 mod event;
 mod fields;
 mod parallel;
+mod rows;
 mod split;
 
 pub use build::enclosing_slice;
 pub use parallel::{parse_parallel, parse_parallel_with};
+pub use rows::layout_rows;
 
 use crate::model::{DiagKind, ParseStats, Trace};
 use build::Builder;

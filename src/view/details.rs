@@ -149,19 +149,35 @@ fn launched(trace: &Trace, tl: &Timeline, r: SliceRef) -> Launched {
     let s = &trace.lanes[r.lane as usize].slices;
     let (below, partial) = descendants(trace, r);
     let i = r.index as usize;
-    let own = (s.correlation[i] != NO_ID).then_some(i);
     let mut out = Launched {
         count: 0,
         gpu_ns: 0,
         events: Vec::new(),
         partial,
     };
-    for j in own.into_iter().chain(below) {
+    for j in std::iter::once(i).chain(below) {
         let c = s.correlation[j];
-        if c == NO_ID {
-            continue;
+        let mut launched: Vec<SliceRef> = if c == NO_ID {
+            Vec::new()
+        } else {
+            tl.gpu_by_correlation(c).collect()
+        };
+        if launched.is_empty() {
+            // Backends whose device ops carry no correlation are linked by `ac2g` flows only
+            // (the launch rule of `analysis::launch`).
+            let d = SliceRef {
+                lane: r.lane,
+                index: j as u32,
+            };
+            launched.extend(
+                tl.flows_of(d)
+                    .iter()
+                    .map(|&f| trace.flows[f as usize])
+                    .filter(|f| f.from == d && trace.lanes[f.to.lane as usize].is_gpu())
+                    .map(|f| f.to),
+            );
         }
-        for g in tl.gpu_by_correlation(c) {
+        for g in launched {
             out.count += 1;
             out.gpu_ns += trace.lanes[g.lane as usize].slices.dur_ns[g.index as usize];
             if out.events.len() < MAX_LISTED {
@@ -202,8 +218,9 @@ fn launcher(trace: &Trace, tl: &Timeline, r: SliceRef) -> LaunchedBy {
     }
 }
 
-/// Flow arrows to draw for a selection: those touching it, and for a CPU slice those leaving the
-/// slices below it (its kernel launches), at most [`MAX_LISTED`].
+/// Flow arrows to draw for a selection: those with the slice itself at one end, at most
+/// [`MAX_LISTED`]. Flows of the slices under it are not drawn: selecting a root frame would draw a
+/// fan of every launch below it. Its kernels are listed in the details through correlation ids.
 pub fn arrows(trace: &Trace, tl: &Timeline, r: SliceRef) -> Vec<Arrow> {
     let Some(lane) = trace.lanes.get(r.lane as usize) else {
         return Vec::new();
@@ -212,23 +229,6 @@ pub fn arrows(trace: &Trace, tl: &Timeline, r: SliceRef) -> Vec<Arrow> {
         return Vec::new();
     }
     let mut flows: Vec<u32> = tl.flows_of(r).to_vec();
-    if !lane.is_gpu() {
-        let (below, _) = descendants(trace, r);
-        for j in below {
-            let d = SliceRef {
-                lane: r.lane,
-                index: j as u32,
-            };
-            flows.extend(
-                tl.flows_of(d)
-                    .iter()
-                    .filter(|&&f| trace.flows[f as usize].from == d),
-            );
-            if flows.len() >= MAX_LISTED {
-                break;
-            }
-        }
-    }
     flows.truncate(MAX_LISTED);
     flows
         .into_iter()
@@ -295,8 +295,15 @@ mod tests {
         assert_eq!((l.count, l.gpu_ns), (1, 30_000));
         assert_eq!(l.events[0].name, "gemm_kernel");
         assert!(d.launched_by.is_none());
-        assert_eq!(d.flows.len(), 1, "the launch's ac2g arrow");
-        assert_eq!(d.flows[0].to, find(&t, "gemm_kernel"));
+        assert!(
+            d.flows.is_empty(),
+            "the launch's arrow is the launch's, not the op's"
+        );
+        let launch = details(&t, &tl, find(&t, "cudaLaunchKernel")).unwrap();
+        assert_eq!(launch.flows.len(), 1, "the launch's ac2g arrow");
+        assert_eq!(launch.flows[0].to, find(&t, "gemm_kernel"));
+        let step = details(&t, &tl, find(&t, "ProfilerStep#1")).unwrap();
+        assert!(step.flows.is_empty(), "no fan of the flows under a root");
     }
 
     #[test]
@@ -320,5 +327,32 @@ mod tests {
             }
         )
         .is_none());
+    }
+
+    /// A backend whose device ops carry no correlation (a PrivateUse1 runtime): the `ac2g` flow
+    /// alone says what the operator launched, both ways.
+    #[test]
+    fn flows_alone_link_launches() {
+        let json = r#"{"traceEvents":[
+          {"ph":"M","name":"process_labels","pid":1,"tid":0,"args":{"labels":"CPU"}},
+          {"ph":"X","name":"aten::mm","cat":"cpu_op","pid":1,"tid":1,"ts":10,"dur":50,"args":{"External id":5}},
+          {"ph":"X","name":"launchKernel","cat":"privateuse1_runtime","pid":1,"tid":1,"ts":20,"dur":10},
+          {"ph":"s","id":77,"pid":1,"tid":1,"ts":20,"cat":"ac2g","name":"ac2g"},
+          {"ph":"X","name":"matmul_kernel","cat":"kernel","pid":0,"tid":3,"ts":40,"dur":30,"args":{"device":0,"stream":3}},
+          {"ph":"f","id":77,"pid":0,"tid":3,"ts":40,"cat":"ac2g","name":"ac2g","bp":"e"}
+        ]}"#;
+        let t = parse_bytes(json.as_bytes()).unwrap();
+        let tl = Timeline::new(&t);
+        let l = details(&t, &tl, find(&t, "aten::mm"))
+            .unwrap()
+            .launched
+            .unwrap();
+        assert_eq!((l.count, l.gpu_ns), (1, 30_000));
+        let by = details(&t, &tl, find(&t, "matmul_kernel"))
+            .unwrap()
+            .launched_by
+            .unwrap();
+        assert_eq!(by.runtime.unwrap().name, "launchKernel");
+        assert_eq!(by.op.unwrap().name, "aten::mm");
     }
 }

@@ -228,18 +228,24 @@ pub fn layout(
                 }
                 if mark == 0 && cx1 - cx0 >= LABEL_PX {
                     let lx = cx0.max(0.0);
+                    let folded = &tl.rows[lane as usize].folded;
+                    let text = if d == 0 && !folded.is_empty() {
+                        folded_label(trace, folded)
+                    } else {
+                        trace.str(name).to_string()
+                    };
                     labels.push(Label {
                         x: lx,
                         y,
                         w: cx1.min(vp.width_px) - lx,
-                        text: trace.str(name).to_string(),
+                        text,
                     });
                 }
             }
         }
     }
     if let Some(sel) = st.selection {
-        if let Some((x, y, w)) = slice_box(trace, tracks_, vp, sel) {
+        if let Some((x, y, w)) = slice_box(trace, tl, tracks_, vp, sel) {
             let (x0, x1) = (x.max(-2.0), (x + w.max(2.0)).min(vp.width_px + 2.0));
             if x1 > x0 {
                 let style = tl.slot(trace, sel) as u32 | FLAG_SELECTED << 8;
@@ -251,8 +257,8 @@ pub fn layout(
         .arrows
         .iter()
         .filter_map(|a| {
-            let (x0, y0, _) = anchor(trace, tracks_, vp, a.from)?;
-            let (x1, y1, _) = anchor(trace, tracks_, vp, a.to)?;
+            let (x0, y0, _) = anchor(trace, tl, tracks_, vp, a.from)?;
+            let (x1, y1, _) = anchor(trace, tl, tracks_, vp, a.to)?;
             Some(ArrowPx {
                 x0,
                 y0,
@@ -292,6 +298,17 @@ pub fn layout(
             scroll_px: vp.scroll_px,
             content_px: tracks_.height,
         },
+    }
+}
+
+/// The label of a lane's folded row: the frames it stands for, outermost first, the one drawn last.
+fn folded_label(trace: &Trace, folded: &[crate::model::StrId]) -> String {
+    let names: Vec<&str> = folded.iter().map(|&n| trace.str(n)).collect();
+    match names.as_slice() {
+        [first, .., last] if names.len() > 2 => {
+            format!("{first} › … {} frames … › {last}", names.len() - 2)
+        }
+        _ => names.join(" › "),
     }
 }
 
@@ -344,6 +361,7 @@ fn extend_last(
 /// is folded away.
 pub fn slice_box(
     trace: &Trace,
+    tl: &Timeline,
     tracks_: &TrackLayout,
     vp: &Viewport,
     r: SliceRef,
@@ -351,7 +369,7 @@ pub fn slice_box(
     let s = &trace.lanes.get(r.lane as usize)?.slices;
     let i = r.index as usize;
     let t = tracks_.lane_track(r.lane)?;
-    let depth = s.depth[i] as u32;
+    let depth = tl.row_of(trace, r) as u32;
     match t.kind {
         TrackKind::Lane { rows, .. } if depth < rows => {}
         _ => return None,
@@ -366,11 +384,12 @@ pub fn slice_box(
 /// away; the group header when the group is collapsed.
 fn anchor(
     trace: &Trace,
+    tl: &Timeline,
     tracks_: &TrackLayout,
     vp: &Viewport,
     r: SliceRef,
 ) -> Option<(f64, f64, f64)> {
-    if let Some((x, y, w)) = slice_box(trace, tracks_, vp, r) {
+    if let Some((x, y, w)) = slice_box(trace, tl, tracks_, vp, r) {
         return Some((x, y + BOX_PX / 2.0, w));
     }
     let lane = trace.lanes.get(r.lane as usize)?;
@@ -464,6 +483,87 @@ mod tests {
         f.rects.chunks(RECT_STRIDE)
     }
 
+    /// The pixel columns `[c0, c1)` of a span, as [`lod::columns`] counts them for marks.
+    fn cols(x0: f64, x1: f64, width: f64) -> std::ops::Range<i64> {
+        let (c0, c1) = lod::columns(x0, x1);
+        (c0.max(0.0) as i64)..(c1.min(width) as i64)
+    }
+
+    /// Zoomed in or out, each row paints exactly the pixel columns that hold one of its slices:
+    /// no column holding work looks empty, no empty column is painted. Random lanes (nested runs
+    /// of tiny, small and long slices with gaps) and random windows, checked on the draw list.
+    #[test]
+    fn painted_columns_are_the_columns_that_hold_slices() {
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |m: u64| {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            x.wrapping_mul(0x2545_f491_4f6c_dd1d) % m.max(1)
+        };
+        for case in 0..40 {
+            let mut ev = Vec::new();
+            let mut t = 0u64;
+            for _ in 0..(200 + next(3000)) {
+                let dur = [0, 1, 3, 40, 900, 20_000][next(6) as usize];
+                ev.push(format!(
+                    r#"{{"ph":"X","name":"s{}","cat":"cpu_op","pid":1,"tid":1,"ts":{}.{:03},"dur":{}.{:03}}}"#,
+                    next(5),
+                    t / 1000,
+                    t % 1000,
+                    dur / 1000,
+                    dur % 1000
+                ));
+                // Children inside some slices, so that several rows hold work.
+                if dur >= 40 {
+                    let kids = next(4);
+                    for k in 0..kids {
+                        let kt = t + k * dur / kids.max(1);
+                        ev.push(format!(
+                            r#"{{"ph":"X","name":"c","cat":"cpu_op","pid":1,"tid":1,"ts":{}.{:03},"dur":0.001}}"#,
+                            kt / 1000,
+                            kt % 1000
+                        ));
+                    }
+                }
+                t += dur + [0, 1, 5, 300, 50_000][next(5) as usize];
+            }
+            let json = format!(r#"{{"traceEvents":[{}]}}"#, ev.join(","));
+            let tr = parse_bytes(json.as_bytes()).unwrap();
+            let tl = Timeline::new(&tr);
+            let lanes: FxHashSet<u32> = (0..tr.lanes.len() as u32).collect();
+            let tracks = TrackLayout::new(&tr, &FxHashSet::default(), &lanes);
+            for _ in 0..6 {
+                let width = 100.0 + next(1200) as f64;
+                let mut vp = Viewport::new(tr.span_ns(), width, 2000.0);
+                let span = vp.ns_per_px * width;
+                let t0 = next(tr.span_ns().max(1) as u64) as f64;
+                vp.set_window(t0, t0 + span / [1.0, 10.0, 1e3, 1e5][next(4) as usize]);
+                let f = layout(&tr, &tl, &tracks, &vp, &ViewState::default());
+                let TrackKind::Lane { lane, rows, .. } = tracks.tracks[1].kind else {
+                    panic!("the lane's track follows its group's header");
+                };
+                let s = &tr.lanes[lane as usize].slices;
+                for d in 0..rows {
+                    let y = tracks::row_y(&tracks.tracks[1], d) - vp.scroll_px;
+                    let mut painted = std::collections::BTreeSet::new();
+                    for r in rects(&f).filter(|r| (r[1] as f64 - y).abs() < 0.5) {
+                        let (a, b) = (r[0] as f64, r[0] as f64 + r[2] as f64);
+                        painted.extend(cols(a, b, vp.width_px));
+                    }
+                    let mut held = std::collections::BTreeSet::new();
+                    for i in (0..s.len()).filter(|&i| s.depth[i] as u32 == d) {
+                        let (a, b) = (vp.x_of(s.start_ns[i] as f64), vp.x_of(s.end_ns(i) as f64));
+                        if b >= 0.0 && a <= vp.width_px {
+                            held.extend(cols(a, b, vp.width_px));
+                        }
+                    }
+                    assert_eq!(painted, held, "case {case} row {d} window {vp:?}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn zoomed_out_costs_pixels_not_events() {
         let t = trace();
@@ -501,7 +601,7 @@ mod tests {
             let Some(Hit::Slice(r)) = hit(&t, &tl, &tr, &vp, &[], x, y) else {
                 panic!("no hit at {x},{y}");
             };
-            let (bx, by, _) = slice_box(&t, &tr, &vp, r).unwrap();
+            let (bx, by, _) = slice_box(&t, &tl, &tr, &vp, r).unwrap();
             assert!((bx.max(-2.0) - b[0] as f64).abs() < 0.01 && (by - b[1] as f64).abs() < 0.01);
         }
         // Between rows and on headers.
@@ -627,7 +727,7 @@ mod tests {
         let cpu = tr.lane_track(0).unwrap();
         assert_eq!(f.meta.arrows[0].y0, cpu.y + cpu.height - 2.0);
         assert!(
-            slice_box(&t, &tr, &vp, SliceRef { lane: 0, index: 20 }).is_none(),
+            slice_box(&t, &tl, &tr, &vp, SliceRef { lane: 0, index: 20 }).is_none(),
             "folded row"
         );
     }

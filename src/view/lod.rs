@@ -8,12 +8,15 @@
 //! [`summarize_row`] walks the visible run. A slice at least `min_px` wide becomes a [`Item::Slice`].
 //! Narrower slices are merged: all slices starting in the same pixel column are jumped over with one
 //! exponential search, counted, and their busy time read off the prefix sums; adjacent columns
-//! coalesce into one [`Item::Mark`] (a density mark). So a row yields at most about two items per
+//! coalesce into one [`Item::Mark`] (a density mark) that covers exactly the whole pixel columns its
+//! slices touch (Perfetto and speedscope draw merged runs the same way): a column holding work is
+//! never left empty, and a column between two runs that holds nothing is never painted. So a row yields at most about two items per
 //! pixel column and costs O(columns * log(slices)), whatever the number of slices.
 //!
 //! If the no-overlap invariant were broken the output would still cover every slice, only with
 //! marks that are less tight; nothing panics.
 
+use super::rows::{LaneRows, HIDDEN};
 use crate::model::{Lane, Slices};
 
 /// The slices of one row of a lane, in start order, with cumulative durations.
@@ -32,15 +35,31 @@ pub struct LaneIndex {
 }
 
 impl LaneIndex {
+    /// The index of a lane drawn with the model's rows.
     pub fn new(lane: &Lane) -> LaneIndex {
+        LaneIndex::with_rows(lane, &LaneRows::default())
+    }
+
+    /// The index of a lane drawn with `drawn` rows (slices not drawn are left out).
+    pub fn with_rows(lane: &Lane, drawn: &LaneRows) -> LaneIndex {
         let s = &lane.slices;
-        let nrows = s.depth.iter().map(|&d| d as usize + 1).max().unwrap_or(0);
+        let row = |i: usize| drawn.of(lane, i);
+        let nrows = (0..s.len())
+            .map(row)
+            .filter(|&d| d != HIDDEN)
+            .map(|d| d as usize + 1)
+            .max()
+            .unwrap_or(0);
         let mut rows = vec![RowIndex::default(); nrows];
         for r in rows.iter_mut() {
             r.busy.push(0);
         }
         for i in 0..s.len() {
-            let r = &mut rows[s.depth[i] as usize];
+            let d = row(i);
+            if d == HIDDEN {
+                continue;
+            }
+            let r = &mut rows[d as usize];
             r.idx.push(i as u32);
             let last = *r.busy.last().unwrap_or(&0);
             r.busy.push(last + s.dur_ns[i].max(0));
@@ -68,7 +87,8 @@ pub enum Item {
     Slice { index: u32, x0: f64, x1: f64 },
     /// Slices narrower than `min_px`, merged: positions `first..end` of the row, `rep` (a lane
     /// index) is the longest of the first slices of its pixel columns (it gives the colour and the
-    /// tooltip), `busy_ns` their summed duration.
+    /// tooltip), `busy_ns` their summed duration; `x0..x1` are whole pixel columns (see
+    /// [`columns`]).
     Mark {
         first: u32,
         end: u32,
@@ -180,7 +200,7 @@ pub fn summarize_row(s: &Slices, row: &RowIndex, win: Window, min_px: f64, out: 
         };
         let rep = row.idx[k];
         let busy = row.busy_ns(k, end);
-        let mx1 = win.x(row.end(s, end - 1)).max(x0);
+        let (c0, c1) = columns(x0, win.x(row.end(s, end - 1)));
         match &mut open {
             Some(Item::Mark {
                 end: e,
@@ -188,12 +208,12 @@ pub fn summarize_row(s: &Slices, row: &RowIndex, win: Window, min_px: f64, out: 
                 x1,
                 busy_ns,
                 ..
-            }) if x0 <= *x1 + 1.0 => {
+            }) if c0 <= *x1 => {
                 *e = end as u32;
                 if s.dur_ns[rep as usize] > s.dur_ns[*r as usize] {
                     *r = rep;
                 }
-                *x1 = x1.max(mx1);
+                *x1 = x1.max(c1);
                 *busy_ns += busy;
             }
             _ => {
@@ -202,8 +222,8 @@ pub fn summarize_row(s: &Slices, row: &RowIndex, win: Window, min_px: f64, out: 
                     first: k as u32,
                     end: end as u32,
                     rep,
-                    x0,
-                    x1: mx1,
+                    x0: c0,
+                    x1: c1,
                     busy_ns: busy,
                 });
             }
@@ -211,6 +231,14 @@ pub fn summarize_row(s: &Slices, row: &RowIndex, win: Window, min_px: f64, out: 
         k = end;
     }
     out.extend(open);
+}
+
+/// The whole pixel columns a span from `x0` to `x1` touches, as `[c0, c1)` (at least one column,
+/// also for a zero-length span). A mark covers exactly the columns its slices touch, so that
+/// zoomed out no column that holds work looks empty and none that holds nothing is painted.
+pub fn columns(x0: f64, x1: f64) -> (f64, f64) {
+    let c0 = x0.floor();
+    (c0, x1.ceil().max(c0 + 1.0))
 }
 
 /// First position in `lo..hi` where `pred` turns false (`pred` true then false along the range).
@@ -335,7 +363,10 @@ mod tests {
                 q -= 1;
             }
             let busy: i64 = vis[p..q].iter().map(|&i| s.dur_ns[i]).sum();
-            let mx1 = win.x(s.end_ns(vis[q - 1])).max(x0);
+            let (c0, c1) = (
+                x0.floor(),
+                win.x(s.end_ns(vis[q - 1])).ceil().max(x0.floor() + 1.0),
+            );
             match &mut open {
                 Some(Item::Mark {
                     end,
@@ -343,12 +374,12 @@ mod tests {
                     x1,
                     busy_ns,
                     ..
-                }) if x0 <= *x1 + 1.0 => {
+                }) if c0 <= *x1 => {
                     *end = (vis[0] + q) as u32;
                     if s.dur_ns[i] > s.dur_ns[*rep as usize] {
                         *rep = i as u32;
                     }
-                    *x1 = x1.max(mx1);
+                    *x1 = x1.max(c1);
                     *busy_ns += busy;
                 }
                 _ => {
@@ -357,8 +388,8 @@ mod tests {
                         first: (vis[0] + p) as u32,
                         end: (vis[0] + q) as u32,
                         rep: i as u32,
-                        x0,
-                        x1: mx1,
+                        x0: c0,
+                        x1: c1,
                         busy_ns: busy,
                     });
                 }

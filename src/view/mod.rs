@@ -14,6 +14,7 @@ pub mod details;
 pub mod frame;
 pub mod lod;
 pub mod overview;
+pub mod rows;
 pub mod ruler;
 pub mod search;
 pub mod tracks;
@@ -21,6 +22,7 @@ pub mod viewport;
 
 use crate::model::{SliceRef, StrId, Trace, NO_ID};
 use lod::LaneIndex;
+use rows::{LaneRows, RowMode};
 use rustc_hash::FxHashMap;
 
 /// Indexes over a trace that drawing and navigation need; built once, in O(slices).
@@ -28,6 +30,10 @@ use rustc_hash::FxHashMap;
 pub struct Timeline {
     /// Per lane, its rows (see [`lod`]).
     pub lanes: Vec<LaneIndex>,
+    /// Per lane, which row each slice is drawn on (see [`rows`]).
+    pub rows: Vec<LaneRows>,
+    /// How the rows were laid out.
+    pub mode: RowMode,
     /// Palette slot per interned string, used as a slice name.
     name_slot: Vec<u8>,
     /// Categories with a fixed slot (memcpy, memset, sync).
@@ -55,6 +61,7 @@ pub struct Step {
 impl Timeline {
     pub fn new(trace: &Trace) -> Timeline {
         let lanes = trace.lanes.iter().map(LaneIndex::new).collect();
+        let rows = rows::trace_rows(trace, RowMode::MODEL);
         let name_slot = (0..trace.strings.len() as u32)
             .map(|i| colour::slot(trace.str(StrId(i)), ""))
             .collect();
@@ -108,6 +115,8 @@ impl Timeline {
         corr_gpu.sort_unstable();
         Timeline {
             lanes,
+            rows,
+            mode: RowMode::MODEL,
             name_slot,
             cat_slot,
             steps,
@@ -115,6 +124,33 @@ impl Timeline {
             corr_cpu,
             corr_gpu,
         }
+    }
+
+    /// Lays the lanes out in `mode` (fold the frames spanning a lane, hide Python frames); false
+    /// when that is already the layout.
+    pub fn set_mode(&mut self, trace: &Trace, mode: RowMode) -> bool {
+        if mode == self.mode {
+            return false;
+        }
+        self.rows = rows::trace_rows(trace, mode);
+        self.lanes = trace
+            .lanes
+            .iter()
+            .zip(&self.rows)
+            .map(|(l, r)| LaneIndex::with_rows(l, r))
+            .collect();
+        self.mode = mode;
+        true
+    }
+
+    /// The row slice `r` is drawn on ([`rows::HIDDEN`] when it is not drawn).
+    pub fn row_of(&self, trace: &Trace, r: SliceRef) -> u16 {
+        self.rows[r.lane as usize].of(&trace.lanes[r.lane as usize], r.index as usize)
+    }
+
+    /// Rows drawn per lane.
+    pub fn row_counts(&self) -> Vec<u32> {
+        self.rows.iter().map(|r| r.rows).collect()
     }
 
     /// The palette slot of a slice (see [`colour`]).

@@ -62,6 +62,17 @@ impl TrackLayout {
         collapsed: &FxHashSet<u32>,
         expanded: &FxHashSet<u32>,
     ) -> TrackLayout {
+        let rows: Vec<u32> = trace.lanes.iter().map(|l| l.rows).collect();
+        TrackLayout::with_rows(trace, &rows, collapsed, expanded)
+    }
+
+    /// Like [`Self::new`], with the rows each lane is drawn with (`Timeline::row_counts`).
+    pub fn with_rows(
+        trace: &Trace,
+        lane_rows: &[u32],
+        collapsed: &FxHashSet<u32>,
+        expanded: &FxHashSet<u32>,
+    ) -> TrackLayout {
         let mut tracks = Vec::new();
         let mut y = 0.0;
         let mut i = 0;
@@ -72,7 +83,7 @@ impl TrackLayout {
             while end < lanes.len() && lanes[end].process == process {
                 end += 1;
             }
-            let members: Vec<usize> = (i..end).filter(|&l| !lanes[l].slices.is_empty()).collect();
+            let members: Vec<usize> = (i..end).filter(|&l| lane_rows[l] > 0).collect();
             i = end;
             if members.is_empty() {
                 continue;
@@ -93,7 +104,7 @@ impl TrackLayout {
             }
             for l in members {
                 let lane = &lanes[l];
-                let all_rows = lane.rows.max(1);
+                let all_rows = lane_rows[l].max(1);
                 let rows = if expanded.contains(&(l as u32)) {
                     all_rows
                 } else {

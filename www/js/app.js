@@ -10,6 +10,9 @@ import { renderFindings, renderIdle, renderSteps } from "./charts.js";
 import { count, duration, mb } from "./format.js";
 import { connectAllowed, startLinks } from "./url.js";
 import { startEmbedding } from "./embed.js";
+import { showNotice } from "./notice.js";
+import { setupPythonToggle } from "./pyframes.js";
+import { baseChanged, dropped, startCompare } from "./compare.js";
 
 // Bytes per File slice handed to the parser: 16 MB of JSON parse in about 0.1 s, short enough for
 // the page to stay responsive and long enough that the per-slice costs (a read, a copy into wasm
@@ -71,6 +74,7 @@ function fail(err, name) {
   drop(app.active);
   app.active = null;
   view.attach(null);
+  baseChanged();
   $("error").textContent = message;
   $("error-title").textContent = name ? `${name} could not be opened` : "Something went wrong";
   $("file-name").textContent = "";
@@ -123,7 +127,7 @@ function blobChunks(blob) {
 
 function openFile(file, startedAt = performance.now()) {
   if (!file) return;
-  load(file.name, file.size, blobChunks(file), startedAt);
+  return load(file.name, file.size, blobChunks(file), startedAt);
 }
 
 /** A trace from this site (the sample, `?url=`): streamed as it downloads. */
@@ -242,6 +246,7 @@ function show(loaded) {
   setState("ready");
   view.attach(session);
   view.call(() => session.reset_view());
+  setupPythonToggle($("python-frames"), session, `${name}:${summary.file.bytes}`, () => view.request()).catch((err) => view.cb.onError(err));
   const overview = view.overviewData;
   $("overview-label").textContent = overview ? overview.label : "";
   showDetails(null);
@@ -252,24 +257,7 @@ function show(loaded) {
   selectTab("ops");
   view.draw();
   status();
-}
-
-function showNotice(summary) {
-  const box = $("notice");
-  const list = $("diagnostics");
-  list.replaceChildren();
-  const diags = summary.diagnostics || [];
-  for (const d of diags) {
-    const li = document.createElement("li");
-    li.textContent = `${d.kind.replace(/_/g, " ")} × ${count(d.count)}: ${d.detail}`;
-    list.append(li);
-  }
-  box.hidden = diags.length === 0;
-  box.classList.toggle("warn", !!summary.truncated);
-  const skipped = diags.filter((d) => !["overlapping_slice", "repaired_event"].includes(d.kind)).reduce((n, d) => n + d.count, 0);
-  $("notice-text").textContent = summary.truncated
-    ? `This trace is truncated: the file ends early. Everything before the cut is shown${skipped ? `; ${count(skipped)} events or links were skipped` : ""}.`
-    : `Read with ${diags.length} note${diags.length > 1 ? "s" : ""} (${count(diags.reduce((n, d) => n + d.count, 0))} events repaired, placed on extra rows, or skipped).`;
+  baseChanged();
 }
 
 /** A finding's evidence: its first time range shown and marked, its first slice selected. */
@@ -499,6 +487,7 @@ window.addEventListener("drop", (ev) => {
   ev.preventDefault();
   dragDepth = 0;
   $("drop-overlay").hidden = true;
+  if (ev.dataTransfer && dropped(ev.dataTransfer.files)) return;
   const file = ev.dataTransfer && ev.dataTransfer.files[0];
   if (file) openFile(file);
 });
@@ -530,6 +519,7 @@ window.sightlineReady = true;
 document.body.dataset.wasm = "ready";
 // Links (`?url=`, `#url=`, time range and selection in the hash) and embedding (`?mode=embedded`,
 // the postMessage protocol) live in url.js and embed.js; these are the page's hooks for them.
-const hooks = { app, view, wasm, openUrl, openBuffer, fail };
+const hooks = { app, view, wasm, openUrl, openBuffer, openFile, fail };
 startEmbedding(hooks);
 startLinks(hooks);
+startCompare(hooks);

@@ -365,7 +365,7 @@ export class SightlineTrace extends HTMLElement {
     facts.push({ cls: "fact", text: `${cpu} CPU lane${cpu === 1 ? "" : "s"}, ${gpu} GPU stream${gpu === 1 ? "" : "s"}` });
     const notes = (summary.diagnostics || []).reduce((n, d) => n + d.count, 0);
     if (summary.truncated) facts.push({ cls: "warning", text: "truncated: shown up to the cut" });
-    else if (notes) facts.push({ cls: "fact", text: `${count(notes)} events repaired or on extra rows` });
+    else if (notes) facts.push({ cls: "fact", text: `${count(notes)} events repaired or skipped` });
     const paint = (items) =>
       this.$.strip.replaceChildren(
         ...items.map((i) => {

@@ -28,7 +28,13 @@ def _column(n: int, col: Tuple[Any, ...]) -> Tuple[str, pa.Array]:
     if kind == "null":
         return name, pa.nulls(n)
     if kind == "json":
-        return name, pa.array(json.loads(col[2]))
+        values = json.loads(col[2])
+        try:
+            return name, pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            # Values of mixed shapes (input shapes of one tensor and of a tensor list) have no
+            # single Arrow type: kept as their JSON text.
+            return name, pa.array([None if v is None else json.dumps(v) for v in values])
     nulls, validity, *buffers = col[2:]
     arr = pa.Array.from_buffers(
         _FLAT[kind], n, [_buffer(validity)] + [_buffer(b) for b in buffers], null_count=nulls

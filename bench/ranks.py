@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""`sightline ranks` on jobs of many ranks: wall time and peak memory (max RSS).
+
+    python3 bench/ranks.py [--ranks 8,32] [--mb 1,50] [--runs 3] [--bin target/release/sightline]
+
+A job of N ranks is made from the eight real `param_dlrm_v100_rank*of8` traces of the shared fixtures:
+rank r is a copy of DLRM rank r % 8 with its `distributedInfo` rewritten to rank r of N, made about M MB
+(plain JSON) with `shared/tools/scale_trace.py` when M is larger than the original (about 1 MB). Each
+job is opened with `sightline ranks DIR --json` (output discarded) `--runs` times; the median wall time
+and the largest max RSS (`/usr/bin/time -v`) are printed as a Markdown table with the machine's cores.
+Jobs are kept in `bench-out/ranks/` between runs.
+"""
+import argparse, gzip, os, re, shutil, statistics, subprocess, sys, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def shared():
+    env = os.environ.get("SIGHTLINE_FIXTURES")
+    return env if env else os.path.join(os.path.dirname(ROOT), "shared", "fixtures")
+
+
+def base_trace(rank8, mb, work):
+    """DLRM rank `rank8` as plain JSON of about `mb` MB."""
+    src = os.path.join(shared(), "real", f"param_dlrm_v100_rank{rank8}of8.pt.trace.json.gz")
+    out = os.path.join(work, f"base{rank8}_{mb}mb.json")
+    if not os.path.exists(out):
+        if mb <= 1:
+            with gzip.open(src, "rb") as f, open(out, "wb") as g:
+                shutil.copyfileobj(f, g)
+        else:
+            tool = os.path.join(os.path.dirname(shared()), "tools", "scale_trace.py")
+            subprocess.run([sys.executable, tool, src, out, "--target-mb", str(mb)], check=True)
+    return out
+
+
+def make_job(n, mb, work):
+    job = os.path.join(work, f"job{n}x{mb}mb")
+    if os.path.isdir(job) and len(os.listdir(job)) == n:
+        return job
+    os.makedirs(job, exist_ok=True)
+    pattern = re.compile(rb'"distributedInfo": ?\{[^}]*\}')
+    for r in range(n):
+        with open(base_trace(r % 8, mb, work), "rb") as f:
+            text = f.read()
+        info = b'"distributedInfo": {"backend": "nccl", "rank": %d, "world_size": %d}' % (r, n)
+        text, k = pattern.subn(info, text, count=1)
+        assert k == 1, "no distributedInfo"
+        with open(os.path.join(job, f"rank{r}.pt.trace.json"), "wb") as g:
+            g.write(text)
+    return job
+
+
+def measure(binary, job, runs):
+    walls, rss = [], 0
+    for _ in range(runs):
+        t = time.perf_counter()
+        p = subprocess.run(["/usr/bin/time", "-v", binary, "ranks", job, "--json"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True)
+        walls.append(time.perf_counter() - t)
+        m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
+        rss = max(rss, int(m.group(1)) * 1024)
+    return statistics.median(walls), rss
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ranks", default="8,32")
+    ap.add_argument("--mb", default="1,50")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "sightline"))
+    a = ap.parse_args()
+    work = os.path.join(ROOT, "bench-out", "ranks")
+    os.makedirs(work, exist_ok=True)
+    print(f"`python3 bench/ranks.py --ranks {a.ranks} --mb {a.mb} --runs {a.runs}`, "
+          f"{os.cpu_count()} cores\n")
+    print("| ranks | MB per rank | total MB | wall s (median) | max RSS MB | RSS per rank MB |")
+    print("|---|---|---|---|---|---|")
+    for mb in [float(x) if "." in x else int(x) for x in a.mb.split(",")]:
+        for n in [int(x) for x in a.ranks.split(",")]:
+            job = make_job(n, mb, work)
+            total = sum(os.path.getsize(os.path.join(job, f)) for f in os.listdir(job)) / 1e6
+            wall, rss = measure(a.bin, job, a.runs)
+            print(f"| {n} | {total / n:.1f} | {total:.0f} | {wall:.2f} | {rss / 1e6:.0f} | {rss / 1e6 / n:.1f} |",
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()

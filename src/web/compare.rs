@@ -1,0 +1,43 @@
+//! Comparing two traces in the page (`www/js/compare.js`): each session's digest, and the diff of
+//! two digests. Each trace stays in its own session (its own worker, where the page uses them);
+//! only the digests, a few kB of JSON, travel between them.
+
+use super::session::Session;
+use super::{err, json};
+use crate::analysis::diff::{diff, DiffOptions, Mode};
+use crate::analysis::digest::Digest;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen]
+impl Session {
+    /// The trace's digest as JSON; needs [`Session::analyse`] and [`Session::build_tables`].
+    pub fn digest(&self) -> Result<String, JsValue> {
+        let l = self.loaded()?;
+        let a = l.analyses()?;
+        let forest = l
+            .forest
+            .as_ref()
+            .ok_or_else(|| err("the tables are not built yet (call build_tables)"))?;
+        Ok(json(&Digest::from_analyses(
+            &l.trace,
+            forest,
+            &a.steps,
+            &a.idle,
+            &a.findings,
+        )))
+    }
+}
+
+/// The diff of two digests (JSON from [`Session::digest`]) as JSON: per step unless `total`,
+/// operators matched by input shapes too when `by_shape`.
+#[wasm_bindgen]
+pub fn diff_digests(base: &str, new: &str, total: bool, by_shape: bool) -> Result<String, JsValue> {
+    let read = |s: &str, which: &str| -> Result<Digest, JsValue> {
+        serde_json::from_str(s).map_err(|e| err(format!("the {which} digest does not read: {e}")))
+    };
+    let opts = DiffOptions {
+        mode: if total { Mode::Total } else { Mode::PerStep },
+        by_shape,
+    };
+    Ok(json(&diff(&read(base, "base")?, &read(new, "new")?, &opts)))
+}

@@ -1,0 +1,112 @@
+//! Browser glue: the wasm32-only entry points that the page calls.
+//!
+//! One [`Session`] per opened trace holds the parser while bytes arrive, then the `Trace`, its
+//! `Timeline` index and the view state, all in wasm memory. JavaScript gets small results: a
+//! frame's draw list as a `Float32Array` plus a JSON string, a details or table JSON, a count.
+//! Every method that can fail returns `Result<_, JsValue>` with a JS `Error` carrying a readable
+//! message; a panic is logged by the hook and its message kept for [`last_panic`], so the page can
+//! show it in its error banner and stay usable for the next file.
+//!
+//! Compiled for `wasm32` only (see `lib.rs`); the native CLI never links it.
+//!
+//! By concern: `session` (reading and the model build), `view` (frames, viewport, selection,
+//! search), `tables` (analyses and tables), `embedding` (links and the iframe protocol), `compare`
+//! (digests and the diff of two traces).
+
+mod compare;
+mod embedding;
+mod session;
+mod tables;
+mod view;
+
+pub use session::Session;
+pub use view::Frame;
+
+use crate::analysis::idle;
+use crate::view::colour;
+use crate::view::frame;
+use crate::view::tracks::FOLDED_ROWS;
+use std::cell::RefCell;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(start)]
+pub fn start() {
+    install_panic_hook();
+}
+
+/// The crate version, so the page (and tests) can tell which build is loaded.
+#[wasm_bindgen]
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").to_string()
+}
+
+thread_local! {
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// The message of the last panic, if any (the page shows it when a call throws).
+#[wasm_bindgen]
+pub fn last_panic() -> Option<String> {
+    LAST_PANIC.with(|p| p.borrow().clone())
+}
+
+/// Routes Rust panics to `console.error`, with a JS stack trace attached, and keeps the message.
+///
+/// Without this a panic in wasm only shows up as an opaque `RuntimeError: unreachable`.
+fn install_panic_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        std::panic::set_hook(Box::new(|info| {
+            let message = format!("sightline panicked: {info}");
+            LAST_PANIC.with(|p| *p.borrow_mut() = Some(message.clone()));
+            // Passing an Error object makes the console show where it was thrown.
+            web_sys::console::error_2(
+                &JsValue::from_str(&message),
+                &js_sys::Error::new(&message).into(),
+            );
+        }));
+    });
+}
+
+/// The palette as JSON `[[light, dark], ...]`, indexed by the slot in a frame's rectangles.
+#[wasm_bindgen]
+pub fn palette() -> String {
+    json(&colour::PALETTE)
+}
+
+/// The geometry and flag values a painter needs to read a frame (JSON), from `view::frame` and
+/// `view::tracks`, so the page never hard-codes them.
+#[wasm_bindgen]
+pub fn constants() -> String {
+    use crate::view::tracks::{BOX_PX, HEADER_PX, ROW_PX};
+    json(&serde_json::json!({
+        "rect_stride": frame::RECT_STRIDE,
+        "flag_mark": frame::FLAG_MARK,
+        "flag_match": frame::FLAG_MATCH,
+        "flag_dim": frame::FLAG_DIM,
+        "flag_selected": frame::FLAG_SELECTED,
+        "box_px": BOX_PX,
+        "row_px": ROW_PX,
+        "header_px": HEADER_PX,
+        "folded_rows": FOLDED_ROWS,
+    }))
+}
+
+/// Words for the idle analysis' wait kinds (JSON object kind -> phrase), for the idle chart.
+#[wasm_bindgen]
+pub fn wait_kinds() -> String {
+    let m: serde_json::Map<String, serde_json::Value> = idle::WaitKind::ALL
+        .iter()
+        .map(|k| (json(k).trim_matches('"').to_string(), k.phrase().into()))
+        .collect();
+    json(&m)
+}
+
+pub(crate) fn err(message: impl std::fmt::Display) -> JsValue {
+    js_sys::Error::new(&message.to_string()).into()
+}
+
+pub(crate) fn json<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    // Serializing plain data structures cannot fail; "null" keeps the page going if it ever did.
+    serde_json::to_string(v).unwrap_or_else(|_| "null".into())
+}

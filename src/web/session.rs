@@ -1,0 +1,138 @@
+//! The trace a page has open: the parser while bytes arrive, then the model, its timeline index
+//! and the view state, all in wasm memory (in a Web Worker on the page; see `www/js/worker/`).
+
+use super::tables::Analyses;
+use super::{err, json};
+use crate::analysis::summary::summarize;
+use crate::analysis::tables::Forest;
+use crate::model::Trace;
+use crate::parse::Parser;
+use crate::view::frame::ViewState;
+use crate::view::rows::RowMode;
+use crate::view::tracks::TrackLayout;
+use crate::view::viewport::Viewport;
+use crate::view::Timeline;
+use wasm_bindgen::prelude::*;
+
+pub(super) struct Loaded {
+    pub(super) trace: Trace,
+    pub(super) timeline: Timeline,
+    pub(super) tracks: TrackLayout,
+    pub(super) vp: Viewport,
+    pub(super) st: ViewState,
+    /// Steps, idle time and findings, once [`Session::analyse`] ran.
+    pub(super) analyses: Option<Analyses>,
+    /// The operator trees every table reads, built with the analyses.
+    pub(super) forest: Option<Forest>,
+}
+
+pub(super) enum State {
+    Reading(Parser),
+    Ready(Box<Loaded>),
+    /// `finish` failed or is running; nothing more can be done with this session.
+    Done,
+}
+
+/// One opened trace, from its first bytes to the views of it.
+#[wasm_bindgen]
+pub struct Session {
+    pub(super) state: State,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Session {
+    pub(super) fn loaded(&self) -> Result<&Loaded, JsValue> {
+        match &self.state {
+            State::Ready(l) => Ok(l),
+            _ => Err(err("no trace is loaded in this session")),
+        }
+    }
+
+    pub(super) fn loaded_mut(&mut self) -> Result<&mut Loaded, JsValue> {
+        match &mut self.state {
+            State::Ready(l) => Ok(l),
+            _ => Err(err("no trace is loaded in this session")),
+        }
+    }
+}
+
+#[wasm_bindgen]
+impl Session {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> Session {
+        Session {
+            state: State::Reading(Parser::new()),
+        }
+    }
+
+    /// Feeds the next bytes of the file (any size, split anywhere; `.gz` is decompressed here).
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<(), JsValue> {
+        match &mut self.state {
+            State::Reading(p) => {
+                p.feed(chunk);
+                Ok(())
+            }
+            _ => Err(err("this session has finished reading")),
+        }
+    }
+
+    /// Bytes fed so far.
+    pub fn bytes_fed(&self) -> f64 {
+        match &self.state {
+            State::Reading(p) => p.bytes_fed() as f64,
+            State::Ready(l) => l.trace.stats.input_bytes as f64,
+            State::Done => 0.0,
+        }
+    }
+
+    /// Trace events read so far.
+    pub fn events_read(&self) -> f64 {
+        match &self.state {
+            State::Reading(p) => p.events_read() as f64,
+            State::Ready(l) => l.trace.stats.events_total as f64,
+            State::Done => 0.0,
+        }
+    }
+
+    /// Ends the input, builds the model and the timeline index for a `width x height` view.
+    /// Returns the summary as JSON; throws the parser's message when the input is not a trace.
+    pub fn finish(&mut self, width: f64, height: f64) -> Result<String, JsValue> {
+        let State::Reading(parser) = std::mem::replace(&mut self.state, State::Done) else {
+            return Err(err("this session has already finished"));
+        };
+        let trace = parser.finish().map_err(err)?;
+        let mut timeline = Timeline::new(&trace);
+        timeline.set_mode(
+            &trace,
+            RowMode {
+                python: true,
+                fold: true,
+            },
+        );
+        let vp = Viewport::new(trace.span_ns(), width, height);
+        let mut loaded = Loaded {
+            trace,
+            timeline,
+            tracks: TrackLayout::default(),
+            vp,
+            st: ViewState::default(),
+            analyses: None,
+            forest: None,
+        };
+        loaded.relayout();
+        let summary = self::json(&summarize(&loaded.trace));
+        self.state = State::Ready(Box::new(loaded));
+        Ok(summary)
+    }
+
+    /// Bytes of wasm heap the trace and its index hold.
+    pub fn heap_bytes(&self) -> Result<f64, JsValue> {
+        let l = self.loaded()?;
+        Ok((l.trace.heap_bytes() + l.timeline.heap_bytes()) as f64)
+    }
+}

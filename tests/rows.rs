@@ -1,0 +1,104 @@
+//! Rows follow what contains what: on every real trace, a lane needs about as many rows as its
+//! deepest chain of containing slices (see `src/parse/rows.rs`), checked against an independent
+//! O(n log n) count.
+
+mod common;
+
+use sightline::model::{Lane, Slices, Trace};
+use sightline::parse::parse_bytes;
+
+/// Extra rows allowed above the containment depth: a short frame that a range outlives is drawn
+/// under the range, one row deeper than its nesting alone would put it.
+const SLACK: u32 = 2;
+
+/// The naive oracle, O(n log n): 1 + the largest number of slices containing one slice (open at its
+/// start and ending no earlier), counted with a Fenwick tree over the ends in (start, longer first)
+/// order.
+fn containment_depth(s: &Slices) -> u32 {
+    let n = s.len();
+    if n == 0 {
+        return 0;
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| (s.start_ns[i], std::cmp::Reverse(s.dur_ns[i]), i));
+    let mut ends: Vec<i64> = (0..n).map(|i| s.end_ns(i)).collect();
+    ends.sort_unstable();
+    ends.dedup();
+    let mut fen = vec![0u32; ends.len() + 1];
+    let (mut seen, mut best) = (0u32, 0u32);
+    for &i in &order {
+        // Earlier slices ending before `need` do not contain this one.
+        let need = s.end_ns(i).max(s.start_ns[i] + 1);
+        let k = ends.partition_point(|&e| e < need);
+        let mut below = 0;
+        let mut j = k;
+        while j > 0 {
+            below += fen[j];
+            j &= j - 1;
+        }
+        best = best.max(seen - below);
+        let mut j = ends.partition_point(|&e| e < s.end_ns(i)) + 1;
+        while j < fen.len() {
+            fen[j] += 1;
+            j += j & j.wrapping_neg();
+        }
+        seen += 1;
+    }
+    best + 1
+}
+
+fn load(path: &std::path::Path) -> Trace {
+    parse_bytes(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// On every real trace: each lane needs at least its containment depth in rows (slices containing
+/// one another cannot share a row) and at most [`SLACK`] more; every `ProfilerStep#N` of a lane sits
+/// on one row, and so does the first operator of each step. One test, so each file is parsed once.
+#[test]
+fn rows_follow_containment_and_steps_are_laid_out_alike() {
+    for path in common::all_shared_traces() {
+        let t = load(&path);
+        for (l, lane) in t.lanes.iter().enumerate() {
+            let oracle = containment_depth(&lane.slices);
+            assert!(
+                lane.rows >= oracle && lane.rows <= oracle + SLACK,
+                "{}: lane {l} has {} rows for a containment depth of {oracle}",
+                path.display(),
+                lane.rows
+            );
+            if lane.is_gpu() {
+                continue;
+            }
+            let s = &lane.slices;
+            let rows: Vec<(u16, Option<u16>)> = (0..s.len())
+                .filter(|&i| t.str(s.name[i]).starts_with("ProfilerStep#"))
+                .map(|i| (s.depth[i], first_operator_row(&t, lane, i)))
+                .collect();
+            assert!(
+                rows.windows(2).all(|w| w[0] == w[1]),
+                "{}: steps on rows (step, first operator) {rows:?}",
+                path.display()
+            );
+        }
+    }
+}
+
+/// The row of the first operator (`cpu_op`) inside slice `i`.
+fn first_operator_row(t: &Trace, lane: &Lane, i: usize) -> Option<u16> {
+    let s = &lane.slices;
+    (i + 1..s.len())
+        .take_while(|&j| s.start_ns[j] < s.end_ns(i))
+        .find(|&j| t.str(s.cat[j]) == "cpu_op" && s.end_ns(j) <= s.end_ns(i))
+        .map(|j| s.depth[j])
+}
+
+#[test]
+fn the_oracle_counts_containment() {
+    let mut s = Slices::default();
+    for (start, dur) in [(0, 100), (10, 50), (20, 5), (55, 30), (60, 10), (70, 0)] {
+        s.start_ns.push(start);
+        s.dur_ns.push(dur);
+    }
+    // (55, 30) overlaps (10, 50) without nesting: inside (0, 100) only; (60, 10) inside both.
+    assert_eq!(containment_depth(&s), 3);
+}

@@ -1,0 +1,449 @@
+// Before and after: a second trace opened beside the shown one ("Compare with…", two files
+// dropped together, or `?url=A&compare=B`). The shown trace is BASE, the second NEW. Each trace
+// stays in its own Session; the page diffs their digests (`diff_digests`, the analysis the CLI's
+// `sightline diff` prints), shows the headline and the diff tables, and stacks NEW's timeline
+// under BASE's with one zoom, aligned at a chosen step. A click on a diff row highlights its
+// slices in both timelines.
+//
+// Session calls are awaited, so they may become asynchronous (a Session in a Web Worker) without
+// changes here. Trace text is only ever set as text.
+
+import { TimelineView } from "./timeline.js";
+import { renderTable } from "./table.js";
+import { mb } from "./format.js";
+import { connectAllowed } from "./url.js";
+
+const CHUNK = 16 << 20;
+const GZ_CHUNK = 1 << 20;
+
+const $ = (id) => document.getElementById(id);
+
+/** Everything about the comparison in progress; `window.sightline.compare` for tests. */
+const state = {
+  session: null,
+  name: "",
+  /** The BASE the comparison was made against: a new BASE closes it. */
+  base: null,
+  baseDigest: null,
+  newDigest: null,
+  diff: null,
+  tab: "ops",
+  total: false,
+  byShape: false,
+  /** ns added to a BASE time to get the NEW time shown beside it. */
+  offset: 0,
+  /** Views whose next frame follows the other one (so it does not steer it back). */
+  following: new Set(),
+  view: null,
+  /** Each trace's steps ({b, n}: the digests' `per_step`), to align at. */
+  steps: null,
+  token: 0,
+};
+
+let hooks = null;
+
+/** Wires the compare controls; `h` is the page's hooks (app, view, wasm, openFile, fail). */
+export function startCompare(h) {
+  hooks = h;
+  window.sightline.compare = state;
+  $("compare-input").addEventListener("change", (ev) => {
+    const file = ev.target.files[0];
+    ev.target.value = "";
+    if (file) compareWith(file.name, blobChunks(file), file.size);
+  });
+  $("compare-close").addEventListener("click", close);
+  $("compare-total").addEventListener("change", (ev) => {
+    state.total = ev.target.checked;
+    rediff();
+  });
+  $("compare-shape").addEventListener("change", (ev) => {
+    state.byShape = ev.target.checked;
+    rediff();
+  });
+  $("compare-align").addEventListener("change", (ev) => align(Number(ev.target.value)));
+  for (const [id, choice] of [["choice-compare", "compare"], ["choice-first", 0], ["choice-second", 1]]) {
+    $(id).addEventListener("click", () => $("compare-choice").close(String(choice)));
+  }
+  // The main view's frames steer NEW's window (and NEW's steer BASE's, below).
+  const onFrame = hooks.view.cb.onFrame;
+  hooks.view.cb.onFrame = (meta) => {
+    if (onFrame) onFrame(meta);
+    follow(hooks.view, state.view, -1);
+  };
+  const url = new URLSearchParams(location.search).get("compare");
+  if (url) compareUrlWhenReady(url);
+}
+
+/**
+ * Two files dropped together: asks whether to compare them (the first as BASE) or open one.
+ * Returns true when it took the drop.
+ */
+export function dropped(files) {
+  if (!hooks || files.length !== 2) return false;
+  const [a, b] = files;
+  $("choice-first").textContent = `Open ${a.name}`;
+  $("choice-second").textContent = `Open ${b.name}`;
+  $("choice-names").textContent = `${a.name} (before) and ${b.name} (after)`;
+  const dialog = $("compare-choice");
+  dialog.returnValue = "";
+  dialog.onclose = async () => {
+    const choice = dialog.returnValue;
+    if (choice === "0" || choice === "1") return hooks.openFile(files[Number(choice)]);
+    if (choice !== "compare") return;
+    await hooks.openFile(a);
+    if (document.body.dataset.state === "ready") compareWith(b.name, blobChunks(b), b.size);
+  };
+  dialog.showModal();
+  return true;
+}
+
+/** Shows the "Compare with…" action once a trace is open, and closes a comparison whose BASE left. */
+export function baseChanged() {
+  const active = hooks && hooks.app.active;
+  $("compare-button").hidden = !active;
+  if (state.base && state.base !== active) close();
+}
+
+function blobChunks(blob) {
+  return async function* () {
+    const head = new Uint8Array(await blob.slice(0, 2).arrayBuffer());
+    const size = head[0] === 0x1f && head[1] === 0x8b ? GZ_CHUNK : CHUNK;
+    for (let off = 0; off < blob.size; off += size) {
+      yield new Uint8Array(await blob.slice(off, off + size).arrayBuffer());
+    }
+  };
+}
+
+function compareUrlWhenReady(href) {
+  const go = () => {
+    let url;
+    try {
+      url = new URL(href, location.href);
+    } catch {
+      return message(`not a valid URL to compare with: ${href}`);
+    }
+    if (url.origin !== location.origin && !connectAllowed(url)) {
+      return message(`only traces from this site can be compared by URL (${url.origin} is another site)`);
+    }
+    const name = decodeURIComponent(url.pathname.split("/").pop() || url.pathname);
+    const chunks = async function* () {
+      const resp = await fetch(url, { credentials: "same-origin" });
+      if (!resp.ok || !resp.body) throw new Error(`could not fetch ${name}: HTTP ${resp.status}`);
+      const reader = resp.body.getReader();
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return;
+          yield value;
+        }
+      } finally {
+        reader.releaseLock();
+        resp.body.cancel().catch(() => {});
+      }
+    };
+    compareWith(name, chunks, 0);
+  };
+  if (hooks.app.active) return go();
+  const watch = new MutationObserver(() => {
+    if (document.body.dataset.state === "ready" && hooks.app.active) {
+      watch.disconnect();
+      go();
+    } else if (document.body.dataset.state === "error") {
+      watch.disconnect();
+    }
+  });
+  watch.observe(document.body, { attributes: true, attributeFilter: ["data-state"] });
+}
+
+function message(text) {
+  $("compare").hidden = false;
+  $("compare").dataset.state = "error";
+  $("compare-headline").textContent = text;
+}
+
+function yieldToBrowser() {
+  return new Promise((resolve) => {
+    const ch = new MessageChannel();
+    ch.port1.onmessage = () => resolve();
+    ch.port2.postMessage(0);
+  });
+}
+
+/** Reads NEW into its own Session and compares it with the shown trace. */
+async function compareWith(name, chunks, total) {
+  const base = hooks.app.active;
+  if (!base) return;
+  close();
+  const token = ++state.token;
+  const section = $("compare");
+  section.hidden = false;
+  section.dataset.state = "loading";
+  $("compare-name").textContent = name;
+  $("compare-name").title = name;
+  const session = new hooks.wasm.Session();
+  try {
+    let read = 0;
+    for await (const chunk of chunks()) {
+      if (token !== state.token) return session.free();
+      await session.feed(chunk);
+      read += chunk.length;
+      $("compare-headline").textContent = `Reading ${mb(read)}${total ? ` of ${mb(total)}` : ""}…`;
+      await yieldToBrowser();
+    }
+    $("compare-headline").textContent = "Analysing…";
+    await yieldToBrowser();
+    const box = $("compare-timeline").parentElement;
+    await session.finish(Math.max(1, box.clientWidth - 190), Math.max(1, box.clientHeight - 26));
+    await session.analyse();
+    await session.build_tables();
+    if (token !== state.token) return session.free();
+    state.session = session;
+    state.name = name;
+    state.base = base;
+    state.baseDigest = await base.session.digest();
+    state.newDigest = await session.digest();
+  } catch (err) {
+    try {
+      session.free();
+    } catch {
+      // Freeing after a panic may throw; the memory is the module's either way.
+    }
+    state.session = null;
+    const panic = hooks.wasm.last_panic && hooks.wasm.last_panic();
+    return message(`${name} could not be compared: ${panic || (err && err.message) || err}`);
+  }
+  if (!state.view) {
+    state.view = new TimelineView($("compare-timeline"), $("compare-overview"), hooks.wasm, {
+      onSelect: () => state.view.request(),
+      onRange: () => {},
+      onError: (err) => message(String((err && err.message) || err)),
+      onFrame: () => follow(state.view, hooks.view, 1),
+      tooltip: $("compare-tooltip"),
+    });
+  }
+  state.view.attach(session);
+  section.dataset.state = "ready";
+  await rediff();
+  steps();
+  align(0);
+}
+
+/** Diffs the two digests with the chosen options and shows the result. */
+async function rediff() {
+  if (!state.session) return;
+  state.diff = JSON.parse(await hooks.wasm.diff_digests(state.baseDigest, state.newDigest, state.total, state.byShape));
+  $("compare-headline").textContent = state.diff.summary.headline;
+  selectTab(state.tab);
+}
+
+/** The steps both traces have, to align the timelines at. */
+function steps() {
+  const b = JSON.parse(state.baseDigest).steps.per_step;
+  const n = JSON.parse(state.newDigest).steps.per_step;
+  const select = $("compare-align");
+  select.replaceChildren();
+  const start = document.createElement("option");
+  start.value = "-1";
+  start.textContent = "the trace starts";
+  select.append(start);
+  for (let i = 0; i < Math.min(b.length, n.length); i++) {
+    const o = document.createElement("option");
+    o.value = String(i);
+    o.textContent = b[i].name === n[i].name ? b[i].name : `${b[i].name} / ${n[i].name}`;
+    select.append(o);
+  }
+  state.steps = { b, n };
+}
+
+/** Aligns NEW's timeline so that its step `i` starts where BASE's does (-1: the trace starts). */
+function align(i) {
+  const { b, n } = state.steps || { b: [], n: [] };
+  const k = i >= 0 && i < Math.min(b.length, n.length) ? i : -1;
+  $("compare-align").value = String(k);
+  state.offset = k >= 0 ? n[k].start_ns - b[k].start_ns : 0;
+  follow(hooks.view, state.view, -1);
+}
+
+/**
+ * After a frame of `from`, shows the same time span in `to` (shifted by the alignment): one zoom
+ * for both. `dir` -1 maps BASE to NEW, 1 NEW to BASE.
+ */
+function follow(from, to, dir) {
+  if (!to || !state.session || !from.session || !to.session) return;
+  if (state.following.delete(from)) return;
+  const w = from.call(() => from.session.window_ns());
+  if (!w) return;
+  const shift = dir < 0 ? state.offset : -state.offset;
+  const [t0, t1] = [w[0] + shift, w[1] + shift];
+  const now = to.call(() => to.session.window_ns());
+  if (now && Math.abs(now[0] - t0) < 1 && Math.abs(now[1] - t1) < 1) return;
+  to.call(() => to.session.set_window(t0, t1));
+  state.following.add(to);
+  to.request();
+}
+
+function close() {
+  state.token++;
+  if (state.session) {
+    try {
+      state.session.free();
+    } catch {
+      // See above.
+    }
+  }
+  if (state.view) state.view.attach(null);
+  Object.assign(state, { session: null, base: null, baseDigest: null, newDigest: null, diff: null, steps: null, offset: 0 });
+  state.following.clear();
+  $("compare").hidden = true;
+  $("compare").dataset.state = "";
+}
+
+// ---- the diff tables -------------------------------------------------------
+
+const change = (ratio) => (ratio === null || ratio === undefined ? null : (ratio - 1) * 100);
+
+const TABS = [
+  {
+    id: "ops",
+    title: "Operators",
+    rows: (d) =>
+      d.ops.map((o) => ({
+        name: o.name,
+        ...(d.by_shape ? { input_shapes: JSON.stringify(o.input_shapes) } : {}),
+        status: o.status,
+        base_calls: o.base.calls,
+        new_calls: o.new.calls,
+        base_self_cpu_us: o.base.self_cpu_us,
+        new_self_cpu_us: o.new.self_cpu_us,
+        delta_self_cpu_us: o.delta_self_cpu_us,
+        self_cpu_change_pct: change(o.ratio_self_cpu),
+        base_self_device_us: o.base.self_device_us,
+        new_self_device_us: o.new.self_device_us,
+        delta_self_device_us: o.delta_self_device_us,
+      })),
+    names: (d, r) => [r.name, r.name],
+  },
+  {
+    id: "kernels",
+    title: "GPU ops",
+    rows: (d) =>
+      d.kernels.map((k) => ({
+        name: k.name,
+        launcher: k.launcher || "",
+        module: k.module || "",
+        matched_by: k.matched_by,
+        status: k.status,
+        base_calls: k.base.calls,
+        new_calls: k.new.calls,
+        base_us: k.base.total_us,
+        new_us: k.new.total_us,
+        delta_us: k.delta_us,
+        change_pct: change(k.ratio),
+      })),
+    names: (d, r) => {
+      const k = d.kernels.find((x) => x.name === r.name && (x.launcher || "") === r.launcher && (x.module || "") === r.module);
+      return [k && k.base.names[0], k && k.new.names[0]];
+    },
+  },
+  {
+    id: "labels",
+    title: "Labels",
+    rows: (d) =>
+      d.labels.map((l) => ({
+        name: l.name,
+        status: l.status,
+        base_calls: l.base.calls,
+        new_calls: l.new.calls,
+        base_cpu_total_us: l.base.cpu_total_us,
+        new_cpu_total_us: l.new.cpu_total_us,
+        delta_cpu_total_us: l.delta_cpu_total_us,
+        cpu_total_change_pct: change(l.ratio_cpu_total),
+        base_device_us: l.base.device_us,
+        new_device_us: l.new.device_us,
+        delta_device_us: l.delta_device_us,
+      })),
+    names: (d, r) => [r.name, r.name],
+  },
+  {
+    id: "steps",
+    title: "Steps",
+    rows: (d) => {
+      const s = d.steps;
+      const get = (side, c) => (side.breakdown.find((x) => x.category === c) || { us: 0 }).us;
+      const time = (side) => (d.mode === "total" ? side.total_us : side.step_time_us);
+      return [
+        { category: d.mode === "total" ? "all steps" : "step time", base_us: time(s.base), new_us: time(s.new), delta_us: time(s.new) - time(s.base) },
+        ...s.delta.breakdown.map((c) => ({ category: c.category, base_us: get(s.base, c.category), new_us: get(s.new, c.category), delta_us: c.us })),
+      ];
+    },
+  },
+  {
+    id: "idle",
+    title: "GPU idle",
+    rows: (d) => [
+      { waiting_for: "GPU idle (all)", base_us: d.idle.base.idle_us, new_us: d.idle.new.idle_us, delta_us: d.idle.delta.idle_us },
+      { waiting_for: "the host", base_us: d.idle.base.host_wait_us, new_us: d.idle.new.host_wait_us, delta_us: d.idle.delta.host_wait_us },
+      ...d.idle.waits.map((w) => ({ waiting_for: w.phrase, base_us: w.base_us, new_us: w.new_us, delta_us: w.delta_us })),
+    ],
+  },
+  {
+    id: "findings",
+    title: "Findings",
+    rows: (d) => [
+      ...d.findings.added.map((f) => ({ change: "appeared", id: f.id, severity: f.severity, title: f.title, detail: f.detail })),
+      ...d.findings.removed.map((f) => ({ change: "disappeared", id: f.id, severity: f.severity, title: f.title, detail: f.detail })),
+      ...d.findings.changed.map((f) => ({ change: "changed", id: f.id, severity: `${f.base_severity} → ${f.new_severity}`, title: f.title, detail: f.new_detail })),
+    ],
+  },
+];
+
+function selectTab(id) {
+  state.tab = id;
+  const nav = $("compare-tabs");
+  nav.replaceChildren();
+  for (const t of TABS) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = t.title;
+    b.setAttribute("role", "tab");
+    b.setAttribute("aria-selected", String(t.id === id));
+    b.addEventListener("click", () => selectTab(t.id));
+    nav.append(b);
+  }
+  const tab = TABS.find((t) => t.id === id);
+  const d = state.diff;
+  const per = d.mode === "total" ? "totals" : `per step (${d.steps.base.steps} and ${d.steps.new.steps} steps)`;
+  renderTable($("compare-body"), tab.rows(d), {
+    id: `compare-${id}-table`,
+    csvName: `diff-${id}.csv`,
+    // Rows come largest change first, as the diff orders them, until a header is clicked.
+    caption: `before, after and the change, ${per}`,
+    empty: id === "findings" ? "No finding appeared, disappeared or changed severity." : "Nothing to compare.",
+    onRowClick: tab.names ? (r) => highlight(...tab.names(d, r)) : undefined,
+  });
+}
+
+/** Highlights a row's slices in both timelines: `a` by name in BASE, `b` in NEW. */
+async function highlight(a, b) {
+  const counts = [];
+  let moved = null;
+  for (const [view, name] of [[hooks.view, a], [state.view, b]]) {
+    if (!view || !view.session || !name) {
+      counts.push(0);
+      continue;
+    }
+    const n = (await view.call(() => view.session.highlight_name(name))) || 0;
+    counts.push(n);
+    // The first view with a match shows it; the other follows through the shared zoom.
+    if (n > 0 && !moved) {
+      await view.call(() => view.session.search_step(true));
+      moved = view;
+    }
+    view.request();
+  }
+  state.highlighted = { base: counts[0], new: counts[1] };
+  const name = a || b || "";
+  $("compare-highlight").textContent = name ? `${counts[0]} × before, ${counts[1]} × after: ${name.length > 60 ? name.slice(0, 60) + "…" : name}` : "";
+  if (moved === hooks.view) follow(hooks.view, state.view, -1);
+  else if (moved) follow(state.view, hooks.view, 1);
+}
