@@ -17,8 +17,16 @@ const FIXTURES = [
   "real/kineto_v100_resnet50_legacy_pt19.pt.trace.json.gz",
 ];
 
+/** Waits for the trace to be shown and its analyses and first table to be in (or for an error). */
 async function ready(page, timeout = 60000) {
-  await page.waitForFunction(() => ["ready", "error"].includes(document.body.dataset.state), null, { timeout });
+  await page.waitForFunction(
+    () => {
+      const b = document.body.dataset;
+      return b.state === "error" || (b.state === "ready" && b.analyses === "ready" && !document.querySelector(".analysing"));
+    },
+    null,
+    { timeout },
+  );
   const state = await page.evaluate(() => document.body.dataset.state);
   if (state !== "ready") {
     const error = await page.evaluate(() => document.getElementById("error").textContent);
@@ -49,18 +57,22 @@ function viewOf(page) {
   });
 }
 
-/** Waits for the next animation frame to have been painted. */
+/** Waits for the frames asked for (drawn from the worker's draw lists) to have been painted. */
 function painted(page) {
-  return page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  return page.evaluate(async () => {
+    // A frame asked for in the last animation frame is requested from the worker in the next.
+    await new Promise((r) => requestAnimationFrame(r));
+    await window.sightline.view.idle();
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  });
 }
 
 /** Client coordinates of the middle of a drawn slice box at least `minW` px wide. */
 async function someBox(page, minW = 6) {
-  return page.evaluate((minW) => {
+  return page.evaluate(async (minW) => {
     const { view } = window.sightline;
-    const f = view.session.frame();
-    const r = f.rects();
-    f.free();
+    const f = await view.session.frame();
+    const r = f.rects;
     const k = view.k;
     const box = view.canvas.getBoundingClientRect();
     for (let o = 0; o < r.length; o += k.rect_stride) {
