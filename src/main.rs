@@ -28,11 +28,33 @@ commands:
                           each device and what the CPU thread that ended each one was doing
   steps FILE [--json]     ProfilerStep#N spans with the TensorBoard plugin's time breakdown, GPU
                           utilization, step statistics
+  memory FILE [--json] [--points N] [--at US] [--allocations] [--top N]
+                          memory per device (profile_memory=True): peak allocated and reserved,
+                          what held the peak by operator and Python frame, the least allocated
+                          per step, the curve in N points (min/max per bucket, default 100),
+                          what was live at a time (--at, µs), every allocation (--allocations)
+  flops FILE [--json] [--top N]
+                          per op and shape (record_shapes=True): GFLOPs and bytes per call as
+                          TraceLens defines them, kernel time, achieved TFLOP/s and TB/s,
+                          arithmetic intensity, compute- or memory-bound and % of the roof of
+                          the device in deviceProperties
   report FILE [--json] [--compat hta] [--top N]
                           everything: findings (with evidence), steps, idle time and its causes
+  diff BASE NEW [--json] [--per-step|--total] [--by-shape] [--top N] [--fail-if EXPR]...
+                          before and after: operators, GPU ops (matched through their launching
+                          operator across hardware), labels, steps, idle time and findings, per
+                          step unless --total; each --fail-if (step_time>+5%,
+                          op:aten::copy_.self_cpu>+10%, finding:pageable_memcpy; see README)
+                          that holds exits 1. BASE and NEW may be digests (below)
+  digest FILE             the trace's digest as JSON: the compact analyses diff compares
+  ranks PATH... [--json] [--align auto|none|collectives]
+                          the traces of one distributed job (files or folders): per-rank table,
+                          collectives matched across ranks (wait, transfer, bus bandwidth),
+                          HTA's communication-computation overlap, stragglers per step; --align
+                          aligns clocks on matched collectives (auto: only across hosts)
 
-Exit status: 0 for a trace (also a damaged one), 2 when the input is not a trace or the command
-line is wrong.";
+Exit status: 0 for a trace (also a damaged one), 1 when a diff --fail-if condition holds, 2 when
+the input is not a trace or the command line is wrong.";
 
 /// `sightline report x | head` closes stdout early; Rust ignores SIGPIPE, so `println!` panics on
 /// the broken pipe. That is the reader saying "enough", not an error: exit quietly.
@@ -59,6 +81,27 @@ fn main() -> ExitCode {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
     };
+    // diff reads two files and repeated options; it parses its own command line.
+    if cmd == "diff" {
+        return match cli::diff::run(rest) {
+            Ok(false) => ExitCode::SUCCESS,
+            Ok(true) => ExitCode::from(1),
+            Err(e) => {
+                eprintln!("sightline: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
+    // `ranks` takes many paths, not the one FILE the other commands share.
+    if cmd == "ranks" {
+        return match cli::ranks::run(rest) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("sightline: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let opts = match cli::Opts::parse(rest) {
         Ok(o) => o,
         Err(e) => {
@@ -71,9 +114,12 @@ fn main() -> ExitCode {
         "ops" => cli::ops::run(&opts),
         "kernels" => cli::kernels::run(&opts),
         "labels" => cli::labels::run(&opts),
+        "memory" => cli::memory::run(&opts),
+        "flops" => cli::flops::run(&opts),
         "idle" => cli::idle::run(&opts),
         "steps" => cli::steps::run(&opts),
         "report" => cli::report::run(&opts),
+        "digest" => cli::digest::run(&opts),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -2,8 +2,10 @@
 //! (slices and time ranges) a viewer can jump to.
 //!
 //! Rules and thresholds (from the profiling guides and the TensorBoard plugin's recommendations):
-//! - `no_cpu_activity`: GPU ops but no CPU operators, annotations, frames or runtime calls (recorded with
-//!   `activities=[CUDA]` only).
+//! - `no_cpu_activity`: device ops but no CPU operators (`cpu_op`), annotations (`user_annotation`)
+//!   or Python frames (recorded with `activities=[CUDA]` only). Runtime and driver calls do not count:
+//!   PyTorch puts `CUDA_RUNTIME` and `CUDA_DRIVER` in both its CPU and its CUDA activity sets
+//!   (`kineto_shim.cpp`), so a CUDA-only trace still holds them.
 //! - `no_input_shapes`: operators, none with `Input Dims` (`record_shapes` off).
 //! - `memory_profiling_on`: `[memory]` events present (`profile_memory=True`, ~15-20% overhead).
 //! - `no_python_stack`: operators but no `python_function` frames (`with_stack` off).
@@ -17,12 +19,16 @@
 //! - `low_gpu_utilization`: a device's kernel utilization over the steps under 50% (critical under 20%).
 //! - `communication_heavy`: Communication over 10% of step time.
 //! - `memory_near_capacity`: a device's peak allocated or reserved memory over 90% of its memory.
+//! - `memory_growth`: a device's allocated floor rises step over step ([`super::memory::growth`]).
+//! - `low_gemm_efficiency`, `small_kernels`, `fp32_gemm_on_tensor_core_gpu`: from the roofline
+//!   ([`super::flops::rules`]).
 //! - `gpu_starved_by_cpu`: a device idle at least 10% of its window, at least half of it waiting for the
 //!   host (gaps whose launch came after the gap began), naming what the CPU was doing.
 
 use super::idle::{self, IdleOptions, IdleReport, WaitKind};
 use super::links::{Kind, Links};
 use super::steps::{self, StepsReport};
+use super::summary::device_name;
 use crate::model::{SliceRef, Slices, Trace};
 use serde::Serialize;
 use std::cmp::Reverse;
@@ -132,13 +138,23 @@ pub fn analyze_with(
         out.push(Finding {
             id: "no_cpu_activity",
             severity: Severity::Warning,
-            title: "No CPU activity recorded".into(),
+            title: "No CPU operators recorded".into(),
             detail: format!(
-                "The trace has {} GPU ops and no CPU operators, annotations or runtime calls, so \
-                 nothing shows what the host was doing while the GPU waited.",
-                c.gpu_ops
+                "The trace has {} device ops{} but no CPU operators (cpu_op), record_function labels \
+                 or Python frames: it was recorded with only the device activity. So there are no \
+                 operator names, input shapes or labels, nothing says which operator launched which \
+                 kernel, and the operator table lists only runtime calls: device time cannot be \
+                 charged to the code that caused it.",
+                c.gpu_ops,
+                if c.runtime_calls > 0 {
+                    format!(" and {} runtime/driver calls", c.runtime_calls)
+                } else {
+                    String::new()
+                }
             ),
-            advice: "Profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA].".into(),
+            advice: "Profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] (and \
+                     record_shapes=True for shapes) so operators and labels are recorded."
+                .into(),
             evidence: Evidence {
                 ranges: idle
                     .devices
@@ -359,15 +375,15 @@ pub fn analyze_with(
                     Severity::Warning
                 },
                 title: format!(
-                    "GPU {} is busy only {} of the time",
-                    g.device,
+                    "{} is busy only {} of the time",
+                    device_name(trace, g.device),
                     pct(g.utilization)
                 ),
                 detail: format!(
-                    "Kernels ran {} of the {} spanned by the steps on GPU {} ({} utilization).",
+                    "Kernels ran {} of the {} spanned by the steps on {} ({} utilization).",
                     ms(g.kernel_ns),
                     ms(g.span_ns),
-                    g.device,
+                    device_name(trace, g.device),
                     pct(g.utilization)
                 ),
                 advice:
@@ -491,11 +507,11 @@ pub fn analyze_with(
         out.push(Finding {
             id: "gpu_starved_by_cpu",
             severity: Severity::Warning,
-            title: format!("GPU {} waits for the CPU", d.device),
+            title: format!("{} waits for the CPU", device_name(trace, d.device)),
             detail: format!(
-                "GPU {} was idle {} of its {} window ({}), and {} of that idle time it waited for \
+                "{} was idle {} of its {} window ({}), and {} of that idle time it waited for \
                  the host to launch work; meanwhile the CPU was in {}.",
-                d.device,
+                device_name(trace, d.device),
                 ms(d.idle_ns),
                 ms(d.window_ns),
                 pct(idle_share),
@@ -523,6 +539,14 @@ pub fn analyze_with(
                     .collect(),
             },
         });
+    }
+    if !trace.memory.is_empty() {
+        let memory = super::memory::Memory::build(trace, links);
+        out.extend(super::memory::growth::findings(
+            trace,
+            &memory,
+            &steps.steps,
+        ));
     }
     out.sort_by_key(|f| Reverse(f.severity));
     out
@@ -553,7 +577,9 @@ fn evidence_of(trace: &Trace, slices: &[SliceRef]) -> Evidence {
 /// Counts and slices the rules look at, gathered in one pass.
 struct Census {
     gpu_ops: usize,
+    /// Operators, annotations and Python frames (not runtime calls: see `no_cpu_activity`).
     cpu_events: usize,
+    runtime_calls: usize,
     cpu_ops: usize,
     with_shapes: usize,
     python: usize,
@@ -568,6 +594,7 @@ impl Census {
         let mut c = Census {
             gpu_ops: 0,
             cpu_events: 0,
+            runtime_calls: 0,
             cpu_ops: 0,
             with_shapes: 0,
             python: 0,
@@ -610,7 +637,11 @@ impl Census {
                         }
                     }
                     Kind::Python => c.python += 1,
-                    Kind::Annotation | Kind::Runtime => {}
+                    Kind::Annotation => {}
+                    Kind::Runtime => {
+                        c.runtime_calls += 1;
+                        continue;
+                    }
                     _ => continue,
                 }
                 c.cpu_events += 1;

@@ -28,13 +28,21 @@
 //! included, so that they can be checked against HTA itself:
 //! - Times are rounded like HTA's parser: start up and end down to whole microseconds, in f64 on the
 //!   file's own timestamps (so an op shorter than a microsecond can get a negative duration).
-//! - GPU events are every event with `args.stream` set and not -1: kernels, memcpys, memsets and
-//!   `cuda_sync` events. `cuda_sync` events count in the temporal breakdown (they widen the window) but
-//!   not in the stream breakdown; COMPUTATION excludes names matching HTA's
+//! - GPU events are every event with `args.stream` set and not -1, whatever its category or lane
+//!   (HTA's parser drops only `python_function` and `Trace` events): kernels, memcpys, memsets,
+//!   `cuda_sync` events, and on CPU lanes the `cpu_op` Inductor records around each Triton launch
+//!   (its `stream` is the raw CUDA stream handle, 0 for the default stream). Device work without a
+//!   `stream` arg (Intel XPU's kernels carry `sycl queue` instead) is not counted, as in HTA.
+//!   `cuda_sync` events count in the temporal breakdown (they widen the window) but not in the
+//!   stream breakdown; the stream breakdown groups events by their `stream` value, as HTA does (a
+//!   stream that only CPU events carry has device -1); COMPUTATION excludes names matching HTA's
 //!   `(^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync)`.
 //! - With more than one distinct `ProfilerStep#N` name, GPU events whose correlation matches no CPU
 //!   event starting before the last ProfilerStep's start are dropped (HTA counts the
-//!   `gpu_user_annotation` copies of the steps too).
+//!   `gpu_user_annotation` copies of the steps too). HTA merges on the correlation value, so an
+//!   event without one (-1, a Triton launch op) pairs with the CPU events without one and is kept
+//!   when one of them starts before the last step (HTA then also repeats it once per such event,
+//!   which adds only negative gaps to its stream; that repetition is not reproduced).
 //! - Stream gaps are taken between consecutive events by start, negative ones included.
 //! - A GPU event whose correlation matches no CPU event takes, as launch time, the start of the file's
 //!   first event (HTA joins it to row 0); the first event is recognised as the slice holding the first
@@ -680,7 +688,7 @@ fn own_kind(kind: Kind, name: &str) -> WaitKind {
     if name.contains("collate") {
         return WaitKind::Collate;
     }
-    let runtime = kind == Kind::Runtime || super::links::is_runtime_name(name);
+    let runtime = kind == Kind::Runtime || super::launch::is_runtime_name(name);
     match kind {
         Kind::CpuOp => match name {
             "aten::copy_" | "aten::to" | "aten::_to_copy" | "aten::contiguous" => WaitKind::Copy,
@@ -985,6 +993,8 @@ mod hta {
     struct Ev {
         ts: i64,
         end: i64,
+        /// The `stream` arg (HTA's grouping of its stream breakdown).
+        stream: i64,
         lane: usize,
         order: usize,
         sync: bool,
@@ -1000,22 +1010,27 @@ mod hta {
     ) -> (Vec<Temporal>, Vec<StreamIdle>, Vec<String>) {
         let origin = trace.meta.origin_ns;
         let kinds = &links.kinds;
-        let has_stream = |lane: usize, i: usize| -> bool {
-            let l = &trace.lanes[lane];
-            if !l.is_gpu() {
-                return false;
+        // HTA's device events: every event whose `args.stream` is set and not -1, on any lane and
+        // of any category (its parser drops only `python_function` and `Trace` events), e.g. the
+        // `cpu_op` of an Inductor Triton launch. Its breakdowns group them by that stream value.
+        let stream_of = |lane: usize, i: usize| -> Option<i64> {
+            let s = &trace.lanes[lane].slices;
+            if matches!(kinds.of_cat(s.cat[i]), Kind::Python | Kind::TraceSpan) {
+                return None;
             }
-            match kinds.of_cat(l.slices.cat[i]) {
-                Kind::Kernel | Kind::Memcpy | Kind::Memset => true,
-                Kind::Sync => trace.args.field(l.slices.args[i], "stream") != Some("-1"),
-                _ => false,
-            }
+            let v = trace.args.field(s.args[i], "stream")?;
+            let stream = v.trim().parse::<i64>().ok().unwrap_or(i64::MIN);
+            (stream != -1).then_some(stream)
         };
+        let has_stream = |lane: usize, i: usize| stream_of(lane, i).is_some();
         // Step names, CPU correlations, the first event.
         let mut step_names: Vec<StrId> = Vec::new();
         let mut cpu_corr: Vec<(i64, i64)> = Vec::new();
         let mut steps: Vec<i64> = Vec::new();
         let mut first: Option<i64> = None;
+        // The earliest CPU event without a correlation: HTA's merge on `correlation` pairs a
+        // device event without one (-1) with such events, e.g. a Triton launch `cpu_op`.
+        let mut first_uncorrelated: Option<i64> = None;
         for (li, l) in trace.lanes.iter().enumerate() {
             let s = &l.slices;
             for i in 0..s.len() {
@@ -1030,6 +1045,8 @@ mod hta {
                 }
                 if s.correlation[i] != NO_ID {
                     cpu_corr.push((s.correlation[i], ts));
+                } else {
+                    first_uncorrelated = Some(first_uncorrelated.map_or(ts, |f: i64| f.min(ts)));
                 }
                 if s.args[i] == ArgsId(0) {
                     first = Some(ts);
@@ -1048,10 +1065,14 @@ mod hta {
         let mut evs: Vec<Ev> = Vec::new();
         let mut dropped = 0usize;
         let mut fallback = 0usize;
+        let mut streamless = 0usize;
         for (li, l) in trace.lanes.iter().enumerate() {
             let s = &l.slices;
             for i in 0..s.len() {
                 if !has_stream(li, i) {
+                    if l.is_gpu() && kinds.of_cat(s.cat[i]).is_gpu_busy() {
+                        streamless += 1;
+                    }
                     continue;
                 }
                 let corr = s.correlation[i];
@@ -1059,6 +1080,15 @@ mod hta {
                 let matches = &cpu_corr[k..k + cpu_corr[k..].partition_point(|e| e.0 == corr)];
                 let matches = if corr == NO_ID { &[][..] } else { matches };
                 let runtime = match last_step {
+                    // Kept (HTA also repeats it once per such CPU event, adding only negative
+                    // gaps to its stream: not reproduced), with no launch time.
+                    Some(last) if corr == NO_ID => {
+                        if first_uncorrelated.is_none_or(|f| f >= last) {
+                            dropped += 1;
+                            continue;
+                        }
+                        None
+                    }
                     Some(last) => match matches.iter().find(|m| m.1 < last) {
                         Some(m) => Some(m.1),
                         None => {
@@ -1079,6 +1109,7 @@ mod hta {
                 evs.push(Ev {
                     ts,
                     end,
+                    stream: stream_of(li, i).unwrap_or(-1),
                     lane: li,
                     order: i,
                     sync: kinds.of_cat(s.cat[i]) == Kind::Sync,
@@ -1095,6 +1126,12 @@ mod hta {
         if fallback > 0 {
             notes.push(format!(
                 "hta: {fallback} GPU events without a launch took the first event's start as launch time"
+            ));
+        }
+        if streamless > 0 {
+            notes.push(format!(
+                "hta: {streamless} device ops (kernels, copies, fills) carry no stream arg, so \
+                 HTA does not count them; the exact mode does"
             ));
         }
         if evs.is_empty() {
@@ -1133,9 +1170,9 @@ mod hta {
             gaps: usize,
             events: usize,
         }
-        let mut acc = vec![Acc::default(); trace.lanes.len()];
+        let mut acc: FxHashMap<i64, Acc> = FxHashMap::default();
         for e in evs.iter().filter(|e| !e.sync) {
-            let a = &mut acc[e.lane];
+            let a = acc.entry(e.stream).or_default();
             a.events += 1;
             if let Some(pe) = a.prev {
                 let gap = e.ts - pe;
@@ -1150,24 +1187,27 @@ mod hta {
             }
             a.prev = Some(e.end);
         }
-        let idle = trace
-            .lanes
-            .iter()
-            .zip(&acc)
-            .filter(|(_, a)| a.events > 0)
-            .filter_map(|(l, a)| match l.kind {
-                LaneKind::GpuStream { device, stream } => Some(StreamIdle {
-                    rank,
-                    device,
-                    stream,
-                    host_wait_us: a.host as f64,
-                    kernel_wait_us: a.kernel as f64,
-                    other_us: a.other as f64,
-                    gaps: a.gaps,
-                }),
-                LaneKind::Cpu => None,
+        // A stream is shown on the device whose lane has that stream id (-1 when only events of
+        // other lanes, such as Triton launch ops, carry it).
+        let device_of = |stream: i64| {
+            trace.lanes.iter().find_map(|l| match l.kind {
+                LaneKind::GpuStream { device, stream: s } if s == stream => Some(device),
+                _ => None,
+            })
+        };
+        let mut idle: Vec<StreamIdle> = acc
+            .into_iter()
+            .map(|(stream, a)| StreamIdle {
+                rank,
+                device: device_of(stream).unwrap_or(-1),
+                stream,
+                host_wait_us: a.host as f64,
+                kernel_wait_us: a.kernel as f64,
+                other_us: a.other as f64,
+                gaps: a.gaps,
             })
             .collect();
+        idle.sort_by_key(|s| (s.device < 0, s.device, s.stream));
         (temporal, idle, notes)
     }
 }

@@ -2,14 +2,11 @@
 //! slices that enclose it, so any GPU op can be charged to an operator and a label.
 //!
 //! Definitions:
-//! - A *GPU op* is any slice on a GPU stream lane that carries a correlation id (kernels, memcpys,
-//!   memsets, cuda_sync events).
-//! - Its *launch* is the slice on a CPU lane with the same `correlation` whose category is a runtime
-//!   category (`cuda_runtime`, `cuda_driver`, 1.x `Runtime`, and their HIP spellings) or whose name is a
-//!   runtime call (`cuda*`, `cu*`, `hip*`). When several share a correlation, the earliest wins.
-//! - Its *operator* is the innermost `cpu_op` (1.x `Operator`) enclosing the launch. When no launch is
-//!   found, or the launch sits outside any operator, the operator is the innermost `cpu_op` with the GPU
-//!   op's `External id` (how PyTorch itself charges device time).
+//! - A *GPU op* is any slice on a device lane that carries a correlation id, an External id or an
+//!   incoming flow from a CPU lane (kernels, memcpys, memsets, syncs, MTIA's CCP events).
+//! - Its *launch* (the runtime call) and its *operator* (the innermost operator around the launch,
+//!   else the innermost annotation, else the operator or annotation with its External id) follow
+//!   the one rule of [`super::launch`], which the operator tree of the tables uses too.
 //! - A CPU slice's *parent* is the innermost slice of the same lane that contains it (slices are sorted
 //!   by start, longer first, so a stack sweep finds it). Partial overlaps, rare on CPU threads, take the
 //!   slice they overlap as parent.
@@ -19,6 +16,7 @@
 //! Cost: one pass over all slices plus two sorts of the id tables, O(n log n) time and about 12 bytes
 //! per slice; built once per trace and shared by the analyses that need it.
 
+use super::launch::{LaunchIndex, Via};
 pub use crate::model::category::{Kind, Kinds};
 use crate::model::{SliceRef, Trace, NO_ID};
 use serde::Serialize;
@@ -26,17 +24,14 @@ use serde::Serialize;
 /// No slice: used in the per-slice tables.
 const NONE: u32 = u32::MAX;
 
-/// True for the name of a CUDA/HIP runtime or driver call.
-pub fn is_runtime_name(name: &str) -> bool {
-    name.starts_with("cuda") || name.starts_with("hip") || name.starts_with("cu")
-}
-
 /// How many GPU ops were linked, and how.
 #[derive(Debug, Default, Clone, Serialize)]
 pub struct LinkStats {
     pub gpu_ops: usize,
     /// Linked to a runtime call by correlation.
     pub by_correlation: usize,
+    /// Linked to a runtime call by an `ac2g` flow (no correlation matched).
+    pub by_flow: usize,
     /// No runtime call found; operator found by External id.
     pub by_external_id: usize,
     pub unlinked: usize,
@@ -67,10 +62,7 @@ impl Links {
     pub fn build(trace: &Trace) -> Links {
         let kinds = Kinds::new(trace);
         let mut parent = Vec::with_capacity(trace.lanes.len());
-        // (correlation, start, ref) of runtime calls; (external id, ref) of operators.
-        let mut by_corr: Vec<(i64, i64, SliceRef)> = Vec::new();
-        let mut by_ext: Vec<(i64, SliceRef)> = Vec::new();
-        for (li, lane) in trace.lanes.iter().enumerate() {
+        for lane in &trace.lanes {
             if lane.is_gpu() {
                 parent.push(Vec::new());
                 continue;
@@ -87,32 +79,10 @@ impl Links {
                     *parent = top;
                 }
                 stack.push((i as u32, s.end_ns(i)));
-                let r = SliceRef {
-                    lane: li as u32,
-                    index: i as u32,
-                };
-                let kind = kinds.of_cat(s.cat[i]);
-                if s.correlation[i] != NO_ID
-                    && (kind == Kind::Runtime || is_runtime_name(trace.str(s.name[i])))
-                {
-                    by_corr.push((s.correlation[i], start, r));
-                }
-                if kind == Kind::CpuOp && s.external_id[i] != NO_ID {
-                    by_ext.push((s.external_id[i], r));
-                }
             }
             parent.push(p);
         }
-        by_corr.sort_unstable_by_key(|&(c, start, r)| (c, start, r));
-        by_corr.dedup_by_key(|e| e.0);
-        // For an id shared by nested operators, the innermost (latest start) is kept: it sorts last.
-        by_ext.sort_unstable_by_key(|&(e, r)| {
-            (
-                e,
-                trace.lanes[r.lane as usize].slices.start_ns[r.index as usize],
-                r,
-            )
-        });
+        let index = LaunchIndex::build(trace, &kinds);
 
         let mut links = Links {
             kinds,
@@ -121,7 +91,7 @@ impl Links {
             op: Vec::with_capacity(trace.lanes.len()),
             stats: LinkStats::default(),
         };
-        for lane in &trace.lanes {
+        for (li, lane) in trace.lanes.iter().enumerate() {
             if !lane.is_gpu() {
                 links.launch.push(Vec::new());
                 links.op.push(Vec::new());
@@ -131,31 +101,31 @@ impl Links {
             let mut launch = vec![NO_REF; s.len()];
             let mut op = vec![NO_REF; s.len()];
             for i in 0..s.len() {
-                let (corr, ext) = (s.correlation[i], s.external_id[i]);
-                if corr == NO_ID && ext == NO_ID {
+                let r = SliceRef {
+                    lane: li as u32,
+                    index: i as u32,
+                };
+                let call = index.call(trace, r);
+                let ext = s.external_id[i];
+                if call.is_none() && s.correlation[i] == NO_ID && ext == NO_ID {
                     continue;
                 }
                 links.stats.gpu_ops += 1;
-                if corr != NO_ID {
-                    if let Ok(k) = by_corr.binary_search_by_key(&corr, |e| e.0) {
-                        launch[i] = by_corr[k].2;
-                        op[i] = links
-                            .enclosing(trace, by_corr[k].2, Kind::CpuOp)
-                            .unwrap_or(NO_REF);
-                    }
+                if let Some((c, _)) = call {
+                    launch[i] = c;
+                    op[i] = links
+                        .enclosing(trace, c, Kind::CpuOp)
+                        .or_else(|| links.enclosing(trace, c, Kind::Annotation))
+                        .unwrap_or(NO_REF);
                 }
-                if op[i] == NO_REF && ext != NO_ID {
-                    let k = by_ext.partition_point(|e| e.0 <= ext);
-                    if k > 0 && by_ext[k - 1].0 == ext {
-                        op[i] = by_ext[k - 1].1;
-                    }
+                if op[i] == NO_REF {
+                    op[i] = index.by_external_id(ext).unwrap_or(NO_REF);
                 }
-                if launch[i] != NO_REF {
-                    links.stats.by_correlation += 1;
-                } else if op[i] != NO_REF {
-                    links.stats.by_external_id += 1;
-                } else {
-                    links.stats.unlinked += 1;
+                match call {
+                    Some((_, Via::Correlation)) => links.stats.by_correlation += 1,
+                    Some((_, Via::Flow)) => links.stats.by_flow += 1,
+                    None if op[i] != NO_REF => links.stats.by_external_id += 1,
+                    None => links.stats.unlinked += 1,
                 }
             }
             links.launch.push(launch);

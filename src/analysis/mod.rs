@@ -4,9 +4,15 @@
 //! prints it and the viewer renders the same structure, so the numbers on the page and in the
 //! terminal are one computation.
 
+pub mod diff;
+pub mod digest;
 pub mod findings;
+pub mod flops;
 pub mod idle;
+pub mod launch;
 pub mod links;
+pub mod memory;
+pub mod ranks;
 pub mod steps;
 pub mod summary;
 pub mod tables;

@@ -71,12 +71,58 @@ pub fn lane_name(trace: &Trace, lane: usize) -> String {
         return n.trim().to_string();
     }
     match l.kind {
-        LaneKind::GpuStream { device, stream } => format!("GPU {device} stream {stream}"),
+        LaneKind::GpuStream { device, stream } => {
+            format!("{} {device} stream {stream}", device_word(trace, l.process))
+        }
         LaneKind::Cpu => match &l.tid_label {
             Some(t) => t.clone(),
             None => format!("thread {}", l.tid),
         },
     }
+}
+
+/// What the device of a process is called: the word of its label or name (`MTIA` for
+/// `MTIA 0`), else `GPU`.
+pub fn device_word(trace: &Trace, process: u32) -> &str {
+    trace
+        .processes
+        .get(process as usize)
+        .and_then(|p| {
+            [p.labels.as_deref(), p.name.as_deref()]
+                .into_iter()
+                .flatten()
+                .find_map(crate::model::category::device_label)
+        })
+        .map_or("GPU", |(word, _)| word)
+}
+
+/// The devices of the trace: `deviceProperties` as the file gives them, then each device that
+/// holds lanes but has no properties (MTIA and XPU traces write none), named as its process is
+/// labelled (`MTIA 0`) and with nothing else known.
+fn devices(trace: &Trace) -> Vec<DeviceProperties> {
+    let mut out = trace.meta.device_properties.clone();
+    for (_, lane) in trace.gpu_lanes() {
+        if let LaneKind::GpuStream { device, .. } = lane.kind {
+            if !out.iter().any(|d| d.id == device) {
+                out.push(DeviceProperties {
+                    id: device,
+                    name: device_name(trace, device),
+                    ..Default::default()
+                });
+            }
+        }
+    }
+    out
+}
+
+/// A device as its users call it: `GPU 0`, `MTIA 0`, `XPU 1` (the word of its process's label).
+pub fn device_name(trace: &Trace, device: i64) -> String {
+    let word = trace
+        .processes
+        .iter()
+        .position(|p| p.device == Some(device))
+        .map_or("GPU", |p| device_word(trace, p as u32));
+    format!("{word} {device}")
 }
 
 pub fn summarize(trace: &Trace) -> Summary {
@@ -120,7 +166,7 @@ pub fn summarize(trace: &Trace) -> Summary {
                 }
             })
             .collect(),
-        devices: trace.meta.device_properties.clone(),
+        devices: devices(trace),
         flows: trace.flows.len(),
         memory_events: trace.memory.len(),
         counters: trace.counters.len(),

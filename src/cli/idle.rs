@@ -47,6 +47,9 @@ pub fn print(r: &IdleReport) {
     println!("GPU idle time ({mode}), rank {}", r.rank);
     if r.temporal.is_empty() {
         println!("  no GPU kernels, memcpys or memsets in this trace");
+        for n in &r.notes {
+            println!("  note: {n}");
+        }
         return;
     }
     for t in &r.temporal {

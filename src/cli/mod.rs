@@ -1,9 +1,14 @@
 //! Command-line plumbing shared by the commands: options, loading a file, number formatting.
 
+pub mod diff;
+pub mod digest;
+pub mod flops;
 pub mod idle;
 pub mod kernels;
 pub mod labels;
+pub mod memory;
 pub mod ops;
+pub mod ranks;
 pub mod report;
 pub mod steps;
 pub mod summary;
@@ -21,7 +26,7 @@ pub struct Opts {
 }
 
 /// Options that take a value; every other `--name` is a flag.
-const VALUED: &[&str] = &["--sort", "--top", "--compat"];
+const VALUED: &[&str] = &["--sort", "--top", "--compat", "--points", "--at"];
 
 impl Opts {
     pub fn parse(args: &[String]) -> Result<Opts, String> {

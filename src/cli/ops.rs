@@ -222,7 +222,7 @@ pub(super) fn share(pct: f64, whole: f64) -> String {
 }
 
 /// PyTorch's `_format_memory`: bytes in B, KB, MB or GB (powers of 1024).
-fn fmt_memory(bytes: i64) -> String {
+pub(super) fn fmt_memory(bytes: i64) -> String {
     const KB: f64 = 1024.0;
     let b = bytes as f64;
     if b.abs() >= KB * KB * KB {

@@ -76,7 +76,12 @@ pub fn run(opts: &Opts) -> Result<(), String> {
             .total_global_mem
             .map(|m| format!(", {:.1} GB", m as f64 / 1e9))
             .unwrap_or_default();
-        println!("  GPU {}: {}{mem}", d.id, d.name);
+        // A device without properties is named by its label alone ("MTIA 0").
+        if sightline::model::category::device_label(&d.name).is_some() {
+            println!("  {}{mem}", d.name);
+        } else {
+            println!("  GPU {}: {}{mem}", d.id, d.name);
+        }
     }
     println!("lanes       {}", s.lanes.len());
     for l in &s.lanes {

@@ -493,6 +493,8 @@ pub struct MemoryEvents {
     pub bytes: Vec<i64>,
     pub total_allocated: Vec<i64>,
     pub total_reserved: Vec<i64>,
+    /// `Addr`: the block's address, which pairs a free with its allocation (0 when absent).
+    pub addr: Vec<i64>,
 }
 
 impl MemoryEvents {
@@ -632,6 +634,7 @@ impl Trace {
             + m.bytes.capacity() * 8
             + m.total_allocated.capacity() * 8
             + m.total_reserved.capacity() * 8
+            + m.addr.capacity() * 8
     }
 
     /// Bytes of the whole model: columns, interned strings and args.

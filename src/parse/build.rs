@@ -9,7 +9,7 @@ use super::event::{
 };
 use super::fields::{read_object, Field};
 use super::split::Sink;
-use crate::model::category::Kind;
+use crate::model::category::{self, Kind};
 use crate::model::*;
 use rustc_hash::FxHashMap;
 use serde_json::value::RawValue;
@@ -106,10 +106,9 @@ const MIN_TS_NS: i64 = -(1 << 60);
 const MAX_TS_NS: i64 = 1 << 62;
 const MAX_DUR_NS: i64 = 1 << 61;
 
-/// Categories whose events run on a GPU (or other accelerator) stream: the model's vocabulary,
-/// plus any `gpu_*`/`mtia_*` category a newer profiler may write.
+/// Categories whose events run on a device stream or queue ([`Kind::on_device`]).
 fn is_gpu_category(cat: &str) -> bool {
-    Kind::of_cat(cat).on_gpu_stream() || cat.starts_with("gpu_") || cat.starts_with("mtia_")
+    Kind::on_device(cat)
 }
 
 impl Builder {
@@ -405,6 +404,7 @@ impl Builder {
                     m.total_allocated
                         .push(int(args.total_allocated).unwrap_or(0));
                     m.total_reserved.push(int(args.total_reserved).unwrap_or(0));
+                    m.addr.push(int(args.addr).unwrap_or(0));
                     return;
                 }
                 let lane = self.lane(pid, tid, tid_label);
@@ -621,6 +621,7 @@ impl Builder {
         m.bytes.append(&mut om.bytes);
         m.total_allocated.append(&mut om.total_allocated);
         m.total_reserved.append(&mut om.total_reserved);
+        m.addr.append(&mut om.addr);
         self.memory_threads
             .extend(o.memory_threads.iter().map(|&(p, t)| (id(p), id(t))));
 
@@ -691,7 +692,7 @@ impl Builder {
         let mut order: Vec<u32> = (0..self.lanes.len() as u32).collect();
         let lane_key = |lb: &LaneBuilder| {
             let p = &processes[pindex[&lb.pid] as usize];
-            let gpu = lb.gpu || (p.device.is_some() && !lb.cpu);
+            let gpu = is_device_lane(p, lb);
             let tsort = self.threads.get(&(lb.pid, lb.tid)).and_then(|t| t.1);
             if gpu {
                 (1, p.device.unwrap_or(lb.pid), 0, lb.tid, 0)
@@ -721,7 +722,7 @@ impl Builder {
                 .expect("each lane is taken once");
             let process = pindex[&lb.pid];
             let p = &processes[process as usize];
-            let gpu = lb.gpu || (p.device.is_some() && !lb.cpu);
+            let gpu = is_device_lane(p, &lb);
             let kind = if gpu {
                 LaneKind::GpuStream {
                     device: p.device.unwrap_or(lb.pid),
@@ -841,13 +842,18 @@ impl Builder {
             .into_iter()
             .map(|pid| {
                 let m = self.procs.remove(&pid).unwrap_or_default();
-                // Kineto labels GPU processes "GPU n"; a process holding kernels is a GPU too.
-                let labelled = m
-                    .labels
-                    .as_deref()
-                    .and_then(|l| l.strip_prefix("GPU "))
-                    .and_then(|n| n.trim().parse::<i64>().ok());
-                let device = labelled.or_else(|| gpu_pids.contains(&pid).then_some(pid.max(0)));
+                // The rule of `model::category`: a label or name such as "GPU 0" or "MTIA 0"
+                // makes a device; a process holding device work is one too, unless labelled CPU.
+                let host = m.labels.as_deref().is_some_and(category::is_host_label);
+                let labelled = [m.labels.as_deref(), m.name.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .find_map(category::device_index);
+                let device = if host {
+                    None
+                } else {
+                    labelled.or_else(|| gpu_pids.contains(&pid).then_some(pid.max(0)))
+                };
                 Process {
                     pid,
                     pid_label: m.pid_label,
@@ -868,6 +874,14 @@ impl Builder {
         });
         procs
     }
+}
+
+/// Whether a lane is a device stream: rules 1 and 3 of `model::category`. A process labelled
+/// CPU has no device (see `build_processes`); in one that has, a lane is a stream when it holds
+/// device work, or nothing but device work is possible because it holds no other event.
+fn is_device_lane(p: &Process, lb: &LaneBuilder) -> bool {
+    let host = p.labels.as_deref().is_some_and(category::is_host_label);
+    !host && (lb.gpu || (p.device.is_some() && !lb.cpu))
 }
 
 fn hash_id(text: &str) -> i64 {
@@ -1017,6 +1031,7 @@ fn sort_memory(m: MemoryEvents, origin: i64) -> MemoryEvents {
         bytes: perm.iter().map(|&i| m.bytes[pick(i)]).collect(),
         total_allocated: perm.iter().map(|&i| m.total_allocated[pick(i)]).collect(),
         total_reserved: perm.iter().map(|&i| m.total_reserved[pick(i)]).collect(),
+        addr: perm.iter().map(|&i| m.addr[pick(i)]).collect(),
     }
 }
 

@@ -119,6 +119,7 @@ pub(crate) struct Args<'a> {
     pub bytes: Option<&'a str>,
     pub total_allocated: Option<&'a str>,
     pub total_reserved: Option<&'a str>,
+    pub addr: Option<&'a str>,
     /// A top-level value was a bare word such as `N/A` (read as absent).
     pub repaired: bool,
     /// The text was an object (its members are in the `fields` passed to [`Args::read`]).
@@ -147,6 +148,7 @@ impl<'a> Args<'a> {
                 "Bytes" => &mut a.bytes,
                 "Total Allocated" => &mut a.total_allocated,
                 "Total Reserved" => &mut a.total_reserved,
+                "Addr" => &mut a.addr,
                 _ => {
                     a.repaired |= is_bare_word(v);
                     continue;

@@ -149,19 +149,35 @@ fn launched(trace: &Trace, tl: &Timeline, r: SliceRef) -> Launched {
     let s = &trace.lanes[r.lane as usize].slices;
     let (below, partial) = descendants(trace, r);
     let i = r.index as usize;
-    let own = (s.correlation[i] != NO_ID).then_some(i);
     let mut out = Launched {
         count: 0,
         gpu_ns: 0,
         events: Vec::new(),
         partial,
     };
-    for j in own.into_iter().chain(below) {
+    for j in std::iter::once(i).chain(below) {
         let c = s.correlation[j];
-        if c == NO_ID {
-            continue;
+        let mut launched: Vec<SliceRef> = if c == NO_ID {
+            Vec::new()
+        } else {
+            tl.gpu_by_correlation(c).collect()
+        };
+        if launched.is_empty() {
+            // Backends whose device ops carry no correlation are linked by `ac2g` flows only
+            // (the launch rule of `analysis::launch`).
+            let d = SliceRef {
+                lane: r.lane,
+                index: j as u32,
+            };
+            launched.extend(
+                tl.flows_of(d)
+                    .iter()
+                    .map(|&f| trace.flows[f as usize])
+                    .filter(|f| f.from == d && trace.lanes[f.to.lane as usize].is_gpu())
+                    .map(|f| f.to),
+            );
         }
-        for g in tl.gpu_by_correlation(c) {
+        for g in launched {
             out.count += 1;
             out.gpu_ns += trace.lanes[g.lane as usize].slices.dur_ns[g.index as usize];
             if out.events.len() < MAX_LISTED {
@@ -320,5 +336,32 @@ mod tests {
             }
         )
         .is_none());
+    }
+
+    /// A backend whose device ops carry no correlation (a PrivateUse1 runtime): the `ac2g` flow
+    /// alone says what the operator launched, both ways.
+    #[test]
+    fn flows_alone_link_launches() {
+        let json = r#"{"traceEvents":[
+          {"ph":"M","name":"process_labels","pid":1,"tid":0,"args":{"labels":"CPU"}},
+          {"ph":"X","name":"aten::mm","cat":"cpu_op","pid":1,"tid":1,"ts":10,"dur":50,"args":{"External id":5}},
+          {"ph":"X","name":"launchKernel","cat":"privateuse1_runtime","pid":1,"tid":1,"ts":20,"dur":10},
+          {"ph":"s","id":77,"pid":1,"tid":1,"ts":20,"cat":"ac2g","name":"ac2g"},
+          {"ph":"X","name":"matmul_kernel","cat":"kernel","pid":0,"tid":3,"ts":40,"dur":30,"args":{"device":0,"stream":3}},
+          {"ph":"f","id":77,"pid":0,"tid":3,"ts":40,"cat":"ac2g","name":"ac2g","bp":"e"}
+        ]}"#;
+        let t = parse_bytes(json.as_bytes()).unwrap();
+        let tl = Timeline::new(&t);
+        let l = details(&t, &tl, find(&t, "aten::mm"))
+            .unwrap()
+            .launched
+            .unwrap();
+        assert_eq!((l.count, l.gpu_ns), (1, 30_000));
+        let by = details(&t, &tl, find(&t, "matmul_kernel"))
+            .unwrap()
+            .launched_by
+            .unwrap();
+        assert_eq!(by.runtime.unwrap().name, "launchKernel");
+        assert_eq!(by.op.unwrap().name, "aten::mm");
     }
 }

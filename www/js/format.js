@@ -55,7 +55,8 @@ export function formatValue(kind, v) {
     case "pct": return percent(v);
     case "int": return count(v);
     case "num": return typeof v === "number" ? v.toLocaleString("en-US", { maximumFractionDigits: 3 }) : String(v);
-    default: return typeof v === "object" ? JSON.stringify(v) : String(v);
+    // Lists (input shapes) as Python prints them, as PyTorch's table shows them: [[32, 16], []].
+    default: return Array.isArray(v) ? JSON.stringify(v).replace(/,/g, ", ") : typeof v === "object" ? JSON.stringify(v) : String(v);
   }
 }
 

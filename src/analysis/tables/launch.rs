@@ -1,90 +1,69 @@
-//! Which operator launched a GPU op: the link from a kernel, memcpy or memset back to the CPU.
-//!
-//! Two links, tried in this order:
-//! 1. Correlation: the GPU op's `correlation` is that of the runtime call that launched it
-//!    (`cudaLaunchKernel`, `cudaMemcpyAsync`, `cuLaunchKernel`, ...); the innermost operator
-//!    (`cpu_op`) around that call on its thread launched the op, or where none holds the call, the
-//!    innermost annotation. An operator wins over an annotation inside it, as in PyTorch: in
-//!    `hta_a100_nccl_rank0of2` the `nccl:all_reduce` label sits inside `record_param_comms`, and
-//!    the kernel's External id names `record_param_comms`.
-//! 2. External id: the GPU op's `External id` is that of the operator (PyTorch's own link, its
-//!    `linked_correlation_id`), used when the runtime call is missing or sits outside any operator.
-//!
-//! The correlation comes first because older Kineto versions wrote the correlation itself into a
-//! GPU op's `External id` (as in `hta_a100_alexnet_cuda_sync` and the `param_dlrm` traces), where
-//! an External id match is a coincidence with an unrelated operator; in newer traces both links
-//! lead to the same operator.
+//! Which node of the operator tree launched a GPU op: the project's one kernel-to-launcher rule
+//! ([`crate::analysis::launch`]) mapped onto the tree's nodes. The launch call found there is
+//! charged to its launching ancestor in the tree (the innermost operator, else annotation, after
+//! folding: [`LaneTree::launching_ancestor`]); the External id fallback to the node of the slice
+//! the rule names (or the node it was folded into).
 
-use super::tree::{LaneTree, Launch, NodeRef};
-use crate::model::{Trace, NO_ID};
-use rustc_hash::FxHashMap;
+use super::tree::{LaneTree, Launch, NodeRef, NO_NODE};
+use crate::analysis::launch::LaunchIndex;
+use crate::model::category::Kinds;
+use crate::model::{SliceRef, Trace};
 
-/// The two maps from ids to nodes that the links go through.
+/// The rule's index plus, per lane, the tree node of each slice.
 pub(crate) struct Launchers {
-    /// Runtime calls by correlation.
-    runtime_by_correlation: FxHashMap<i64, NodeRef>,
-    /// Operators and annotations by External id (the innermost one where several share an id).
-    op_by_external_id: FxHashMap<i64, NodeRef>,
+    index: LaunchIndex,
+    /// Per lane: (tree, node of each slice) for the lanes that have a tree.
+    nodes: Vec<Option<(u32, Vec<u32>)>>,
 }
 
 impl Launchers {
-    pub(crate) fn new(trace: &Trace, trees: &[LaneTree]) -> Launchers {
-        let mut runtime_by_correlation = FxHashMap::default();
-        let mut op_by_external_id = FxHashMap::default();
+    pub(crate) fn new(trace: &Trace, kinds: &Kinds, trees: &[LaneTree]) -> Launchers {
+        let mut nodes: Vec<Option<(u32, Vec<u32>)>> =
+            (0..trace.lanes.len()).map(|_| None).collect();
         for (ti, t) in trees.iter().enumerate() {
-            let s = &trace.lanes[t.lane as usize].slices;
-            for x in 0..t.len() {
-                let i = t.slice[x] as usize;
-                let r = NodeRef {
-                    tree: ti as u32,
-                    node: x as u32,
-                };
-                let kind = t.kind[x];
-                if kind == super::EventKind::Runtime && s.correlation[i] != NO_ID {
-                    runtime_by_correlation.insert(s.correlation[i], r);
-                } else if kind.launches() && s.external_id[i] != NO_ID {
-                    // Tree order puts a nested node after its parent: the innermost one wins.
-                    op_by_external_id.insert(s.external_id[i], r);
-                }
+            let mut of_slice = vec![NO_NODE; trace.lanes[t.lane as usize].slices.len()];
+            for (x, &i) in t.slice.iter().enumerate() {
+                of_slice[i as usize] = x as u32;
             }
+            nodes[t.lane as usize] = Some((ti as u32, of_slice));
         }
         Launchers {
-            runtime_by_correlation,
-            op_by_external_id,
+            index: LaunchIndex::build(trace, kinds),
+            nodes,
         }
     }
 
-    /// Where a GPU op with these ids was launched from, if a link leads to an operator.
-    pub(crate) fn find(
-        &self,
-        trees: &[LaneTree],
-        correlation: i64,
-        external_id: i64,
-    ) -> Option<Launch> {
-        if correlation != NO_ID {
-            if let Some(&r) = self.runtime_by_correlation.get(&correlation) {
-                let t = &trees[r.tree as usize];
-                if let Some(node) = t.launching_ancestor(r.node) {
-                    let site = NodeRef {
-                        node: t.kept(r.node),
-                        ..r
-                    };
-                    return Some(Launch {
-                        site,
-                        op: NodeRef { node, ..r },
-                    });
-                }
-            }
-        }
-        if external_id != NO_ID {
-            if let Some(&r) = self.op_by_external_id.get(&external_id) {
-                let op = NodeRef {
-                    node: trees[r.tree as usize].kept(r.node),
+    fn node(&self, r: SliceRef) -> Option<NodeRef> {
+        let (tree, of_slice) = self.nodes.get(r.lane as usize)?.as_ref()?;
+        let node = *of_slice.get(r.index as usize)?;
+        (node != NO_NODE).then_some(NodeRef { tree: *tree, node })
+    }
+
+    /// Where a GPU op was launched from, if the rule leads to a node.
+    pub(crate) fn find(&self, trace: &Trace, trees: &[LaneTree], op: SliceRef) -> Option<Launch> {
+        if let Some(r) = self
+            .index
+            .call(trace, op)
+            .and_then(|(call, _)| self.node(call))
+        {
+            let t = &trees[r.tree as usize];
+            if let Some(node) = t.launching_ancestor(r.node) {
+                let site = NodeRef {
+                    node: t.kept(r.node),
                     ..r
                 };
-                return Some(Launch { site: op, op });
+                return Some(Launch {
+                    site,
+                    op: NodeRef { node, ..r },
+                });
             }
         }
-        None
+        let ext = trace.lanes[op.lane as usize].slices.external_id[op.index as usize];
+        let r = self.node(self.index.by_external_id(ext)?)?;
+        let op = NodeRef {
+            node: trees[r.tree as usize].kept(r.node),
+            ..r
+        };
+        Some(Launch { site: op, op })
     }
 }

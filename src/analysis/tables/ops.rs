@@ -43,7 +43,10 @@ pub struct OpTable {
 pub struct OpRow {
     pub name: String,
     pub kind: EventKind,
-    /// `Input Dims` as Python prints the list; `None` unless grouping by input shape.
+    /// `Input Dims` as Python prints the list (the key PyTorch groups by, and what the text
+    /// table shows); `None` unless grouping by input shape. Serialized as data: the JSON list
+    /// (`[[32, 16], []]` -> a list of lists of numbers), see [`dims_as_list`].
+    #[serde(serialize_with = "dims_as_list")]
     pub input_shapes: Option<String>,
     pub calls: u64,
     pub self_cpu_us: f64,
@@ -62,6 +65,85 @@ pub struct OpRow {
 }
 
 /// Sums of one row, in integers until the end.
+/// `Input Dims` text read back as the list it prints (Python's `str` of a list of int lists is
+/// JSON). Text that is not JSON, which PyTorch does not write, stays a string rather than being
+/// lost.
+fn dims_as_list<S: serde::Serializer>(dims: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    dims_json::serialize(dims, s)
+}
+
+/// Serde for `Input Dims` kept as Python's printed text inside (the key rows are grouped by) and
+/// written as data: `[[32, 16], []]` is a JSON list of lists of numbers. Reading accepts the list
+/// (printed back as Python prints it, so a round trip gives the same key) or the old text.
+pub mod dims_json {
+    use serde::{Deserialize, Serialize};
+
+    pub fn serialize<S: serde::Serializer>(dims: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+        match dims {
+            None => s.serialize_none(),
+            Some(text) => match serde_json::from_str::<serde_json::Value>(text) {
+                Ok(list) => list.serialize(s),
+                Err(_) => s.serialize_str(text),
+            },
+        }
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        Ok(match Option::<serde_json::Value>::deserialize(d)? {
+            None | Some(serde_json::Value::Null) => None,
+            Some(serde_json::Value::String(text)) => Some(text),
+            Some(list) => {
+                let mut out = String::new();
+                python_str(&list, &mut out);
+                Some(out)
+            }
+        })
+    }
+
+    /// A JSON value as Python's `str` prints the list: `[[32, 16], []]`.
+    fn python_str(v: &serde_json::Value, out: &mut String) {
+        match v {
+            serde_json::Value::Array(items) => {
+                out.push('[');
+                for (i, x) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    python_str(x, out);
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
+        struct Row {
+            #[serde(with = "super")]
+            input_shapes: Option<String>,
+        }
+
+        #[test]
+        fn round_trip_keeps_the_printed_key() {
+            for text in ["[[32, 16], []]", "[[1, 141, 512], [[2, 3], [4]], []]", "[]"] {
+                let row = Row {
+                    input_shapes: Some(text.to_string()),
+                };
+                let json = serde_json::to_value(&row).unwrap();
+                assert!(json["input_shapes"].is_array(), "{json}");
+                assert_eq!(serde_json::from_value::<Row>(json).unwrap(), row);
+            }
+            let none = Row { input_shapes: None };
+            let json = serde_json::to_string(&none).unwrap();
+            assert_eq!(serde_json::from_str::<Row>(&json).unwrap(), none);
+            let old: Row = serde_json::from_str(r#"{"input_shapes":"[[2, 2]]"}"#).unwrap();
+            assert_eq!(old.input_shapes.as_deref(), Some("[[2, 2]]"));
+        }
+    }
+}
+
 #[derive(Default)]
 struct Sums {
     calls: u64,

@@ -336,7 +336,7 @@ pub struct GpuOp {
 /// Where a GPU op was launched from, and the operator it is charged to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Launch {
-    /// The node the link found: the runtime call (by correlation) or the operator (by External id).
+    /// The node the link found: the launch call (by correlation or flow) or the operator (by External id).
     pub site: NodeRef,
     /// The operator (or annotation) charged with the op's time: `site`, or the innermost operator
     /// holding it (see [`super::launch`]).
@@ -377,7 +377,7 @@ impl Forest {
             .filter(|t| !t.is_empty())
             .collect();
 
-        let launchers = Launchers::new(trace, &trees);
+        let launchers = Launchers::new(trace, &cats.kinds, &trees);
         let mut gpu_ops = Vec::new();
         let (mut gpu_time_ns, mut unattributed_ns, mut unattributed_ops) = (0, 0, 0);
         for (lane, l) in trace.lanes.iter().enumerate() {
@@ -388,7 +388,11 @@ impl Forest {
                 }
                 let dur = s.dur_ns[i];
                 gpu_time_ns += dur;
-                let launch = launchers.find(&trees, s.correlation[i], s.external_id[i]);
+                let slice = SliceRef {
+                    lane: lane as u32,
+                    index: i as u32,
+                };
+                let launch = launchers.find(trace, &trees, slice);
                 match launch {
                     Some(Launch { op, .. }) => {
                         trees[op.tree as usize].device_self_ns[op.node as usize] += dur
@@ -398,13 +402,7 @@ impl Forest {
                         unattributed_ops += 1;
                     }
                 }
-                gpu_ops.push(GpuOp {
-                    slice: SliceRef {
-                        lane: lane as u32,
-                        index: i as u32,
-                    },
-                    launch,
-                });
+                gpu_ops.push(GpuOp { slice, launch });
             }
         }
 

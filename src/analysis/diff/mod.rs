@@ -1,0 +1,733 @@
+//! Before and after: two [`Digest`]s compared row by row (`sightline diff BASE NEW`).
+//!
+//! Matching:
+//! - Operators by name and kind (as the operator table keys them) and, with `by_shape`, by input
+//!   shapes; `record_function` labels by name; steps by count and breakdown (step `N` of one trace
+//!   is not held against step `N` of the other: the figures compared are sums and means).
+//! - GPU ops by name, launching operator and module where the name appears in both traces. Names
+//!   found in one trace only (another library, another GPU: cuBLAS and hipBLASLt name the same
+//!   GEMM differently) are grouped by launching operator and module on each side, and those groups
+//!   are matched, so "the kernels of `aten::addmm` in `Linear_3`" compare across hardware. What is
+//!   still unpaired in one module on both sides (a backend's own operator launched it:
+//!   `aten::cudnn_convolution` and `aten::miopen_convolution`) is paired by the module.
+//! - A row present on one side only is `added` or `removed`, with its time; the other side is zero.
+//!
+//! Figures are per step by default: each side's totals divided by its own number of active steps
+//! (the two traces rarely hold the same number). [`Mode::Total`] compares the totals. Deltas are
+//! `new - base`; ratios `new / base`, absent when the base is zero.
+//!
+//! Findings: an id in NEW only is added, in BASE only removed, in both with another severity
+//! changed (where one trace raises an id more than once, its highest severity stands).
+
+pub mod gate;
+pub mod headline;
+
+use super::digest::{Digest, DigestFinding, DigestKernel, DigestOp};
+use serde::{Serialize, Serializer};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// How each side's figures are scaled before they are compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Totals divided by the side's active steps (the default).
+    PerStep,
+    /// Totals as they are.
+    Total,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct DiffOptions {
+    pub mode: Mode,
+    /// Operators are matched by input shapes too.
+    pub by_shape: bool,
+}
+
+impl Default for DiffOptions {
+    fn default() -> Self {
+        DiffOptions {
+            mode: Mode::PerStep,
+            by_shape: false,
+        }
+    }
+}
+
+/// Whether a row was found in both traces or in one only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Presence {
+    Both,
+    Added,
+    Removed,
+}
+
+impl Presence {
+    fn of(in_base: bool, in_new: bool) -> Presence {
+        match (in_base, in_new) {
+            (true, false) => Presence::Removed,
+            (false, true) => Presence::Added,
+            _ => Presence::Both,
+        }
+    }
+}
+
+/// A count that may be fractional (calls per step); written as an integer when it is one.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default)]
+pub struct Count(pub f64);
+
+impl Serialize for Count {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0.fract() == 0.0 && self.0.abs() < 9.0e15 {
+            s.serialize_i64(self.0 as i64)
+        } else {
+            s.serialize_f64(self.0)
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Diff {
+    pub mode: Mode,
+    pub by_shape: bool,
+    pub steps: StepsDiff,
+    pub ops: Vec<OpDiff>,
+    pub kernels: Vec<KernelDiff>,
+    pub labels: Vec<LabelDiff>,
+    pub idle: IdleDiff,
+    pub findings: FindingsDiff,
+    pub summary: headline::Summary,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StepsDiff {
+    pub base: StepSide,
+    pub new: StepSide,
+    pub delta: StepDelta,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StepSide {
+    /// Active steps (1 where the trace has none and one step stands for it).
+    pub steps: usize,
+    pub synthetic: bool,
+    /// Mean step duration.
+    pub step_time_us: f64,
+    pub total_us: f64,
+    /// The step breakdown, per step or total as the diff's mode says.
+    pub breakdown: Vec<Category>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Category {
+    pub category: String,
+    pub us: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StepDelta {
+    pub steps: i64,
+    pub step_time_us: f64,
+    /// Change of the mean step time in percent of the base; absent when the base is zero.
+    pub step_time_pct: Option<f64>,
+    pub total_us: f64,
+    pub breakdown: Vec<Category>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OpSide {
+    pub calls: Count,
+    pub self_cpu_us: f64,
+    pub cpu_total_us: f64,
+    pub self_device_us: f64,
+    pub device_total_us: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OpDiff {
+    pub name: String,
+    pub kind: String,
+    /// The input shapes as a list (`Input Dims`); only when matching by shape.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_shapes: Option<serde_json::Value>,
+    pub status: Presence,
+    pub base: OpSide,
+    pub new: OpSide,
+    pub delta_self_cpu_us: f64,
+    pub delta_self_device_us: f64,
+    pub ratio_self_cpu: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KernelSide {
+    pub calls: Count,
+    pub total_us: f64,
+    /// The GPU op names this side contributes to the row.
+    pub names: Vec<String>,
+}
+
+/// How a kernel row's two sides were paired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KernelMatch {
+    /// The same name, launching operator and module.
+    Name,
+    /// Names found in one trace only, paired through launching operator and module.
+    Launcher,
+    /// Left unpaired by launcher in one module on both sides (each backend has its own
+    /// operator, as `aten::cudnn_convolution` and `aten::miopen_convolution`), paired by module.
+    Module,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelDiff {
+    /// The kernel's name, or for a row matched through its launcher, the names joined by ` | `
+    /// (base's first).
+    pub name: String,
+    pub launcher: Option<String>,
+    pub module: Option<String>,
+    pub matched_by: KernelMatch,
+    pub status: Presence,
+    pub base: KernelSide,
+    pub new: KernelSide,
+    pub delta_us: f64,
+    pub ratio: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LabelSide {
+    pub calls: Count,
+    pub cpu_total_us: f64,
+    pub self_cpu_us: f64,
+    pub device_us: f64,
+    pub gpu_span_total_us: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LabelDiff {
+    pub name: String,
+    pub status: Presence,
+    pub base: LabelSide,
+    pub new: LabelSide,
+    pub delta_cpu_total_us: f64,
+    pub delta_device_us: f64,
+    pub ratio_cpu_total: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct IdleDiff {
+    pub base: IdleSide,
+    pub new: IdleSide,
+    pub delta: IdleSide,
+    /// What the CPU was doing while the GPU waited, side by side.
+    pub waits: Vec<WaitDiff>,
+}
+
+/// Sums over the devices.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct IdleSide {
+    pub devices: usize,
+    pub window_us: f64,
+    pub idle_us: f64,
+    pub host_wait_us: f64,
+    pub compute_us: f64,
+    pub non_compute_us: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WaitDiff {
+    pub kind: String,
+    pub phrase: String,
+    pub base_us: f64,
+    pub new_us: f64,
+    pub delta_us: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FindingsDiff {
+    pub added: Vec<DigestFinding>,
+    pub removed: Vec<DigestFinding>,
+    pub changed: Vec<FindingChange>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FindingChange {
+    pub id: String,
+    pub title: String,
+    pub base_severity: String,
+    pub new_severity: String,
+    pub base_detail: String,
+    pub new_detail: String,
+}
+
+/// `new / base`, absent when the base is zero.
+fn ratio(base: f64, new: f64) -> Option<f64> {
+    (base != 0.0).then(|| new / base)
+}
+
+/// One side's scale: nanoseconds to the microseconds compared.
+#[derive(Clone, Copy)]
+struct Scale(f64);
+
+impl Scale {
+    fn of(d: &Digest, mode: Mode) -> Scale {
+        Scale(match mode {
+            Mode::PerStep => d.active_steps() as f64,
+            Mode::Total => 1.0,
+        })
+    }
+    fn us(self, ns: i64) -> f64 {
+        ns as f64 / 1000.0 / self.0
+    }
+    fn count(self, n: u64) -> Count {
+        Count(n as f64 / self.0)
+    }
+}
+
+/// Compares two digests.
+pub fn diff(base: &Digest, new: &Digest, opts: &DiffOptions) -> Diff {
+    let (sb, sn) = (Scale::of(base, opts.mode), Scale::of(new, opts.mode));
+    let steps = steps(base, new, opts.mode);
+    let ops = ops(base, new, opts.by_shape, sb, sn);
+    let kernels = kernels(&base.kernels, &new.kernels, sb, sn);
+    let labels = labels(base, new, sb, sn);
+    let idle = idle(base, new, sb, sn);
+    let findings = findings(&base.findings, &new.findings);
+    let summary = headline::summarize(&steps, &ops, &idle, opts.mode);
+    Diff {
+        mode: opts.mode,
+        by_shape: opts.by_shape,
+        steps,
+        ops,
+        kernels,
+        labels,
+        idle,
+        findings,
+        summary,
+    }
+}
+
+fn step_side(d: &Digest, mode: Mode) -> StepSide {
+    let s = Scale::of(d, mode);
+    let n = d.active_steps() as f64;
+    StepSide {
+        steps: d.steps.active,
+        synthetic: d.steps.synthetic,
+        step_time_us: d.steps.total_ns as f64 / 1000.0 / n,
+        total_us: d.steps.total_ns as f64 / 1000.0,
+        breakdown: d
+            .steps
+            .breakdown
+            .0
+            .iter()
+            .map(|(k, ns)| Category {
+                category: k.clone(),
+                us: s.us(*ns),
+            })
+            .collect(),
+    }
+}
+
+fn steps(base: &Digest, new: &Digest, mode: Mode) -> StepsDiff {
+    let (b, n) = (step_side(base, mode), step_side(new, mode));
+    let get = |side: &StepSide, k: &str| {
+        side.breakdown
+            .iter()
+            .find(|c| c.category == k)
+            .map_or(0.0, |c| c.us)
+    };
+    // In the breakdown's own order (both sides share it), then any category only one side has.
+    let mut order: Vec<String> = b.breakdown.iter().map(|c| c.category.clone()).collect();
+    for c in &n.breakdown {
+        if !order.contains(&c.category) {
+            order.push(c.category.clone());
+        }
+    }
+    let delta = StepDelta {
+        steps: n.steps as i64 - b.steps as i64,
+        step_time_us: n.step_time_us - b.step_time_us,
+        step_time_pct: ratio(b.step_time_us, n.step_time_us - b.step_time_us).map(|r| r * 100.0),
+        total_us: n.total_us - b.total_us,
+        breakdown: order
+            .iter()
+            .map(|k| Category {
+                category: k.clone(),
+                us: get(&n, k) - get(&b, k),
+            })
+            .collect(),
+    };
+    StepsDiff {
+        base: b,
+        new: n,
+        delta,
+    }
+}
+
+fn ops(base: &Digest, new: &Digest, by_shape: bool, sb: Scale, sn: Scale) -> Vec<OpDiff> {
+    fn rows(d: &Digest, by_shape: bool) -> &[DigestOp] {
+        if by_shape {
+            &d.ops_by_shape
+        } else {
+            &d.ops
+        }
+    }
+    let side = |s: Scale, o: &DigestOp| OpSide {
+        calls: s.count(o.calls),
+        self_cpu_us: s.us(o.self_cpu_ns),
+        cpu_total_us: s.us(o.cpu_total_ns),
+        self_device_us: s.us(o.self_device_ns),
+        device_total_us: s.us(o.device_total_ns),
+    };
+    let zero = OpSide {
+        calls: Count(0.0),
+        self_cpu_us: 0.0,
+        cpu_total_us: 0.0,
+        self_device_us: 0.0,
+        device_total_us: 0.0,
+    };
+    type Key<'a> = (&'a str, &'a str, Option<&'a str>);
+    let mut pairs: BTreeMap<Key, (Option<OpSide>, Option<OpSide>)> = BTreeMap::new();
+    for o in rows(base, by_shape) {
+        let key = (o.name.as_str(), o.kind.as_str(), o.input_shapes.as_deref());
+        pairs.entry(key).or_default().0 = Some(side(sb, o));
+    }
+    for o in rows(new, by_shape) {
+        let key = (o.name.as_str(), o.kind.as_str(), o.input_shapes.as_deref());
+        pairs.entry(key).or_default().1 = Some(side(sn, o));
+    }
+    let mut out: Vec<OpDiff> = pairs
+        .into_iter()
+        .map(|((name, kind, shapes), (b, n))| {
+            let status = Presence::of(b.is_some(), n.is_some());
+            let (b, n) = (
+                b.unwrap_or_else(|| zero.clone()),
+                n.unwrap_or_else(|| zero.clone()),
+            );
+            OpDiff {
+                name: name.to_string(),
+                kind: kind.to_string(),
+                input_shapes: shapes.map(shape_list),
+                status,
+                delta_self_cpu_us: n.self_cpu_us - b.self_cpu_us,
+                delta_self_device_us: n.self_device_us - b.self_device_us,
+                ratio_self_cpu: ratio(b.self_cpu_us, n.self_cpu_us),
+                base: b,
+                new: n,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        let size = |r: &OpDiff| r.delta_self_cpu_us.abs() + r.delta_self_device_us.abs();
+        size(b).total_cmp(&size(a))
+    });
+    out
+}
+
+/// `Input Dims` as Python prints them (`[[32, 3], []]`) as a JSON list; text that does not read
+/// as one stays a string.
+fn shape_list(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.to_string()))
+}
+
+fn kernels(base: &[DigestKernel], new: &[DigestKernel], sb: Scale, sn: Scale) -> Vec<KernelDiff> {
+    fn names(ks: &[DigestKernel]) -> BTreeSet<&str> {
+        ks.iter().map(|k| k.name.as_str()).collect()
+    }
+    let (nb, nn) = (names(base), names(new));
+    type Key<'a> = (&'a str, Option<&'a str>, Option<&'a str>);
+    #[derive(Default)]
+    struct Acc<'a> {
+        calls: u64,
+        ns: i64,
+        names: BTreeSet<&'a str>,
+        launchers: BTreeSet<&'a str>,
+    }
+    impl<'a> Acc<'a> {
+        fn absorb(&mut self, o: Acc<'a>) {
+            self.calls += o.calls;
+            self.ns += o.ns;
+            self.names.extend(o.names);
+            self.launchers.extend(o.launchers);
+        }
+    }
+    // Side 0 is base, 1 is new; the key's name is empty for rows matched through the launcher.
+    let mut rows: BTreeMap<Key, [Option<Acc>; 2]> = BTreeMap::new();
+    for (side, ks, other) in [(0, base, &nn), (1, new, &nb)] {
+        for k in ks {
+            let by_name = other.contains(k.name.as_str());
+            let name = if by_name { k.name.as_str() } else { "" };
+            let key = (name, k.launcher.as_deref(), k.module.as_deref());
+            let acc = rows.entry(key).or_default()[side].get_or_insert_with(Acc::default);
+            acc.calls += k.calls;
+            acc.ns += k.total_ns;
+            acc.names.insert(k.name.as_str());
+            acc.launchers.extend(k.launcher.as_deref());
+        }
+    }
+    // Launchers differ too where a backend has its own operator (`aten::cudnn_convolution`,
+    // `aten::miopen_convolution`): what is left unpaired in one module on both sides pairs by
+    // the module.
+    let mut by_module: BTreeMap<&str, [Option<Acc>; 2]> = BTreeMap::new();
+    let mut sides_of: BTreeMap<&str, [bool; 2]> = BTreeMap::new();
+    for ((name, _, module), [b, n]) in &rows {
+        if let (true, Some(m)) = (name.is_empty() && (b.is_none() || n.is_none()), module) {
+            let e = sides_of.entry(m).or_default();
+            e[0] |= b.is_some();
+            e[1] |= n.is_some();
+        }
+    }
+    rows.retain(|(name, _, module), pair| {
+        let Some(m) = module.filter(|m| name.is_empty() && sides_of.get(m) == Some(&[true, true]))
+        else {
+            return true;
+        };
+        if pair[0].is_some() && pair[1].is_some() {
+            return true;
+        }
+        let merged = by_module.entry(m).or_default();
+        for (into, from) in merged.iter_mut().zip(pair.iter_mut()) {
+            if let Some(a) = from.take() {
+                into.get_or_insert_with(Acc::default).absorb(a);
+            }
+        }
+        false
+    });
+
+    let side = |s: Scale, a: &Option<Acc>| match a {
+        Some(a) => KernelSide {
+            calls: s.count(a.calls),
+            total_us: s.us(a.ns),
+            names: a.names.iter().map(|n| n.to_string()).collect(),
+        },
+        None => KernelSide {
+            calls: Count(0.0),
+            total_us: 0.0,
+            names: Vec::new(),
+        },
+    };
+    let row = |name: &str,
+               launcher: Option<String>,
+               module: Option<&str>,
+               matched_by: KernelMatch,
+               [b, n]: [Option<Acc>; 2]| {
+        let status = Presence::of(b.is_some(), n.is_some());
+        let (b, n) = (side(sb, &b), side(sn, &n));
+        let name = if name.is_empty() {
+            b.names
+                .iter()
+                .chain(&n.names)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" | ")
+        } else {
+            name.to_string()
+        };
+        KernelDiff {
+            name,
+            launcher,
+            module: module.map(str::to_string),
+            matched_by,
+            status,
+            delta_us: n.total_us - b.total_us,
+            ratio: ratio(b.total_us, n.total_us),
+            base: b,
+            new: n,
+        }
+    };
+    let mut out: Vec<KernelDiff> = Vec::with_capacity(rows.len() + by_module.len());
+    for ((name, launcher, module), pair) in rows {
+        let matched_by = if name.is_empty() {
+            KernelMatch::Launcher
+        } else {
+            KernelMatch::Name
+        };
+        out.push(row(
+            name,
+            launcher.map(str::to_string),
+            module,
+            matched_by,
+            pair,
+        ));
+    }
+    for (module, pair) in by_module {
+        let launchers: BTreeSet<&str> = pair
+            .iter()
+            .flatten()
+            .flat_map(|a| a.launchers.iter().copied())
+            .collect();
+        let launcher = Some(launchers.into_iter().collect::<Vec<_>>().join(" | "));
+        out.push(row("", launcher, Some(module), KernelMatch::Module, pair));
+    }
+    out.sort_by(|a, b| b.delta_us.abs().total_cmp(&a.delta_us.abs()));
+    out
+}
+
+fn labels(base: &Digest, new: &Digest, sb: Scale, sn: Scale) -> Vec<LabelDiff> {
+    let side = |s: Scale, l: &super::digest::DigestLabel| LabelSide {
+        calls: s.count(l.calls),
+        cpu_total_us: s.us(l.cpu_total_ns),
+        self_cpu_us: s.us(l.self_cpu_ns),
+        device_us: s.us(l.device_ns),
+        gpu_span_total_us: s.us(l.gpu_span_total_ns),
+    };
+    let mut pairs: BTreeMap<&str, (Option<LabelSide>, Option<LabelSide>)> = BTreeMap::new();
+    for l in &base.labels {
+        pairs.entry(&l.name).or_default().0 = Some(side(sb, l));
+    }
+    for l in &new.labels {
+        pairs.entry(&l.name).or_default().1 = Some(side(sn, l));
+    }
+    let zero = LabelSide {
+        calls: Count(0.0),
+        cpu_total_us: 0.0,
+        self_cpu_us: 0.0,
+        device_us: 0.0,
+        gpu_span_total_us: 0.0,
+    };
+    let mut out: Vec<LabelDiff> = pairs
+        .into_iter()
+        .map(|(name, (b, n))| {
+            let status = Presence::of(b.is_some(), n.is_some());
+            let (b, n) = (
+                b.unwrap_or_else(|| zero.clone()),
+                n.unwrap_or_else(|| zero.clone()),
+            );
+            LabelDiff {
+                name: name.to_string(),
+                status,
+                delta_cpu_total_us: n.cpu_total_us - b.cpu_total_us,
+                delta_device_us: n.device_us - b.device_us,
+                ratio_cpu_total: ratio(b.cpu_total_us, n.cpu_total_us),
+                base: b,
+                new: n,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        let size = |r: &LabelDiff| r.delta_cpu_total_us.abs() + r.delta_device_us.abs();
+        size(b).total_cmp(&size(a))
+    });
+    out
+}
+
+fn idle_side(d: &Digest, s: Scale) -> IdleSide {
+    let sum = |f: fn(&super::digest::DigestDevice) -> i64| s.us(d.idle.devices.iter().map(f).sum());
+    IdleSide {
+        devices: d.idle.devices.len(),
+        window_us: sum(|x| x.window_ns),
+        idle_us: sum(|x| x.idle_ns),
+        host_wait_us: sum(|x| x.host_wait_ns),
+        compute_us: sum(|x| x.compute_ns),
+        non_compute_us: sum(|x| x.non_compute_ns),
+    }
+}
+
+fn idle(base: &Digest, new: &Digest, sb: Scale, sn: Scale) -> IdleDiff {
+    let (b, n) = (idle_side(base, sb), idle_side(new, sn));
+    let delta = IdleSide {
+        devices: n.devices.abs_diff(b.devices),
+        window_us: n.window_us - b.window_us,
+        idle_us: n.idle_us - b.idle_us,
+        host_wait_us: n.host_wait_us - b.host_wait_us,
+        compute_us: n.compute_us - b.compute_us,
+        non_compute_us: n.non_compute_us - b.non_compute_us,
+    };
+    let mut waits: Vec<WaitDiff> = Vec::new();
+    for (w, is_new) in base
+        .idle
+        .waits
+        .iter()
+        .map(|w| (w, false))
+        .chain(new.idle.waits.iter().map(|w| (w, true)))
+    {
+        let row = match waits.iter_mut().find(|x| x.kind == w.kind) {
+            Some(r) => r,
+            None => {
+                waits.push(WaitDiff {
+                    kind: w.kind.clone(),
+                    phrase: w.phrase.clone(),
+                    base_us: 0.0,
+                    new_us: 0.0,
+                    delta_us: 0.0,
+                });
+                waits.last_mut().expect("just pushed")
+            }
+        };
+        if is_new {
+            row.new_us = sn.us(w.ns);
+        } else {
+            row.base_us = sb.us(w.ns);
+        }
+        row.delta_us = row.new_us - row.base_us;
+    }
+    // Largest first (by the larger side), so that the order does not depend on which is BASE.
+    waits.sort_by(|x, y| {
+        y.base_us
+            .abs()
+            .max(y.new_us.abs())
+            .total_cmp(&x.base_us.abs().max(x.new_us.abs()))
+            .then_with(|| x.kind.cmp(&y.kind))
+    });
+    IdleDiff {
+        base: b,
+        new: n,
+        delta,
+        waits,
+    }
+}
+
+/// The rank of a severity word, for "which is worse".
+fn severity_rank(s: &str) -> u8 {
+    match s {
+        "critical" => 2,
+        "warning" => 1,
+        _ => 0,
+    }
+}
+
+/// One finding per id: the first with the highest severity.
+fn by_id(fs: &[DigestFinding]) -> BTreeMap<&str, &DigestFinding> {
+    let mut out: BTreeMap<&str, &DigestFinding> = BTreeMap::new();
+    for f in fs {
+        let e = out.entry(&f.id).or_insert(f);
+        if severity_rank(&f.severity) > severity_rank(&e.severity) {
+            *e = f;
+        }
+    }
+    out
+}
+
+fn findings(base: &[DigestFinding], new: &[DigestFinding]) -> FindingsDiff {
+    let (b, n) = (by_id(base), by_id(new));
+    let mut out = FindingsDiff {
+        added: Vec::new(),
+        removed: Vec::new(),
+        changed: Vec::new(),
+    };
+    for (id, f) in &n {
+        match b.get(id) {
+            None => out.added.push((*f).clone()),
+            Some(old) if old.severity != f.severity => out.changed.push(FindingChange {
+                id: id.to_string(),
+                title: f.title.clone(),
+                base_severity: old.severity.clone(),
+                new_severity: f.severity.clone(),
+                base_detail: old.detail.clone(),
+                new_detail: f.detail.clone(),
+            }),
+            Some(_) => {}
+        }
+    }
+    out.removed = b
+        .iter()
+        .filter(|(id, _)| !n.contains_key(*id))
+        .map(|(_, f)| (*f).clone())
+        .collect();
+    out
+}
+
+impl FindingChange {
+    /// Whether NEW's severity is higher than BASE's.
+    pub fn worse(&self) -> bool {
+        severity_rank(&self.new_severity) > severity_rank(&self.base_severity)
+    }
+}

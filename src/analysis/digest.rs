@@ -1,0 +1,399 @@
+//! The digest of one trace: its analyses in a compact, serializable form, the interface between
+//! single-trace and cross-trace analyses. `sightline diff` reads two digests; the Python package
+//! and cross-rank analyses read the same structure.
+//!
+//! A digest holds what comparisons need and nothing that points into the trace (no slice
+//! references, no evidence): counts, the step breakdown per step, the operator table (also by
+//! input shape), GPU ops by name and launching operator, `record_function` labels, the idle
+//! breakdown with what the CPU was doing while the GPU waited, and the findings. Every figure is
+//! taken from the analysis that computes it for a single trace ([`super::tables`],
+//! [`super::steps`], [`super::idle`], [`super::findings`]); nothing is recomputed here.
+//!
+//! Times are integer nanoseconds, totals over the whole trace; `steps.active` is the divisor for
+//! per-step figures. The tables report microseconds as `ns / 1000` in `f64`, which converts back
+//! to the same integer exactly (every duration is far below 2^53 ns).
+//!
+//! Kernels carry their launching operator and, where `with_modules` recorded it, the innermost
+//! `nn.Module` around that operator: what lets a diff pair "the GEMMs of `aten::addmm` in
+//! `Linear_3`" when two libraries name those GEMMs differently.
+
+use super::findings::{self, Finding};
+use super::idle::{self, IdleOptions, IdleReport};
+use super::links::Links;
+use super::steps::{self, Breakdown, StepsReport};
+use super::tables::tree::{EventKind, NO_NODE};
+use super::tables::{label_table, op_table, Forest, OpTable};
+use crate::model::Trace;
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+
+/// The format's version: bumped when a field changes meaning or goes away.
+pub const DIGEST_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Digest {
+    pub version: u32,
+    pub summary: DigestSummary,
+    pub steps: DigestSteps,
+    /// The operator table (`key_averages()`), one row per name and kind.
+    pub ops: Vec<DigestOp>,
+    /// The same, grouped by input shapes too (`group_by_input_shape=True`).
+    pub ops_by_shape: Vec<DigestOp>,
+    /// GPU ops by (name, launching operator, module); most time first.
+    pub kernels: Vec<DigestKernel>,
+    pub labels: Vec<DigestLabel>,
+    pub idle: DigestIdle,
+    pub findings: Vec<DigestFinding>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DigestSummary {
+    pub schema: String,
+    pub rank: i64,
+    pub span_ns: i64,
+    pub events: u64,
+    pub lanes: usize,
+    /// GPU devices with busy time.
+    pub devices: usize,
+    /// Kernels, memcpy and memset, and their summed duration.
+    pub gpu_ops: u64,
+    pub gpu_time_ns: i64,
+    /// GPU time no link leads to an operator for.
+    pub unattributed_gpu_ns: i64,
+    /// Kinds of damage the parser salvaged.
+    pub diagnostics: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DigestSteps {
+    /// `ProfilerStep#N` steps kept by the step analysis; 1 for a trace without any (one
+    /// synthetic step stands for the whole trace), so per-step figures always divide by it.
+    pub active: usize,
+    pub synthetic: bool,
+    /// Sum of the steps' durations (each extended to its GPU work).
+    pub total_ns: i64,
+    /// The TensorBoard plugin's breakdown summed over the steps.
+    pub breakdown: DigestBreakdown,
+    pub per_step: Vec<DigestStep>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DigestStep {
+    pub name: String,
+    pub number: Option<i64>,
+    pub start_ns: i64,
+    pub dur_ns: i64,
+    pub gpu_ops: usize,
+    pub breakdown: DigestBreakdown,
+}
+
+/// [`Breakdown`], as a list of (category, ns) in the plugin's priority order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DigestBreakdown(pub Vec<(String, i64)>);
+
+impl From<&Breakdown> for DigestBreakdown {
+    fn from(b: &Breakdown) -> Self {
+        DigestBreakdown(
+            b.fields()
+                .iter()
+                .map(|&(k, ns)| (k.to_string(), ns))
+                .collect(),
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DigestOp {
+    pub name: String,
+    /// `op`, `annotation`, `runtime` or `memory`, as the operator table keys rows.
+    pub kind: String,
+    /// `Input Dims` as Python prints the list; only in `ops_by_shape`. Written as a JSON list of
+    /// lists of numbers, read from that (or the printed text).
+    #[serde(with = "crate::analysis::tables::ops::dims_json")]
+    pub input_shapes: Option<String>,
+    pub calls: u64,
+    pub self_cpu_ns: i64,
+    pub cpu_total_ns: i64,
+    pub self_device_ns: i64,
+    pub device_total_ns: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DigestKernel {
+    pub name: String,
+    /// `computation`, `memory` or `communication` (HTA's classes).
+    pub kind: String,
+    /// The operator (or label) charged with it; `None` when no link leads to one.
+    pub launcher: Option<String>,
+    /// The innermost `nn.Module: ...` frame around the launcher, when recorded.
+    pub module: Option<String>,
+    pub calls: u64,
+    pub total_ns: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DigestLabel {
+    pub name: String,
+    pub calls: u64,
+    pub cpu_total_ns: i64,
+    pub self_cpu_ns: i64,
+    /// GPU time of the GPU ops launched inside the label.
+    pub device_ns: i64,
+    pub gpu_calls: u64,
+    pub gpu_span_total_ns: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DigestIdle {
+    pub devices: Vec<DigestDevice>,
+    /// Idle time of all devices by what the CPU was doing ([`idle::WaitKind`]), in the analysis'
+    /// order; kinds with no time are left out.
+    pub waits: Vec<DigestWait>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DigestDevice {
+    pub device: i64,
+    pub window_ns: i64,
+    pub busy_ns: i64,
+    pub idle_ns: i64,
+    pub compute_ns: i64,
+    pub non_compute_ns: i64,
+    /// Idle time in gaps whose launch came after the gap began (the GPU waited for the host).
+    pub host_wait_ns: i64,
+    pub gaps: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DigestWait {
+    /// The [`idle::WaitKind`] in snake case (`data_loader`, `sync`, ...).
+    pub kind: String,
+    /// How the page and the CLI say it ("the DataLoader").
+    pub phrase: String,
+    pub ns: i64,
+    pub gaps: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DigestFinding {
+    pub id: String,
+    /// `info`, `warning` or `critical`.
+    pub severity: String,
+    pub title: String,
+    /// The sentence with the numbers.
+    pub detail: String,
+}
+
+/// Microseconds from a table back to the nanoseconds they were computed from.
+fn ns(us: f64) -> i64 {
+    (us * 1000.0).round() as i64
+}
+
+/// A serde enum's snake-case word (`EventKind::Op` -> `op`).
+fn word<T: Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+impl Digest {
+    /// Runs every analysis the digest needs on `trace`.
+    pub fn build(trace: &Trace) -> Digest {
+        let links = Links::build(trace);
+        let steps = steps::analyze_with(trace, &links);
+        // Gaps one by one are not part of a digest: only their sums are.
+        let idle = idle::analyze_with(
+            trace,
+            &links,
+            &IdleOptions {
+                max_gaps: 0,
+                ..IdleOptions::default()
+            },
+        );
+        let findings = findings::analyze_with(trace, &links, &steps, &idle);
+        let forest = Forest::build(trace);
+        Digest::from_analyses(trace, &forest, &steps, &idle, &findings)
+    }
+
+    /// The digest of analyses already run (as the page runs them once per trace).
+    pub fn from_analyses(
+        trace: &Trace,
+        forest: &Forest,
+        steps: &StepsReport,
+        idle: &IdleReport,
+        findings: &[Finding],
+    ) -> Digest {
+        Digest {
+            version: DIGEST_VERSION,
+            summary: summary(trace, forest, idle),
+            steps: digest_steps(steps),
+            ops: ops(&op_table(trace, forest, false)),
+            ops_by_shape: ops(&op_table(trace, forest, true)),
+            kernels: kernels(trace, forest),
+            labels: label_table(trace, forest)
+                .rows
+                .into_iter()
+                .map(|r| DigestLabel {
+                    name: r.name,
+                    calls: r.calls,
+                    cpu_total_ns: ns(r.cpu_total_us),
+                    self_cpu_ns: ns(r.self_cpu_us),
+                    device_ns: ns(r.device_us),
+                    gpu_calls: r.gpu_calls,
+                    gpu_span_total_ns: ns(r.gpu_span_total_us),
+                })
+                .collect(),
+            idle: DigestIdle {
+                devices: idle
+                    .devices
+                    .iter()
+                    .map(|d| DigestDevice {
+                        device: d.device,
+                        window_ns: d.window_ns,
+                        busy_ns: d.busy_ns,
+                        idle_ns: d.idle_ns,
+                        compute_ns: d.compute_ns,
+                        non_compute_ns: d.non_compute_ns,
+                        host_wait_ns: d.host_wait_ns,
+                        gaps: d.gaps,
+                    })
+                    .collect(),
+                waits: idle
+                    .waits
+                    .iter()
+                    .filter(|w| w.ns > 0)
+                    .map(|w| DigestWait {
+                        kind: word(&w.kind),
+                        phrase: w.kind.phrase().to_string(),
+                        ns: w.ns,
+                        gaps: w.gaps,
+                    })
+                    .collect(),
+            },
+            findings: findings
+                .iter()
+                .map(|f| DigestFinding {
+                    id: f.id.to_string(),
+                    severity: word(&f.severity),
+                    title: f.title.clone(),
+                    detail: f.detail.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The number per-step figures divide by (never 0).
+    pub fn active_steps(&self) -> usize {
+        self.steps.active.max(1)
+    }
+}
+
+fn summary(trace: &Trace, forest: &Forest, idle: &IdleReport) -> DigestSummary {
+    DigestSummary {
+        schema: trace.meta.schema.clone(),
+        rank: trace.rank(),
+        span_ns: trace.span_ns(),
+        events: trace.stats.events_total,
+        lanes: trace.lanes.len(),
+        devices: idle.devices.len(),
+        gpu_ops: forest.gpu_ops.len() as u64,
+        gpu_time_ns: forest.gpu_time_ns,
+        unattributed_gpu_ns: forest.unattributed_ns,
+        diagnostics: trace.diagnostics.items.len(),
+    }
+}
+
+fn digest_steps(steps: &StepsReport) -> DigestSteps {
+    DigestSteps {
+        active: steps.steps.len().max(1),
+        synthetic: steps.synthetic,
+        total_ns: steps.steps.iter().map(|s| s.dur_ns).sum(),
+        breakdown: (&steps.total).into(),
+        per_step: steps
+            .steps
+            .iter()
+            .map(|s| DigestStep {
+                name: s.name.clone(),
+                number: s.number,
+                start_ns: s.start_ns,
+                dur_ns: s.dur_ns,
+                gpu_ops: s.gpu_ops,
+                breakdown: (&s.breakdown).into(),
+            })
+            .collect(),
+    }
+}
+
+fn ops(table: &OpTable) -> Vec<DigestOp> {
+    table
+        .rows
+        .iter()
+        .map(|r| DigestOp {
+            name: r.name.clone(),
+            kind: word(&r.kind),
+            input_shapes: r.input_shapes.clone(),
+            calls: r.calls,
+            self_cpu_ns: ns(r.self_cpu_us),
+            cpu_total_ns: ns(r.cpu_total_us),
+            self_device_ns: ns(r.self_device_us),
+            device_total_ns: ns(r.device_total_us),
+        })
+        .collect()
+}
+
+/// GPU ops grouped by name, the operator the [`Forest`] charged them to, and the innermost module
+/// frame above that operator.
+fn kernels(trace: &Trace, forest: &Forest) -> Vec<DigestKernel> {
+    const MODULE: &str = "nn.Module: ";
+    // (name, launcher, module) -> (calls, ns)
+    type Key<'a> = (&'a str, Option<&'a str>, Option<&'a str>);
+    let mut groups: FxHashMap<Key, (u64, i64)> = FxHashMap::default();
+    for op in &forest.gpu_ops {
+        let s = &trace.lanes[op.slice.lane as usize].slices;
+        let i = op.slice.index as usize;
+        let (launcher, module) = match op.launch {
+            None => (None, None),
+            Some(l) => {
+                let t = &forest.trees[l.op.tree as usize];
+                let mut module = None;
+                let mut n = t.parent[l.op.node as usize];
+                while n != NO_NODE {
+                    let name = t.name[n as usize].as_str(trace);
+                    if t.kind[n as usize] == EventKind::Python && name.starts_with(MODULE) {
+                        module = Some(name);
+                        break;
+                    }
+                    n = t.parent[n as usize];
+                }
+                (Some(t.name[l.op.node as usize].as_str(trace)), module)
+            }
+        };
+        let g = groups
+            .entry((trace.str(s.name[i]), launcher, module))
+            .or_default();
+        g.0 += 1;
+        g.1 += s.dur_ns[i];
+    }
+    let mut out: Vec<DigestKernel> = groups
+        .into_iter()
+        .map(
+            |((name, launcher, module), (calls, total_ns))| DigestKernel {
+                name: name.to_string(),
+                kind: super::tables::kernels::kernel_kind(name)
+                    .as_str()
+                    .to_string(),
+                launcher: launcher.map(str::to_string),
+                module: module.map(str::to_string),
+                calls,
+                total_ns,
+            },
+        )
+        .collect();
+    out.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| (&a.name, &a.launcher, &a.module).cmp(&(&b.name, &b.launcher, &b.module)))
+    });
+    out
+}

@@ -1,0 +1,278 @@
+//! FLOPs, bytes moved and the roofline: how fast each operator ran against the device's peak.
+//!
+//! Per operator call with a cost model ([`models`]): FLOPs and bytes from its shapes, and its
+//! *kernel time*: the GPU kernels, memcpys and memsets launched by it or by any operator under it
+//! (linked by [`Links`]: correlation to the runtime call, then External id), as TraceLens charges
+//! them. Achieved TFLOP/s = FLOPs / kernel time, TB/s = bytes / kernel time, arithmetic intensity
+//! = FLOPs / bytes. Against the device's roofs ([`peaks`], by `deviceProperties` name and dtype):
+//! an op is *compute*-bound when its intensity is at least the ridge point (peak FLOP/s / peak
+//! bandwidth), else *memory*-bound, and `% of peak` is achieved over the roof at its intensity,
+//! `min(peak FLOP/s, intensity x bandwidth)`.
+//!
+//! Rows group calls by name, `Input Dims` and `Input type` (one row per op and shape, as
+//! TraceLens's tables); per-call FLOPs and bytes are those of the group's first call, the rates
+//! are the group's FLOPs over its kernel time (calls without kernels are left out of the rates).
+
+pub mod models;
+pub mod peaks;
+pub mod rules;
+
+use self::models::{Call, Cost, Family};
+use self::peaks::Peaks;
+use super::links::{Kind, Links};
+use crate::model::{SliceRef, StrId, Trace};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// One modelled operator call.
+#[derive(Debug, Clone)]
+pub struct Instance {
+    pub slice: SliceRef,
+    pub cost: Cost,
+    /// PyTorch's own `flops` arg (with_flops), when written.
+    pub pytorch_flops: Option<f64>,
+    /// GPU time of everything it launched, ns.
+    pub kernel_ns: i64,
+    pub kernels: u32,
+}
+
+/// Every modelled call of a trace, and the device's roofs.
+pub struct Flops {
+    pub instances: Vec<Instance>,
+    pub peaks: Option<Peaks>,
+    /// The `deviceProperties` name the peaks were chosen by.
+    pub device_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FlopsReport {
+    /// The device the peaks are for (`deviceProperties` name), and the table entry used.
+    pub device: Option<String>,
+    pub peaks: Option<Peaks>,
+    pub rows: Vec<FlopsRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FlopsRow {
+    pub name: String,
+    /// `Input Dims` as a JSON list.
+    pub input_shapes: Value,
+    pub dtype: String,
+    pub family: Family,
+    pub calls: usize,
+    /// Per call.
+    pub gflops: f64,
+    /// Per call; `None` when only PyTorch's `flops` arg is known.
+    pub bytes: Option<u64>,
+    /// `shapes` (our model, TraceLens's definitions) or `pytorch` (the `flops` arg).
+    pub flops_source: &'static str,
+    /// PyTorch's `flops` arg per call, where with_flops wrote it (it counts 2·M·N·K only).
+    pub pytorch_gflops: Option<f64>,
+    /// Kernel time of all calls, µs.
+    pub kernel_us: f64,
+    pub tflops_s: Option<f64>,
+    pub tb_s: Option<f64>,
+    pub intensity: Option<f64>,
+    /// `compute` or `memory`, against the device's ridge point.
+    pub bound: Option<&'static str>,
+    pub pct_of_peak: Option<f64>,
+    /// The calls, for a viewer to show.
+    pub slices: Vec<SliceRef>,
+}
+
+/// The first GPU device's `deviceProperties` name.
+fn device_name(trace: &Trace) -> Option<String> {
+    let mut props: Vec<_> = trace.meta.device_properties.iter().collect();
+    props.sort_by_key(|p| p.id);
+    props.first().map(|p| p.name.clone())
+}
+
+fn parse_list(text: Option<&str>) -> Vec<Value> {
+    text.and_then(|t| serde_json::from_str::<Vec<Value>>(t).ok())
+        .unwrap_or_default()
+}
+
+impl Flops {
+    pub fn build(trace: &Trace, links: &Links) -> Flops {
+        let mut instances = Vec::new();
+        let mut index: HashMap<SliceRef, usize> = HashMap::new();
+        // The model of each operator name, looked up once per interned name.
+        let mut models_by_name: HashMap<StrId, Option<models::Model>> = HashMap::new();
+        for (li, lane) in trace.lanes.iter().enumerate() {
+            if lane.is_gpu() {
+                continue;
+            }
+            let s = &lane.slices;
+            for i in 0..s.len() {
+                if s.input_dims[i].is_none() || links.kinds.of_cat(s.cat[i]) != Kind::CpuOp {
+                    continue;
+                }
+                let name = trace.str(s.name[i]);
+                let model = *models_by_name
+                    .entry(s.name[i])
+                    .or_insert_with(|| models::model_of(name));
+                let args = s.args[i];
+                // PyTorch's own count is read for every modelled op (to show beside ours) and
+                // for other ops only as a fallback.
+                let pytorch_flops = trace
+                    .args
+                    .field(args, "flops")
+                    .and_then(|v| v.trim().parse::<f64>().ok());
+                if model.is_none() && pytorch_flops.is_none() {
+                    continue;
+                }
+                let dims = parse_list(Some(trace.str(s.input_dims[i])));
+                let types = parse_list(trace.args.field(args, "Input type"));
+                let concrete = parse_list(trace.args.field(args, "Concrete Inputs"));
+                let call = Call {
+                    name,
+                    dims: &dims,
+                    types: &types,
+                    concrete: &concrete,
+                };
+                let cost = match (model.and_then(|m| m(&call)), pytorch_flops) {
+                    (Some(c), _) => c,
+                    (None, Some(f)) if f > 0.0 => Cost {
+                        family: Family::Other,
+                        flops: f as u64,
+                        bytes: None,
+                        dtype: types
+                            .first()
+                            .and_then(Value::as_str)
+                            .map_or("", models::short_dtype),
+                    },
+                    _ => continue,
+                };
+                let r = SliceRef {
+                    lane: li as u32,
+                    index: i as u32,
+                };
+                index.insert(r, instances.len());
+                instances.push(Instance {
+                    slice: r,
+                    cost,
+                    pytorch_flops,
+                    kernel_ns: 0,
+                    kernels: 0,
+                });
+            }
+        }
+        // Each GPU op's time goes to every modelled operator above the one that launched it.
+        if !instances.is_empty() {
+            for (li, lane) in trace.gpu_lanes() {
+                let s = &lane.slices;
+                for i in 0..s.len() {
+                    if !links.kinds.of_cat(s.cat[i]).is_gpu_busy() {
+                        continue;
+                    }
+                    let mut cur = links.op(SliceRef {
+                        lane: li as u32,
+                        index: i as u32,
+                    });
+                    while let Some(r) = cur {
+                        if let Some(&k) = index.get(&r) {
+                            instances[k].kernel_ns += s.dur_ns[i];
+                            instances[k].kernels += 1;
+                        }
+                        cur = links.parent(r);
+                    }
+                }
+            }
+        }
+        let device_name = device_name(trace);
+        Flops {
+            instances,
+            peaks: device_name.as_deref().and_then(peaks::lookup),
+            device_name,
+        }
+    }
+
+    /// One row per op and shape, most kernel time first.
+    pub fn report(&self, trace: &Trace) -> FlopsReport {
+        let mut groups: HashMap<(StrId, StrId, &str), Vec<usize>> = HashMap::new();
+        let mut order = Vec::new();
+        for (k, inst) in self.instances.iter().enumerate() {
+            let s = &trace.lanes[inst.slice.lane as usize].slices;
+            let i = inst.slice.index as usize;
+            let types = trace.args.field(s.args[i], "Input type").unwrap_or("");
+            let key = (s.name[i], s.input_dims[i], types);
+            groups
+                .entry(key)
+                .or_insert_with(|| {
+                    order.push(key);
+                    Vec::new()
+                })
+                .push(k);
+        }
+        let mut rows: Vec<FlopsRow> = order
+            .iter()
+            .map(|key| self.row(trace, key.0, key.1, &groups[key]))
+            .collect();
+        rows.sort_by(|a, b| {
+            b.kernel_us
+                .total_cmp(&a.kernel_us)
+                .then(a.name.cmp(&b.name))
+        });
+        FlopsReport {
+            device: self.device_name.clone(),
+            peaks: self.peaks,
+            rows,
+        }
+    }
+
+    fn row(&self, trace: &Trace, name: StrId, dims: StrId, members: &[usize]) -> FlopsRow {
+        let first = &self.instances[members[0]];
+        let timed: Vec<&Instance> = members
+            .iter()
+            .map(|&k| &self.instances[k])
+            .filter(|i| i.kernel_ns > 0)
+            .collect();
+        let kernel_ns: i64 = timed.iter().map(|i| i.kernel_ns).sum();
+        let flops: f64 = timed.iter().map(|i| i.cost.flops as f64).sum();
+        let bytes: Option<f64> = timed.iter().map(|i| i.cost.bytes.map(|b| b as f64)).sum();
+        let rate = |x: f64| (kernel_ns > 0).then(|| x / kernel_ns as f64 / 1e3);
+        let tflops_s = rate(flops);
+        let tb_s = bytes.and_then(rate);
+        let c = &first.cost;
+        let intensity = c
+            .bytes
+            .filter(|&b| b > 0)
+            .map(|b| c.flops as f64 / b as f64);
+        let roof = self.peaks.zip(intensity).map(|(p, x)| {
+            let peak = p.tflops(c.dtype, c.family.matrix());
+            let ridge = peak / p.mem_tb_s;
+            let roof = peak.min(x * p.mem_tb_s);
+            (if x >= ridge { "compute" } else { "memory" }, roof)
+        });
+        FlopsRow {
+            name: trace.str(name).to_string(),
+            input_shapes: serde_json::from_str(trace.str(dims)).unwrap_or(Value::Null),
+            dtype: c.dtype.to_string(),
+            family: c.family,
+            calls: members.len(),
+            gflops: c.flops as f64 / 1e9,
+            bytes: c.bytes,
+            flops_source: if c.family == Family::Other {
+                "pytorch"
+            } else {
+                "shapes"
+            },
+            pytorch_gflops: first.pytorch_flops.map(|f| f / 1e9),
+            kernel_us: kernel_ns as f64 / 1e3,
+            tflops_s,
+            tb_s,
+            intensity,
+            bound: roof.map(|r| r.0),
+            pct_of_peak: roof
+                .zip(tflops_s)
+                .filter(|((_, roof), _)| *roof > 0.0)
+                .map(|((_, roof), t)| 100.0 * t / roof),
+            slices: members
+                .iter()
+                .map(|&k| self.instances[k].slice)
+                .take(50)
+                .collect(),
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! Findings from the roofline:
+//! - `low_gemm_efficiency`: GEMMs (and convolutions) take at least [`GEMM_SHARE`] of the GPU
+//!   time and reach under [`LOW_EFFICIENCY`] of their roof, taken together.
+//! - `small_kernels`: at least [`SMALL_MIN_COUNT`] kernels and [`SMALL_SHARE`] of all kernels
+//!   run under [`SMALL_KERNEL_NS`]: the GPU spends its time on launch overhead (fuse them,
+//!   `torch.compile`, CUDA graphs).
+//! - `fp32_gemm_on_tensor_core_gpu`: FP32 GEMMs or convolutions take at least [`FP32_SHARE`] of
+//!   the GPU time on a GPU whose Tensor/Matrix Cores would run them as TF32 or BF16.
+
+use super::models::Family;
+use super::Flops;
+use crate::analysis::findings::{Evidence, Finding, Severity};
+use crate::analysis::links::Links;
+use crate::model::{SliceRef, Trace};
+
+pub const GEMM_SHARE: f64 = 0.20;
+pub const LOW_EFFICIENCY: f64 = 0.30;
+pub const SMALL_KERNEL_NS: i64 = 5_000;
+pub const SMALL_MIN_COUNT: usize = 1_000;
+pub const SMALL_SHARE: f64 = 0.5;
+pub const FP32_SHARE: f64 = 0.05;
+
+const MAX_EVIDENCE: usize = 10;
+
+pub fn findings(trace: &Trace, links: &Links, flops: &Flops) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut gpu_ns = 0i64;
+    let mut kernels = 0usize;
+    let mut small: Vec<SliceRef> = Vec::new();
+    let mut small_count = 0usize;
+    for (li, lane) in trace.gpu_lanes() {
+        let s = &lane.slices;
+        for i in 0..s.len() {
+            let kind = links.kinds.of_cat(s.cat[i]);
+            if !kind.is_gpu_busy() {
+                continue;
+            }
+            gpu_ns += s.dur_ns[i];
+            if kind != crate::model::category::Kind::Kernel {
+                continue;
+            }
+            kernels += 1;
+            if s.dur_ns[i] < SMALL_KERNEL_NS {
+                small_count += 1;
+                if small.len() < MAX_EVIDENCE {
+                    small.push(SliceRef {
+                        lane: li as u32,
+                        index: i as u32,
+                    });
+                }
+            }
+        }
+    }
+    if small_count >= SMALL_MIN_COUNT && small_count as f64 >= SMALL_SHARE * kernels as f64 {
+        out.push(Finding {
+            id: "small_kernels",
+            severity: Severity::Warning,
+            title: "Many tiny kernels: launch-bound".into(),
+            detail: format!(
+                "{small_count} of {kernels} kernels ({:.0}%) ran under {} µs; at that size the \
+                 launch overhead, not the GPU, sets the pace.",
+                100.0 * small_count as f64 / kernels as f64,
+                SMALL_KERNEL_NS / 1000
+            ),
+            advice: "Fuse small ops (torch.compile), capture the step in CUDA graphs, or batch \
+                     more work per kernel."
+                .into(),
+            evidence: Evidence {
+                slices: small,
+                ranges: Vec::new(),
+            },
+        });
+    }
+    let Some(peaks) = flops.peaks else {
+        return out;
+    };
+    if gpu_ns == 0 {
+        return out;
+    }
+    // The GEMM-like calls. None sits under another: matmul and linear are not modelled, and
+    // aten::convolution's callees (cudnn_convolution, ...) are not either.
+    let gemms: Vec<&super::Instance> = flops
+        .instances
+        .iter()
+        .filter(|i| matches!(i.cost.family, Family::Gemm | Family::Conv) && i.kernel_ns > 0)
+        .collect();
+    let gemm_ns: i64 = gemms.iter().map(|i| i.kernel_ns).sum();
+    let share = gemm_ns as f64 / gpu_ns as f64;
+    if share >= GEMM_SHARE {
+        // Time each call would take at its roof, over the time it took.
+        let ideal_ns: f64 = gemms
+            .iter()
+            .map(|i| {
+                let peak = peaks.tflops(i.cost.dtype, true) * 1e3; // flops per ns
+                let by_flops = i.cost.flops as f64 / peak;
+                let by_bytes = i
+                    .cost
+                    .bytes
+                    .map_or(0.0, |b| b as f64 / (peaks.mem_tb_s * 1e3));
+                by_flops.max(by_bytes)
+            })
+            .sum();
+        let efficiency = ideal_ns / gemm_ns as f64;
+        if efficiency < LOW_EFFICIENCY {
+            let mut worst: Vec<&&super::Instance> = gemms.iter().collect();
+            worst.sort_by_key(|i| std::cmp::Reverse(i.kernel_ns));
+            out.push(Finding {
+                id: "low_gemm_efficiency",
+                severity: Severity::Warning,
+                title: "GEMMs run far under the GPU's peak".into(),
+                detail: format!(
+                    "GEMMs and convolutions take {:.1}% of the GPU time ({:.2} ms) and reach \
+                     {:.1}% of their roof on {} taken together.",
+                    100.0 * share,
+                    gemm_ns as f64 / 1e6,
+                    100.0 * efficiency,
+                    peaks.device
+                ),
+                advice: "Small or oddly shaped matrices do not fill the GPU: batch more rows, \
+                         pad dimensions to multiples of 64, use bf16/fp16, or fuse with \
+                         torch.compile. `sightline flops` lists each shape against its roof."
+                    .into(),
+                evidence: Evidence {
+                    slices: worst.iter().take(MAX_EVIDENCE).map(|i| i.slice).collect(),
+                    ranges: Vec::new(),
+                },
+            });
+        }
+    }
+    if peaks.tensor_cores_for_fp32_work {
+        let fp32: Vec<&&super::Instance> =
+            gemms.iter().filter(|i| i.cost.dtype == "fp32").collect();
+        let fp32_ns: i64 = fp32.iter().map(|i| i.kernel_ns).sum();
+        let share = fp32_ns as f64 / gpu_ns as f64;
+        if share >= FP32_SHARE {
+            out.push(Finding {
+                id: "fp32_gemm_on_tensor_core_gpu",
+                severity: Severity::Warning,
+                title: "FP32 GEMMs on a GPU with Tensor Cores".into(),
+                detail: format!(
+                    "{} FP32 GEMM/convolution calls take {:.1}% of the GPU time ({:.2} ms); {} \
+                     runs them {:.0}x faster as TF32 and {:.0}x as BF16.",
+                    fp32.len(),
+                    100.0 * share,
+                    fp32_ns as f64 / 1e6,
+                    peaks.device,
+                    (peaks.tf32 / peaks.fp32).max(1.0),
+                    peaks.bf16 / peaks.fp32
+                ),
+                advice: "torch.set_float32_matmul_precision('high') (TF32), or autocast to \
+                         bfloat16 (torch.autocast('cuda', dtype=torch.bfloat16))."
+                    .into(),
+                evidence: Evidence {
+                    slices: fp32.iter().take(MAX_EVIDENCE).map(|i| i.slice).collect(),
+                    ranges: Vec::new(),
+                },
+            });
+        }
+    }
+    out
+}

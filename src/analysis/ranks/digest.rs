@@ -1,0 +1,563 @@
+//! One rank of a distributed job, reduced to what the cross-rank analyses need: a [`RankDigest`],
+//! built from one [`Trace`] and small enough to keep for hundreds of ranks once the trace is dropped.
+//! It serializes with serde both ways, so it can be stored, sent from a worker, or folded into a
+//! general per-trace digest.
+//!
+//! Definitions (times are ns from the trace's own start; `clock_origin_ns` turns them into the
+//! rank's clock):
+//! - Rank and world size: `distributedInfo`, else the file name (`rank3`, `rank_3`, `rank-3`,
+//!   `worker3`, and `of8` for the world size). Host: the envelope's `host_name`, else the
+//!   `{host}_{pid}.{time}.pt.trace.json` name `tensorboard_trace_handler` writes.
+//! - Basis: `gpu` when the trace holds kernels, memcpys or memsets, else `cpu`.
+//! - GPU basis, HTA's kernel classes over every stream of the rank (exact ns): computation, communication
+//!   (`^nccl|^rccl|^hccl|^hip`, `ncclKernel`) and memory ops ([`super::super::idle::op_class`]);
+//!   compute, communication and memcpy are the lengths of each class's union; overlap is
+//!   |comm ∩ compute| (HTA's `get_comm_comp_overlap` numerator); exposed communication is
+//!   communication minus overlap; idle is the busy window minus the union of all busy ops; host-wait
+//!   idle is the idle time in gaps whose launch came after the gap began ([`super::super::idle`]).
+//! - CPU basis (a gloo job on CPU): communication spans are `gloo:*` spans (gloo's own threads run them);
+//!   compute is the union of every other operator, label and Python frame (not `ProfilerStep#N`);
+//!   the window is the steps' span (the trace's when it has no steps); idle is the window minus
+//!   compute and communication.
+//! - Collective instances: GPU basis, every communication kernel (start and end on the GPU; NCCL kernels
+//!   start when the stream reaches them and spin until every peer has arrived); CPU basis, every
+//!   `gloo:*` span. Name, sizes, dtype, group size and process group from the kernel's args (`Collective
+//!   name`, `In msg nelems`, `Out msg nelems`, `dtype`, `Group size`, `Process Group Name`), else from
+//!   the launching operator's (`record_param_comms`), else from the enclosing `nccl:*` label (its
+//!   `Input Dims` and `Input type`), else from the kernel name (`ncclKernel_AllReduce_...`).
+//!   `nccl:*` spans on the CPU are only the enqueue of the work and are not instances.
+//! - Each instance has the step whose CPU span (tiling the time from its start to the next step's)
+//!   holds its start, and a sequence number among the instances of the same process group, name, step
+//!   and (for fixed-size collectives) message size, in start order: the key that matches it across ranks.
+//! - `before`: what the step's thread did from the step start (else the previous instance's end) to
+//!   the instance's start, by the outermost slice under the step: each `record_function` label by
+//!   name, `DataLoader`, `CPU operators`, `Python`, and `nothing recorded`; the six largest.
+
+use super::collective::{self, Collective};
+use super::intervals;
+use crate::analysis::idle::{self, op_class, IdleOptions, OpClass};
+use crate::analysis::links::{Kind, Links};
+use crate::analysis::steps;
+use crate::model::{ArgsId, SliceRef, Trace};
+use serde::{Deserialize, Serialize};
+
+/// At most this many activities are kept per instance in `before`.
+const MAX_BEFORE: usize = 6;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankDigest {
+    /// The file's name (no folder).
+    pub file: String,
+    pub rank: Option<i64>,
+    pub rank_from: RankSource,
+    pub world_size: Option<i64>,
+    pub backend: Option<String>,
+    pub host: Option<String>,
+    /// The rank's clock at the trace's time zero, in ns (`baseTimeNanoseconds` + earliest `ts`).
+    pub clock_origin_ns: i64,
+    pub span_ns: i64,
+    pub basis: Basis,
+    pub steps: Vec<StepDigest>,
+    pub compute_ns: i64,
+    pub communication_ns: i64,
+    /// |communication ∩ compute|.
+    pub overlap_ns: i64,
+    pub exposed_communication_ns: i64,
+    pub memcpy_ns: i64,
+    pub idle_ns: i64,
+    pub host_wait_idle_ns: i64,
+    pub kernels: u64,
+    /// Largest `Total Allocated` of the GPU's `[memory]` events (the CPU's when there are none).
+    pub peak_memory_bytes: Option<i64>,
+    pub collectives: Vec<Instance>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RankSource {
+    DistributedInfo,
+    FileName,
+    Unknown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    Gpu,
+    Cpu,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepDigest {
+    pub name: String,
+    pub number: Option<i64>,
+    pub cpu_start_ns: i64,
+    /// The step as the TensorBoard plugin extends it to its GPU work.
+    pub start_ns: i64,
+    pub end_ns: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Instance {
+    #[serde(flatten)]
+    pub what: Collective,
+    pub step: Option<i64>,
+    pub seq: u32,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub before: Vec<Activity>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Activity {
+    pub what: String,
+    pub ns: i64,
+}
+
+/// Builds the digest of one rank's trace. `file` is the file's name, used for the rank when the
+/// trace does not say it.
+pub fn digest(trace: &Trace, file: &str) -> RankDigest {
+    let links = Links::build(trace);
+    let kinds = &links.kinds;
+    let (rank, rank_from, world_size) = rank_of(trace, file);
+    let host = host_of(trace, file);
+    let steps_report = steps::analyze_with(trace, &links);
+    let steps: Vec<StepDigest> = if steps_report.synthetic {
+        Vec::new()
+    } else {
+        steps_report
+            .steps
+            .iter()
+            .map(|s| StepDigest {
+                name: s.name.clone(),
+                number: s.number,
+                cpu_start_ns: s.cpu_start_ns,
+                start_ns: s.start_ns,
+                end_ns: s.end_ns,
+            })
+            .collect()
+    };
+
+    // Busy spans by class.
+    let (mut comp, mut comm, mut mem, mut cpu_other) = (vec![], vec![], vec![], vec![]);
+    let mut kernels = 0u64;
+    let mut gpu_comm: Vec<SliceRef> = Vec::new();
+    let mut gloo: Vec<SliceRef> = Vec::new();
+    for (li, l) in trace.lanes.iter().enumerate() {
+        let s = &l.slices;
+        for i in 0..s.len() {
+            let kind = kinds.of_cat(s.cat[i]);
+            let span = (s.start_ns[i], s.end_ns(i));
+            let r = SliceRef {
+                lane: li as u32,
+                index: i as u32,
+            };
+            let name = trace.str(s.name[i]);
+            if l.is_gpu() {
+                if !kind.is_gpu_busy() {
+                    continue;
+                }
+                kernels += (kind == Kind::Kernel) as u64;
+                match op_class(kind, name) {
+                    OpClass::Computation => comp.push(span),
+                    OpClass::Communication => {
+                        comm.push(span);
+                        gpu_comm.push(r);
+                    }
+                    OpClass::Memory => mem.push(span),
+                }
+            } else if name.starts_with("gloo:") {
+                gloo.push(r);
+            } else if matches!(kind, Kind::CpuOp | Kind::Annotation | Kind::Python)
+                && !name.starts_with("ProfilerStep#")
+            {
+                cpu_other.push(span);
+            }
+        }
+    }
+    let basis = if comp.is_empty() && comm.is_empty() && mem.is_empty() {
+        Basis::Cpu
+    } else {
+        Basis::Gpu
+    };
+    let slice_span = |r: &SliceRef| {
+        let s = &trace.lanes[r.lane as usize].slices;
+        (s.start_ns[r.index as usize], s.end_ns(r.index as usize))
+    };
+    let (compute_u, comm_u, mem_u, window, host_wait_idle_ns) = match basis {
+        Basis::Gpu => {
+            let all = intervals::union(comp.iter().chain(&comm).chain(&mem).copied().collect());
+            let window = (
+                all.first().map_or(0, |a| a.0),
+                all.last().map_or(0, |a| a.1),
+            );
+            let opts = IdleOptions {
+                max_gaps: 0,
+                ..IdleOptions::default()
+            };
+            let idle = idle::analyze_with(trace, &links, &opts);
+            let host_wait = idle.devices.iter().map(|d| d.host_wait_ns).sum();
+            (
+                intervals::union(comp),
+                intervals::union(comm),
+                intervals::union(mem),
+                window,
+                host_wait,
+            )
+        }
+        Basis::Cpu => {
+            let window = match (steps.first(), steps.last()) {
+                (Some(a), Some(b)) => (a.start_ns, b.end_ns),
+                _ => (0, trace.span_ns()),
+            };
+            let comm = gloo.iter().map(slice_span).collect();
+            (
+                intervals::union(cpu_other),
+                intervals::union(comm),
+                Vec::new(),
+                window,
+                0,
+            )
+        }
+    };
+    let compute_ns = intervals::length(&compute_u);
+    let communication_ns = intervals::length(&comm_u);
+    let overlap_ns = intervals::overlap(&comm_u, &compute_u);
+    let busy = intervals::union(
+        compute_u
+            .iter()
+            .chain(&comm_u)
+            .chain(&mem_u)
+            .copied()
+            .collect(),
+    );
+    let idle_ns = (window.1 - window.0) - intervals::length_within(&busy, window.0, window.1);
+
+    // Collective instances.
+    let mut collectives: Vec<Instance> = Vec::new();
+    let sources = if basis == Basis::Gpu {
+        &gpu_comm
+    } else {
+        &gloo
+    };
+    for r in sources {
+        let what = describe(trace, &links, *r, world_size);
+        let (start_ns, end_ns) = slice_span(r);
+        collectives.push(Instance {
+            what,
+            step: None,
+            seq: 0,
+            start_ns,
+            end_ns,
+            before: Vec::new(),
+        });
+    }
+    collectives.sort_by(|a, b| {
+        (a.start_ns, a.end_ns, &a.what.name).cmp(&(b.start_ns, b.end_ns, &b.what.name))
+    });
+    number_instances(&mut collectives, &steps);
+    let thread = steps_report
+        .steps
+        .iter()
+        .find_map(|s| s.slice)
+        .filter(|r| r.lane != u32::MAX)
+        .map(|r| r.lane as usize);
+    let mut prev_end = 0;
+    for c in &mut collectives {
+        let step = c
+            .step
+            .and_then(|n| steps.iter().find(|s| s.number == Some(n)));
+        let from = step.map_or(prev_end.min(c.start_ns), |s| s.cpu_start_ns);
+        if let Some(lane) = thread {
+            c.before = activities(trace, &links, lane, from, c.start_ns);
+        }
+        prev_end = prev_end.max(c.end_ns);
+    }
+
+    RankDigest {
+        file: file.to_string(),
+        rank,
+        rank_from,
+        world_size,
+        backend: trace
+            .meta
+            .distributed
+            .as_ref()
+            .and_then(|d| d.backend.clone()),
+        host,
+        clock_origin_ns: trace.meta.base_time_ns.unwrap_or(0) + trace.meta.origin_ns,
+        span_ns: trace.span_ns(),
+        basis,
+        steps,
+        compute_ns,
+        communication_ns,
+        overlap_ns,
+        exposed_communication_ns: communication_ns - overlap_ns,
+        memcpy_ns: intervals::length(&mem_u),
+        idle_ns,
+        host_wait_idle_ns,
+        kernels,
+        peak_memory_bytes: peak_memory(trace),
+        collectives,
+    }
+}
+
+/// Process group, name, step, size: instances with equal keys are numbered in start order.
+type SeqKey = (String, String, Option<i64>, Option<i64>);
+
+/// Steps (tiling the time from each step's CPU start to the next one's) and sequence numbers.
+fn number_instances(collectives: &mut [Instance], steps: &[StepDigest]) {
+    let last_end = steps.iter().map(|s| s.end_ns).max().unwrap_or(i64::MIN);
+    let mut counters: std::collections::HashMap<SeqKey, u32> = Default::default();
+    for c in collectives.iter_mut() {
+        let k = steps.partition_point(|s| s.cpu_start_ns <= c.start_ns);
+        c.step = if k > 0 && c.start_ns < last_end {
+            steps[k - 1].number
+        } else {
+            None
+        };
+        let key = (
+            c.what.process_group.clone(),
+            c.what.name.clone(),
+            c.step,
+            c.what.size_key(),
+        );
+        let n = counters.entry(key).or_insert(0);
+        c.seq = *n;
+        *n += 1;
+    }
+}
+
+/// What a collective is: from its own args, its launching operator's, its `nccl:*`/`gloo:*` label's,
+/// its name.
+fn describe(trace: &Trace, links: &Links, r: SliceRef, world_size: Option<i64>) -> Collective {
+    let s = &trace.lanes[r.lane as usize].slices;
+    let i = r.index as usize;
+    let own = s.args[i];
+    let op = links
+        .op(r)
+        .map(|o| trace.lanes[o.lane as usize].slices.args[o.index as usize]);
+    // The `nccl:*` label around the launch (GPU), or the `gloo:*` span itself (CPU).
+    let label = if trace.lanes[r.lane as usize].is_gpu() {
+        links
+            .launch(r)
+            .and_then(|l| links.label(trace, l))
+            .filter(|l| {
+                let ls = &trace.lanes[l.lane as usize].slices;
+                let n = trace.str(ls.name[l.index as usize]);
+                n.starts_with("nccl:") || n.starts_with("gloo:")
+            })
+    } else {
+        Some(r)
+    };
+    let label_args = label.map(|l| trace.lanes[l.lane as usize].slices.args[l.index as usize]);
+    let label_name = label.map(|l| {
+        let ls = &trace.lanes[l.lane as usize].slices;
+        trace.str(ls.name[l.index as usize])
+    });
+    let field = |key: &str| -> Option<&str> {
+        [Some(own), op]
+            .into_iter()
+            .flatten()
+            .find_map(|a| trace.args.field(a, key))
+            .map(unquote)
+    };
+    let int = |key: &str| field(key).and_then(|v| v.trim().parse::<i64>().ok());
+    let name = field("Collective name")
+        .map(str::to_string)
+        .or_else(|| label_name.map(|n| n.split_once(':').map_or(n, |x| x.1).to_string()))
+        .unwrap_or_else(|| collective::kernel_collective(trace.str(s.name[i])));
+    let (label_nelems, label_dtype) = label_args
+        .map(|a| dims_and_type(trace, a))
+        .unwrap_or((None, None));
+    let dtype = field("dtype").map(str::to_string).or(label_dtype);
+    Collective::new(
+        &name,
+        field("Process Group Name")
+            .map(str::to_string)
+            .unwrap_or_else(|| "default".to_string()),
+        int("In msg nelems").or(label_nelems),
+        int("Out msg nelems"),
+        dtype,
+        int("Group size").or(world_size),
+    )
+}
+
+fn unquote(v: &str) -> &str {
+    let v = v.trim();
+    v.strip_prefix('"')
+        .and_then(|x| x.strip_suffix('"'))
+        .unwrap_or(v)
+}
+
+/// Elements of the first input (all tensors of a list) and its dtype, from `Input Dims`/`Input type`.
+fn dims_and_type(trace: &Trace, args: ArgsId) -> (Option<i64>, Option<String>) {
+    let dims = trace
+        .args
+        .field(args, "Input Dims")
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok());
+    let nelems = dims.as_ref().and_then(|d| d.get(0)).map(count_elements);
+    let dtype = trace
+        .args
+        .field(args, "Input type")
+        .and_then(|t| serde_json::from_str::<Vec<String>>(t).ok())
+        .and_then(|v| v.into_iter().next())
+        .filter(|t| !t.is_empty());
+    (nelems, dtype)
+}
+
+/// Elements of a shape (`[2, 3]` = 6) or of a list of shapes (summed); a scalar `[]` counts 1.
+fn count_elements(v: &serde_json::Value) -> i64 {
+    match v {
+        serde_json::Value::Array(items) if items.iter().all(|x| x.is_number()) => items
+            .iter()
+            .map(|x| x.as_i64().unwrap_or(0))
+            .fold(1i64, |a, b| a.saturating_mul(b)),
+        serde_json::Value::Array(items) => items.iter().map(count_elements).sum(),
+        _ => 0,
+    }
+}
+
+/// What `lane` did in `[from, to)`: its outermost slices under the step (or roots), by label.
+fn activities(trace: &Trace, links: &Links, lane: usize, from: i64, to: i64) -> Vec<Activity> {
+    if to <= from {
+        return Vec::new();
+    }
+    let s = &trace.lanes[lane].slices;
+    let parents = links.parents_of_lane(lane);
+    let is_step = |i: usize| trace.str(s.name[i]).starts_with("ProfilerStep#");
+    let mut by: Vec<Activity> = Vec::new();
+    let mut covered = 0i64;
+    // Slices are sorted by start; none starting at or after `to` can overlap.
+    let end = s.start_ns.partition_point(|&t| t < to);
+    for i in 0..end {
+        let (a, b) = (s.start_ns[i].max(from), s.end_ns(i).min(to));
+        if b <= a || is_step(i) {
+            continue;
+        }
+        let p = parents.get(i).copied().unwrap_or(u32::MAX);
+        let outermost = p == u32::MAX || is_step(p as usize);
+        if !outermost {
+            continue;
+        }
+        let name = trace.str(s.name[i]);
+        let what = match links.kinds.of_cat(s.cat[i]) {
+            _ if name.starts_with("enumerate(DataLoader)#")
+                || name.starts_with("enumerate(DataPipe)#") =>
+            {
+                "DataLoader".to_string()
+            }
+            Kind::Annotation => name.to_string(),
+            Kind::Python => "Python".to_string(),
+            Kind::CpuOp => "CPU operators".to_string(),
+            _ => "other".to_string(),
+        };
+        covered += b - a;
+        match by.iter_mut().find(|x| x.what == what) {
+            Some(x) => x.ns += b - a,
+            None => by.push(Activity { what, ns: b - a }),
+        }
+    }
+    let nothing = (to - from) - covered;
+    if nothing > 0 {
+        by.push(Activity {
+            what: "nothing recorded".to_string(),
+            ns: nothing,
+        });
+    }
+    by.sort_by(|a, b| b.ns.cmp(&a.ns).then_with(|| a.what.cmp(&b.what)));
+    by.truncate(MAX_BEFORE);
+    by
+}
+
+fn peak_memory(trace: &Trace) -> Option<i64> {
+    let m = &trace.memory;
+    let peak = |dev: i8| {
+        (0..m.len())
+            .filter(|&i| m.device_type[i] == dev)
+            .map(|i| m.total_allocated[i])
+            .max()
+    };
+    peak(1).or_else(|| peak(0))
+}
+
+/// Rank and world size: `distributedInfo`, else the file name.
+fn rank_of(trace: &Trace, file: &str) -> (Option<i64>, RankSource, Option<i64>) {
+    let named_world = number_after(file, &["of"]);
+    if let Some(d) = &trace.meta.distributed {
+        return (
+            Some(d.rank),
+            RankSource::DistributedInfo,
+            d.world_size.or(named_world),
+        );
+    }
+    match number_after(
+        file,
+        &["rank_", "rank-", "rank", "worker_", "worker-", "worker"],
+    ) {
+        Some(r) => (Some(r), RankSource::FileName, named_world),
+        None => (None, RankSource::Unknown, named_world),
+    }
+}
+
+/// The number right after the first of `prefixes` found in `name` (case-insensitive).
+fn number_after(name: &str, prefixes: &[&str]) -> Option<i64> {
+    let lower = name.to_ascii_lowercase();
+    for p in prefixes {
+        let mut from = 0;
+        while let Some(at) = lower[from..].find(p) {
+            let rest = &lower[from + at + p.len()..];
+            let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+            if !digits.is_empty() {
+                return digits.parse().ok();
+            }
+            from += at + p.len();
+        }
+    }
+    None
+}
+
+/// The host: the envelope's `host_name`, else `{host}_{pid}.{time}.pt.trace.json`'s host.
+fn host_of(trace: &Trace, file: &str) -> Option<String> {
+    if let Some((_, v)) = trace.meta.other.iter().find(|(k, _)| k == "host_name") {
+        if let Some(h) = v.as_str().filter(|h| !h.is_empty()) {
+            return Some(h.to_string());
+        }
+    }
+    let stem = file.split(".pt.trace").next()?;
+    let (head, time) = stem.rsplit_once('.')?;
+    let (host, pid) = head.rsplit_once('_')?;
+    let numeric = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    (numeric(time) && numeric(pid) && !host.is_empty()).then(|| host.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_and_hosts_from_file_names() {
+        assert_eq!(number_after("rank_3.json", &["rank_"]), Some(3));
+        assert_eq!(number_after("param_rank5of8.json.gz", &["rank"]), Some(5));
+        assert_eq!(number_after("param_rank5of8.json.gz", &["of"]), Some(8));
+        assert_eq!(number_after("profile.json", &["rank"]), None);
+        let t = Trace::default();
+        assert_eq!(
+            host_of(&t, "node-7_1234.1690000000000.pt.trace.json.gz"),
+            Some("node-7".to_string())
+        );
+        assert_eq!(host_of(&t, "worker0.pt.trace.json.gz"), None);
+        assert_eq!(
+            rank_of(&t, "worker12.pt.trace.json"),
+            (Some(12), RankSource::FileName, None)
+        );
+    }
+
+    #[test]
+    fn elements_of_shapes_and_lists() {
+        let v = |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap();
+        assert_eq!(count_elements(&v("[2, 3]")), 6);
+        assert_eq!(count_elements(&v("[[2, 3], [4]]")), 10);
+        assert_eq!(count_elements(&v("[]")), 1);
+    }
+}

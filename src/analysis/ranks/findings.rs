@@ -1,0 +1,254 @@
+//! Findings across ranks, each with evidence on the right rank's own timeline.
+//!
+//! - `straggler_rank`: a rank is a step's straggler ([`super::stragglers`]), at least [`LATE_SHARE`]
+//!   of the median step time (and 100 us) late, and the waits it caused in those steps total at least
+//!   [`CAUSED_SHARE`] of all ranks' step time; one finding per rank, critical from
+//!   [`CAUSED_CRITICAL`]. Ranks late by scheduling noise cause little waiting and stay out.
+//! - `collective_wait_heavy`: the ranks' waits in collectives total at least [`WAIT_SHARE`] of their
+//!   step time (of their trace spans without steps).
+//! - `low_comm_overlap`: a rank overlaps less than [`LOW_OVERLAP_PCT`] of its communication with
+//!   compute (HTA's measure) and its exposed communication is at least [`EXPOSED_SHARE`] of its step
+//!   time.
+//! - `unbalanced_ranks`: the busiest rank computes at least [`IMBALANCE`] times the median rank (and
+//!   1 ms more); the others wait for it at every collective.
+
+use super::digest::RankDigest;
+use super::matching::{median, Matched};
+use super::{RankFinding, RankRange, RanksReport};
+use crate::analysis::findings::Severity;
+
+pub const LATE_SHARE: f64 = 0.05;
+pub const CAUSED_SHARE: f64 = 0.10;
+pub const CAUSED_CRITICAL: f64 = 0.25;
+pub const WAIT_SHARE: f64 = 0.10;
+pub const LOW_OVERLAP_PCT: f64 = 50.0;
+pub const EXPOSED_SHARE: f64 = 0.10;
+pub const IMBALANCE: f64 = 1.2;
+const MAX_EVIDENCE: usize = 10;
+
+fn ms(us: f64) -> String {
+    format!("{:.1} ms", us / 1e3)
+}
+
+/// A rank's time in steps (its span without steps), ns.
+fn step_time(d: &RankDigest) -> i64 {
+    if d.steps.is_empty() {
+        d.span_ns
+    } else {
+        d.steps.iter().map(|s| s.end_ns - s.start_ns).sum()
+    }
+}
+
+fn step_ranges(d: &RankDigest) -> Vec<RankRange> {
+    d.steps
+        .iter()
+        .take(3)
+        .map(|s| RankRange {
+            rank: d.rank.unwrap_or(-1),
+            start_ns: s.start_ns,
+            end_ns: s.end_ns,
+        })
+        .collect()
+}
+
+pub fn analyze(r: &RanksReport, digests: &[&RankDigest], matched: &[Matched]) -> Vec<RankFinding> {
+    let mut out = Vec::new();
+    let mut step_meds: Vec<i64> = r
+        .ranks
+        .iter()
+        .filter(|x| x.steps > 0)
+        .map(|x| (x.step_time_us * 1e3) as i64)
+        .collect();
+    let median_step_us = if step_meds.is_empty() {
+        0.0
+    } else {
+        median(&mut step_meds) as f64 / 1e3
+    };
+    let by_rank = |rank: i64| digests.iter().find(|d| d.rank == Some(rank));
+
+    let total_time: i64 = digests.iter().map(|d| step_time(d)).sum();
+
+    // straggler_rank
+    let threshold = (LATE_SHARE * median_step_us).max(100.0);
+    let mut ranks: Vec<i64> = r
+        .stragglers
+        .iter()
+        .filter(|s| s.late_us >= threshold)
+        .map(|s| s.rank)
+        .collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    for rank in ranks {
+        let late: Vec<_> = r
+            .stragglers
+            .iter()
+            .filter(|s| s.rank == rank && s.late_us >= threshold)
+            .collect();
+        let caused: f64 = late.iter().map(|s| s.wait_caused_us).sum();
+        let share = caused * 1e3 / total_time.max(1) as f64;
+        if share < CAUSED_SHARE {
+            continue;
+        }
+        let worst = late
+            .iter()
+            .max_by(|a, b| a.late_us.total_cmp(&b.late_us))
+            .expect("at least one");
+        let names: Vec<&str> = late.iter().map(|s| s.step.as_str()).collect();
+        let mut evidence = Vec::new();
+        for s in late.iter().take(MAX_EVIDENCE / 2) {
+            if let Some(st) = by_rank(rank).and_then(|d| d.steps.iter().find(|x| x.name == s.step))
+            {
+                evidence.push(RankRange {
+                    rank,
+                    start_ns: st.cpu_start_ns,
+                    end_ns: s.end_ns,
+                });
+            }
+            evidence.push(RankRange {
+                rank,
+                start_ns: s.start_ns,
+                end_ns: s.end_ns,
+            });
+        }
+        out.push(RankFinding {
+            id: "straggler_rank",
+            severity: if share >= CAUSED_CRITICAL {
+                Severity::Critical
+            } else {
+                Severity::Warning
+            },
+            title: format!("Rank {rank} holds the others back"),
+            detail: format!(
+                "rank {rank} is {} late into the {} of {}; in {} step(s) ({}) the other ranks waited {} in all for it ({:.1}% of all ranks' step time); {}",
+                ms(worst.late_us),
+                worst.collective,
+                worst.step,
+                late.len(),
+                names.join(", "),
+                ms(caused),
+                100.0 * share,
+                worst.cause
+            ),
+            advice: "Look at what this rank does before the collective that the others do not (its data loading, \
+                     an extra computation, a host stall); balance the work or move it out of the step."
+                .to_string(),
+            evidence,
+        });
+    }
+
+    // collective_wait_heavy
+    let total_wait: i64 = matched.iter().flat_map(|m| m.wait_ns.iter()).sum();
+    if total_time > 0 && total_wait as f64 >= WAIT_SHARE * total_time as f64 {
+        let mut waits: Vec<(i64, usize, usize)> = matched
+            .iter()
+            .flat_map(|m| {
+                m.parts
+                    .iter()
+                    .enumerate()
+                    .map(move |(k, &(d, i))| (m.wait_ns[k], d, i))
+            })
+            .filter(|w| w.0 > 0)
+            .collect();
+        waits.sort_by_key(|w| std::cmp::Reverse(w.0));
+        out.push(RankFinding {
+            id: "collective_wait_heavy",
+            severity: Severity::Warning,
+            title: "Ranks spend much of their time waiting in collectives".to_string(),
+            detail: format!(
+                "the ranks waited {} in collectives for the last rank to arrive, {:.1}% of their {} of step time",
+                ms(total_wait as f64 / 1e3),
+                100.0 * total_wait as f64 / total_time as f64,
+                ms(total_time as f64 / 1e3)
+            ),
+            advice: "Waiting is skew between ranks, not transfer: find the rank that arrives last (see \
+                     stragglers) and what delays it."
+                .to_string(),
+            evidence: waits
+                .iter()
+                .take(MAX_EVIDENCE)
+                .map(|&(_, d, i)| RankRange {
+                    rank: digests[d].rank.unwrap_or(-1),
+                    start_ns: digests[d].collectives[i].start_ns,
+                    end_ns: digests[d].collectives[i].end_ns,
+                })
+                .collect(),
+        });
+    }
+
+    // low_comm_overlap
+    let low: Vec<(&RankDigest, f64)> = digests
+        .iter()
+        .zip(&r.overlap)
+        .filter_map(|(d, o)| {
+            let pct = o.comm_comp_overlap_pct?;
+            let exposed = d.exposed_communication_ns as f64 >= EXPOSED_SHARE * step_time(d) as f64;
+            (pct < LOW_OVERLAP_PCT && exposed && d.exposed_communication_ns > 0)
+                .then_some((*d, pct))
+        })
+        .collect();
+    if !low.is_empty() {
+        let list: Vec<String> = low
+            .iter()
+            .map(|(d, p)| {
+                format!(
+                    "rank {} {:.1}% ({} exposed)",
+                    d.rank.unwrap_or(-1),
+                    p,
+                    ms(d.exposed_communication_ns as f64 / 1e3)
+                )
+            })
+            .collect();
+        out.push(RankFinding {
+            id: "low_comm_overlap",
+            severity: Severity::Warning,
+            title: "Communication does not hide behind computation".to_string(),
+            detail: format!(
+                "{} of {} rank(s) overlap less than {LOW_OVERLAP_PCT:.0}% of their communication with computation: {}",
+                low.len(),
+                digests.len(),
+                list.join(", ")
+            ),
+            advice: "Let collectives run while computation continues: DDP bucketing (bucket_cap_mb), FSDP \
+                     prefetch, async collectives waited on later."
+                .to_string(),
+            evidence: low
+                .iter()
+                .flat_map(|(d, _)| step_ranges(d))
+                .take(MAX_EVIDENCE)
+                .collect(),
+        });
+    }
+
+    // unbalanced_ranks
+    if digests.len() >= 2 {
+        let mut compute: Vec<i64> = digests.iter().map(|d| d.compute_ns).collect();
+        let med = median(&mut compute);
+        if let Some(top) = digests
+            .iter()
+            .max_by_key(|d| (d.compute_ns, d.rank.map(|r| -r)))
+        {
+            if med > 0
+                && top.compute_ns as f64 >= IMBALANCE * med as f64
+                && top.compute_ns - med >= 1_000_000
+            {
+                out.push(RankFinding {
+                    id: "unbalanced_ranks",
+                    severity: Severity::Warning,
+                    title: "Ranks do unequal work".to_string(),
+                    detail: format!(
+                        "rank {} computes {} against the median rank's {} ({:.2}x); every collective waits for the busiest rank",
+                        top.rank.unwrap_or(-1),
+                        ms(top.compute_ns as f64 / 1e3),
+                        ms(med as f64 / 1e3),
+                        top.compute_ns as f64 / med as f64
+                    ),
+                    advice: "Balance the work across ranks: shard sizes, sequence lengths per batch, \
+                             embedding tables per rank."
+                        .to_string(),
+                    evidence: step_ranges(top),
+                });
+            }
+        }
+    }
+    out
+}

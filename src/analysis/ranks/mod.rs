@@ -1,0 +1,429 @@
+//! A distributed job as one picture: many ranks' traces, each reduced to a [`RankDigest`], compared.
+//!
+//! Everything across ranks is computed from digests only, so a job of hundreds of ranks needs one
+//! trace in memory at a time (per parsing thread) plus the digests.
+//! - [`digest`]: one rank's numbers and collective instances (definitions there).
+//! - [`matching`]: instances matched across ranks; arrival, wait (skew), transfer.
+//! - [`align`]: clock offsets from matched collectives.
+//! - [`stragglers`]: per step, the rank the others waited for, and why.
+//! - [`findings`]: `straggler_rank`, `collective_wait_heavy`, `low_comm_overlap`, `unbalanced_ranks`.
+//!
+//! The job: the world size is the largest declared `world_size` (else the highest rank + 1); ranks
+//! below it with no trace are missing; two traces of one rank are duplicates (the one that starts first
+//! is kept, ties broken by content, never by file name); traces that disagree on world size or backend
+//! are reported as mixed jobs and still compared. Output is ordered by rank, so file order and names do
+//! not change any number.
+
+pub mod align;
+pub mod collective;
+pub mod digest;
+mod findings;
+mod intervals;
+pub mod matching;
+mod stragglers;
+
+pub use align::Align;
+pub use digest::{digest, RankDigest};
+
+use crate::analysis::findings::Severity;
+use matching::{match_all, median, Matched};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RanksReport {
+    pub world_size: i64,
+    pub missing_ranks: Vec<i64>,
+    pub duplicate_ranks: Vec<Duplicate>,
+    /// Traces with no rank in `distributedInfo` or their name: not compared.
+    pub unknown_rank_files: Vec<String>,
+    /// Why the traces look like more than one job (empty when they agree).
+    pub mixed_jobs: Vec<String>,
+    pub align: Align,
+    pub clock_offsets: Vec<ClockOffset>,
+    pub ranks: Vec<RankRow>,
+    pub collectives: Vec<CollectiveRow>,
+    pub overlap: Vec<Overlap>,
+    pub stragglers: Vec<Straggler>,
+    pub findings: Vec<RankFinding>,
+    /// The instances with the most waiting, most first (at most [`MAX_INSTANCES`]).
+    pub worst_instances: Vec<InstanceRow>,
+    /// Files that could not be read as traces (filled by the reader; the analysis never sees them).
+    pub unreadable_files: Vec<Unreadable>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Unreadable {
+    pub file: String,
+    pub error: String,
+}
+
+/// At most this many instances are listed one by one.
+pub const MAX_INSTANCES: usize = 20;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Duplicate {
+    pub rank: i64,
+    pub kept: String,
+    pub dropped: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClockOffset {
+    pub rank: i64,
+    pub offset_us: f64,
+    pub rule: &'static str,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RankRow {
+    pub rank: i64,
+    pub file: String,
+    pub host: Option<String>,
+    pub basis: digest::Basis,
+    pub steps: usize,
+    /// Median step duration.
+    pub step_time_us: f64,
+    pub step_times_us: Vec<f64>,
+    pub compute_us: f64,
+    pub communication_us: f64,
+    pub exposed_communication_us: f64,
+    pub memcpy_us: f64,
+    pub idle_us: f64,
+    pub host_wait_idle_us: f64,
+    pub kernels: u64,
+    pub peak_memory_bytes: Option<i64>,
+    /// Time this rank spent in collectives waiting for the last arrival.
+    pub collective_wait_us: f64,
+    pub collectives: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CollectiveRow {
+    pub name: String,
+    pub process_group: String,
+    pub dtype: Option<String>,
+    /// S of one instance (NCCL's definition), when the trace gives the size.
+    pub bytes: Option<i64>,
+    pub count: usize,
+    pub partial: usize,
+    /// Rank-time in these collectives: wait + transfer over every participant.
+    pub total_us: f64,
+    pub wait_us: f64,
+    pub transfer_us: f64,
+    pub algbw_gbps: Option<f64>,
+    pub busbw_gbps: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Overlap {
+    pub rank: i64,
+    /// HTA's `comp_comm_overlap_pctg`: 100 x |comm ∩ compute| / |comm|, two decimals; null without
+    /// communication.
+    pub comm_comp_overlap_pct: Option<f64>,
+    pub basis: digest::Basis,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Straggler {
+    pub step: String,
+    pub rank: i64,
+    /// Its arrival after the median of the others', in the collective where it made them wait most.
+    pub late_us: f64,
+    /// The others' waits for it, over the step's collectives where it arrived last.
+    pub wait_caused_us: f64,
+    pub cause: String,
+    pub collective: String,
+    /// The collective on the straggler's own timeline (ns from its trace start).
+    pub start_ns: i64,
+    pub end_ns: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct InstanceRow {
+    pub name: String,
+    pub process_group: String,
+    pub step: Option<i64>,
+    pub seq: u32,
+    pub bytes: Option<i64>,
+    pub last_rank: i64,
+    pub wait_us: f64,
+    pub transfer_us: f64,
+    pub partial: bool,
+    pub ranks: Vec<InstanceRank>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct InstanceRank {
+    pub rank: i64,
+    /// Arrival after the first participant's.
+    pub arrival_us: f64,
+    pub wait_us: f64,
+    pub transfer_us: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RankFinding {
+    pub id: &'static str,
+    pub severity: Severity,
+    pub title: String,
+    pub detail: String,
+    pub advice: String,
+    pub evidence: Vec<RankRange>,
+}
+
+/// A time range on one rank's own timeline (ns from that trace's start), for a viewer to jump to.
+#[derive(Debug, Clone, Serialize)]
+pub struct RankRange {
+    pub rank: i64,
+    pub start_ns: i64,
+    pub end_ns: i64,
+}
+
+pub(crate) fn us(ns: i64) -> f64 {
+    ns as f64 / 1e3
+}
+
+/// Compares the ranks' digests.
+pub fn analyze(all: &[RankDigest], mode: Align) -> RanksReport {
+    // Order by rank, then by content (never by file name): the first of a rank is kept.
+    let mut order: Vec<&RankDigest> = all.iter().collect();
+    order.sort_by(|a, b| {
+        (a.rank, a.clock_origin_ns, a.span_ns, a.collectives.len())
+            .cmp(&(b.rank, b.clock_origin_ns, b.span_ns, b.collectives.len()))
+            .then_with(|| a.file.cmp(&b.file))
+    });
+    let mut digests: Vec<&RankDigest> = Vec::new();
+    let mut duplicate_ranks = Vec::new();
+    let mut unknown_rank_files = Vec::new();
+    for d in order {
+        let Some(rank) = d.rank else {
+            unknown_rank_files.push(d.file.clone());
+            continue;
+        };
+        match digests.last() {
+            Some(prev) if prev.rank == Some(rank) => duplicate_ranks.push(Duplicate {
+                rank,
+                kept: prev.file.clone(),
+                dropped: d.file.clone(),
+            }),
+            _ => digests.push(d),
+        }
+    }
+    unknown_rank_files.sort();
+    let rank = |d: &RankDigest| d.rank.unwrap_or(-1);
+
+    let declared: Vec<i64> = digests.iter().filter_map(|d| d.world_size).collect();
+    let world_size = declared
+        .iter()
+        .copied()
+        .max()
+        .unwrap_or_else(|| digests.last().map_or(0, |d| rank(d) + 1));
+    let present: Vec<i64> = digests.iter().map(|d| rank(d)).collect();
+    let missing_ranks = (0..world_size).filter(|r| !present.contains(r)).collect();
+    let mut mixed_jobs = Vec::new();
+    let mut sizes = declared.clone();
+    sizes.sort_unstable();
+    sizes.dedup();
+    if sizes.len() > 1 {
+        mixed_jobs.push(format!("world sizes differ: {sizes:?}"));
+    }
+    let mut backends: Vec<&str> = digests
+        .iter()
+        .filter_map(|d| d.backend.as_deref())
+        .collect();
+    backends.sort_unstable();
+    backends.dedup();
+    if backends.len() > 1 {
+        mixed_jobs.push(format!("backends differ: {}", backends.join(", ")));
+    }
+    for d in &digests {
+        if rank(d) >= world_size || rank(d) < 0 {
+            mixed_jobs.push(format!(
+                "rank {} ({}) is outside the world size {world_size}",
+                rank(d),
+                d.file
+            ));
+        }
+    }
+
+    let (offset_ns, rules) = align::offsets(&digests, mode);
+    let clock_offsets = digests
+        .iter()
+        .zip(offset_ns.iter().zip(&rules))
+        .map(|(d, (&o, &rule))| ClockOffset {
+            rank: rank(d),
+            offset_us: us(o),
+            rule,
+        })
+        .collect();
+    let matched = match_all(&digests, &offset_ns);
+
+    let mut wait_by = vec![0i64; digests.len()];
+    for m in &matched {
+        for (k, &(d, _)) in m.parts.iter().enumerate() {
+            wait_by[d] += m.wait_ns[k];
+        }
+    }
+    let ranks = digests
+        .iter()
+        .enumerate()
+        .map(|(k, d)| rank_row(d, wait_by[k]))
+        .collect();
+    let overlap = digests
+        .iter()
+        .map(|d| Overlap {
+            rank: rank(d),
+            comm_comp_overlap_pct: (d.communication_ns > 0).then(|| {
+                (10_000.0 * d.overlap_ns as f64 / d.communication_ns as f64).round() / 100.0
+            }),
+            basis: d.basis,
+        })
+        .collect();
+    let collectives = collective_rows(&digests, &matched);
+    let stragglers = stragglers::find(&digests, &matched);
+    let worst_instances = worst(&digests, &matched);
+    let mut report = RanksReport {
+        world_size,
+        missing_ranks,
+        duplicate_ranks,
+        unknown_rank_files,
+        mixed_jobs,
+        align: mode,
+        clock_offsets,
+        ranks,
+        collectives,
+        overlap,
+        stragglers,
+        findings: Vec::new(),
+        worst_instances,
+        unreadable_files: Vec::new(),
+    };
+    report.findings = findings::analyze(&report, &digests, &matched);
+    report
+}
+
+fn rank_row(d: &RankDigest, wait_ns: i64) -> RankRow {
+    let mut durs: Vec<i64> = d.steps.iter().map(|s| s.end_ns - s.start_ns).collect();
+    let step_times_us = durs.iter().map(|&n| us(n)).collect();
+    let step_time_us = if durs.is_empty() {
+        0.0
+    } else {
+        us(median(&mut durs))
+    };
+    RankRow {
+        rank: d.rank.unwrap_or(-1),
+        file: d.file.clone(),
+        host: d.host.clone(),
+        basis: d.basis,
+        steps: d.steps.len(),
+        step_time_us,
+        step_times_us,
+        compute_us: us(d.compute_ns),
+        communication_us: us(d.communication_ns),
+        exposed_communication_us: us(d.exposed_communication_ns),
+        memcpy_us: us(d.memcpy_ns),
+        idle_us: us(d.idle_ns),
+        host_wait_idle_us: us(d.host_wait_idle_ns),
+        kernels: d.kernels,
+        peak_memory_bytes: d.peak_memory_bytes,
+        collective_wait_us: us(wait_ns),
+        collectives: d.collectives.len(),
+    }
+}
+
+/// Per process group, name, dtype and size.
+fn collective_rows(digests: &[&RankDigest], matched: &[Matched]) -> Vec<CollectiveRow> {
+    type Key = (String, String, Option<String>, Option<i64>);
+    #[derive(Default)]
+    struct Acc {
+        count: usize,
+        partial: usize,
+        wait: i64,
+        transfer: i64,
+        bus_bytes: f64,
+        alg_bytes: f64,
+        instance_transfer: i64,
+    }
+    let mut by: BTreeMap<Key, Acc> = BTreeMap::new();
+    for m in matched {
+        let (d, i) = m.parts[0];
+        let c = &digests[d].collectives[i].what;
+        let a = by
+            .entry((
+                c.process_group.clone(),
+                c.name.clone(),
+                c.dtype.clone(),
+                c.bytes,
+            ))
+            .or_default();
+        a.count += 1;
+        a.partial += m.partial as usize;
+        a.wait += m.wait_ns.iter().sum::<i64>();
+        a.transfer += m.transfer_ns.iter().sum::<i64>();
+        if let Some(b) = c.bytes {
+            let n = c.group_size.unwrap_or(m.parts.len() as i64);
+            a.alg_bytes += b as f64;
+            a.bus_bytes += b as f64 * c.bus_factor(n);
+            a.instance_transfer += m.instance_transfer_ns;
+        }
+    }
+    let mut rows: Vec<CollectiveRow> = by
+        .into_iter()
+        .map(|((pg, name, dtype, bytes), a)| {
+            // bytes per ns = GB/s.
+            let bw = |b: f64| (a.instance_transfer > 0).then(|| b / a.instance_transfer as f64);
+            CollectiveRow {
+                name,
+                process_group: pg,
+                dtype,
+                bytes,
+                count: a.count,
+                partial: a.partial,
+                total_us: us(a.wait + a.transfer),
+                wait_us: us(a.wait),
+                transfer_us: us(a.transfer),
+                algbw_gbps: bytes.and(bw(a.alg_bytes)),
+                busbw_gbps: bytes.and(bw(a.bus_bytes)),
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| b.total_us.total_cmp(&a.total_us));
+    rows
+}
+
+fn worst(digests: &[&RankDigest], matched: &[Matched]) -> Vec<InstanceRow> {
+    let mut order: Vec<&Matched> = matched.iter().filter(|m| m.parts.len() > 1).collect();
+    order.sort_by_key(|m| std::cmp::Reverse(m.wait_ns.iter().sum::<i64>()));
+    order
+        .into_iter()
+        .take(MAX_INSTANCES)
+        .map(|m| {
+            let (d, i) = m.parts[0];
+            let inst = &digests[d].collectives[i];
+            let first = m.arrival_ns.iter().copied().min().unwrap_or(0);
+            InstanceRow {
+                name: inst.what.name.clone(),
+                process_group: inst.what.process_group.clone(),
+                step: inst.step,
+                seq: inst.seq,
+                bytes: inst.what.bytes,
+                last_rank: digests[m.parts[m.last].0].rank.unwrap_or(-1),
+                wait_us: us(m.wait_ns.iter().sum()),
+                transfer_us: us(m.instance_transfer_ns),
+                partial: m.partial,
+                ranks: m
+                    .parts
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &(d, _))| InstanceRank {
+                        rank: digests[d].rank.unwrap_or(-1),
+                        arrival_us: us(m.arrival_ns[k] - first),
+                        wait_us: us(m.wait_ns[k]),
+                        transfer_us: us(m.transfer_ns[k]),
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,316 @@
+//! `sightline diff BASE NEW [--json] [--per-step|--total] [--by-shape] [--top N] [--fail-if EXPR]...`:
+//! two traces compared (see `sightline::analysis::diff`), and the conditions a CI job fails on.
+//!
+//! BASE and NEW are traces, or digests that `sightline digest` wrote (a CI job can keep the
+//! digest of its reference run instead of the trace). Each trace is read, digested and dropped
+//! before the next is read, so memory is that of the larger trace, not of both.
+
+use super::{load, print_json};
+use sightline::analysis::diff::gate::{Condition, Verdict};
+use sightline::analysis::diff::headline::{signed_time, time};
+use sightline::analysis::diff::{diff, Diff, DiffOptions, Mode, Presence};
+use sightline::analysis::digest::Digest;
+
+struct Args {
+    base: String,
+    new: String,
+    json: bool,
+    opts: DiffOptions,
+    top: Option<usize>,
+    conditions: Vec<Condition>,
+}
+
+fn parse_args(args: &[String]) -> Result<Args, String> {
+    let mut files = Vec::new();
+    let mut json = false;
+    let mut opts = DiffOptions::default();
+    let (mut per_step, mut total) = (false, false);
+    let mut top = None;
+    let mut conditions = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let (name, inline) = match a.split_once('=').filter(|_| a.starts_with("--")) {
+            Some((k, v)) => (k, Some(v.to_string())),
+            None => (a.as_str(), None),
+        };
+        let mut value = || -> Result<String, String> {
+            match &inline {
+                Some(v) => Ok(v.clone()),
+                None => it.next().cloned().ok_or(format!("{name} needs a value")),
+            }
+        };
+        match name {
+            "--json" => json = true,
+            "--per-step" => per_step = true,
+            "--total" => total = true,
+            "--by-shape" => opts.by_shape = true,
+            "--top" => {
+                let v = value()?;
+                top = Some(
+                    v.parse()
+                        .map_err(|_| format!("--top needs a whole number, not '{v}'"))?,
+                );
+            }
+            "--fail-if" => conditions.push(Condition::parse(&value()?)?),
+            _ if name.starts_with("--") => return Err(format!("unknown option '{name}'")),
+            _ => files.push(a.clone()),
+        }
+    }
+    if per_step && total {
+        return Err("--per-step and --total exclude each other".into());
+    }
+    if total {
+        opts.mode = Mode::Total;
+    }
+    let [base, new]: [String; 2] = files.try_into().map_err(|f: Vec<String>| {
+        format!(
+            "diff needs two files, BASE and NEW (got {}); see `sightline help`",
+            f.len()
+        )
+    })?;
+    Ok(Args {
+        base,
+        new,
+        json,
+        opts,
+        top,
+        conditions,
+    })
+}
+
+/// A trace's digest, or a digest read back from the JSON `sightline digest` wrote.
+pub fn digest_of(path: &str) -> Result<Digest, String> {
+    match load(path) {
+        Ok(loaded) => Ok(Digest::build(&loaded.trace)),
+        Err(trace_error) => {
+            let f = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
+            serde_json::from_reader(std::io::BufReader::new(f)).map_err(|_| trace_error)
+        }
+    }
+}
+
+/// Runs the command; `Ok(true)` when a `--fail-if` condition failed.
+pub fn run(args: &[String]) -> Result<bool, String> {
+    let a = parse_args(args)?;
+    let base = digest_of(&a.base)?;
+    let new = digest_of(&a.new)?;
+    let mut d = diff(&base, &new, &a.opts);
+    let verdicts = a
+        .conditions
+        .iter()
+        .map(|c| c.check(&d))
+        .collect::<Result<Vec<_>, _>>()?;
+    let failed = verdicts.iter().any(|v| v.failed);
+    if a.json {
+        if let Some(n) = a.top {
+            d.ops.truncate(n);
+            d.kernels.truncate(n);
+            d.labels.truncate(n);
+        }
+        #[derive(serde::Serialize)]
+        struct Out<'a> {
+            base_file: &'a str,
+            new_file: &'a str,
+            #[serde(flatten)]
+            diff: &'a Diff,
+            fail_if: &'a [Verdict],
+        }
+        print_json(&Out {
+            base_file: &a.base,
+            new_file: &a.new,
+            diff: &d,
+            fail_if: &verdicts,
+        })?;
+    } else {
+        print(&a, &d, a.top.unwrap_or(15));
+        if !verdicts.is_empty() {
+            println!();
+            println!("Conditions");
+            for v in &verdicts {
+                println!("  {} {}", if v.failed { "FAIL" } else { "ok  " }, v.reason);
+            }
+        }
+    }
+    for v in verdicts.iter().filter(|v| v.failed) {
+        eprintln!("sightline: --fail-if {}", v.reason);
+    }
+    Ok(failed)
+}
+
+fn pct(r: Option<f64>) -> String {
+    r.map_or("new".to_string(), |r| format!("{:+.1}%", (r - 1.0) * 100.0))
+}
+
+fn status(p: Presence) -> &'static str {
+    match p {
+        Presence::Both => "",
+        Presence::Added => " (added)",
+        Presence::Removed => " (removed)",
+    }
+}
+
+fn print(a: &Args, d: &Diff, top: usize) {
+    let per = match d.mode {
+        Mode::PerStep => "per step",
+        Mode::Total => "totals",
+    };
+    println!("base: {}", a.base);
+    println!("new:  {}", a.new);
+    println!("{}", d.summary.headline);
+    println!();
+    println!(
+        "Steps ({per}; base {} steps, new {})",
+        d.steps.base.steps, d.steps.new.steps
+    );
+    println!("  {:<16}{:>14}{:>14}{:>14}", "", "base", "new", "delta");
+    let s = &d.steps;
+    let scale = |side: &sightline::analysis::diff::StepSide| match d.mode {
+        Mode::PerStep => side.step_time_us,
+        Mode::Total => side.total_us,
+    };
+    println!(
+        "  {:<16}{:>14}{:>14}{:>14}",
+        "step time",
+        time(scale(&s.base)),
+        time(scale(&s.new)),
+        signed_time(scale(&s.new) - scale(&s.base))
+    );
+    for c in &s.delta.breakdown {
+        let get = |side: &sightline::analysis::diff::StepSide| {
+            side.breakdown
+                .iter()
+                .find(|k| k.category == c.category)
+                .map_or(0.0, |k| k.us)
+        };
+        println!(
+            "  {:<16}{:>14}{:>14}{:>14}",
+            c.category,
+            time(get(&s.base)),
+            time(get(&s.new)),
+            signed_time(c.us)
+        );
+    }
+    println!();
+    println!(
+        "Operators ({per}, largest change first; {} of {} rows)",
+        top.min(d.ops.len()),
+        d.ops.len()
+    );
+    println!(
+        "  {:>12}{:>12}{:>12}{:>9}  {:>12}{:>12}{:>12}  name",
+        "self CPU", "new", "delta", "ratio", "self dev", "new", "delta"
+    );
+    for o in d.ops.iter().take(top) {
+        let shapes = o
+            .input_shapes
+            .as_ref()
+            .map_or(String::new(), |s| format!(" {s}"));
+        println!(
+            "  {:>12}{:>12}{:>12}{:>9}  {:>12}{:>12}{:>12}  {}{shapes}{}",
+            time(o.base.self_cpu_us),
+            time(o.new.self_cpu_us),
+            signed_time(o.delta_self_cpu_us),
+            pct(o.ratio_self_cpu),
+            time(o.base.self_device_us),
+            time(o.new.self_device_us),
+            signed_time(o.delta_self_device_us),
+            o.name,
+            status(o.status)
+        );
+    }
+    if !d.kernels.is_empty() {
+        println!();
+        println!(
+            "GPU ops ({per}, by name, launching operator and module; {} of {} rows)",
+            top.min(d.kernels.len()),
+            d.kernels.len()
+        );
+        println!(
+            "  {:>12}{:>12}{:>12}{:>9}  name [launcher, module]",
+            "base", "new", "delta", "ratio"
+        );
+        for k in d.kernels.iter().take(top) {
+            let via = match (&k.launcher, &k.module) {
+                (Some(l), Some(m)) => format!(" [{l}, {m}]"),
+                (Some(l), None) => format!(" [{l}]"),
+                _ => " [no launcher]".to_string(),
+            };
+            println!(
+                "  {:>12}{:>12}{:>12}{:>9}  {}{via}{}",
+                time(k.base.total_us),
+                time(k.new.total_us),
+                signed_time(k.delta_us),
+                pct(k.ratio),
+                k.name,
+                status(k.status)
+            );
+        }
+    }
+    if !d.labels.is_empty() {
+        println!();
+        println!(
+            "Labels ({per}, CPU total; {} of {} rows)",
+            top.min(d.labels.len()),
+            d.labels.len()
+        );
+        for l in d.labels.iter().take(top) {
+            println!(
+                "  {:>12}{:>12}{:>12}{:>9}  {}{}",
+                time(l.base.cpu_total_us),
+                time(l.new.cpu_total_us),
+                signed_time(l.delta_cpu_total_us),
+                pct(l.ratio_cpu_total),
+                l.name,
+                status(l.status)
+            );
+        }
+    }
+    let i = &d.idle;
+    if i.base.devices + i.new.devices > 0 {
+        println!();
+        println!("GPU idle ({per}, summed over devices)");
+        println!("  {:<42}{:>12}{:>12}{:>12}", "", "base", "new", "delta");
+        for (what, b, n) in [
+            ("idle", i.base.idle_us, i.new.idle_us),
+            (
+                "  waiting for the host",
+                i.base.host_wait_us,
+                i.new.host_wait_us,
+            ),
+        ] {
+            println!(
+                "  {what:<42}{:>12}{:>12}{:>12}",
+                time(b),
+                time(n),
+                signed_time(n - b)
+            );
+        }
+        for w in &i.waits {
+            println!(
+                "    {:<40}{:>12}{:>12}{:>12}",
+                w.phrase,
+                time(w.base_us),
+                time(w.new_us),
+                signed_time(w.delta_us)
+            );
+        }
+    }
+    println!();
+    println!("Findings");
+    let f = &d.findings;
+    if f.added.is_empty() && f.removed.is_empty() && f.changed.is_empty() {
+        println!("  no change");
+    }
+    for x in &f.added {
+        println!("  + [{}] {} ({})", x.severity, x.title, x.id);
+    }
+    for x in &f.removed {
+        println!("  - [{}] {} ({})", x.severity, x.title, x.id);
+    }
+    for x in &f.changed {
+        println!(
+            "  ~ [{} -> {}] {} ({})",
+            x.base_severity, x.new_severity, x.title, x.id
+        );
+    }
+}

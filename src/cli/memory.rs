@@ -1,0 +1,128 @@
+//! `sightline memory FILE [--json] [--points N] [--at US] [--allocations] [--top N]`: memory over
+//! time per device, the peak and what held it.
+
+use super::ops::{fmt_memory, fmt_time, layout, truncate_name, Column};
+use super::{load, print_json, Opts};
+use sightline::analysis::links::Links;
+use sightline::analysis::memory::{self, Holder, Memory, MemoryOptions};
+use sightline::analysis::steps;
+
+pub fn run(opts: &Opts) -> Result<(), String> {
+    let points = opts.count("--points")?.unwrap_or(100);
+    let top = opts.count("--top")?.unwrap_or(10);
+    let at_ns = opts
+        .value("--at")
+        .map(|v| {
+            v.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .map(|us| (us * 1e3) as i64)
+                .ok_or_else(|| format!("--at needs a time in µs, not '{v}'"))
+        })
+        .transpose()?;
+    let loaded = load(&opts.file)?;
+    let trace = &loaded.trace;
+    if trace.memory.is_empty() {
+        if opts.flag("--json") {
+            return print_json(&serde_json::json!({ "devices": [] }));
+        }
+        println!("no [memory] events in this trace (recorded without profile_memory=True)");
+        return Ok(());
+    }
+    let links = Links::build(trace);
+    let steps = steps::analyze_with(trace, &links);
+    let mem = Memory::build(trace, &links);
+    let options = MemoryOptions {
+        points: u32::try_from(points).map_err(|_| "--points is too large".to_string())?,
+        top,
+        at_ns,
+        table: opts.flag("--allocations"),
+    };
+    let report = memory::report(trace, &mem, &steps.steps, &options);
+    if opts.flag("--json") {
+        return print_json(&report);
+    }
+    for d in &report.devices {
+        let cap = d.capacity_bytes.map_or(String::new(), |c| {
+            format!(
+                " of {} ({:.1}%)",
+                fmt_memory(c as i64),
+                100.0 * d.peak_allocated_bytes as f64 / c as f64
+            )
+        });
+        println!(
+            "{}: peak allocated {}{cap} at {}, peak reserved {} at {}; {} events, {} allocations, \
+             {} never freed ({})",
+            d.device,
+            fmt_memory(d.peak_allocated_bytes),
+            fmt_time(d.peak_at_us),
+            fmt_memory(d.peak_reserved_bytes),
+            fmt_time(d.peak_reserved_at_us),
+            d.events,
+            d.allocations,
+            d.never_freed,
+            fmt_memory(d.never_freed_bytes),
+        );
+        print_holders("Held at the peak by operator", &d.holders, top);
+        print_holders("Held at the peak by Python frame", &d.frames, top);
+        if let Some(at) = &d.at {
+            println!(
+                "  at {}: allocated {}, reserved {}",
+                fmt_time(at.at_us),
+                fmt_memory(at.allocated_bytes),
+                fmt_memory(at.reserved_bytes)
+            );
+            print_holders("Held then by operator", &at.holders, top);
+        }
+        if !d.step_floors.is_empty() {
+            let floors: Vec<String> = d
+                .step_floors
+                .iter()
+                .map(|f| format!("#{} {}", f.step, fmt_memory(f.floor_bytes)))
+                .collect();
+            println!("  least allocated per step: {}", floors.join(", "));
+        }
+        if let Some(rows) = &d.allocation_table {
+            let cols = [
+                Column::right("Addr", 18),
+                Column::right("Bytes", 12),
+                Column::right("Allocated at", 14),
+                Column::left("by", 40),
+                Column::right("Freed at", 14),
+                Column::right("Lifetime", 14),
+            ];
+            let rows = rows.iter().map(|r| {
+                let t = |x: Option<f64>| x.map_or("-".to_string(), fmt_time);
+                vec![
+                    format!("{:#x}", r.addr),
+                    fmt_memory(r.bytes),
+                    t(r.allocated_at_us),
+                    truncate_name(&r.allocated_by, 40),
+                    if r.never_freed {
+                        "never freed".into()
+                    } else {
+                        t(r.freed_at_us)
+                    },
+                    t(r.lifetime_us),
+                ]
+            });
+            print!("{}", layout(&cols, rows));
+        }
+    }
+    Ok(())
+}
+
+fn print_holders(title: &str, holders: &[Holder], top: usize) {
+    if holders.is_empty() {
+        return;
+    }
+    println!("  {title}:");
+    for h in holders.iter().take(top) {
+        println!(
+            "    {:>12}  {:>6}  {}",
+            fmt_memory(h.bytes),
+            h.count,
+            truncate_name(&h.op, 80)
+        );
+    }
+}

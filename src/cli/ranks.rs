@@ -1,0 +1,278 @@
+//! `sightline ranks PATH... [--json] [--align auto|none|collectives]`: the traces of one distributed
+//! job, side by side.
+//!
+//! Each path is a trace or a folder (searched recursively for `*.json` and `*.json.gz`). Traces are
+//! parsed one per core at a time, each reduced to its [`RankDigest`] and dropped, so memory holds one
+//! trace per core plus the digests, whatever the number of ranks.
+
+use super::print_json;
+use sightline::analysis::ranks::{self, Align, RankDigest, RanksReport, Unreadable};
+use sightline::parse::parse_parallel;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+const USAGE: &str = "usage: sightline ranks PATH... [--json] [--align auto|none|collectives]";
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let mut paths = Vec::new();
+    let mut json = false;
+    let mut align = Align::Auto;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let value =
+            |v: Option<&String>| v.cloned().ok_or(format!("--align needs a value\n{USAGE}"));
+        match a.as_str() {
+            "--json" => json = true,
+            "--align" => align = parse_align(&value(it.next())?)?,
+            _ if a.starts_with("--align=") => align = parse_align(&a["--align=".len()..])?,
+            _ if a.starts_with("--") => return Err(format!("unknown option '{a}'\n{USAGE}")),
+            _ => paths.push(PathBuf::from(a)),
+        }
+    }
+    if paths.is_empty() {
+        return Err(format!("missing PATH (trace files or folders)\n{USAGE}"));
+    }
+    let mut files = Vec::new();
+    for p in &paths {
+        collect(p, &mut files)?;
+    }
+    files.sort();
+    files.dedup();
+    if files.is_empty() {
+        return Err("no .json or .json.gz trace in the given paths".to_string());
+    }
+    let (digests, unreadable) = digest_all(&files);
+    for u in &unreadable {
+        eprintln!("sightline: skipped {}: {}", u.file, u.error);
+    }
+    if digests.is_empty() {
+        return Err("none of the files is a trace".to_string());
+    }
+    let mut report = ranks::analyze(&digests, align);
+    report.unreadable_files = unreadable;
+    if json {
+        return print_json(&report);
+    }
+    print(&report);
+    Ok(())
+}
+
+fn parse_align(v: &str) -> Result<Align, String> {
+    Align::parse(v).ok_or(format!(
+        "--align takes auto, none or collectives, not '{v}'"
+    ))
+}
+
+fn collect(p: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+    let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    if meta.is_file() {
+        out.push(p.to_path_buf());
+        return Ok(());
+    }
+    let entries = std::fs::read_dir(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    for e in entries {
+        let path = e.map_err(|e| format!("{}: {e}", p.display()))?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if path.is_dir() {
+            collect(&path, out)?;
+        } else if name.ends_with(".json") || name.ends_with(".json.gz") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Parses and digests every file, one per core at a time; results in file order.
+fn digest_all(files: &[PathBuf]) -> (Vec<RankDigest>, Vec<Unreadable>) {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, Result<RankDigest, String>)>> = Mutex::new(Vec::new());
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(files.len())
+        .clamp(1, 8);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(path) = files.get(k) else { break };
+                let r = digest_file(path);
+                results.lock().expect("no panic while held").push((k, r));
+            });
+        }
+    });
+    let mut results = results.into_inner().expect("no panic while held");
+    results.sort_by_key(|r| r.0);
+    let mut digests = Vec::new();
+    let mut unreadable = Vec::new();
+    for (k, r) in results {
+        match r {
+            Ok(d) => digests.push(d),
+            Err(error) => unreadable.push(Unreadable {
+                file: files[k].display().to_string(),
+                error,
+            }),
+        }
+    }
+    (digests, unreadable)
+}
+
+fn digest_file(path: &Path) -> Result<RankDigest, String> {
+    let len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+    let open = |offset: u64| -> std::io::Result<std::fs::File> {
+        use std::io::{Seek, SeekFrom};
+        let mut f = std::fs::File::open(path)?;
+        f.seek(SeekFrom::Start(offset))?;
+        Ok(f)
+    };
+    // One thread per file: the files themselves are parsed in parallel.
+    let trace = parse_parallel(&open, len, 1)
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    Ok(ranks::digest(&trace, &name))
+}
+
+fn ms(us: f64) -> String {
+    format!("{:.2}", us / 1e3)
+}
+
+fn print(r: &RanksReport) {
+    println!(
+        "Job: world size {}, {} rank(s) read{}",
+        r.world_size,
+        r.ranks.len(),
+        if r.missing_ranks.is_empty() {
+            String::new()
+        } else {
+            format!(", missing ranks {:?}", r.missing_ranks)
+        }
+    );
+    for d in &r.duplicate_ranks {
+        println!(
+            "  rank {} appears twice: kept {}, ignored {}",
+            d.rank, d.kept, d.dropped
+        );
+    }
+    for f in &r.unknown_rank_files {
+        println!("  {f}: no rank in distributedInfo or the file name; not compared");
+    }
+    for m in &r.mixed_jobs {
+        println!("  traces from different jobs? {m}");
+    }
+    let moved: Vec<String> = r
+        .clock_offsets
+        .iter()
+        .filter(|o| o.offset_us != 0.0)
+        .map(|o| format!("rank {} {:+.1} us ({})", o.rank, o.offset_us, o.rule))
+        .collect();
+    let rules: Vec<&str> = {
+        let mut v: Vec<&str> = r.clock_offsets.iter().map(|o| o.rule).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    println!(
+        "Clocks (--align {}): {} [{}]",
+        serde_json::to_value(r.align)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        if moved.is_empty() {
+            "no offsets applied".to_string()
+        } else {
+            moved.join(", ")
+        },
+        rules.join(", ")
+    );
+
+    println!("\nRanks (ms)");
+    println!(
+        "  {:>4} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}  file",
+        "rank",
+        "steps",
+        "step",
+        "compute",
+        "comm",
+        "exposed",
+        "idle",
+        "hostwait",
+        "coll.wait",
+        "kernels",
+        "overlap"
+    );
+    for (x, o) in r.ranks.iter().zip(&r.overlap) {
+        println!(
+            "  {:>4} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}  {}",
+            x.rank,
+            x.steps,
+            ms(x.step_time_us),
+            ms(x.compute_us),
+            ms(x.communication_us),
+            ms(x.exposed_communication_us),
+            ms(x.idle_us),
+            ms(x.host_wait_idle_us),
+            ms(x.collective_wait_us),
+            x.kernels,
+            o.comm_comp_overlap_pct
+                .map_or("-".to_string(), |p| format!("{p:.2}%")),
+            x.file
+        );
+    }
+
+    if !r.collectives.is_empty() {
+        println!("\nCollectives (ms, summed over ranks; bandwidth from the median transfer time)");
+        println!(
+            "  {:<16} {:<8} {:>12} {:>6} {:>10} {:>10} {:>10} {:>9} {:>9}",
+            "name", "group", "bytes", "count", "total", "wait", "transfer", "algbw", "busbw"
+        );
+        for c in &r.collectives {
+            let gb = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+            println!(
+                "  {:<16} {:<8} {:>12} {:>6} {:>10} {:>10} {:>10} {:>9} {:>9}{}",
+                c.name,
+                c.process_group,
+                c.bytes.map_or("-".to_string(), |b| b.to_string()),
+                c.count,
+                ms(c.total_us),
+                ms(c.wait_us),
+                ms(c.transfer_us),
+                gb(c.algbw_gbps),
+                gb(c.busbw_gbps),
+                if c.partial > 0 {
+                    format!("  ({} partial)", c.partial)
+                } else {
+                    String::new()
+                }
+            );
+        }
+    }
+
+    if !r.stragglers.is_empty() {
+        println!("\nStragglers (per step: the rank the others waited for)");
+        for s in &r.stragglers {
+            println!(
+                "  {:<16} rank {:<3} {:>8} ms late into {}, others waited {} ms; {}",
+                s.step,
+                s.rank,
+                ms(s.late_us),
+                s.collective,
+                ms(s.wait_caused_us),
+                s.cause
+            );
+        }
+    }
+
+    println!("\nFindings");
+    if r.findings.is_empty() {
+        println!("  none");
+    }
+    for f in &r.findings {
+        println!("  [{:?}] {} ({})", f.severity, f.title, f.id);
+        println!("    {}", f.detail);
+        println!("    {}", f.advice);
+    }
+}

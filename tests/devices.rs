@@ -1,0 +1,369 @@
+//! Accelerators other than CUDA (MTIA, XPU, PrivateUse1), CUDA-only traces, Inductor's Triton
+//! launches, and the one launch rule, on the fixtures in `tests/fixtures/devices` (see its README).
+
+mod common;
+
+use serde_json::Value;
+use sightline::analysis::idle::{self, IdleOptions, IdleReport, Mode};
+use sightline::analysis::links::Links;
+use sightline::analysis::tables::{kernel_table, Forest};
+use sightline::analysis::{findings, steps, summary};
+use sightline::model::{LaneKind, SliceRef, Trace};
+use sightline::parse::parse_bytes;
+
+fn load(name: &str) -> Trace {
+    let bytes = std::fs::read(common::local_fixture(&format!("devices/{name}"))).unwrap();
+    parse_bytes(&bytes).expect("a trace")
+}
+
+fn idle_report(t: &Trace, mode: Mode) -> IdleReport {
+    idle::analyze(
+        t,
+        &IdleOptions {
+            mode,
+            max_gaps: usize::MAX,
+        },
+    )
+}
+
+/// (lane name, is a device lane, device) of every lane.
+fn lanes(t: &Trace) -> Vec<(String, bool, i64)> {
+    (0..t.lanes.len())
+        .map(|l| {
+            let (gpu, device) = match t.lanes[l].kind {
+                LaneKind::GpuStream { device, .. } => (true, device),
+                LaneKind::Cpu => (false, -1),
+            };
+            (summary::lane_name(t, l), gpu, device)
+        })
+        .collect()
+}
+
+/// "name <- launcher" of every kernel row, as the kernel table charges them.
+fn launchers(t: &Trace) -> Vec<String> {
+    let mut v: Vec<String> = kernel_table(t, &Forest::build(t))
+        .rows
+        .iter()
+        .map(|r| {
+            let by: Vec<String> = r
+                .launched_by
+                .iter()
+                .map(|l| l.name.clone().unwrap_or_else(|| "-".into()))
+                .collect();
+            format!("{} <- {}", r.name, by.join(","))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+const MODEL_LAUNCHERS: [&str; 3] = ["aten::linear", "aten::relu", "aten::copy_"];
+
+/// The shape every accelerator fixture shares: one CPU thread (the host process is labelled
+/// CPU, also the thread that calls the runtime), two device queues on one device, every device
+/// op charged to the operator that launched it, runtime time in the steps, idle found.
+fn check_accelerator(name: &str, device_word: &str, device: i64, kernels: [&str; 3]) -> Trace {
+    let t = load(name);
+    let l = lanes(&t);
+    assert_eq!(l.len(), 3, "{name}: {l:?}");
+    assert!(!l[0].1, "{name}: the host thread must be a CPU lane: {l:?}");
+    assert!(l[1].1 && l[2].1, "{name}: {l:?}");
+    assert!(l[1..].iter().all(|x| x.2 == device), "{name}: {l:?}");
+    if !device_word.is_empty() {
+        assert!(l[1].0.starts_with(device_word), "{name}: {l:?}");
+    }
+
+    let devices = summary::summarize(&t).devices;
+    assert_eq!(devices.len(), 1, "{name}");
+    assert_eq!(devices[0].id, device, "{name}");
+
+    let links = Links::build(&t);
+    assert_eq!(links.stats.gpu_ops, 6, "{name}");
+    assert_eq!(
+        links.stats.unlinked + links.stats.by_external_id,
+        0,
+        "{name}"
+    );
+
+    let mut expected: Vec<String> = kernels
+        .iter()
+        .zip(MODEL_LAUNCHERS)
+        .map(|(k, op)| format!("{k} <- {op}"))
+        .collect();
+    expected.sort();
+    assert_eq!(launchers(&t), expected, "{name}");
+
+    let s = steps::analyze(&t);
+    assert_eq!(s.steps.len(), 2, "{name}");
+    // Each step calls the runtime for 80 us (40 + 20 + 20) outside device work.
+    assert!(s.total.runtime_ns > 0, "{name}: {:?}", s.total);
+    assert_eq!(s.total.kernel_ns + s.total.memcpy_ns, 600_000, "{name}");
+
+    let exact = idle_report(&t, Mode::Exact);
+    assert_eq!(exact.devices.len(), 1, "{name}");
+    assert_eq!(exact.devices[0].device, device);
+    assert_eq!(exact.devices[0].busy_ops, 6, "{name}");
+    assert_eq!(exact.devices[0].busy_ns, 600_000, "{name}");
+    assert!(exact.gap_count > 0, "{name}");
+    // Every gap was waited for by the host thread, through a launch the rule found.
+    assert!(
+        exact.gaps.iter().all(|g| g.ended_by.launch.is_some()),
+        "{name}"
+    );
+    t
+}
+
+#[test]
+fn mtia_is_a_device_and_its_host_thread_a_cpu_lane() {
+    let t = check_accelerator(
+        "mtia_two_steps.json",
+        "MTIA 0",
+        0,
+        ["linear_fwd_kernel", "relu_fwd_kernel", "dma_request"],
+    );
+    // MTIA's CCP events carry no `stream` arg here: HTA 0.5.0 sees no device event at all.
+    assert!(idle_report(&t, Mode::Hta).temporal.is_empty());
+    // Findings name the device as its users do.
+    let titles: Vec<String> = findings::analyze(&t).into_iter().map(|f| f.title).collect();
+    assert!(
+        titles.iter().any(|x| x.starts_with("MTIA 0 is busy only")),
+        "{titles:?}"
+    );
+}
+
+#[test]
+fn xpu_is_a_device() {
+    let t = check_accelerator(
+        "xpu_two_steps.json",
+        "Stream 5",
+        0,
+        ["gemm_kernel", "relu_kernel", "Memcpy M2D (Device -> Host)"],
+    );
+    // XPU kernels carry `sycl queue`, not `stream`: HTA 0.5.0 counts none of them, and says so.
+    let hta = idle_report(&t, Mode::Hta);
+    assert!(hta.temporal.is_empty());
+    assert!(
+        hta.notes.iter().any(|n| n.contains("6 device ops")),
+        "{:?}",
+        hta.notes
+    );
+}
+
+#[test]
+fn privateuse1_links_through_flows_alone() {
+    let t = check_accelerator(
+        "privateuse1_flows_only.json",
+        "GPU 1",
+        1,
+        [
+            "matmul_kernel",
+            "relu_kernel",
+            "Memcpy DtoH (Device -> Pageable)",
+        ],
+    );
+    let links = Links::build(&t);
+    assert_eq!(links.stats.by_flow, 6);
+    // These device ops do carry `stream`: HTA counts them, per stream.
+    let hta = idle_report(&t, Mode::Hta);
+    assert_eq!(hta.temporal.len(), 1);
+    let streams: Vec<(i64, i64)> = hta.idle.iter().map(|s| (s.device, s.stream)).collect();
+    assert_eq!(streams, vec![(1, 3), (1, 4)]);
+}
+
+#[test]
+fn triton_launch_ops_are_device_events_for_hta_only() {
+    let t = load("triton_inductor.json");
+    // Exact: only the kernels are device time; each is launched by the op named like it.
+    let exact = idle_report(&t, Mode::Exact);
+    assert_eq!(exact.devices.len(), 1);
+    assert_eq!(exact.devices[0].busy_ops, 4);
+    assert_eq!(
+        launchers(&t),
+        vec![
+            "triton_poi_fused_add_mul_0 <- triton_poi_fused_add_mul_0",
+            "triton_red_fused_sum_1 <- triton_red_fused_sum_1",
+        ]
+    );
+    // HTA: the `cpu_op`s with a `stream` arg are device events too, on their own stream 0
+    // (the raw handle of the default stream), which no device lane has.
+    let hta = idle_report(&t, Mode::Hta);
+    let streams: Vec<(i64, i64)> = hta.idle.iter().map(|s| (s.device, s.stream)).collect();
+    assert_eq!(streams, vec![(0, 7), (-1, 0)]);
+    // The window runs from the first Triton op (30 us into step 1, kept: it has no correlation)
+    // to the end of the last event launched before the last step's start.
+    let w = &hta.temporal[0];
+    assert!(w.window_us > 700.0, "{w:?}");
+    let kernels_only = exact.devices[0].window_ns as f64 / 1000.0;
+    assert!(w.window_us != kernels_only);
+}
+
+#[test]
+fn no_cpu_activity_fires_on_a_cuda_only_trace() {
+    let t = load("cuda_only_alexnet.json.gz");
+    let f = findings::analyze(&t);
+    let hit = f
+        .iter()
+        .find(|f| f.id == "no_cpu_activity")
+        .unwrap_or_else(|| panic!("{:?}", f.iter().map(|f| f.id).collect::<Vec<_>>()));
+    assert!(
+        hit.detail.contains("runtime/driver calls"),
+        "{}",
+        hit.detail
+    );
+    assert!(
+        hit.detail.contains("which operator launched"),
+        "{}",
+        hit.detail
+    );
+    assert!(hit.detail.contains("input shapes"), "{}", hit.detail);
+    assert!(
+        hit.advice
+            .contains("activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]"),
+        "{}",
+        hit.advice
+    );
+    // The trace it was cut from has operators: the finding stays silent there.
+    let whole =
+        std::fs::read(common::shared_fixtures().join("real/hta_a100_alexnet_cuda_sync.json.gz"))
+            .unwrap();
+    let whole = parse_bytes(&whole).unwrap();
+    assert!(!findings::analyze(&whole)
+        .iter()
+        .any(|f| f.id == "no_cpu_activity"));
+}
+
+/// The links on slices and the operator tree charge every device op to an event of the same
+/// name (the tree folds same-name chains, so the slices may differ but never the name), and
+/// find a launcher for the same ops: one rule.
+#[test]
+fn links_and_tables_agree_on_every_launcher() {
+    let mut traces: Vec<(String, Trace)> = [
+        "mtia_two_steps.json",
+        "xpu_two_steps.json",
+        "privateuse1_flows_only.json",
+        "triton_inductor.json",
+    ]
+    .iter()
+    .map(|n| (n.to_string(), load(n)))
+    .collect();
+    for n in [
+        "hta_a100_alexnet_cuda_sync.json.gz",
+        "hta_a100_nccl_rank0of2.json.gz",
+        "param_dlrm_v100_rank0of8.pt.trace.json.gz",
+        "tracelens_h100_bert_small_stack_mem.json.gz",
+        "tracelens_mi300_bert_small.json.gz",
+    ] {
+        let bytes = std::fs::read(common::shared_fixtures().join("real").join(n)).unwrap();
+        traces.push((n.to_string(), parse_bytes(&bytes).unwrap()));
+    }
+    for (name, t) in &traces {
+        let links = Links::build(t);
+        let forest = Forest::build(t);
+        let mut compared = 0;
+        for op in &forest.gpu_ops {
+            let from_tree = op.launch.map(|l| {
+                let tree = &forest.trees[l.op.tree as usize];
+                let slice = SliceRef {
+                    lane: tree.lane,
+                    index: tree.slice[l.op.node as usize],
+                };
+                t.str(t.lanes[slice.lane as usize].slices.name[slice.index as usize])
+            });
+            let from_links = links
+                .op(op.slice)
+                .map(|r| t.str(t.lanes[r.lane as usize].slices.name[r.index as usize]));
+            assert_eq!(from_tree, from_links, "{name}: {:?}", op.slice);
+            compared += 1;
+        }
+        assert!(compared > 0, "{name}");
+    }
+}
+
+/// `--json` is data: shapes are lists of numbers, and no string anywhere in any command's JSON
+/// is a printed list or a printed number.
+#[test]
+fn json_output_holds_lists_and_numbers() {
+    let files = [
+        common::local_fixture("devices/triton_inductor.json"),
+        common::local_fixture("devices/mtia_two_steps.json"),
+        common::shared_fixtures().join("real/tracelens_h100_bert_small_stack_mem.json.gz"),
+    ];
+    let commands: [&[&str]; 12] = [
+        &["summary"],
+        &["digest"],
+        &["memory"],
+        &["flops"],
+        &["ops"],
+        &["ops", "--by-shape"],
+        &["kernels"],
+        &["labels"],
+        &["idle"],
+        &["idle", "--compat", "hta"],
+        &["steps"],
+        &["report"],
+    ];
+    for file in &files {
+        for cmd in commands {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_sightline"))
+                .args(cmd)
+                .arg("--json")
+                .arg(file)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{cmd:?} {}", file.display());
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let mut bad = Vec::new();
+            printed_data(&v, &mut String::new(), &mut bad);
+            assert!(bad.is_empty(), "{cmd:?} {}: {bad:?}", file.display());
+            let rows = match cmd {
+                ["ops", "--by-shape"] => v["rows"].as_array(),
+                ["digest"] => v["ops_by_shape"].as_array(),
+                _ => None,
+            };
+            if let Some(rows) = rows {
+                assert!(rows.iter().any(|r| r["input_shapes"].is_array()));
+                for r in rows {
+                    let shapes = &r["input_shapes"];
+                    assert!(shapes.is_null() || is_shape_list(shapes), "{shapes}");
+                }
+            }
+        }
+    }
+}
+
+/// A list of shapes: each a list of numbers, or (tensor lists) of such lists.
+fn is_shape_list(v: &Value) -> bool {
+    v.as_array()
+        .is_some_and(|a| a.iter().all(|x| x.is_number() || is_shape_list(x)))
+}
+
+/// Strings that are printed data: a list (`[...]`, `(...)`) or a number.
+fn printed_data(v: &Value, path: &mut String, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let n = path.len();
+                path.push('.');
+                path.push_str(k);
+                printed_data(x, path, out);
+                path.truncate(n);
+            }
+        }
+        Value::Array(a) => {
+            for x in a {
+                printed_data(x, path, out);
+            }
+        }
+        Value::String(s) => {
+            let t = s.trim();
+            let list = (t.starts_with('[') && t.ends_with(']'))
+                || (t.starts_with('(')
+                    && t.ends_with(')')
+                    && t[1..].starts_with(|c: char| c.is_ascii_digit()));
+            if list || (!t.is_empty() && t.parse::<f64>().is_ok()) {
+                out.push(format!("{path} = {s:?}"));
+            }
+        }
+        _ => {}
+    }
+}
