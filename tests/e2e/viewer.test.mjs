@@ -417,9 +417,12 @@ export async function analysesShowFindingsStepsIdleAndTables({ page, baseUrl, fi
   await page.waitForFunction(() => [...document.querySelectorAll("#ops-table th")].some((th) => th.textContent === "Input shapes"));
   assert.ok((await page.$$("#ops-table tbody tr")).length >= plain);
   // Kernels, labels, call tree.
+  // A tab's table comes from the worker: it is shown a moment after the click.
   await page.click('#tabs button:text("Kernels")');
+  await page.waitForSelector("#kernels-table tbody tr");
   assert.ok((await page.$$("#kernels-table tbody tr")).length > 10);
   await page.click('#tabs button:text("Call tree")');
+  await page.waitForSelector("#calltree-table tbody tr");
   const roots = (await page.$$("#calltree-table tbody tr")).length;
   assert.ok(roots > 0);
   await page.click("#calltree-table tbody tr .twisty");

@@ -393,12 +393,13 @@ export class SightlineTrace extends HTMLElement {
     if (!s || !f.evidence) return;
     const range = f.evidence.ranges && f.evidence.ranges[0];
     const slice = f.evidence.slices && f.evidence.slices[0];
-    if (slice) {
-      const d = await this.view.call(() => s.select(slice.lane, slice.index));
-      if (d !== undefined && this.session === s) this.selected(JSON.parse(d));
-    }
+    // Both calls are sent before either answer is awaited, so a call made after this one (and
+    // the next frame) sees the evidence shown.
+    const details = slice ? this.view.call(() => s.select(slice.lane, slice.index)) : null;
     if (range) this.view.call(() => s.show_evidence(range.start_ns, range.end_ns));
     this.view.request();
+    const d = details && (await details);
+    if (d !== undefined && d !== null && this.session === s) this.selected(JSON.parse(d));
   }
 }
 
