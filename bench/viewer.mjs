@@ -1,13 +1,17 @@
 #!/usr/bin/env node
-// Measures the viewer in headless Chromium on one trace: time from the file being chosen to
-// `ready`, memory, and frame times at full zoom-out, scrolling and while zooming. Needs a release
-// build in dist/.
+// Measures the viewer in headless Chromium on one trace: time from the file being chosen to the
+// timeline drawn (`ready`) and to every analysis and table ready, memory (the page's JS heap and
+// the wasm memory of the Session's worker), the page thread's longest task during the load
+// (PerformanceObserver `longtask`), and frame times at full zoom-out, scrolling and while
+// zooming, also while the background analyses run. Needs a release build in dist/.
 //
-//   node bench/viewer.mjs [TRACE]
+//   node bench/viewer.mjs [TRACE] [--cancel]
+//
+// --cancel adds the Cancel latency at several points of the load (see cancelLatency).
 //
 // TRACE defaults to the 56 MB (unzipped) fixture real/tracelens_h100_owlv2_stack_mem.json.gz.
-// A "frame" is one TimelineView.draw(): the wasm layout of the visible window plus the canvas
-// commands (Chromium rasterizes in software here: --disable-gpu). The rAF figures are the
+// A "frame" is one TimelineView.draw(): the request to the worker, the wasm layout of the visible
+// window there, the draw list's transfer back and the canvas commands (Chromium rasterizes in software here: --disable-gpu). The rAF figures are the
 // intervals between animation frames while zooming continuously, what a user would feel.
 // Prints one JSON object. bench/browser.mjs runs the same measurement for bench/run.
 
@@ -39,53 +43,102 @@ export async function measure({ browser, server }, trace, frames = 120) {
       window.__heapTimer = setInterval(() => {
         window.__peakHeap = Math.max(window.__peakHeap, performance.memory ? performance.memory.usedJSHeapSize : 0);
       }, 50);
+      window.__longest = 0;
+      new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) window.__longest = Math.max(window.__longest, e.duration);
+      }).observe({ type: "longtask" });
+      // Frames painted while the background analyses run (the timeline is shown meanwhile).
+      window.__busyFrames = [];
+      new MutationObserver((_, obs) => {
+        if (document.body.dataset.state !== "ready" || document.body.dataset.analyses !== "running") return;
+        obs.disconnect();
+        const { view } = window.sightline;
+        const tick = async () => {
+          if (document.body.dataset.analyses !== "running") return;
+          view.call(() => view.session.pan(1, 0));
+          window.__busyFrames.push(await view.draw());
+          requestAnimationFrame(tick);
+        };
+        requestAnimationFrame(tick);
+      }).observe(document.body, { attributes: true, attributeFilter: ["data-state", "data-analyses"] });
     });
     const chosen = Date.now();
     await page.setInputFiles("#file-input", trace);
     await page.waitForFunction(() => ["ready", "error"].includes(document.body.dataset.state), null, { timeout: 900000 });
     const wallMs = Date.now() - chosen;
     if ((await page.evaluate(() => document.body.dataset.state)) !== "ready") throw new Error(await page.textContent("#error"));
+    await page.waitForFunction(() => document.body.dataset.analyses === "ready" || document.body.dataset.state !== "ready", null, { timeout: 900000 });
+    const analysedWallMs = Date.now() - chosen;
     const result = await page.evaluate(framesInPage, frames);
-    return { trace, file_chosen_to_ready_ms_wall: wallMs, ...result };
+    return { trace, file_chosen_to_ready_ms_wall: wallMs, file_chosen_to_analysed_ms_wall: analysedWallMs, ...result };
   } finally {
     await page.close();
   }
 }
 
+/**
+ * Cancel latency: loads `trace` once per point and clicks Cancel (a real click) when the load
+ * reaches it: a fraction of the bytes read, or "building" (the model build in the worker).
+ * The latency is the click event's timestamp to the end of the page's cancel handler, which is
+ * where the page is back in its previous state; the longest page task during each load is kept.
+ */
+export async function cancelLatency({ browser, server }, trace, points = [0.25, 0.5, 0.75, "building"]) {
+  const out = [];
+  for (const point of points) {
+    const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+    try {
+      await page.goto(server.baseUrl);
+      await page.waitForFunction(() => window.sightlineReady === true);
+      await page.evaluate(() => {
+        window.__longest = 0;
+        new PerformanceObserver((list) => {
+          for (const e of list.getEntries()) window.__longest = Math.max(window.__longest, e.duration);
+        }).observe({ type: "longtask" });
+      });
+      await page.setInputFiles("#file-input", trace);
+      if (point === "building") await page.waitForFunction(() => document.body.dataset.stage === "building", null, { polling: "raf", timeout: 900000 });
+      else await page.waitForFunction((p) => document.getElementById("progress").value >= p, point, { polling: "raf", timeout: 900000 });
+      await page.click("#cancel");
+      await page.waitForFunction(() => document.body.dataset.state === "empty");
+      const r = await page.evaluate(() => ({ ...window.sightline.app.lastCancel, longest_task_ms: window.__longest }));
+      out.push({ at: point, ...r });
+    } finally {
+      await page.close();
+    }
+  }
+  return out;
+}
+
 async function framesInPage(n) {
-  const { view, app, memory } = window.sightline;
+  const { view, app } = window.sightline;
   clearInterval(window.__heapTimer);
+  const longestTask = window.__longest;
   const s = view.session;
   const stats = (xs) => {
     const v = xs.slice().sort((a, b) => a - b);
     const q = (p) => v[Math.min(v.length - 1, Math.floor(p * v.length))];
     return { median_ms: +q(0.5).toFixed(2), p95_ms: +q(0.95).toFixed(2), max_ms: +v[v.length - 1].toFixed(2), n: v.length };
   };
-  const rects = () => {
-    const f = s.frame();
-    const k = f.rects().length / view.k.rect_stride;
-    f.free();
-    return k;
-  };
+  const rects = async () => (await s.frame()).rects.length / view.k.rect_stride;
   s.reset_view();
-  view.draw();
+  await view.draw();
   // Unfold every deep lane so the frames below walk all rows.
   for (;;) {
     const t = view.meta.tracks.find((t) => t.kind === "lane" && t.all_rows > t.rows);
     if (!t) break;
     s.click(-10, t.y + 5);
-    view.draw();
+    await view.draw();
   }
   const out = [];
-  for (let i = 0; i < n; i++) out.push(view.draw());
-  const zoomedOut = { ...stats(out), rects: rects() };
+  for (let i = 0; i < n; i++) out.push(await view.draw());
+  const zoomedOut = { ...stats(out), rects: await rects() };
   // Zoomed out, scrolling through every lane top to bottom.
   const scroll = [];
   let most = 0;
   for (let i = 0; i < 40; i++) {
     s.pan(0, view.meta.content_px / 40);
-    scroll.push(view.draw());
-    most = Math.max(most, rects());
+    scroll.push(await view.draw());
+    most = Math.max(most, await rects());
   }
   const scrolling = { ...stats(scroll), content_px: view.meta.content_px, most_rects: most };
   s.pan(0, -1e9);
@@ -98,24 +151,24 @@ async function framesInPage(n) {
   for (let i = 0; i < steps; i++) {
     s.zoom_at(w * 0.37, factor);
     s.pan(3, 0);
-    zoom.push(view.draw());
+    zoom.push(await view.draw());
   }
-  const deepRects = rects();
+  const deepRects = await rects();
   for (let i = 0; i < steps; i++) {
     s.zoom_at(w * 0.37, 1 / factor);
     s.pan(-3, 0);
-    zoom.push(view.draw());
+    zoom.push(await view.draw());
   }
   // The same zoom, one step per animation frame: intervals between frames.
   const raf = [];
   await new Promise((done) => {
     let i = 0;
     let last = performance.now();
-    const tick = (t) => {
+    const tick = async (t) => {
       raf.push(t - last);
       last = t;
       s.zoom_at(w * 0.37, i < steps ? factor : 1 / factor);
-      view.draw();
+      await view.draw();
       if (++i < 2 * steps) requestAnimationFrame(tick);
       else done();
     };
@@ -125,10 +178,13 @@ async function framesInPage(n) {
     });
   });
   const summary = app.active.summary;
+  const busy = window.__busyFrames;
   return {
     timings: app.timings,
     peak_js_heap_bytes: window.__peakHeap,
-    wasm_memory_bytes: memory.buffer.byteLength,
+    wasm_memory_bytes: await app.active.worker.module.memory_bytes(),
+    longest_main_thread_task_ms: longestTask,
+    frames_during_analysis: busy.length ? stats(busy) : null,
     zoomed_out: zoomedOut,
     zoomed_out_scrolling: scrolling,
     zooming: { ...stats(zoom), deepest_rects: deepRects },
@@ -142,10 +198,13 @@ async function framesInPage(n) {
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const fixtures = resolve(root, process.env.SIGHTLINE_FIXTURES || "../shared/fixtures");
-  const trace = resolve(process.argv[2] || join(fixtures, "real/tracelens_h100_owlv2_stack_mem.json.gz"));
+  const given = process.argv.slice(2).find((a) => !a.startsWith("--"));
+  const trace = resolve(given || join(fixtures, "real/tracelens_h100_owlv2_stack_mem.json.gz"));
   const env = await start();
   try {
-    console.log(JSON.stringify(await measure(env, trace), null, 2));
+    const result = await measure(env, trace);
+    if (process.argv.includes("--cancel")) result.cancel = await cancelLatency(env, trace);
+    console.log(JSON.stringify(result, null, 2));
   } finally {
     await env.browser.close();
     await env.server.close();

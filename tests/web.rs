@@ -149,3 +149,35 @@ fn session_window_selection_and_origin_for_links() {
     );
     assert!(s.select_range_ns(f64::NAN, 1.0, 10).is_err());
 }
+
+/// The analyses stage by stage (as the page runs them in its worker) give what one `analyse`
+/// gives; a stage before the one it needs is a readable error.
+#[wasm_bindgen_test]
+fn analyses_in_stages_equal_one_call() {
+    let open = || {
+        let mut s = sightline::web::Session::new();
+        s.feed(SAMPLE_GZ).unwrap();
+        s.finish(1000.0, 500.0).unwrap();
+        s
+    };
+    let mut whole = open();
+    whole.analyse().unwrap();
+    let mut staged = open();
+    assert!(staged.analyse_stage("steps").is_err(), "steps needs links");
+    assert!(staged.analyse_stage("tea").is_err());
+    for stage in ["links", "steps", "idle"] {
+        staged.analyse_stage(stage).unwrap();
+        assert!(
+            staged.report("findings").is_err(),
+            "not complete after {stage}"
+        );
+    }
+    staged.analyse_stage("findings").unwrap();
+    for kind in ["steps", "idle", "findings"] {
+        assert_eq!(
+            staged.report(kind).unwrap(),
+            whole.report(kind).unwrap(),
+            "{kind}"
+        );
+    }
+}

@@ -68,6 +68,13 @@ fn install_panic_hook() {
     });
 }
 
+/// Bytes of this module's linear memory (its wasm heap), for the page's memory figures: the
+/// memory lives in the worker, where the page cannot read its size.
+#[wasm_bindgen]
+pub fn memory_bytes() -> f64 {
+    (core::arch::wasm32::memory_size(0) * 65536) as f64
+}
+
 /// The palette as JSON `[[light, dark], ...]`, indexed by the slot in a frame's rectangles.
 #[wasm_bindgen]
 pub fn palette() -> String {

@@ -1,7 +1,7 @@
 //! The trace a page has open: the parser while bytes arrive, then the model, its timeline index
 //! and the view state, all in wasm memory (in a Web Worker on the page; see `www/js/worker/`).
 
-use super::tables::Analyses;
+use super::tables::{Analyses, Staged};
 use super::{err, json};
 use crate::analysis::summary::summarize;
 use crate::analysis::tables::Forest;
@@ -22,6 +22,8 @@ pub(super) struct Loaded {
     pub(super) st: ViewState,
     /// Steps, idle time and findings, once [`Session::analyse`] ran.
     pub(super) analyses: Option<Analyses>,
+    /// Analyses run so far by `analyse_stage`.
+    pub(super) staged: Staged,
     /// The operator trees every table reads, built with the analyses.
     pub(super) forest: Option<Forest>,
 }
@@ -122,6 +124,7 @@ impl Session {
             vp,
             st: ViewState::default(),
             analyses: None,
+            staged: Staged::default(),
             forest: None,
         };
         loaded.relayout();

@@ -18,6 +18,17 @@ pub(super) struct Analyses {
     pub(super) findings: Vec<Finding>,
 }
 
+/// What [`Session::analyse_stage`] has computed so far, until `findings` completes the analyses.
+#[derive(Default)]
+pub(super) struct Staged {
+    links: Option<Links>,
+    steps: Option<StepsReport>,
+    idle: Option<IdleReport>,
+}
+
+/// The stages of [`Session::analyse`], in the order they must run.
+const STAGES: [&str; 4] = ["links", "steps", "idle", "findings"];
+
 /// Idle gaps reported one by one (with what the CPU was doing), and so shaded on the timeline.
 const VIEWER_GAPS: usize = 500;
 
@@ -43,33 +54,62 @@ impl Session {
     }
 
     /// Runs the analyses (links, steps, idle gaps, findings); the idle gaps are then shaded on the
-    /// GPU lanes. The tables need [`Session::build_tables`] too: two calls, so that the page can
-    /// yield to the browser between them on a big trace.
+    /// GPU lanes. The tables need [`Session::build_tables`] too.
     pub fn analyse(&mut self) -> Result<(), JsValue> {
+        for stage in STAGES {
+            self.analyse_stage(stage)?;
+        }
+        Ok(())
+    }
+
+    /// Runs one stage of [`Session::analyse`]: `"links"`, `"steps"`, `"idle"`, then `"findings"`,
+    /// which completes them. Separate calls, so that a page whose Session is in a worker gets
+    /// its frames drawn between them while the analyses run in the background.
+    pub fn analyse_stage(&mut self, stage: &str) -> Result<(), JsValue> {
         let l = self.loaded_mut()?;
         let trace = &l.trace;
-        let links = Links::build(trace);
-        let steps = steps::analyze_with(trace, &links);
-        let opts = IdleOptions {
-            max_gaps: VIEWER_GAPS,
-            ..IdleOptions::default()
+        let st = &mut l.staged;
+        let missing = |what: &str| {
+            err(format!(
+                "the '{stage}' stage needs the '{what}' stage first"
+            ))
         };
-        let idle = idle::analyze_with(trace, &links, &opts);
-        let findings = findings::analyze_with(trace, &links, &steps, &idle);
-        l.st.gaps = idle
-            .gaps
-            .iter()
-            .map(|g| GapShade {
-                device: g.device,
-                start_ns: g.start_ns,
-                end_ns: g.end_ns,
-            })
-            .collect();
-        l.analyses = Some(Analyses {
-            steps,
-            idle,
-            findings,
-        });
+        match stage {
+            "links" => st.links = Some(Links::build(trace)),
+            "steps" => {
+                let links = st.links.as_ref().ok_or_else(|| missing("links"))?;
+                st.steps = Some(steps::analyze_with(trace, links));
+            }
+            "idle" => {
+                let links = st.links.as_ref().ok_or_else(|| missing("links"))?;
+                let opts = IdleOptions {
+                    max_gaps: VIEWER_GAPS,
+                    ..IdleOptions::default()
+                };
+                st.idle = Some(idle::analyze_with(trace, links, &opts));
+            }
+            "findings" => {
+                let links = st.links.take().ok_or_else(|| missing("links"))?;
+                let steps = st.steps.take().ok_or_else(|| missing("steps"))?;
+                let idle = st.idle.take().ok_or_else(|| missing("idle"))?;
+                let findings = findings::analyze_with(trace, &links, &steps, &idle);
+                l.st.gaps = idle
+                    .gaps
+                    .iter()
+                    .map(|g| GapShade {
+                        device: g.device,
+                        start_ns: g.start_ns,
+                        end_ns: g.end_ns,
+                    })
+                    .collect();
+                l.analyses = Some(Analyses {
+                    steps,
+                    idle,
+                    findings,
+                });
+            }
+            _ => return Err(err(format!("no analysis stage named '{stage}'"))),
+        }
         Ok(())
     }
 

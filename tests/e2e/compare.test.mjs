@@ -24,15 +24,26 @@ async function compared(page) {
   assert.equal(await page.evaluate(() => document.getElementById("compare").dataset.state), "ready", await page.textContent("#compare-headline"));
 }
 
+/**
+ * Waits until both timelines have drawn what was asked for. Each frame comes from its trace's
+ * worker, and a frame of one view makes the other follow after two more calls, so a few rounds.
+ */
 function painted(page) {
-  return page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  return page.evaluate(async () => {
+    const { view, compare } = window.sightline;
+    for (let i = 0; i < 4; i++) {
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+      await view.idle();
+      if (compare.view) await compare.view.idle();
+    }
+  });
 }
 
 /** Both sessions' windows, and the alignment offset between them. */
 function windows(page) {
-  return page.evaluate(() => {
+  return page.evaluate(async () => {
     const { view, compare } = window.sightline;
-    return { base: Array.from(view.session.window_ns()), new: Array.from(compare.session.window_ns()), offset: compare.offset };
+    return { base: Array.from(await view.session.window_ns()), new: Array.from(await compare.session.window_ns()), offset: compare.offset };
   });
 }
 

@@ -27,7 +27,11 @@ function near(actual, expected, tol, what) {
 
 /** Waits until `target`'s body has data-state ready (or fails with its error). */
 async function ready(target, timeout = 60000) {
-  await target.waitForFunction(() => ["ready", "error"].includes(document.body.dataset.state), null, { timeout });
+  await target.waitForFunction(
+    () => document.body.dataset.state === "error" || (document.body.dataset.state === "ready" && document.body.dataset.analyses === "ready"),
+    null,
+    { timeout },
+  );
   const state = await target.evaluate(() => document.body.dataset.state);
   if (state !== "ready") throw new Error(`state ${state}: ${await target.evaluate(() => document.getElementById("error").textContent)}`);
 }
@@ -225,11 +229,11 @@ export async function urlParameterOpensAtARangeAndTheHashReproducesTheView({ pag
   assert.equal(new URL(page.url()).hash, "#t0=900&t1=1300");
 
   // Select a slice and a range, pan: the hash follows, with no trace bytes in it.
-  await page.evaluate(() => {
+  await page.evaluate(async () => {
     const { app, view } = window.sightline;
-    view.cb.onSelect(JSON.parse(app.active.session.select(0, 0)));
-    app.active.session.select_range_ns(1000e3, 1100e3, 10);
-    app.active.session.set_window(950e3, 1250e3);
+    view.cb.onSelect(JSON.parse(await app.active.session.select(0, 0)));
+    await app.active.session.select_range_ns(1000e3, 1100e3, 10);
+    await app.active.session.set_window(950e3, 1250e3);
     view.request();
   });
   await page.waitForFunction(() => location.hash.includes("t0=950") && location.hash.includes("sel=0.0") && location.hash.includes("r0=1000"));
@@ -255,7 +259,7 @@ export async function urlParameterOpensAtARangeAndTheHashReproducesTheView({ pag
   w = await viewWindow(again);
   near(w.t0, 950, 0.001, "t0 after reload");
   near(w.t1, 1250, 0.001, "t1 after reload");
-  const sel = await again.evaluate(() => JSON.parse(window.sightline.app.active.session.selection()));
+  const sel = await again.evaluate(async () => JSON.parse(await window.sightline.app.active.session.selection()));
   assert.deepEqual(sel, { slice: [0, 0], range: [1000e3, 1100e3] });
   assert.ok(await again.evaluate(() => document.querySelector("#details .slice-name") !== null), "the details show the selected slice");
   await again.close();
@@ -285,16 +289,15 @@ export async function webComponentRendersTwoTracesIndependently({ page, baseUrl,
   acceptStreamedFetch(ignore);
   await page.goto(`${baseUrl}embed-example.html`);
   await page.waitForFunction(() => [...document.querySelectorAll("sightline-trace")].every((e) => ["ready", "error"].includes(e.getAttribute("state"))), null, { timeout: 60000 });
-  const info = await page.evaluate(() => {
+  const info = await page.evaluate(async () => {
     const [a, b] = document.querySelectorAll("sightline-trace");
-    const one = (e) => {
-      const f = e.session.frame();
-      const rects = f.rects().length / e.view.k.rect_stride;
-      f.free();
+    const one = async (e) => {
+      const f = await e.session.frame();
+      const rects = f.rects.length / e.view.k.rect_stride;
       const c = e.shadowRoot.querySelector("canvas.timeline");
       return {
         state: e.getAttribute("state"),
-        window: Array.from(e.session.window_ns()),
+        window: Array.from(await e.session.window_ns()),
         rects,
         canvas: [c.width, c.height],
         strip: e.shadowRoot.querySelectorAll(".strip li").length,
@@ -302,7 +305,7 @@ export async function webComponentRendersTwoTracesIndependently({ page, baseUrl,
         unsetColours: Object.entries(e.view.theme).filter(([, v]) => !v).map(([k]) => k),
       };
     };
-    return { a: one(a), b: one(b), distinct: a.session !== b.session && a.view !== b.view };
+    return { a: await one(a), b: await one(b), distinct: a.worker !== b.worker && a.view !== b.view };
   });
   assert.equal(info.a.state, "ready");
   assert.equal(info.b.state, "ready");
@@ -320,17 +323,18 @@ export async function webComponentRendersTwoTracesIndependently({ page, baseUrl,
   await box.asElement().focus();
   await page.keyboard.press("w");
   await page.keyboard.press("w");
-  const after = await page.evaluate(() => [...document.querySelectorAll("sightline-trace")].map((e) => Array.from(e.session.window_ns())));
+  const after = await page.evaluate(() => Promise.all([...document.querySelectorAll("sightline-trace")].map(async (e) => Array.from(await e.session.window_ns()))));
   assert.ok(after[0][1] - after[0][0] < info.a.window[1] - info.a.window[0], "the first zoomed in");
   assert.deepEqual(after[1], info.b.window, "the second did not move");
 
   // The strip lists the sample's findings, worst first; a click shows a finding's evidence.
   await page.waitForFunction(() => document.querySelector("sightline-trace").shadowRoot.querySelector(".strip li.finding"));
-  const finding = await page.evaluate(() => {
+  const finding = await page.evaluate(async () => {
     const e = document.querySelector("sightline-trace");
     const li = e.shadowRoot.querySelector(".strip li.finding");
     li.click();
-    return { text: li.textContent, cls: li.className, range: e.findings[0].evidence.ranges[0], window: Array.from(e.session.window_ns()) };
+    // Calls run in order in the element's worker: this one sees the evidence shown.
+    return { text: li.textContent, cls: li.className, range: e.findings[0].evidence.ranges[0], window: Array.from(await e.session.window_ns()) };
   });
   assert.equal(finding.cls, "finding critical", finding.text);
   assert.match(finding.text, /GPU 0 is busy only/);

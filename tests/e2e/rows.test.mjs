@@ -14,17 +14,20 @@ const HEALTHY = [
 const WITH_STACK = "pytorch-cpu/encoder_stack_memory.pt.trace.json.gz";
 
 async function openFile(page, baseUrl, path) {
-  if (!page.url().startsWith(baseUrl)) {
-    await page.goto(baseUrl);
-    await page.waitForFunction(() => window.sightlineReady === true, null, { timeout: 15000 });
-  }
+  if (!page.url().startsWith(baseUrl)) await page.goto(baseUrl);
+  // The page wires its file input once its first worker has started: a file set before is lost.
+  await page.waitForFunction(() => window.sightlineReady === true, null, { timeout: 15000 });
   await page.setInputFiles("#file-input", path);
   await page.waitForFunction(() => ["ready", "error"].includes(document.body.dataset.state), null, { timeout: 60000 });
   assert.equal(await page.evaluate(() => document.body.dataset.state), "ready");
 }
 
+/** Waits until the frames asked for so far are drawn (their layout comes from the trace's worker). */
 function painted(page) {
-  return page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  return page.evaluate(async () => {
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    await window.sightline.view.idle();
+  });
 }
 
 export async function healthyTracesOpenWithoutAWarning({ page, baseUrl, fixturesDir, screenshot }) {
@@ -67,11 +70,11 @@ export async function withStackOperatorsArePaintedInTheFirstRows({ page, baseUrl
   await page.evaluate(() => localStorage.clear());
   await openFile(page, baseUrl, join(fixturesDir, WITH_STACK));
   // Zoom in on a stretch in the middle of the run, where the first second's rows have long closed.
-  await page.evaluate(() => {
+  await page.evaluate(async () => {
     const s = window.sightline.view.session;
-    const [t0, t1] = s.window_ns();
+    const [t0, t1] = await s.window_ns();
     const mid = t0 + (t1 - t0) * 0.6;
-    s.set_window(mid, mid + (t1 - t0) / 400);
+    await s.set_window(mid, mid + (t1 - t0) / 400);
     window.sightline.view.request();
   });
   await painted(page);

@@ -23,7 +23,8 @@ export async function pageLoadsEmptyAndWasmStarts({ page, baseUrl, samplesDir, r
   const state = await page.evaluate(() => ({
     state: document.body.dataset.state,
     version: document.getElementById("version").textContent,
-    wasmVersion: window.wasmBindings.version(),
+    // Asked of the module in a Session worker: the page's thread instantiates no wasm.
+    wasmVersion: window.sightline.version,
     hasFileInput: document.querySelector('input[type="file"]#file-input') !== null,
     sampleHref: document.getElementById("sample-link")?.href,
   }));

@@ -1,7 +1,8 @@
-// Sightline page: boots the wasm module, reads a trace in slices into a wasm Session, and wires
-// the timeline, tables, details and findings. Loaded by the one <script> Trunk writes (see
-// Trunk.toml `pattern_script`), which names the wasm-bindgen module and the .wasm file; there is
-// no inline script, so the page's Content-Security-Policy can forbid them.
+// Sightline page: starts the Session workers, reads a trace into one, and wires the timeline,
+// tables, details and findings. Loaded by the one <script> Trunk writes (see Trunk.toml
+// `pattern_script`), which names the wasm-bindgen module and the .wasm file; there is no inline
+// script, so the page's Content-Security-Policy can forbid them. The page's thread holds no wasm
+// Session: each trace lives in its own Web Worker (worker/), and every Session call is an await.
 
 import { TimelineView } from "./timeline.js";
 import { renderDetails, renderGap } from "./details.js";
@@ -13,34 +14,45 @@ import { startEmbedding } from "./embed.js";
 import { showNotice } from "./notice.js";
 import { setupPythonToggle } from "./pyframes.js";
 import { baseChanged, dropped, startCompare } from "./compare.js";
+import { Bindings } from "./worker/client.js";
+import { Workers, blobChunks, bufferChunks, readInto, responseChunks } from "./load.js";
 
-// Bytes per File slice handed to the parser: 16 MB of JSON parse in about 0.1 s, short enough for
-// the page to stay responsive and long enough that the per-slice costs (a read, a copy into wasm
-// memory, a yield) stay small: 8 MB slices read the 1 GB trace 3% slower with a larger JS heap. gzip
-// slices are smaller because each compressed MB holds 10-20 MB of JSON.
-const CHUNK = 16 << 20;
-const GZ_CHUNK = 1 << 20;
 const boot = document.querySelector("script[data-bindings]");
 // The paths are relative to the page, not to this module.
-const wasm = await import(new URL(boot.dataset.bindings, document.baseURI).href);
-const exports = await wasm.default({ module_or_path: new URL(boot.dataset.wasm, document.baseURI) });
+const bindings = new Bindings(boot.dataset.bindings, boot.dataset.wasm);
+const workers = new Workers(bindings);
+// The module-level values the painter and the charts need come from the first worker, which is
+// then the spare that the first load takes.
+const [constants, palette, waitKinds, version] = await workers
+  .refill()
+  .then((first) => Promise.all(["constants", "palette", "wait_kinds", "version"].map((f) => first.module[f]())))
+  .catch((err) => {
+    // Nothing can open without the module: say why instead of a page that never gets ready.
+    document.getElementById("error").textContent = `The viewer could not start: ${err.message}`;
+    document.getElementById("error-box").hidden = false;
+    document.getElementById("empty").hidden = true;
+    document.body.dataset.state = "error";
+    throw err;
+  });
 
 const $ = (id) => document.getElementById(id);
 const app = {
-  /** The shown trace: { session, name, summary } or null. */
+  /** The shown trace: { worker, session (its calls), name, summary, url } or null. */
   active: null,
+  /** The worker of the load in progress, or null. */
+  loading: null,
   /** Bumped to cancel or supersede a load in progress. */
   loadToken: 0,
   /** Figures of the last load, for tests and benchmarks. */
   timings: null,
   tab: "ops",
-  /** Tables of the shown trace, parsed, by tab: filled when a tab is first opened. */
+  /** Tables of the shown trace, by tab: promises of the parsed JSON, made when a tab is first opened. */
   tables: {},
   opsByShape: false,
   range: null,
 };
-const phrases = JSON.parse(wasm.wait_kinds());
-const view = new TimelineView($("timeline"), $("overview"), wasm, {
+const phrases = JSON.parse(waitKinds);
+const view = new TimelineView($("timeline"), $("overview"), { constants: JSON.parse(constants), palette: JSON.parse(palette) }, {
   onSelect: showDetails,
   onRange: (table) => {
     app.range = table;
@@ -48,12 +60,10 @@ const view = new TimelineView($("timeline"), $("overview"), wasm, {
   },
   onError: fail,
 });
-// For tests and benchmarks: the page's state, and the module's memory (its size is the wasm heap).
-window.sightline = { app, view, wasm, memory: exports.memory };
-// Kept for the infrastructure's smoke test and for scripts poking at the module.
-window.wasmBindings = wasm;
+// For tests and benchmarks: the page's state, and the workers.
+window.sightline = { app, view, workers, version };
 
-$("version").textContent = `v${wasm.version()}`;
+$("version").textContent = `v${version}`;
 
 // ---- states --------------------------------------------------------------
 
@@ -66,13 +76,18 @@ function setState(state) {
   for (const id of ["search", "search-prev", "search-next"]) $(id).disabled = state !== "ready";
 }
 
-/** Anything thrown while loading or drawing: a readable banner, the page stays usable. */
+/**
+ * Anything thrown while loading or drawing, or a worker that died: a readable banner, the page
+ * stays usable (the next trace gets a new worker).
+ */
 function fail(err, name) {
-  const panic = wasm.last_panic && wasm.last_panic();
-  const message = panic ? `${panic}\n(an internal error; the page can open another file)` : (err && err.message) || String(err);
+  const message = (err && err.message) || String(err);
   app.loadToken++;
-  drop(app.active);
+  drop(app.loading);
+  app.loading = null;
+  drop(app.active && app.active.worker);
   app.active = null;
+  delete document.body.dataset.analyses;
   view.attach(null);
   baseChanged();
   $("error").textContent = message;
@@ -81,48 +96,24 @@ function fail(err, name) {
   setState("error");
 }
 
-function drop(loaded) {
-  if (!loaded) return;
-  try {
-    loaded.session.free();
-  } catch {
-    // Freeing after a panic may throw; the memory is the module's either way.
-  }
+/** Ends a worker and frees its memory at once (a Session's memory is its worker's). */
+function drop(worker) {
+  if (worker) worker.terminate();
 }
 
 // ---- loading -------------------------------------------------------------
 
-/** Yields to the browser (input, painting) without setTimeout's 4 ms clamp. */
-function yieldToBrowser() {
-  return new Promise((resolve) => {
-    const ch = new MessageChannel();
-    ch.port1.onmessage = () => resolve();
-    ch.port2.postMessage(0);
-  });
-}
+const STAGES = { reading: "Reading", building: "Building the timeline" };
 
 function progress(stage, read, total, events) {
+  document.body.dataset.stage = stage;
+  stage = STAGES[stage] || stage;
   $("progress-stage").textContent = stage;
   const bar = $("progress");
   if (total > 0) bar.value = Math.min(1, read / total);
   else bar.removeAttribute("value");
   const of = total > 0 ? ` of ${mb(total)}` : "";
   $("progress-text").textContent = `${mb(read)}${of} read · ${count(events)} events`;
-}
-
-/** Chunks of a File/Blob, reading the next slice while the current one is parsed. */
-function blobChunks(blob) {
-  return async function* () {
-    const head = new Uint8Array(await blob.slice(0, 2).arrayBuffer());
-    const size = head[0] === 0x1f && head[1] === 0x8b ? GZ_CHUNK : CHUNK;
-    const read = (off) => blob.slice(off, off + size).arrayBuffer();
-    let next = blob.size > 0 ? read(0) : null;
-    for (let off = 0; off < blob.size; off += size) {
-      const buf = await next;
-      next = off + size < blob.size ? read(off + size) : null;
-      yield new Uint8Array(buf);
-    }
-  };
 }
 
 function openFile(file, startedAt = performance.now()) {
@@ -150,114 +141,147 @@ async function openUrl(href, startedAt = performance.now()) {
   }
   if (!resp.ok || !resp.body) return fail(new Error(`could not fetch it: HTTP ${resp.status}`), name);
   const total = Number(resp.headers.get("content-length")) || 0;
-  const chunks = async function* () {
-    const reader = resp.body.getReader();
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return;
-        yield value;
-      }
-    } finally {
-      // Ends the request on our side too (also when the load is cancelled).
-      reader.releaseLock();
-      resp.body.cancel().catch(() => {});
-    }
-  };
-  await load(name, total, chunks, startedAt, url.href);
+  await load(name, total, responseChunks(resp), startedAt, url.href);
 }
 
 /** A trace handed over whole (an embedding page's postMessage): read in slices like a file. */
 function openBuffer(name, buffer, startedAt = performance.now()) {
-  const bytes = ArrayBuffer.isView(buffer) ? new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength) : new Uint8Array(buffer);
-  const size = bytes[0] === 0x1f && bytes[1] === 0x8b ? GZ_CHUNK : CHUNK;
-  const chunks = async function* () {
-    for (let off = 0; off < bytes.length; off += size) yield bytes.subarray(off, off + size);
-  };
-  return load(name, bytes.length, chunks, startedAt);
+  const { total, chunks } = bufferChunks(buffer);
+  return load(name, total, chunks, startedAt);
 }
 
-/** `url`: where the trace came from, when it came from a URL (links write it to the hash). */
+/**
+ * Reads a trace into a new worker and shows it as soon as its model exists (the timeline drawn);
+ * the analyses then run in the background (`analyse`). Resolves once the timeline is drawn.
+ * `url`: where the trace came from, when it came from a URL (links write it to the hash).
+ */
 async function load(name, total, chunks, startedAt, url = null) {
   const token = ++app.loadToken;
+  drop(app.loading);
+  app.loading = null;
   $("progress-name").textContent = name;
-  progress("Reading", 0, total, 0);
+  progress("reading", 0, total, 0);
   setState("loading");
-  const session = new wasm.Session();
   const t = { name, bytes: 0, started: startedAt };
+  let worker = null;
   try {
-    let read = 0;
-    for await (const chunk of chunks()) {
-      if (token !== app.loadToken) return session.free();
-      session.feed(chunk);
-      read += chunk.length;
-      progress("Reading", session.bytes_fed(), total, session.events_read());
-      await yieldToBrowser();
-    }
-    if (token !== app.loadToken) return session.free();
-    t.bytes = read;
-    t.readMs = performance.now() - startedAt;
-    progress("Building the timeline", read, total, session.events_read());
-    await yieldToBrowser();
-    const summary = JSON.parse(session.finish(1000, 500));
+    worker = await workers.take();
+    if (token !== app.loadToken) return drop(worker);
+    app.loading = worker;
+    worker.onfailure = (message) => {
+      if (app.loading === worker) fail(new Error(message), name);
+    };
+    const { summary, bytes } = await readInto(worker, chunks, {
+      width: 1000,
+      height: 500,
+      onProgress: (stage, read, events) => {
+        if (token !== app.loadToken) return;
+        if (stage === "building") t.readMs = performance.now() - startedAt;
+        progress(stage, read, total, events);
+      },
+    });
+    if (token !== app.loadToken) return drop(worker);
+    t.bytes = bytes;
     t.finishMs = performance.now() - startedAt - t.readMs;
-    progress("Analysing: steps, idle time, findings", read, total, summary.events.total);
-    await yieldToBrowser();
-    if (token !== app.loadToken) return session.free();
-    session.analyse();
-    progress("Analysing: operator, kernel and label tables", read, total, summary.events.total);
-    await yieldToBrowser();
-    if (token !== app.loadToken) return session.free();
-    session.build_tables();
-    t.analyseMs = performance.now() - startedAt - t.readMs - t.finishMs;
-    show({ session, name, summary, url });
-    t.readyMs = performance.now() - startedAt;
-    t.heapBytes = session.heap_bytes();
+    app.loading = null;
     app.timings = t;
+    await show({ worker, session: worker.session, name, summary, url });
+    t.readyMs = performance.now() - startedAt;
+    status();
+    analyse(app.active, t);
   } catch (err) {
-    try {
-      session.free();
-    } catch {
-      // See drop().
-    }
+    drop(worker);
     if (token === app.loadToken) fail(err, name);
   }
 }
 
-function cancel() {
+/**
+ * The analyses a panel shows (steps, idle, findings; the operator forest the tables read), in the
+ * worker after the timeline is drawn; the panels say "analysing" until they arrive. Tables opened
+ * meanwhile queue behind them (calls run in order in the worker).
+ */
+function analyse(loaded, t) {
+  const s = loaded.session;
+  const mine = () => app.active === loaded;
+  (async () => {
+    // Stage by stage: frames asked for meanwhile are drawn between the stages.
+    for (const stage of ["links", "steps", "idle", "findings"]) await s.analyse_stage(stage);
+    const [findings, steps, idle] = await Promise.all(["findings", "steps", "idle"].map((k) => s.report(k)));
+    if (!mine()) return;
+    renderFindings($("findings"), $("findings-empty"), JSON.parse(findings), showEvidence);
+    renderSteps($("steps-chart"), JSON.parse(steps), showRange);
+    renderIdle($("idle-chart"), JSON.parse(idle), phrases, showRange);
+    // The idle gaps are now shaded on the GPU lanes.
+    view.request();
+    await s.build_tables();
+    loaded.settleTables.resolve();
+    if (!mine()) return;
+    t.analyseMs = performance.now() - t.started - t.readyMs;
+    t.analysedMs = performance.now() - t.started;
+    t.heapBytes = await s.heap_bytes();
+    document.body.dataset.analyses = "ready";
+    status();
+    // The next load starts at once; started only now so that it does not compete with this one.
+    workers.refill();
+  })().catch((err) => {
+    loaded.settleTables.reject(err);
+    if (mine()) fail(err, loaded.name);
+  });
+}
+
+/** Stops the load at once, whatever its worker is doing, and shows what was shown before. */
+function cancel(ev) {
+  const stage = document.body.dataset.stage;
   app.loadToken++;
+  drop(app.loading);
+  app.loading = null;
   setState(app.active ? "ready" : "empty");
   if (app.active) view.request();
+  // For benchmarks: from the click's timestamp to here (the page is back in its previous state).
+  if (ev) app.lastCancel = { stage, ms: performance.now() - ev.timeStamp };
 }
 
 // ---- the loaded trace ----------------------------------------------------
 
-function show(loaded) {
-  drop(app.active);
+async function show(loaded) {
+  const previous = app.active;
   app.active = loaded;
   app.range = null;
   app.tables = {};
   const { session, summary, name } = loaded;
+  loaded.worker.onfailure = (message) => {
+    if (app.active === loaded) fail(new Error(message), name);
+  };
+  // Settled by analyse() once the operator forest is built.
+  loaded.tablesBuilt = new Promise((resolve, reject) => (loaded.settleTables = { resolve, reject }));
+  loaded.tablesBuilt.catch(() => {});
   $("file-name").textContent = name;
   $("file-name").title = name;
   $("search").value = "";
   $("search-count").textContent = "";
   showNotice(summary);
+  for (const id of ["findings", "steps-chart", "idle-chart"]) $(id).replaceChildren(analysing());
+  $("findings-empty").hidden = true;
+  document.body.dataset.analyses = "running";
   setState("ready");
-  view.attach(session);
+  // The previous trace's worker goes only now: until here a cancel could return to it.
+  drop(previous && previous.worker);
+  const attached = view.attach(session);
   view.call(() => session.reset_view());
-  setupPythonToggle($("python-frames"), session, `${name}:${summary.file.bytes}`, () => view.request()).catch((err) => view.cb.onError(err));
+  // The toggle is set before the first frame, so a trace whose frames were hidden opens without them.
+  await setupPythonToggle($("python-frames"), session, `${name}:${summary.file.bytes}`, () => view.request());
+  await attached;
   const overview = view.overviewData;
   $("overview-label").textContent = overview ? overview.label : "";
   showDetails(null);
-  const findings = JSON.parse(session.report("findings"));
-  renderFindings($("findings"), $("findings-empty"), findings, showEvidence);
-  renderSteps($("steps-chart"), JSON.parse(session.report("steps")), showRange);
-  renderIdle($("idle-chart"), JSON.parse(session.report("idle")), phrases, showRange);
   selectTab("ops");
-  view.draw();
-  status();
+  await view.draw();
+  // Shows "Compare with…", and closes a comparison made against the trace shown before.
   baseChanged();
+}
+
+function analysing() {
+  return Object.assign(document.createElement("p"), { className: "muted analysing", textContent: "Analysing…" });
 }
 
 /** A finding's evidence: its first time range shown and marked, its first slice selected. */
@@ -286,8 +310,8 @@ function showDetails(d) {
   view.request();
 }
 
-function pick(lane, index) {
-  const d = view.call(() => app.active.session.select(lane, index));
+async function pick(lane, index) {
+  const d = await view.call(() => app.active.session.select(lane, index));
   if (d !== undefined) showDetails(JSON.parse(d));
 }
 
@@ -298,19 +322,43 @@ function status() {
   const lanes = s.lanes.filter((l) => l.slices > 0).length;
   $("status").textContent =
     `${s.schema} · ${count(s.events.total)} events · ${count(s.model.slices)} slices on ${lanes} lanes · span ${duration(s.span_ns)}` +
-    (t ? ` · opened in ${(t.readyMs / 1000).toFixed(2)} s` : "");
+    (t && t.readyMs ? ` · opened in ${(t.readyMs / 1000).toFixed(2)} s` : "") +
+    (t && t.analysedMs ? ` · analysed in ${(t.analysedMs / 1000).toFixed(2)} s` : "");
 }
 
 // ---- tables --------------------------------------------------------------
 
-/** A table of the shown trace, computed in wasm on first use. */
+/** A table of the shown trace (a promise of its JSON, parsed), computed in the worker on first use. */
 function tableOf(kind) {
   const key = kind === "ops" && app.opsByShape ? "ops-shape" : kind;
   if (!(key in app.tables)) {
-    const s = app.active.session;
-    app.tables[key] = JSON.parse(kind === "names" ? s.names_table(5000) : s.table(kind, app.opsByShape));
+    const { session: s, tablesBuilt } = app.active;
+    const byShape = app.opsByShape;
+    // The tables read the operator forest: asked for only once it is built, so that the first
+    // frames go to the worker ahead of the analyses.
+    app.tables[key] = (kind === "names" ? s.names_table(5000) : tablesBuilt.then(() => s.table(kind, byShape))).then(JSON.parse);
   }
   return app.tables[key];
+}
+
+/**
+ * Renders a tab from its table once the worker has it (after the background analyses, which it
+ * queues behind); says "Analysing…" until then, and renders nothing if the tab or the trace
+ * changed meanwhile.
+ */
+async function withTable(host, kind, render) {
+  const active = app.active;
+  const tab = app.tab;
+  const pending = tableOf(kind);
+  host.replaceChildren(analysing());
+  let table;
+  try {
+    table = await pending;
+  } catch (err) {
+    if (app.active === active) fail(err, active.name);
+    return;
+  }
+  if (app.active === active && app.tab === tab) render(table);
 }
 
 const TABS = [
@@ -319,25 +367,30 @@ const TABS = [
     id: "kernels",
     title: "Kernels",
     render: (host) =>
-      renderTable(host, tableOf("kernels").rows, { id: "kernels-table", csvName: "kernels.csv", onRowClick: (r) => highlight(r.name), caption: "GPU kernels, memcpy and memset by name" }),
+      withTable(host, "kernels", (t) => renderTable(host, t.rows, { id: "kernels-table", csvName: "kernels.csv", onRowClick: (r) => highlight(r.name), caption: "GPU kernels, memcpy and memset by name" })),
   },
   {
     id: "labels",
     title: "Labels",
     render: (host) =>
-      renderTable(host, tableOf("labels").rows, { id: "labels-table", csvName: "labels.csv", onRowClick: (r) => highlight(r.name), caption: "record_function labels: their CPU time and the GPU time launched inside", empty: "No record_function labels in this trace." }),
+      withTable(host, "labels", (t) => renderTable(host, t.rows, { id: "labels-table", csvName: "labels.csv", onRowClick: (r) => highlight(r.name), caption: "record_function labels: their CPU time and the GPU time launched inside", empty: "No record_function labels in this trace." })),
   },
-  { id: "calltree", title: "Call tree", render: (host) => renderTree(host, tableOf("calltree"), { id: "calltree-table", onRowClick: (n) => highlight(n.name) }) },
+  { id: "calltree", title: "Call tree", render: (host) => withTable(host, "calltree", (t) => renderTree(host, t, { id: "calltree-table", onRowClick: (n) => highlight(n.name) })) },
   { id: "names", title: "All slices by name", render: namesTable },
   { id: "range", title: "Range", render: rangeTable },
 ];
 
 /** The operator table (PyTorch's key_averages), optionally grouped by input shapes. */
 function opsTable(host) {
-  const t = tableOf("ops");
+  return withTable(host, "ops", (t) => opsTableOf(host, t));
+}
+
+function opsTableOf(host, t) {
   const device = t.gpu_time_us > 0;
   const keep = (k) => (device || !/device/.test(k)) && (t.has_memory || !/mem/.test(k)) && (app.opsByShape || k !== "input_shapes");
-  const rows = t.rows.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => keep(k))));
+  // Input shapes arrive as JSON lists; shown as PyTorch prints them ("[[32, 16], []]").
+  const shown = (k, v) => (k === "input_shapes" && Array.isArray(v) ? JSON.stringify(v).replace(/,/g, ", ") : v);
+  const rows = t.rows.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => keep(k)).map(([k, v]) => [k, shown(k, v)])));
   const unattributed = t.unattributed_gpu_us > 0 ? ` · ${duration(t.unattributed_gpu_us * 1e3)} of GPU time not charged to an operator` : "";
   renderTable(host, rows, {
     id: "ops-table",
@@ -359,7 +412,11 @@ function opsTable(host) {
 }
 
 function namesTable(host) {
-  const rows = tableOf("names").rows.map((r) => ({
+  return withTable(host, "names", (t) => namesTableOf(host, t));
+}
+
+function namesTableOf(host, t) {
+  const rows = t.rows.map((r) => ({
     name: r.name,
     category: r.category,
     count: r.count,
@@ -402,10 +459,10 @@ function selectTab(id) {
   TABS.find((t) => t.id === id).render($("tab-body"));
 }
 
-function highlight(name) {
+async function highlight(name) {
   const s = app.active && app.active.session;
   if (!s) return;
-  const n = view.call(() => s.highlight_name(name));
+  const n = await view.call(() => s.highlight_name(name));
   $("search").value = "";
   $("search-count").textContent = n === undefined ? "" : `${count(n)} × ${name.length > 40 ? name.slice(0, 40) + "…" : name}`;
   step(true);
@@ -414,19 +471,19 @@ function highlight(name) {
 // ---- search --------------------------------------------------------------
 
 let searchTimer = 0;
-function runSearch() {
+async function runSearch() {
   const s = app.active && app.active.session;
   if (!s) return;
   const q = $("search").value;
-  const n = view.call(() => s.search(q));
+  const n = await view.call(() => s.search(q));
   $("search-count").textContent = q ? `${count(n ?? 0)} match${n === 1 ? "" : "es"}` : "";
   view.request();
 }
 
-function step(forward) {
+async function step(forward) {
   const s = app.active && app.active.session;
   if (!s) return;
-  const d = view.call(() => s.search_step(forward));
+  const d = await view.call(() => s.search_step(forward));
   if (d) showDetails(JSON.parse(d));
   else view.request();
 }
@@ -519,7 +576,7 @@ window.sightlineReady = true;
 document.body.dataset.wasm = "ready";
 // Links (`?url=`, `#url=`, time range and selection in the hash) and embedding (`?mode=embedded`,
 // the postMessage protocol) live in url.js and embed.js; these are the page's hooks for them.
-const hooks = { app, view, wasm, openUrl, openBuffer, openFile, fail };
+const hooks = { app, view, bindings, openUrl, openBuffer, openFile, fail };
 startEmbedding(hooks);
 startLinks(hooks);
 startCompare(hooks);

@@ -1,25 +1,26 @@
 // Before and after: a second trace opened beside the shown one ("Compare with…", two files
 // dropped together, or `?url=A&compare=B`). The shown trace is BASE, the second NEW. Each trace
-// stays in its own Session; the page diffs their digests (`diff_digests`, the analysis the CLI's
-// `sightline diff` prints), shows the headline and the diff tables, and stacks NEW's timeline
-// under BASE's with one zoom, aligned at a chosen step. A click on a diff row highlights its
-// slices in both timelines.
-//
-// Session calls are awaited, so they may become asynchronous (a Session in a Web Worker) without
-// changes here. Trace text is only ever set as text.
+// stays in its own Session in its own Web Worker (NEW's is started here and read as load.js reads
+// BASE's); the page diffs their digests (`diff_digests`, the analysis the CLI's `sightline diff`
+// prints; only the digests cross between the workers), shows the headline and the diff tables,
+// and stacks NEW's timeline under BASE's with one zoom, aligned at a chosen step. A click on a
+// diff row highlights its slices in both timelines. Closing the comparison, or a new BASE,
+// terminates NEW's worker. Trace text is only ever set as text.
 
 import { TimelineView } from "./timeline.js";
 import { renderTable } from "./table.js";
 import { mb } from "./format.js";
 import { connectAllowed } from "./url.js";
-
-const CHUNK = 16 << 20;
-const GZ_CHUNK = 1 << 20;
+import { SessionWorker } from "./worker/client.js";
+import { blobChunks, readInto, responseChunks } from "./load.js";
 
 const $ = (id) => document.getElementById(id);
 
 /** Everything about the comparison in progress; `window.sightline.compare` for tests. */
 const state = {
+  /** NEW's worker, from the start of its read until the comparison is closed. */
+  worker: null,
+  /** NEW's Session calls (`worker.session`) once the comparison is shown. */
   session: null,
   name: "",
   /** The BASE the comparison was made against: a new BASE closes it. */
@@ -42,7 +43,7 @@ const state = {
 
 let hooks = null;
 
-/** Wires the compare controls; `h` is the page's hooks (app, view, wasm, openFile, fail). */
+/** Wires the compare controls; `h` is the page's hooks (app, view, bindings, openFile, fail). */
 export function startCompare(h) {
   hooks = h;
   window.sightline.compare = state;
@@ -104,16 +105,6 @@ export function baseChanged() {
   if (state.base && state.base !== active) close();
 }
 
-function blobChunks(blob) {
-  return async function* () {
-    const head = new Uint8Array(await blob.slice(0, 2).arrayBuffer());
-    const size = head[0] === 0x1f && head[1] === 0x8b ? GZ_CHUNK : CHUNK;
-    for (let off = 0; off < blob.size; off += size) {
-      yield new Uint8Array(await blob.slice(off, off + size).arrayBuffer());
-    }
-  };
-}
-
 function compareUrlWhenReady(href) {
   const go = () => {
     let url;
@@ -129,17 +120,7 @@ function compareUrlWhenReady(href) {
     const chunks = async function* () {
       const resp = await fetch(url, { credentials: "same-origin" });
       if (!resp.ok || !resp.body) throw new Error(`could not fetch ${name}: HTTP ${resp.status}`);
-      const reader = resp.body.getReader();
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) return;
-          yield value;
-        }
-      } finally {
-        reader.releaseLock();
-        resp.body.cancel().catch(() => {});
-      }
+      yield* responseChunks(resp)();
     };
     compareWith(name, chunks, 0);
   };
@@ -161,15 +142,7 @@ function message(text) {
   $("compare-headline").textContent = text;
 }
 
-function yieldToBrowser() {
-  return new Promise((resolve) => {
-    const ch = new MessageChannel();
-    ch.port1.onmessage = () => resolve();
-    ch.port2.postMessage(0);
-  });
-}
-
-/** Reads NEW into its own Session and compares it with the shown trace. */
+/** Reads NEW into a Session in its own worker and compares it with the shown trace. */
 async function compareWith(name, chunks, total) {
   const base = hooks.app.active;
   if (!base) return;
@@ -180,40 +153,45 @@ async function compareWith(name, chunks, total) {
   section.dataset.state = "loading";
   $("compare-name").textContent = name;
   $("compare-name").title = name;
-  const session = new hooks.wasm.Session();
+  $("compare-headline").textContent = "Starting…";
+  let worker = null;
+  let statics;
   try {
-    let read = 0;
-    for await (const chunk of chunks()) {
-      if (token !== state.token) return session.free();
-      await session.feed(chunk);
-      read += chunk.length;
-      $("compare-headline").textContent = `Reading ${mb(read)}${total ? ` of ${mb(total)}` : ""}…`;
-      await yieldToBrowser();
-    }
-    $("compare-headline").textContent = "Analysing…";
-    await yieldToBrowser();
+    worker = await SessionWorker.start(hooks.bindings);
+    if (token !== state.token) return worker.terminate();
+    state.worker = worker;
+    worker.onfailure = (text) => {
+      if (state.worker !== worker) return;
+      close();
+      message(`${name} could not be compared: ${text}`);
+    };
     const box = $("compare-timeline").parentElement;
-    await session.finish(Math.max(1, box.clientWidth - 190), Math.max(1, box.clientHeight - 26));
-    await session.analyse();
-    await session.build_tables();
-    if (token !== state.token) return session.free();
-    state.session = session;
-    state.name = name;
-    state.base = base;
-    state.baseDigest = await base.session.digest();
-    state.newDigest = await session.digest();
+    await readInto(worker, chunks, {
+      width: Math.max(1, box.clientWidth - 190),
+      height: Math.max(1, box.clientHeight - 26),
+      onProgress: (stage, read) => {
+        if (token !== state.token) return;
+        $("compare-headline").textContent = stage === "reading" ? `Reading ${mb(read)}${total ? ` of ${mb(total)}` : ""}…` : "Building the timeline…";
+      },
+    });
+    if (token !== state.token) return;
+    $("compare-headline").textContent = "Analysing…";
+    const s = worker.session;
+    await s.analyse();
+    await s.build_tables();
+    // BASE's analyses run in its own worker in the background: its digest needs its tables.
+    await base.tablesBuilt;
+    const [newDigest, baseDigest, constants, palette] = await Promise.all([s.digest(), base.session.digest(), worker.module.constants(), worker.module.palette()]);
+    if (token !== state.token) return;
+    Object.assign(state, { session: s, name, base, baseDigest, newDigest });
+    statics = { constants: JSON.parse(constants), palette: JSON.parse(palette) };
   } catch (err) {
-    try {
-      session.free();
-    } catch {
-      // Freeing after a panic may throw; the memory is the module's either way.
-    }
-    state.session = null;
-    const panic = hooks.wasm.last_panic && hooks.wasm.last_panic();
-    return message(`${name} could not be compared: ${panic || (err && err.message) || err}`);
+    if (token !== state.token) return;
+    close();
+    return message(`${name} could not be compared: ${(err && err.message) || err}`);
   }
   if (!state.view) {
-    state.view = new TimelineView($("compare-timeline"), $("compare-overview"), hooks.wasm, {
+    state.view = new TimelineView($("compare-timeline"), $("compare-overview"), statics, {
       onSelect: () => state.view.request(),
       onRange: () => {},
       onError: (err) => message(String((err && err.message) || err)),
@@ -221,18 +199,31 @@ async function compareWith(name, chunks, total) {
       tooltip: $("compare-tooltip"),
     });
   }
-  state.view.attach(session);
-  section.dataset.state = "ready";
+  await state.view.attach(state.session);
+  if (token !== state.token) return;
   await rediff();
   steps();
-  align(0);
+  await align(0);
+  if (token !== state.token) return;
+  // Ready once the headline and the tables are shown (tests wait for it).
+  section.dataset.state = "ready";
 }
 
 /** Diffs the two digests with the chosen options and shows the result. */
 async function rediff() {
-  if (!state.session) return;
-  state.diff = JSON.parse(await hooks.wasm.diff_digests(state.baseDigest, state.newDigest, state.total, state.byShape));
-  $("compare-headline").textContent = state.diff.summary.headline;
+  const worker = state.worker;
+  if (!state.session || !worker) return;
+  let diff;
+  try {
+    diff = JSON.parse(await worker.module.diff_digests(state.baseDigest, state.newDigest, state.total, state.byShape));
+  } catch (err) {
+    // A comparison closed meanwhile ended the worker: nothing to show.
+    if (state.worker === worker) message(`the traces could not be compared: ${(err && err.message) || err}`);
+    return;
+  }
+  if (state.worker !== worker) return;
+  state.diff = diff;
+  $("compare-headline").textContent = diff.summary.headline;
   selectTab(state.tab);
 }
 
@@ -256,43 +247,40 @@ function steps() {
 }
 
 /** Aligns NEW's timeline so that its step `i` starts where BASE's does (-1: the trace starts). */
-function align(i) {
+async function align(i) {
   const { b, n } = state.steps || { b: [], n: [] };
   const k = i >= 0 && i < Math.min(b.length, n.length) ? i : -1;
   $("compare-align").value = String(k);
   state.offset = k >= 0 ? n[k].start_ns - b[k].start_ns : 0;
-  follow(hooks.view, state.view, -1);
+  await follow(hooks.view, state.view, -1);
 }
 
 /**
  * After a frame of `from`, shows the same time span in `to` (shifted by the alignment): one zoom
  * for both. `dir` -1 maps BASE to NEW, 1 NEW to BASE.
  */
-function follow(from, to, dir) {
+async function follow(from, to, dir) {
   if (!to || !state.session || !from.session || !to.session) return;
   if (state.following.delete(from)) return;
-  const w = from.call(() => from.session.window_ns());
-  if (!w) return;
+  const [fromSession, toSession] = [from.session, to.session];
+  const w = await from.call(() => fromSession.window_ns());
+  if (!w || from.session !== fromSession || to.session !== toSession) return;
   const shift = dir < 0 ? state.offset : -state.offset;
   const [t0, t1] = [w[0] + shift, w[1] + shift];
-  const now = to.call(() => to.session.window_ns());
+  const now = await to.call(() => toSession.window_ns());
   if (now && Math.abs(now[0] - t0) < 1 && Math.abs(now[1] - t1) < 1) return;
-  to.call(() => to.session.set_window(t0, t1));
+  if (to.session !== toSession) return;
+  to.call(() => toSession.set_window(t0, t1));
   state.following.add(to);
   to.request();
 }
 
 function close() {
   state.token++;
-  if (state.session) {
-    try {
-      state.session.free();
-    } catch {
-      // See above.
-    }
-  }
+  // Ends NEW's worker whatever it is doing (reading, an analysis): its trace goes with it.
+  if (state.worker) state.worker.terminate("the comparison was closed");
   if (state.view) state.view.attach(null);
-  Object.assign(state, { session: null, base: null, baseDigest: null, newDigest: null, diff: null, steps: null, offset: 0 });
+  Object.assign(state, { worker: null, session: null, base: null, baseDigest: null, newDigest: null, diff: null, steps: null, offset: 0 });
   state.following.clear();
   $("compare").hidden = true;
   $("compare").dataset.state = "";

@@ -77,7 +77,7 @@ export function startEmbedding(h) {
   }
 
   /** Applies {timeStart, timeEnd} (s, file clock) or {t0, t1} (µs from the start); false if none. */
-  function applyRange(r) {
+  async function applyRange(r) {
     const a = h.app.active;
     if (!a || document.body.dataset.state !== "ready") return false;
     const span = a.summary.span_ns;
@@ -87,7 +87,7 @@ export function startEmbedding(h) {
       t0 = r.t0 !== undefined ? r.t0 * 1e3 : 0;
       t1 = r.t1 !== undefined ? r.t1 * 1e3 : span;
     } else {
-      const origin = h.view.call(() => a.session.origin_ns());
+      const origin = await h.view.call(() => a.session.origin_ns());
       if (origin === undefined) return true;
       t0 = r.timeStart !== undefined ? fromFileSeconds(r.timeStart, origin) : 0;
       t1 = r.timeEnd !== undefined ? fromFileSeconds(r.timeEnd, origin) : span;
@@ -135,8 +135,11 @@ export function startEmbedding(h) {
       // A range sent with the trace is for that trace: it waits until it is shown.
       pendingRange = ranged ? r : null;
       openPosted(m, buf);
-    } else if (ranged && (document.body.dataset.state === "loading" || !applyRange(r))) {
-      pendingRange = r;
+    } else if (ranged) {
+      if (document.body.dataset.state === "loading") pendingRange = r;
+      else applyRange(r).then((shown) => {
+        if (!shown) pendingRange = r;
+      });
     }
   });
 

@@ -6,8 +6,10 @@
 // Attributes: `src` (resolved against the page, like an <img>'s; same site, or a site that sends
 // CORS headers), `height` (px, or any CSS length; default 420), `t0`/`t1` (µs from the trace
 // start: opens at that time range, like a link's), `loading="lazy"` (reads the trace only when the
-// element comes near the viewport). Each element owns its own wasm Session and
-// canvas; several on one page are independent, and they share one instance of the module. The
+// element comes near the viewport). Each element owns its own wasm Session, in its own Web Worker
+// when the page is on the viewer's origin (a worker's script must be same-origin; on another
+// origin the Session runs on the page's thread, behind the same async calls), and its own canvas;
+// several on one page are independent, and they share one compiled module. The
 // element mirrors its state in a `state` attribute (loading, ready, error) and fires a
 // `sightline-state` event on each change.
 //
@@ -18,23 +20,33 @@
 // them; the host needs script-src and connect-src for this site and 'wasm-unsafe-eval'.
 //
 // The module finds the wasm-bindgen glue next to the built page (Trunk.toml sets filehash =
-// false, so its name is stable: sightline.js, which loads sightline_bg.wasm beside it), and the
-// viewer's colours in style.css there.
+// false, so its names are stable: sightline.js and sightline_bg.wasm), and the viewer's colours in
+// style.css there.
 
 import { TimelineView } from "./timeline.js";
 import { count, duration, mb } from "./format.js";
+import { Bindings, LocalSession, SessionWorker, workersAllowed } from "./worker/client.js";
+import { responseChunks, readInto } from "./load.js";
 
-const GLUE = new URL("../sightline.js", import.meta.url);
+const BINDINGS = new Bindings(new URL("../sightline.js", import.meta.url).href, new URL("../sightline_bg.wasm", import.meta.url));
 const VIEWER = new URL("../index.html", import.meta.url);
 
-let loadingModule = null;
-/** The wasm module, instantiated once for every element on the page. */
-function wasmModule() {
-  loadingModule ??= import(GLUE.href).then(async (m) => {
-    await m.default();
-    return m;
-  });
-  return loadingModule;
+/** A Session for one element: in a worker where this page may start one. */
+function startSession() {
+  return workersAllowed() ? SessionWorker.start(BINDINGS) : LocalSession.start(BINDINGS);
+}
+
+let loadingStatics = null;
+/** The painter's constants and palette, asked once of the first element's session. */
+function statics(s) {
+  loadingStatics ??= Promise.all([s.module.constants(), s.module.palette()])
+    .then(([c, p]) => ({ constants: JSON.parse(c), palette: JSON.parse(p) }))
+    .catch((err) => {
+      // That element's worker ended first (it was removed, say): the next element asks its own.
+      loadingStatics = null;
+      throw err;
+    });
+  return loadingStatics;
 }
 
 // The element's layout. Its colours are the viewer's own variables (see themeSheet).
@@ -122,20 +134,13 @@ function el(tag, className, text) {
   return e;
 }
 
-/** Yields to the browser between chunks (input, painting, the other elements). */
-function yieldToBrowser() {
-  return new Promise((resolve) => {
-    const ch = new MessageChannel();
-    ch.port1.onmessage = () => resolve();
-    ch.port2.postMessage(0);
-  });
-}
-
 export class SightlineTrace extends HTMLElement {
   static observedAttributes = ["src", "height"];
 
   constructor() {
     super();
+    /** The worker (or page-thread stand-in) that holds this element's Session, and its calls. */
+    this.worker = null;
     this.session = null;
     this.view = null;
     this.loadToken = 0;
@@ -231,21 +236,16 @@ export class SightlineTrace extends HTMLElement {
 
   close() {
     if (this.view) this.view.attach(null);
-    if (this.session) {
-      try {
-        this.session.free();
-      } catch {
-        // Freeing after a panic may throw; the memory is the module's either way.
-      }
-    }
+    // Ending the worker frees the trace at once, also in the middle of a load.
+    if (this.worker) this.worker.terminate();
+    this.worker = null;
     this.session = null;
   }
 
-  fail(err, wasm) {
-    const panic = wasm && wasm.last_panic && wasm.last_panic();
+  fail(err) {
     this.loadToken++;
     this.close();
-    this.$.error.textContent = panic || (err && err.message) || String(err);
+    this.$.error.textContent = (err && err.message) || String(err);
     this.setState("error");
   }
 
@@ -275,75 +275,61 @@ export class SightlineTrace extends HTMLElement {
     $.name.title = url.href;
     this.progress(0, 0, 0);
     this.setState("loading");
-    let wasm;
-    let session;
+    let worker = null;
     try {
       const theme = themeSheet();
-      wasm = await wasmModule();
+      worker = await startSession();
+      if (token !== this.loadToken) return worker.terminate();
+      this.worker = worker;
+      worker.onfailure = (message) => {
+        if (this.worker === worker) this.fail(new Error(message));
+      };
+      const painter = statics(worker);
       this.shadowRoot.adoptedStyleSheets = [await theme, styles()];
       if (token !== this.loadToken) return;
       const resp = await fetch(url, { credentials: "same-origin" });
       if (!resp.ok || !resp.body) throw new Error(`could not fetch ${name}: HTTP ${resp.status}`);
       const total = Number(resp.headers.get("content-length")) || 0;
-      session = new wasm.Session();
-      const reader = resp.body.getReader();
-      let read = 0;
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          if (token !== this.loadToken) return session.free();
-          session.feed(value);
-          read += value.length;
-          this.progress(read, total, session.events_read());
-          await yieldToBrowser();
-        }
-      } finally {
-        reader.releaseLock();
-        resp.body.cancel().catch(() => {});
-      }
-      if (token !== this.loadToken) return session.free();
-      const summary = JSON.parse(session.finish(800, 300));
-      this.session = session;
-      session = null;
-      this.show(wasm, summary, url);
-      this.timings = { bytes: read, readyMs: performance.now() - started };
+      const { summary, bytes } = await readInto(worker, responseChunks(resp), {
+        width: 800,
+        height: 300,
+        onProgress: (_, read, events) => token === this.loadToken && this.progress(read, total, events),
+      });
+      if (token !== this.loadToken) return;
+      this.session = worker.session;
+      await this.show(await painter, summary, url);
+      this.timings = { bytes, readyMs: performance.now() - started };
     } catch (err) {
-      if (session) {
-        try {
-          session.free();
-        } catch {
-          // See close().
-        }
-      }
-      if (token === this.loadToken) this.fail(err, wasm);
+      if (token === this.loadToken) this.fail(err);
+      else if (worker && worker !== this.worker) worker.terminate();
     }
   }
 
-  show(wasm, summary, url) {
+  async show(painter, summary, url) {
     const $ = this.$;
     this.setState("ready");
     if (!this.view) {
-      this.view = new TimelineView($.canvas, $.overview, wasm, {
+      this.view = new TimelineView($.canvas, $.overview, painter, {
         tooltip: $.tooltip,
         onSelect: (d) => this.selected(d),
         onRange: (t) => {
           $.info.textContent = `range ${duration(t.end_ns - t.start_ns)}: ${count(t.slices)} slices`;
         },
-        onError: (err) => this.fail(err, wasm),
+        onError: (err) => this.fail(err),
       });
       $.canvas.addEventListener("keydown", (ev) => {
         if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
         if (this.view.key(ev)) ev.preventDefault();
       });
     }
-    this.view.attach(this.session);
+    const attached = this.view.attach(this.session);
     this.view.call(() => this.session.reset_view());
     const t0 = Number(this.getAttribute("t0"));
     const t1 = Number(this.getAttribute("t1"));
     const ranged = this.hasAttribute("t0") && this.hasAttribute("t1") && Number.isFinite(t0) && Number.isFinite(t1);
     if (ranged) this.view.call(() => this.session.set_window(t0 * 1e3, t1 * 1e3));
-    this.view.draw();
+    await attached;
+    await this.view.draw();
     $.open.href = `${VIEWER.href}#url=${encodeURIComponent(url.href)}${ranged ? `&t0=${t0}&t1=${t1}` : ""}`;
     $.open.hidden = false;
     $.info.textContent = `${count(summary.events.total)} events · ${duration(summary.span_ns)}`;
@@ -355,8 +341,8 @@ export class SightlineTrace extends HTMLElement {
     this.view.request();
   }
 
-  /** What the trace holds, then (a moment later: they take a pass over the trace) its findings,
-   * worst first; a click on a finding shows its evidence. */
+  /** What the trace holds, then (after the timeline is drawn: they take a pass over the trace, in
+   * the worker) its findings, worst first; a click on a finding shows its evidence. */
   renderStrip(summary) {
     const facts = [];
     const gpu = summary.lanes.filter((l) => l.kind === "gpu" && l.slices > 0).length;
@@ -382,15 +368,13 @@ export class SightlineTrace extends HTMLElement {
       );
     paint(facts);
     const session = this.session;
-    setTimeout(() => {
-      if (this.session !== session) return;
+    (async () => {
       // The page's analyses (steps, idle gaps, findings); they also shade idle gaps on GPU lanes.
-      const found = this.view.call(() => {
-        session.analyse();
-        return JSON.parse(session.report("findings"));
-      });
+      this.view.call(() => session.analyse());
+      const text = await this.view.call(() => session.report("findings"));
+      if (this.session !== session || text === undefined) return;
       this.view.request();
-      if (!Array.isArray(found)) return;
+      const found = JSON.parse(text);
       this.findings = found;
       const shown = found.slice(0, 3).map((f) => ({
         cls: `finding ${f.severity}`,
@@ -400,21 +384,22 @@ export class SightlineTrace extends HTMLElement {
       }));
       if (found.length > 3) shown.push({ cls: "fact", text: `+${found.length - 3} more`, title: found.slice(3).map((f) => f.title).join("\n") });
       paint([...shown, ...facts]);
-    }, 0);
+    })();
   }
 
   /** Brings a finding's first evidence into view: its time range, else its slice. */
-  showEvidence(f) {
+  async showEvidence(f) {
     const s = this.session;
     if (!s || !f.evidence) return;
     const range = f.evidence.ranges && f.evidence.ranges[0];
     const slice = f.evidence.slices && f.evidence.slices[0];
-    if (slice) {
-      const d = this.view.call(() => s.select(slice.lane, slice.index));
-      if (d !== undefined) this.selected(JSON.parse(d));
-    }
+    // Both calls are sent before either answer is awaited, so a call made after this one (and
+    // the next frame) sees the evidence shown.
+    const details = slice ? this.view.call(() => s.select(slice.lane, slice.index)) : null;
     if (range) this.view.call(() => s.show_evidence(range.start_ns, range.end_ns));
     this.view.request();
+    const d = details && (await details);
+    if (d !== undefined && d !== null && this.session === s) this.selected(JSON.parse(d));
   }
 }
 

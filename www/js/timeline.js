@@ -1,6 +1,9 @@
 // The timeline canvas: paints the draw list the wasm Session computes, and turns mouse and keys
 // into Session calls. It decides nothing about what to draw: rectangles, labels, ticks, steps and
-// arrows all come from `session.frame()`, in CSS pixels of the timeline area.
+// arrows all come from `session.frame()`, in CSS pixels of the timeline area. The Session is in a
+// Web Worker (worker/client.js): every call is async, and calls run in the order they are made, so
+// a pan followed by a frame request draws the panned view. One frame is in flight at a time;
+// requests made meanwhile are merged into one more.
 
 const GUTTER = 190; // lane names, left of the timeline area
 const RULER = 26; // time ruler, above it
@@ -9,24 +12,26 @@ const BOLD = "600 12px system-ui, -apple-system, 'Segoe UI', sans-serif";
 
 export class TimelineView {
   /**
-   * canvas: the #timeline canvas; overview: the #overview canvas; wasm: the bindings module;
+   * canvas: the #timeline canvas; overview: the #overview canvas; statics: the module's
+   * `constants()` and `palette()`, parsed;
    * callbacks: { onSelect(details|null), onRange(table), onStatus(text), onError(err), and
    * optionally onFrame(meta) after each drawn frame and tooltip: the element for hover tips
    * (default: #tooltip in the document) }
    */
-  constructor(canvas, overview, wasm, callbacks) {
+  constructor(canvas, overview, statics, callbacks) {
     this.canvas = canvas;
     this.ctx = canvas.getContext("2d", { alpha: false });
     this.overviewCanvas = overview;
-    this.wasm = wasm;
     this.cb = callbacks;
-    this.k = JSON.parse(wasm.constants());
-    this.paletteAll = JSON.parse(wasm.palette());
+    this.k = statics.constants;
+    this.paletteAll = statics.palette;
     this.session = null;
     this.meta = null;
     this.frameTimes = [];
     this.textWidth = new Map();
     this.pending = false;
+    this.drawing = null;
+    this.redraw = false;
     this.mouse = null; // last pointer position in area coordinates
     this.drag = null;
     this.overviewData = null;
@@ -40,12 +45,15 @@ export class TimelineView {
   }
 
   /** Shows a loaded session (or nothing). The view owns no trace data; the session does. */
-  attach(session) {
+  async attach(session) {
     this.session = session;
     this.meta = null;
     this.textWidth.clear();
-    this.overviewData = session ? JSON.parse(session.overview(800)) : null;
+    this.overviewData = null;
     this.resize();
+    if (!session) return;
+    const overview = await this.call(() => session.overview(800));
+    if (overview !== undefined && this.session === session) this.overviewData = JSON.parse(overview);
   }
 
   readTheme() {
@@ -86,12 +94,17 @@ export class TimelineView {
     this.request();
   }
 
-  /** Runs a session call; a throw (a wasm panic included) goes to the page's error handler. */
-  call(fn) {
+  /**
+   * Runs a session call and resolves to its result; a throw (a wasm panic included) goes to the
+   * page's error handler and resolves to undefined. A call on a session that was replaced or
+   * closed meanwhile resolves to undefined quietly.
+   */
+  async call(fn) {
+    const session = this.session;
     try {
-      return fn();
+      return await fn();
     } catch (err) {
-      this.cb.onError(err);
+      if (session === this.session) this.cb.onError(err);
       return undefined;
     }
   }
@@ -105,20 +118,46 @@ export class TimelineView {
     });
   }
 
-  /** Draws one frame now; returns the milliseconds it took (layout in wasm plus painting). */
+  /** Resolves once no frame is asked for or being drawn (tests wait for it before reading). */
+  async idle() {
+    while (this.pending || this.drawing) {
+      if (this.drawing) await this.drawing;
+      else await new Promise((resolve) => requestAnimationFrame(() => resolve()));
+    }
+  }
+
+  /**
+   * Draws a frame; resolves to the milliseconds it took (the layout in the worker, the transfer
+   * and the painting). A draw asked for while one is in flight is done once, after it.
+   */
   draw() {
+    if (this.drawing) {
+      this.redraw = true;
+      return this.drawing;
+    }
+    this.drawing = this.drawOnce().finally(() => {
+      this.drawing = null;
+      if (this.redraw) {
+        this.redraw = false;
+        this.request();
+      }
+    });
+    return this.drawing;
+  }
+
+  async drawOnce() {
     const t0 = performance.now();
     const ctx = this.ctx;
     const th = this.theme;
+    const session = this.session;
+    const frame = session ? await this.call(() => session.frame()) : undefined;
+    if (session !== this.session) return 0;
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     ctx.fillStyle = th.bg;
     ctx.fillRect(0, 0, this.cssW, this.cssH);
-    if (!this.session) return 0;
-    const frame = this.call(() => this.session.frame());
     if (!frame) return 0;
-    const rects = frame.rects();
-    const meta = JSON.parse(frame.meta());
-    frame.free();
+    const rects = frame.rects;
+    const meta = JSON.parse(frame.meta);
     this.meta = meta;
     const { w, h } = this.areaSize();
 
@@ -441,17 +480,17 @@ export class TimelineView {
       d.ly = p.y;
       this.request();
     });
-    const end = (ev) => {
+    const end = async (ev) => {
       const d = this.drag;
       if (!d || !this.session) return;
       this.drag = null;
       c.classList.remove("dragging");
       const p = this.local(ev);
       if (d.range && d.moved) {
-        const table = this.call(() => JSON.parse(this.session.select_range(d.x0, p.x, 500)));
-        if (table) this.cb.onRange(table);
+        const table = await this.call(() => this.session.select_range(d.x0, p.x, 500));
+        if (table !== undefined) this.cb.onRange(JSON.parse(table));
       } else if (!d.moved) {
-        this.click(p.x, p.y);
+        await this.click(p.x, p.y);
       }
       this.request();
     };
@@ -489,8 +528,8 @@ export class TimelineView {
     });
   }
 
-  click(x, y) {
-    const out = this.call(() => this.session.click(x, y));
+  async click(x, y) {
+    const out = await this.call(() => this.session.click(x, y));
     if (out === undefined) return;
     const v = JSON.parse(out);
     if (v && (v.group !== undefined || v.fold_lane !== undefined)) return;
@@ -500,11 +539,15 @@ export class TimelineView {
   hover(p, ev) {
     if (this.hoverPending) return;
     this.hoverPending = true;
-    requestAnimationFrame(() => {
+    requestAnimationFrame(async () => {
+      if (!this.session || this.drag || p.x < 0 || p.y < 0) {
+        this.hoverPending = false;
+        return this.hideTooltip();
+      }
+      const tip = await this.call(() => this.session.tooltip(p.x, p.y));
       this.hoverPending = false;
-      if (!this.session || this.drag || p.x < 0 || p.y < 0) return this.hideTooltip();
-      const tip = this.call(() => this.session.tooltip(p.x, p.y));
-      if (!tip) return this.hideTooltip();
+      // A drag may have started while the worker answered.
+      if (!tip || this.drag) return this.hideTooltip();
       const t = JSON.parse(tip);
       const el = this.tooltipElement();
       const title = document.createElement("div");

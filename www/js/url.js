@@ -89,16 +89,16 @@ export function showWindow(h, t0ns, t1ns) {
 }
 
 /** Applies a link's view to the shown trace: selection first (it may scroll), then the window. */
-function applyView(h, link) {
+async function applyView(h, link) {
   const s = h.app.active && h.app.active.session;
   if (!s) return;
   if (link.sel) {
-    const d = h.view.call(() => s.select(link.sel[0], link.sel[1]));
+    const d = await h.view.call(() => s.select(link.sel[0], link.sel[1]));
     // A slice that is not in this trace: the link is older than the file; nothing to select.
     if (d !== undefined) h.view.cb.onSelect(JSON.parse(d));
   }
   if (link.r0 !== null && link.r1 !== null) {
-    const table = h.view.call(() => s.select_range_ns(link.r0 * 1e3, link.r1 * 1e3, RANGE_ROWS));
+    const table = await h.view.call(() => s.select_range_ns(link.r0 * 1e3, link.r1 * 1e3, RANGE_ROWS));
     if (table !== undefined) h.view.cb.onRange(JSON.parse(table));
   }
   if (link.t0 !== null || link.t1 !== null) {
@@ -128,7 +128,7 @@ export function startLinks(h) {
 
   // ---- the address follows the view ----
   let timer = 0;
-  function write() {
+  async function write() {
     timer = 0;
     const a = app.active;
     // Nothing shown (loading, failed, cancelled): the address keeps what was asked for.
@@ -138,9 +138,10 @@ export function startLinks(h) {
     for (const k of LINK_KEYS) hash.delete(k);
     if (a.url) {
       const s = a.session;
-      const win = h.view.call(() => s.window_ns());
-      const sel = h.view.call(() => JSON.parse(s.selection()));
-      if (!win || !sel) return;
+      const [win, selText] = await Promise.all([h.view.call(() => s.window_ns()), h.view.call(() => s.selection())]);
+      // The trace may have been replaced while the worker answered.
+      if (!win || !selText || app.active !== a) return;
+      const sel = JSON.parse(selText);
       const fromQuery = query.get("url") && new URL(query.get("url"), location.href).href === a.url;
       if (!fromQuery) {
         query.delete("url");

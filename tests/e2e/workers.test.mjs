@@ -1,0 +1,142 @@
+// End-to-end tests of the page off its main thread: the Session lives in a Web Worker, Cancel
+// during the model build returns to the trace shown before, and a worker that dies is shown as an
+// error that leaves the page usable. Nothing here is timed.
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+
+const SAMPLE = "real/tracelens_h100_bert_small_stack_mem.json.gz";
+const OTHER = "real/hta_a100_alexnet_cuda_sync.json.gz";
+
+async function ready(page, timeout = 60000) {
+  await page.waitForFunction(
+    () => {
+      const b = document.body.dataset;
+      return b.state === "error" || (b.state === "ready" && b.analyses === "ready");
+    },
+    null,
+    { timeout },
+  );
+  const state = await page.evaluate(() => document.body.dataset.state);
+  if (state !== "ready") throw new Error(`state ${state}: ${await page.textContent("#error")}`);
+}
+
+async function open(page, baseUrl) {
+  // Counts wasm instances made on the page's own thread (workers do not run this script).
+  await page.addInitScript(() => {
+    window.pageInstances = 0;
+    const instantiate = WebAssembly.instantiate;
+    WebAssembly.instantiate = function (...args) {
+      window.pageInstances++;
+      return instantiate.apply(this, args);
+    };
+    const streaming = WebAssembly.instantiateStreaming;
+    WebAssembly.instantiateStreaming = function (...args) {
+      window.pageInstances++;
+      return streaming.apply(this, args);
+    };
+    const Instance = WebAssembly.Instance;
+    WebAssembly.Instance = function (...args) {
+      window.pageInstances++;
+      return new Instance(...args);
+    };
+  });
+  await page.goto(baseUrl);
+  await page.waitForFunction(() => window.sightlineReady === true, null, { timeout: 15000 });
+}
+
+export async function theLoadRunsInAWorker({ page, baseUrl, fixturesDir }) {
+  await open(page, baseUrl);
+  await page.setInputFiles("#file-input", join(fixturesDir, SAMPLE));
+  await ready(page);
+  const info = await page.evaluate(async () => {
+    const s = window.sightline.app.active.session;
+    const call = s.window_ns();
+    return {
+      pageInstances: window.pageInstances,
+      // A Session method answers later, from the worker: a promise, not a value.
+      async: call instanceof Promise,
+      window: Array.from(await call),
+      worker: window.sightline.app.active.worker.worker instanceof Worker,
+      bindings: "wasmBindings" in window,
+    };
+  });
+  assert.equal(info.pageInstances, 0, "no wasm module instantiated on the page's thread");
+  assert.equal(info.bindings, false);
+  assert.ok(info.async, "Session calls are asynchronous");
+  assert.ok(info.worker, "the shown trace's Session is in a Worker");
+  assert.ok(info.window[1] > info.window[0], `a window: ${info.window}`);
+  assert.ok(page.workers().length >= 1, "the page runs a worker");
+  // The trace is drawn and the tables came from the worker.
+  assert.ok((await page.$$("#ops-table tbody tr")).length > 0, "operator rows");
+}
+
+export async function cancelDuringTheModelBuildKeepsThePreviousTrace({ page, baseUrl, fixturesDir }) {
+  await open(page, baseUrl);
+  await page.setInputFiles("#file-input", join(fixturesDir, SAMPLE));
+  await ready(page);
+  const before = await page.evaluate(() => {
+    window.shownBefore = window.sightline.app.active;
+    return { name: document.getElementById("file-name").textContent };
+  });
+  // Cancel the moment the page has asked the worker to build the model: the mutation observer
+  // runs before the page can take the worker's answer, so the build is still under way.
+  await page.evaluate(() => {
+    window.cancelledAt = null;
+    new MutationObserver((_, obs) => {
+      if (document.body.dataset.stage === "building") {
+        window.cancelledAt = { stage: document.body.dataset.stage, loading: !!window.sightline.app.loading };
+        document.getElementById("cancel").click();
+        obs.disconnect();
+      }
+    }).observe(document.body, { attributes: true, attributeFilter: ["data-stage"] });
+  });
+  await page.setInputFiles("#file-input", join(fixturesDir, OTHER));
+  await page.waitForFunction(() => window.cancelledAt !== null && document.body.dataset.state === "ready");
+  const after = await page.evaluate(async () => {
+    const { app, view } = window.sightline;
+    return {
+      cancelledAt: window.cancelledAt,
+      loading: app.loading,
+      name: document.getElementById("file-name").textContent,
+      active: app.active.name,
+      same: app.active === window.shownBefore,
+      window: Array.from(await app.active.session.window_ns()),
+      drawn: (await view.draw()) > 0,
+    };
+  });
+  assert.deepEqual(after.cancelledAt, { stage: "building", loading: true });
+  assert.equal(after.loading, null, "no load in progress");
+  assert.equal(after.name, before.name);
+  assert.equal(after.active, before.name, "the previous trace is shown");
+  assert.ok(after.same, "the same loaded trace, in the same worker");
+  assert.ok(after.window[1] > after.window[0], `its worker answers: ${after.window}`);
+  assert.ok(after.drawn, "and draws");
+  // The page stays usable: the same file opens when asked again.
+  await page.setInputFiles("#file-input", join(fixturesDir, OTHER));
+  await ready(page);
+  assert.equal(await page.textContent("#file-name"), OTHER.split("/").pop());
+}
+
+export async function aWorkerThatDiesIsShown({ page, baseUrl, fixturesDir, ignore }) {
+  // The failure provoked below is reported by the browser as an uncaught error in the worker.
+  ignore("console", /worker died in a test/);
+  ignore("pageerror", /worker died in a test/);
+  await open(page, baseUrl);
+  await page.setInputFiles("#file-input", join(fixturesDir, SAMPLE));
+  await ready(page);
+  // Every worker of the page throws an uncaught error, as a crashed one would.
+  for (const w of page.workers()) {
+    await w.evaluate(() => {
+      setTimeout(() => {
+        throw new Error("worker died in a test");
+      });
+    });
+  }
+  await page.waitForFunction(() => document.body.dataset.state === "error");
+  assert.match(await page.textContent("#error"), /the worker stopped: .*worker died in a test/);
+  // The page is usable: the next trace opens in a new worker.
+  await page.setInputFiles("#file-input", join(fixturesDir, OTHER));
+  await ready(page);
+  assert.ok(await page.isHidden("#error-box"));
+}

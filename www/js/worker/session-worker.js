@@ -1,0 +1,71 @@
+// A module Web Worker that owns one wasm Session: reading, parsing, the model build and every
+// analysis run here, off the page's thread. The page talks to it through client.js:
+//
+//   page -> worker  {id, target: "session" | "module", method, args}
+//   worker -> page  {id, value} or {id, error, panic}
+//
+// `target: "session"` calls `session[method](...args)` on this worker's Session (created by the
+// first call, `method: "new"`); `"module"` calls a module-level export (`palette`, `version`).
+// Results cross as they are (strings, numbers, arrays, typed arrays, whose buffers are transferred,
+// not copied); a wasm-bindgen object (a `Frame`) crosses as a plain object holding what each of its
+// getters returns, and is freed here. So a new Session method needs no protocol code on either side.
+//
+// The first message is {init: {glue, module}}: the wasm-bindgen glue's URL and the compiled
+// WebAssembly.Module, which the page compiles once and shares with every worker it starts.
+
+import { portable } from "./portable.js";
+
+let wasm = null;
+let session = null;
+const ready = new Promise((resolve, reject) => {
+  self.addEventListener(
+    "message",
+    async (ev) => {
+      try {
+        const { glue, module } = ev.data.init;
+        const m = await import(glue);
+        await m.default({ module_or_path: module });
+        wasm = m;
+        resolve();
+      } catch (err) {
+        reject(err);
+      }
+    },
+    { once: true },
+  );
+});
+
+function target(kind, method) {
+  if (kind === "module") {
+    if (typeof wasm[method] !== "function") throw new Error(`the module has no function '${method}'`);
+    return (...args) => wasm[method](...args);
+  }
+  if (method === "new") {
+    return () => {
+      session = new wasm.Session();
+    };
+  }
+  if (!session) throw new Error("this worker holds no session");
+  if (typeof session[method] !== "function") throw new Error(`a Session has no method '${method}'`);
+  return (...args) => session[method](...args);
+}
+
+self.addEventListener("message", async (ev) => {
+  const { id, target: kind, method, args } = ev.data;
+  if (id === undefined) return;
+  try {
+    await ready;
+  } catch (err) {
+    self.postMessage({ id, error: `the viewer's module could not start: ${(err && err.message) || err}` });
+    return;
+  }
+  try {
+    const transfer = [];
+    const value = portable(target(kind, method)(...(args || [])), transfer);
+    self.postMessage({ id, value }, transfer);
+  } catch (err) {
+    // A panic leaves the module unusable; its message says what happened.
+    const panic = wasm && wasm.last_panic ? wasm.last_panic() : null;
+    self.postMessage({ id, error: (err && err.message) || String(err), panic });
+  }
+});
