@@ -88,8 +88,8 @@ fn check_rows(label: &str, t: &Trace) {
 
 /// `tests/fixtures/rows/with_stack_steps.json` (made by `make.py` there): each step starts inside
 /// the `prof.step()` frame that began inside the step before it. Placing every overlapping slice one
-/// row deeper put step k on row 2k+1 and its operators below it; by containment all four steps sit
-/// on the row under the two frames that span the loop, and their operators two and three rows lower.
+/// row deeper put each step deeper than the one before; by containment all four steps sit on the
+/// row under the three frames that span the loop, and their operators two and three rows lower.
 #[test]
 fn steps_started_inside_a_frame_stay_on_one_row() {
     let path = common::local_fixture("rows/with_stack_steps.json");
