@@ -337,7 +337,9 @@ function opsTable(host) {
   const t = tableOf("ops");
   const device = t.gpu_time_us > 0;
   const keep = (k) => (device || !/device/.test(k)) && (t.has_memory || !/mem/.test(k)) && (app.opsByShape || k !== "input_shapes");
-  const rows = t.rows.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => keep(k))));
+  // Input shapes arrive as JSON lists; shown as PyTorch prints them ("[[32, 16], []]").
+  const shown = (k, v) => (k === "input_shapes" && Array.isArray(v) ? JSON.stringify(v).replace(/,/g, ", ") : v);
+  const rows = t.rows.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => keep(k)).map(([k, v]) => [k, shown(k, v)])));
   const unattributed = t.unattributed_gpu_us > 0 ? ` · ${duration(t.unattributed_gpu_us * 1e3)} of GPU time not charged to an operator` : "";
   renderTable(host, rows, {
     id: "ops-table",
