@@ -81,6 +81,10 @@ fn main() -> ExitCode {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
     };
+    if matches!(cmd.as_str(), "-h" | "--help" | "help") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
     // diff reads two files and repeated options; it parses its own command line.
     if cmd == "diff" {
         return match cli::diff::run(rest) {
@@ -120,10 +124,6 @@ fn main() -> ExitCode {
         "steps" => cli::steps::run(&opts),
         "report" => cli::report::run(&opts),
         "digest" => cli::digest::run(&opts),
-        "-h" | "--help" | "help" => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
         other => Err(format!("unknown command '{other}'\n\n{USAGE}")),
     };
     match result {

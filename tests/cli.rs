@@ -98,3 +98,18 @@ fn a_closed_pipe_is_not_a_crash() {
     assert!(!err.contains("panicked"), "{err}");
     assert!(status.code().is_some(), "ended by a signal: {status:?}");
 }
+
+#[test]
+fn help_prints_the_usage_and_exits_zero() {
+    for flag in ["help", "--help", "-h"] {
+        let (code, out, _) = run(&[flag]);
+        assert_eq!(code, 0, "{flag}");
+        assert!(
+            out.contains("diff BASE NEW") && out.contains("ranks PATH"),
+            "{flag}: {out}"
+        );
+    }
+    let (code, _, err) = run(&[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("summary FILE"));
+}

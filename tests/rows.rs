@@ -57,30 +57,62 @@ fn load(path: &std::path::Path) -> Trace {
 #[test]
 fn rows_follow_containment_and_steps_are_laid_out_alike() {
     for path in common::all_shared_traces() {
-        let t = load(&path);
-        for (l, lane) in t.lanes.iter().enumerate() {
-            let oracle = containment_depth(&lane.slices);
-            assert!(
-                lane.rows >= oracle && lane.rows <= oracle + SLACK,
-                "{}: lane {l} has {} rows for a containment depth of {oracle}",
-                path.display(),
-                lane.rows
-            );
-            if lane.is_gpu() {
-                continue;
-            }
-            let s = &lane.slices;
-            let rows: Vec<(u16, Option<u16>)> = (0..s.len())
-                .filter(|&i| t.str(s.name[i]).starts_with("ProfilerStep#"))
-                .map(|i| (s.depth[i], first_operator_row(&t, lane, i)))
-                .collect();
-            assert!(
-                rows.windows(2).all(|w| w[0] == w[1]),
-                "{}: steps on rows (step, first operator) {rows:?}",
-                path.display()
-            );
-        }
+        check_rows(&path.display().to_string(), &load(&path));
     }
+}
+
+/// Each lane of `t` needs at least its containment depth in rows and at most [`SLACK`] more; on a
+/// CPU lane every `ProfilerStep#N` sits on one row, and so does the first operator of each step.
+fn check_rows(label: &str, t: &Trace) {
+    for (l, lane) in t.lanes.iter().enumerate() {
+        let oracle = containment_depth(&lane.slices);
+        assert!(
+            lane.rows >= oracle && lane.rows <= oracle + SLACK,
+            "{label}: lane {l} has {} rows for a containment depth of {oracle}",
+            lane.rows
+        );
+        if lane.is_gpu() {
+            continue;
+        }
+        let s = &lane.slices;
+        let rows: Vec<(u16, Option<u16>)> = (0..s.len())
+            .filter(|&i| t.str(s.name[i]).starts_with("ProfilerStep#"))
+            .map(|i| (s.depth[i], first_operator_row(t, lane, i)))
+            .collect();
+        assert!(
+            rows.windows(2).all(|w| w[0] == w[1]),
+            "{label}: steps on rows (step, first operator) {rows:?}"
+        );
+    }
+}
+
+/// `tests/fixtures/rows/with_stack_steps.json` (made by `make.py` there): each step starts inside
+/// the `prof.step()` frame that began inside the step before it. Placing every overlapping slice one
+/// row deeper put each step deeper than the one before; by containment all four steps sit on the
+/// row under the three frames that span the loop, and their operators two and three rows lower.
+#[test]
+fn steps_started_inside_a_frame_stay_on_one_row() {
+    let path = common::local_fixture("rows/with_stack_steps.json");
+    let t = load(&path);
+    check_rows("with_stack_steps.json", &t);
+    let lane = &t.lanes[0];
+    let s = &lane.slices;
+    let row_of = |name: &str| -> Vec<u16> {
+        (0..s.len())
+            .filter(|&i| t.str(s.name[i]) == name)
+            .map(|i| s.depth[i])
+            .collect()
+    };
+    let steps: Vec<u16> = (0..s.len())
+        .filter(|&i| t.str(s.name[i]).starts_with("ProfilerStep#"))
+        .map(|i| s.depth[i])
+        .collect();
+    assert_eq!(steps, vec![3; 4]);
+    assert_eq!(row_of("aten::linear"), vec![5; 4]);
+    assert_eq!(row_of("aten::addmm"), vec![6; 4]);
+    // Containment: exec > <module> > train > step > forward > linear > addmm.
+    assert_eq!(containment_depth(s), 7);
+    assert!(lane.rows <= 7 + SLACK, "{} rows", lane.rows);
 }
 
 /// The row of the first operator (`cpu_op`) inside slice `i`.
