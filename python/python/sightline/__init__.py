@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, BinaryIO, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Any, BinaryIO, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import pyarrow as pa
 
@@ -200,7 +200,7 @@ def ranks(paths: Union[PathArg, Sequence[PathArg]], align: str = "auto") -> Dict
     return json.loads(_ranks_json([os.fspath(p) for p in paths], align))
 
 
-def _diff_source(source: DiffSource) -> tuple:
+def _diff_source(source: DiffSource) -> Tuple[Any, str]:
     """(what the native module takes, the name the CLI would show)."""
     if isinstance(source, Trace):
         return source._native, source.source
