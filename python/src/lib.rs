@@ -4,6 +4,7 @@
 //! with the GIL released. The Python package (`python/python/sightline/`) wraps this module.
 
 mod columns;
+mod compare;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
@@ -37,18 +38,18 @@ create_exception!(
 /// The gaps the CLI lists one by one unless told `--top N`; findings cite them as evidence.
 const CLI_TOP_GAPS: usize = 10;
 
-fn not_a_trace(source: &str, e: &ParseError) -> PyErr {
+pub(crate) fn not_a_trace(source: &str, e: &ParseError) -> PyErr {
     NotATrace::new_err(format!("{source}: {e}"))
 }
 
-fn json_err(e: serde_json::Error) -> PyErr {
+pub(crate) fn json_err(e: serde_json::Error) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
 /// A parsed trace, with the links and operator forest built on first use and kept.
 #[pyclass(frozen, module = "sightline._sightline", name = "Trace")]
-struct PyTrace {
-    model: Model,
+pub(crate) struct PyTrace {
+    pub(crate) model: Model,
     source: String,
     parse_seconds: f64,
     links: OnceLock<Links>,
@@ -298,7 +299,7 @@ fn open_path(py: Python<'_>, path: String) -> PyResult<PyTrace> {
 }
 
 /// An `OSError` of the class `open` would raise, with errno, message and path as it gives them.
-fn os_error(py: Python<'_>, e: std::io::Error, path: &str) -> PyErr {
+pub(crate) fn os_error(py: Python<'_>, e: std::io::Error, path: &str) -> PyErr {
     let errno = e.raw_os_error();
     let err = PyErr::from(e);
     let Some(n) = errno else { return err };
@@ -320,5 +321,7 @@ fn _sightline(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyTrace>()?;
     m.add_class::<Parser>()?;
     m.add_function(wrap_pyfunction!(open_path, m)?)?;
+    m.add_function(wrap_pyfunction!(compare::ranks_json, m)?)?;
+    m.add_function(wrap_pyfunction!(compare::diff_json, m)?)?;
     Ok(())
 }

@@ -6,11 +6,9 @@
 //! trace per core plus the digests, whatever the number of ranks.
 
 use super::print_json;
-use sightline::analysis::ranks::{self, Align, RankDigest, RanksReport, Unreadable};
+use sightline::analysis::ranks::{self, Align, RankDigest, RanksReport};
 use sightline::parse::parse_parallel;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 const USAGE: &str = "usage: sightline ranks PATH... [--json] [--align auto|none|collectives]";
 
@@ -42,7 +40,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if files.is_empty() {
         return Err("no .json or .json.gz trace in the given paths".to_string());
     }
-    let (digests, unreadable) = digest_all(&files);
+    let (digests, unreadable) = ranks::digest_all(&files, digest_file);
     for u in &unreadable {
         eprintln!("sightline: skipped {}: {}", u.file, u.error);
     }
@@ -76,45 +74,11 @@ fn collect(p: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if path.is_dir() {
             collect(&path, out)?;
-        } else if name.ends_with(".json") || name.ends_with(".json.gz") {
+        } else if ranks::is_trace_file_name(name) {
             out.push(path);
         }
     }
     Ok(())
-}
-
-/// Parses and digests every file, one per core at a time; results in file order.
-fn digest_all(files: &[PathBuf]) -> (Vec<RankDigest>, Vec<Unreadable>) {
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<(usize, Result<RankDigest, String>)>> = Mutex::new(Vec::new());
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(files.len())
-        .clamp(1, 8);
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some(path) = files.get(k) else { break };
-                let r = digest_file(path);
-                results.lock().expect("no panic while held").push((k, r));
-            });
-        }
-    });
-    let mut results = results.into_inner().expect("no panic while held");
-    results.sort_by_key(|r| r.0);
-    let mut digests = Vec::new();
-    let mut unreadable = Vec::new();
-    for (k, r) in results {
-        match r {
-            Ok(d) => digests.push(d),
-            Err(error) => unreadable.push(Unreadable {
-                file: files[k].display().to_string(),
-                error,
-            }),
-        }
-    }
-    (digests, unreadable)
 }
 
 fn digest_file(path: &Path) -> Result<RankDigest, String> {

@@ -10,28 +10,36 @@ are ``pyarrow.Table`` objects with the column names of the CLI's ``--json`` outp
     t.idle(compat="hta")         # HTA's idle time breakdown per stream
     t                            # in Jupyter: summary and findings
     sightline.show(t)            # the interactive timeline, inline
+    sightline.ranks("job/")      # the ranks of a distributed job, as `sightline ranks --json`
+    sightline.diff(a, b)         # two runs compared, as `sightline diff --json`
 """
 
 from __future__ import annotations
 
 import json
 import os
-from typing import Any, BinaryIO, Dict, List, Optional, Union
+from typing import Any, BinaryIO, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import pyarrow as pa
 
 from . import _html, _tables
 from ._sightline import NotATrace, SightlineError, __version__
 from ._sightline import Parser as _Parser
+from ._sightline import diff_json as _diff_json
 from ._sightline import open_path as _open_path
+from ._sightline import ranks_json as _ranks_json
 
 __all__ = [
     "NotATrace",
     "SightlineError",
     "Trace",
     "__version__",
+    "diff",
     "open",
+    "ranks",
+    "rows",
     "show",
+    "table_meta",
 ]
 
 #: Bytes read from a file object per call into the parser.
@@ -43,6 +51,10 @@ REPORT_GAPS = 10
 REPORT_OPS = 15
 
 Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, BinaryIO]
+PathArg = Union[str, "os.PathLike[str]"]
+#: What :func:`diff` compares: a path (a trace or a digest `sightline digest` wrote), the bytes of
+#: one, or a parsed :class:`Trace`.
+DiffSource = Union[PathArg, bytes, bytearray, memoryview, "Trace"]
 
 
 class Trace:
@@ -173,3 +185,66 @@ def show(trace_or_path: Union[Trace, Source], height: int = 480) -> Any:
     ``_repr_html_`` when IPython is absent)."""
     return _html.show(trace_or_path, height)
 
+
+
+def ranks(paths: Union[PathArg, Sequence[PathArg]], align: str = "auto") -> Dict[str, Any]:
+    """The traces of one distributed job side by side, as ``sightline ranks PATH... --json
+    [--align ALIGN]``: per rank step, compute, communication and idle time, collectives with wait
+    and bandwidth, stragglers, clock offsets and findings. ``paths`` is a trace file or a folder
+    (searched recursively for ``*.json`` and ``*.json.gz``), or a list of them. ``align`` is
+    ``"auto"``, ``"none"`` or ``"collectives"``. Files that are not traces are listed under
+    ``unreadable_files``; :class:`NotATrace` when none is. Row lists (``ranks``, ``collectives``,
+    ...) become tables with :func:`rows`."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    return json.loads(_ranks_json([os.fspath(p) for p in paths], align))
+
+
+def _diff_source(source: DiffSource) -> Tuple[Any, str]:
+    """(what the native module takes, the name the CLI would show)."""
+    if isinstance(source, Trace):
+        return source._native, source.source
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        return path, path
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source), "<bytes>"
+    raise TypeError(
+        f"sightline.diff takes paths, bytes or Trace objects, not {type(source).__name__}"
+    )
+
+
+def diff(
+    base: DiffSource,
+    new: DiffSource,
+    per_step: bool = True,
+    by_shape: bool = False,
+    top: Optional[int] = None,
+    fail_if: Union[str, Iterable[str]] = (),
+) -> Dict[str, Any]:
+    """Two runs compared, as ``sightline diff BASE NEW --json [--total] [--by-shape] [--top N]
+    [--fail-if EXPR]...``: steps and their breakdown, operators, GPU ops, labels, idle time and
+    findings, each base against new. ``base`` and ``new`` are paths (traces, or digests that
+    ``sightline digest`` wrote), their bytes, or :class:`Trace` objects (their parsed model is
+    used). ``per_step=False`` compares totals (``--total``); ``by_shape`` matches operators by
+    input shapes too; ``top`` keeps the first N operator, GPU op and label rows. ``fail_if``
+    conditions (``"step_time>+5%"``, as ``--fail-if``) are checked and reported under
+    ``fail_if``, each with ``failed``; nothing is raised for a failed one. Raises
+    :class:`NotATrace` for an input that is neither a trace nor a digest, ``ValueError`` for a bad
+    condition."""
+    if top is not None and top < 0:
+        raise ValueError(f"top must be at least 0, not {top}")
+    conditions = [fail_if] if isinstance(fail_if, str) else list(fail_if)
+    b, base_name = _diff_source(base)
+    n, new_name = _diff_source(new)
+    return json.loads(
+        _diff_json(b, n, not per_step, by_shape, top, conditions, base_name, new_name)
+    )
+
+
+def rows(report: Dict[str, Any], key: str) -> pa.Table:
+    """The row list ``report[key]`` of :func:`ranks` or :func:`diff` (``"ranks"``,
+    ``"collectives"``, ``"stragglers"``, ``"ops"``, ``"kernels"``, ...) as a ``pyarrow.Table``
+    (nested members as Arrow structs and lists); the rest of the report is its metadata, read
+    with :func:`table_meta`. An empty list is an empty table."""
+    return _tables.from_rows(report[key], {k: v for k, v in report.items() if k != key})

@@ -1,6 +1,6 @@
 """The native module (python/src/lib.rs). Use the `sightline` package; this is its engine."""
 
-from typing import Any, List, Optional, Tuple
+from typing import Any, List, Optional, Tuple, Union
 
 __version__: str
 
@@ -30,3 +30,14 @@ class Parser:
     def finish(self, source: str) -> Trace: ...
 
 def open_path(path: str) -> Trace: ...
+def ranks_json(paths: List[str], align: str) -> str: ...
+def diff_json(
+    base: Union[str, bytes, Trace],
+    new: Union[str, bytes, Trace],
+    total: bool,
+    by_shape: bool,
+    top: Optional[int],
+    fail_if: List[str],
+    base_file: str,
+    new_file: str,
+) -> str: ...

@@ -58,3 +58,9 @@ def meta(t: pa.Table) -> Dict[str, Any]:
     """The non-row members of the CLI's JSON object a table came from."""
     raw = (t.schema.metadata or {}).get(META_KEY)
     return json.loads(raw) if raw else {}
+
+
+def from_rows(rows: List[Dict[str, Any]], rest: Dict[str, Any]) -> pa.Table:
+    """Rows already in Python (a report's list) as a table, with ``rest`` as its metadata."""
+    t = pa.Table.from_pylist(rows) if rows else pa.table({})
+    return t.replace_schema_metadata({META_KEY: json.dumps(rest).encode()})

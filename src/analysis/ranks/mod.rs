@@ -29,6 +29,9 @@ use crate::analysis::findings::Severity;
 use matching::{match_all, median, total, Matched};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RanksReport {
@@ -56,6 +59,51 @@ pub struct RanksReport {
 pub struct Unreadable {
     pub file: String,
     pub error: String,
+}
+
+/// Whether a file in a folder is taken as a trace: `*.json` or `*.json.gz` (a file named
+/// explicitly is taken whatever its name).
+pub fn is_trace_file_name(name: &str) -> bool {
+    name.ends_with(".json") || name.ends_with(".json.gz")
+}
+
+/// Digests every file with `digest_file` (which reads and parses it: the I/O stays with the
+/// caller), one file per core at a time (up to 8), so memory holds a core's worth of traces plus
+/// the digests. Results are in file order; a file `digest_file` fails on is [`Unreadable`].
+pub fn digest_all<F>(files: &[PathBuf], digest_file: F) -> (Vec<RankDigest>, Vec<Unreadable>)
+where
+    F: Fn(&Path) -> Result<RankDigest, String> + Sync,
+{
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, Result<RankDigest, String>)>> = Mutex::new(Vec::new());
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(files.len())
+        .clamp(1, 8);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(path) = files.get(k) else { break };
+                let r = digest_file(path);
+                results.lock().expect("no panic while held").push((k, r));
+            });
+        }
+    });
+    let mut results = results.into_inner().expect("no panic while held");
+    results.sort_by_key(|r| r.0);
+    let mut digests = Vec::new();
+    let mut unreadable = Vec::new();
+    for (k, r) in results {
+        match r {
+            Ok(d) => digests.push(d),
+            Err(error) => unreadable.push(Unreadable {
+                file: files[k].display().to_string(),
+                error,
+            }),
+        }
+    }
+    (digests, unreadable)
 }
 
 /// At most this many instances are listed one by one.

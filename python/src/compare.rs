@@ -1,0 +1,187 @@
+//! Across traces: `sightline ranks` (many ranks of one job) and `sightline diff` (two runs), as the
+//! CLI computes them (`src/cli/ranks.rs`, `src/cli/diff.rs`): the same core functions, the files
+//! read here at the edge, results as the CLI's `--json` text.
+
+use crate::{not_a_trace, os_error, NotATrace, PyTrace};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use serde_json::{Map, Value};
+use sightline::analysis::diff::gate::Condition;
+use sightline::analysis::diff::{diff, DiffOptions, Mode};
+use sightline::analysis::digest::Digest;
+use sightline::analysis::ranks::{self, Align, RankDigest};
+use sightline::model::Trace as Model;
+use sightline::parse::{parse_parallel, ParseError, Parser as CoreParser};
+use std::io::{Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+/// Parses a file as the CLI does; the outer error is the file's, the inner the parser's.
+fn parse_file(path: &Path, threads: usize) -> std::io::Result<Result<Model, ParseError>> {
+    let len = std::fs::metadata(path)?.len();
+    let open = |offset: u64| -> std::io::Result<std::fs::File> {
+        let mut f = std::fs::File::open(path)?;
+        f.seek(SeekFrom::Start(offset))?;
+        Ok(f)
+    };
+    parse_parallel(&open, len, threads)
+}
+
+/// The trace files under `p` as `sightline ranks` finds them: a file as named, a folder searched
+/// recursively for `*.json` and `*.json.gz`.
+fn collect(py: Python<'_>, p: &Path, out: &mut Vec<PathBuf>) -> PyResult<()> {
+    let shown = p.display().to_string();
+    let meta = std::fs::metadata(p).map_err(|e| os_error(py, e, &shown))?;
+    if meta.is_file() {
+        out.push(p.to_path_buf());
+        return Ok(());
+    }
+    let entries = std::fs::read_dir(p).map_err(|e| os_error(py, e, &shown))?;
+    for e in entries {
+        let path = e.map_err(|e| os_error(py, e, &shown))?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if path.is_dir() {
+            collect(py, &path, out)?;
+        } else if ranks::is_trace_file_name(name) {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// One rank's digest, read on one thread (the files themselves are parsed in parallel).
+fn rank_digest(path: &Path) -> Result<RankDigest, String> {
+    let trace = parse_file(path, 1)
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    Ok(ranks::digest(&trace, &name))
+}
+
+/// `sightline ranks PATH... --json [--align ALIGN]`. Files that are not traces are listed in
+/// `unreadable_files`; `NotATrace` when none is a trace.
+#[pyfunction]
+pub fn ranks_json(py: Python<'_>, paths: Vec<String>, align: &str) -> PyResult<String> {
+    let align = Align::parse(align).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "align takes 'auto', 'none' or 'collectives', not '{align}'"
+        ))
+    })?;
+    if paths.is_empty() {
+        return Err(PyValueError::new_err("no paths (trace files or folders)"));
+    }
+    let mut files = Vec::new();
+    for p in &paths {
+        collect(py, Path::new(p), &mut files)?;
+    }
+    files.sort();
+    files.dedup();
+    if files.is_empty() {
+        return Err(NotATrace::new_err(
+            "no .json or .json.gz trace in the given paths",
+        ));
+    }
+    let report = py.allow_threads(|| {
+        let (digests, unreadable) = ranks::digest_all(&files, rank_digest);
+        if digests.is_empty() {
+            let why: Vec<String> = unreadable
+                .iter()
+                .map(|u| format!("{}: {}", u.file, u.error))
+                .collect();
+            return Err(why.join("; "));
+        }
+        let mut report = ranks::analyze(&digests, align);
+        report.unreadable_files = unreadable;
+        Ok(report)
+    });
+    let report =
+        report.map_err(|why| NotATrace::new_err(format!("none of the files is a trace: {why}")))?;
+    serde_json::to_string(&report).map_err(crate::json_err)
+}
+
+/// The digest of a `Trace`, of a trace's bytes or file, or one that `sightline digest` wrote (as
+/// bytes or a file), as `sightline diff` reads BASE and NEW.
+fn digest_of(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Digest> {
+    if let Ok(t) = source.downcast::<PyTrace>() {
+        let t = t.get();
+        return Ok(py.allow_threads(|| Digest::build(&t.model)));
+    }
+    if let Ok(b) = source.downcast::<PyBytes>() {
+        let data = b.as_bytes();
+        return py
+            .allow_threads(|| {
+                let mut p = CoreParser::new();
+                p.feed(data);
+                p.finish()
+                    .map(|m| Digest::build(&m))
+                    .or_else(|e| serde_json::from_slice(data).map_err(|_| e))
+            })
+            .map_err(|e| not_a_trace("<bytes>", &e));
+    }
+    let path: String = source.extract()?;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let parsed = py.allow_threads(|| parse_file(Path::new(&path), threads));
+    match parsed.map_err(|e| os_error(py, e, &path))? {
+        Ok(model) => Ok(py.allow_threads(|| Digest::build(&model))),
+        Err(trace_error) => {
+            let f = std::fs::File::open(&path).map_err(|e| os_error(py, e, &path))?;
+            serde_json::from_reader(std::io::BufReader::new(f))
+                .map_err(|_| not_a_trace(&path, &trace_error))
+        }
+    }
+}
+
+/// `sightline diff BASE NEW --json [--total] [--by-shape] [--top N] [--fail-if EXPR]...`, with
+/// `base_file` and `new_file` as the names it shows. BASE is digested (and its trace dropped)
+/// before NEW is read.
+#[pyfunction]
+#[pyo3(signature = (base, new, total, by_shape, top, fail_if, base_file, new_file))]
+#[allow(clippy::too_many_arguments)]
+pub fn diff_json(
+    py: Python<'_>,
+    base: &Bound<'_, PyAny>,
+    new: &Bound<'_, PyAny>,
+    total: bool,
+    by_shape: bool,
+    top: Option<usize>,
+    fail_if: Vec<String>,
+    base_file: String,
+    new_file: String,
+) -> PyResult<String> {
+    let conditions = fail_if
+        .iter()
+        .map(|c| Condition::parse(c))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(PyValueError::new_err)?;
+    let base = digest_of(py, base)?;
+    let new = digest_of(py, new)?;
+    let opts = DiffOptions {
+        mode: if total { Mode::Total } else { Mode::PerStep },
+        by_shape,
+    };
+    let mut d = py.allow_threads(|| diff(&base, &new, &opts));
+    let verdicts = conditions
+        .iter()
+        .map(|c| c.check(&d))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(PyValueError::new_err)?;
+    if let Some(n) = top {
+        d.ops.truncate(n);
+        d.kernels.truncate(n);
+        d.labels.truncate(n);
+    }
+    let mut out = Map::new();
+    out.insert("base_file".into(), Value::String(base_file));
+    out.insert("new_file".into(), Value::String(new_file));
+    if let Value::Object(fields) = serde_json::to_value(&d).map_err(crate::json_err)? {
+        out.extend(fields);
+    }
+    out.insert(
+        "fail_if".into(),
+        serde_json::to_value(&verdicts).map_err(crate::json_err)?,
+    );
+    serde_json::to_string(&out).map_err(crate::json_err)
+}
