@@ -264,6 +264,8 @@ async function show(loaded) {
   $("findings-empty").hidden = true;
   document.body.dataset.analyses = "running";
   setState("ready");
+  // With the state: shows "Compare with…", and closes a comparison made against the trace shown before.
+  baseChanged();
   // The previous trace's worker goes only now: until here a cancel could return to it.
   drop(previous && previous.worker);
   const attached = view.attach(session);
@@ -276,8 +278,6 @@ async function show(loaded) {
   showDetails(null);
   selectTab("ops");
   await view.draw();
-  // Shows "Compare with…", and closes a comparison made against the trace shown before.
-  baseChanged();
 }
 
 function analysing() {
