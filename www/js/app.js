@@ -6,7 +6,7 @@
 
 import { TimelineView } from "./timeline.js";
 import { renderDetails, renderGap } from "./details.js";
-import { renderTable, renderTree } from "./table.js";
+import { renderTable, renderTabs, renderTree } from "./table.js";
 import { renderFindings, renderIdle, renderSteps } from "./charts.js";
 import { count, duration, mb } from "./format.js";
 import { connectAllowed, startLinks } from "./url.js";
@@ -445,17 +445,7 @@ function rangeTable(host) {
 
 function selectTab(id) {
   app.tab = id;
-  const nav = $("tabs");
-  nav.replaceChildren();
-  for (const t of TABS) {
-    const b = document.createElement("button");
-    b.type = "button";
-    b.textContent = t.title;
-    b.setAttribute("role", "tab");
-    b.setAttribute("aria-selected", String(t.id === id));
-    b.addEventListener("click", () => selectTab(t.id));
-    nav.append(b);
-  }
+  renderTabs($("tabs"), TABS, id, selectTab);
   TABS.find((t) => t.id === id).render($("tab-body"));
 }
 

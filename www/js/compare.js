@@ -8,7 +8,7 @@
 // terminates NEW's worker. Trace text is only ever set as text.
 
 import { TimelineView } from "./timeline.js";
-import { renderTable } from "./table.js";
+import { renderTable, renderTabs } from "./table.js";
 import { mb } from "./format.js";
 import { connectAllowed } from "./url.js";
 import { SessionWorker } from "./worker/client.js";
@@ -387,17 +387,7 @@ const TABS = [
 
 function selectTab(id) {
   state.tab = id;
-  const nav = $("compare-tabs");
-  nav.replaceChildren();
-  for (const t of TABS) {
-    const b = document.createElement("button");
-    b.type = "button";
-    b.textContent = t.title;
-    b.setAttribute("role", "tab");
-    b.setAttribute("aria-selected", String(t.id === id));
-    b.addEventListener("click", () => selectTab(t.id));
-    nav.append(b);
-  }
+  renderTabs($("compare-tabs"), TABS, id, selectTab);
   const tab = TABS.find((t) => t.id === id);
   const d = state.diff;
   const per = d.mode === "total" ? "totals" : `per step (${d.steps.base.steps} and ${d.steps.new.steps} steps)`;

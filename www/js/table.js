@@ -10,6 +10,21 @@ const MAX_ROWS = 1000;
  * Renders `rows` into `host` (emptied first) and returns the table element.
  * options: { id, columns: [{key, label, kind}], onRowClick(row, tr), csvName, caption }
  */
+/** Fills `nav` with one tab button per entry of `tabs` ({id, title}), `selected` marked; a click
+ * calls `onSelect(id)`, which is expected to call this again. */
+export function renderTabs(nav, tabs, selected, onSelect) {
+  nav.replaceChildren();
+  for (const t of tabs) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = t.title;
+    b.setAttribute("role", "tab");
+    b.setAttribute("aria-selected", String(t.id === selected));
+    b.addEventListener("click", () => onSelect(t.id));
+    nav.append(b);
+  }
+}
+
 export function renderTable(host, rows, options = {}) {
   host.replaceChildren();
   const columns = options.columns || inferColumns(rows);
