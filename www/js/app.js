@@ -21,6 +21,7 @@ const boot = document.querySelector("script[data-bindings]");
 // The paths are relative to the page, not to this module.
 const bindings = new Bindings(boot.dataset.bindings, boot.dataset.wasm);
 const workers = new Workers(bindings);
+workers.refillOnIntent(document);
 // The module-level values the painter and the charts need come from the first worker, which is
 // then the spare that the first load takes.
 const [constants, palette, waitKinds, version] = await workers
@@ -221,8 +222,6 @@ function analyse(loaded, t) {
     t.heapBytes = await s.heap_bytes();
     document.body.dataset.analyses = "ready";
     status();
-    // The next load starts at once; started only now so that it does not compete with this one.
-    workers.refill();
   })().catch((err) => {
     loaded.settleTables.reject(err);
     if (mine()) fail(err, loaded.name);
