@@ -367,3 +367,62 @@ fn printed_data(v: &Value, path: &mut String, out: &mut Vec<String>) {
         _ => {}
     }
 }
+
+/// Idle, steps and findings name the device as the trace does: `MTIA`/`XPU` where its process is
+/// labelled so, `GPU` where nothing names it (the PrivateUse1 fixture) and on CUDA. Checked on the
+/// analyses' sentences and on what `sightline idle`, `steps` and `report` print.
+#[test]
+fn idle_steps_and_findings_say_the_devices_name() {
+    for (name, word) in [
+        ("mtia_two_steps.json", "MTIA"),
+        ("xpu_two_steps.json", "XPU"),
+        ("privateuse1_flows_only.json", "GPU"),
+        ("cuda_only_alexnet.json.gz", "GPU"),
+    ] {
+        let t = load(name);
+        let idle = idle_report(&t, Mode::Exact);
+        assert_eq!(idle.device_word, word, "{name}");
+        let device = format!("{word} {}", idle.devices[0].device);
+        assert_eq!(idle.devices[0].name, device, "{name}");
+        assert!(idle.gaps.iter().all(|g| g.device_name == device), "{name}");
+        if let Some(s) = idle.waits_sentence() {
+            assert!(s.starts_with(&format!("the {word} waited")), "{name}: {s}");
+        }
+        let steps = steps::analyze(&t);
+        assert_eq!(steps.device_word, word, "{name}");
+        assert!(steps.gpu.iter().all(|g| g.name == device), "{name}");
+        let mut text = String::new();
+        for f in findings::analyze(&t) {
+            text += &format!("{} {} {}\n", f.title, f.detail, f.advice);
+        }
+        for cmd in ["idle", "steps", "report"] {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_sightline"))
+                .arg(cmd)
+                .arg(common::local_fixture(&format!("devices/{name}")))
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{name} {cmd}");
+            text += &String::from_utf8(out.stdout).unwrap();
+        }
+        if word != "GPU" {
+            assert!(!text.contains("GPU"), "{name}: {text}");
+            assert!(text.contains(&device), "{name}: {text}");
+        }
+    }
+}
+
+/// MTIA writes its DMA transfers (`dma_request`) among its CCP events, with its kernels: the steps
+/// breakdown counts them as memcpy, as it counts the XPU fixture's `gpu_memcpy` copies made at the
+/// same times (the two fixtures share their timeline), and device utilization counts kernels only.
+#[test]
+fn mtia_dma_transfers_are_copies_in_the_steps() {
+    let mtia = steps::analyze(&load("mtia_two_steps.json"));
+    let xpu = steps::analyze(&load("xpu_two_steps.json"));
+    assert!(mtia.total.memcpy_ns > 0, "{:?}", mtia.total);
+    assert_eq!(mtia.total.memcpy_ns, xpu.total.memcpy_ns);
+    assert_eq!(mtia.total.kernel_ns, xpu.total.kernel_ns);
+    assert_eq!(mtia.gpu[0].kernel_ns, xpu.gpu[0].kernel_ns);
+    for (a, b) in mtia.steps.iter().zip(&xpu.steps) {
+        assert_eq!(a.breakdown.memcpy_ns, b.breakdown.memcpy_ns, "{}", a.name);
+    }
+}

@@ -298,7 +298,11 @@ pub fn analyze_with(
             .map(|w| w.ns)
             .sum::<i64>();
         let also = if waited > 0 {
-            format!("; the GPU sat idle {} waiting for it", ms(waited))
+            format!(
+                "; the {} sat idle {} waiting for it",
+                idle.device_word,
+                ms(waited)
+            )
         } else {
             String::new()
         };
@@ -326,10 +330,11 @@ pub fn analyze_with(
             severity: Severity::Warning,
             title: "Copies from pageable host memory".into(),
             detail: format!(
-                "{} host-device copies ({} on the GPU) used pageable memory: they go through a \
+                "{} host-device copies ({} on the {}) used pageable memory: they go through a \
                  staging buffer and cannot overlap with compute.",
                 c.pageable.len(),
-                ms(total)
+                ms(total),
+                idle.device_word
             ),
             advice: "Pin host memory: DataLoader(pin_memory=True) or tensor.pin_memory(), then \
                      .to(device, non_blocking=True)."
@@ -386,10 +391,11 @@ pub fn analyze_with(
                     device_name(trace, g.device),
                     pct(g.utilization)
                 ),
-                advice:
-                    "See where the GPU waits (sightline idle): feed it faster, batch more work \
-                         per step (larger batches, fused or compiled kernels, CUDA graphs)."
-                        .into(),
+                advice: format!(
+                    "See where {} waits (sightline idle): feed it faster, batch more work per \
+                     step (larger batches, fused or compiled kernels, CUDA graphs).",
+                    device_name(trace, g.device)
+                ),
                 evidence: Evidence {
                     slices: gaps
                         .iter()
@@ -456,15 +462,15 @@ pub fn analyze_with(
                 } else {
                     Severity::Warning
                 },
-                title: format!("GPU {} memory is nearly full", d.id),
+                title: format!("{} memory is nearly full", device_name(trace, d.id)),
                 detail: format!(
                     "Memory use peaked at {:.2} GB (allocated {:.2} GB, reserved {:.2} GB) of the \
-                     {:.2} GB of GPU {} ({}).",
+                     {:.2} GB of {} ({}).",
                     used as f64 / 1e9,
                     m.total_allocated[i] as f64 / 1e9,
                     m.total_reserved[i] as f64 / 1e9,
                     cap as f64 / 1e9,
-                    d.id,
+                    device_name(trace, d.id),
                     pct(s)
                 ),
                 advice: "Reduce peak memory (smaller batch, activation checkpointing, mixed \

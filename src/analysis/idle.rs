@@ -96,7 +96,7 @@ pub fn op_class(kind: Kind, name: &str) -> OpClass {
     if matches!(kind, Kind::Memcpy | Kind::Memset)
         || name.starts_with("Memcpy")
         || name.starts_with("Memset")
-        || name.starts_with("dma")
+        || crate::model::category::is_dma_transfer(name)
     {
         OpClass::Memory
     } else if ["nccl", "rccl", "hccl", "hip"]
@@ -159,7 +159,7 @@ impl WaitKind {
         WaitKind::NoLaunch,
     ];
 
-    /// Words for "the GPU waited X ms for ...".
+    /// Words for "the GPU waited X ms for ..." (the same for every device: no device word).
     pub fn phrase(self) -> &'static str {
         match self {
             WaitKind::DataLoader => "the DataLoader",
@@ -173,7 +173,7 @@ impl WaitKind {
             WaitKind::Python => "Python code",
             WaitKind::Annotation => "labelled code outside operators",
             WaitKind::NothingRecorded => "nothing recorded on the thread",
-            WaitKind::GpuSide => "GPU-side dependencies and latency",
+            WaitKind::GpuSide => "device-side dependencies and latency",
             WaitKind::NoLaunch => "ops with no launch in the trace",
         }
     }
@@ -192,6 +192,9 @@ impl WaitKind {
 pub struct IdleReport {
     pub mode: Mode,
     pub rank: i64,
+    /// What the trace's devices are called in sentences: `GPU`, `MTIA`, `XPU`
+    /// ([`super::summary::devices_word`]).
+    pub device_word: String,
     /// HTA's temporal breakdown, one entry per rank (a trace is one rank).
     pub temporal: Vec<Temporal>,
     /// HTA's idle breakdown, one entry per stream.
@@ -233,6 +236,8 @@ pub struct StreamIdle {
 #[derive(Debug, Clone, Serialize)]
 pub struct DeviceIdle {
     pub device: i64,
+    /// `GPU 0`, `MTIA 0`, ... ([`super::summary::device_name`]).
+    pub name: String,
     pub streams: usize,
     pub busy_ops: usize,
     pub start_ns: i64,
@@ -262,6 +267,8 @@ pub struct WaitTotal {
 #[derive(Debug, Clone, Serialize)]
 pub struct Gap {
     pub device: i64,
+    /// `GPU 0`, `MTIA 0`, ... ([`super::summary::device_name`]).
+    pub device_name: String,
     pub start_ns: i64,
     pub end_ns: i64,
     pub dur_ns: i64,
@@ -361,6 +368,7 @@ pub fn analyze_with(trace: &Trace, links: &Links, opts: &IdleOptions) -> IdleRep
         }
         devices.push(DeviceIdle {
             device: *device,
+            name: super::summary::device_name(trace, *device),
             streams: lanes.len(),
             busy_ops: u.ops,
             start_ns: u.first,
@@ -417,6 +425,7 @@ pub fn analyze_with(trace: &Trace, links: &Links, opts: &IdleOptions) -> IdleRep
     IdleReport {
         mode: opts.mode,
         rank,
+        device_word: super::summary::devices_word(trace),
         temporal,
         idle,
         devices,
@@ -428,7 +437,8 @@ pub fn analyze_with(trace: &Trace, links: &Links, opts: &IdleOptions) -> IdleRep
 }
 
 impl IdleReport {
-    /// "the GPU waited 12.3 ms for the DataLoader, 4.5 ms for copies, ..." (host kinds only).
+    /// "the GPU waited 12.3 ms for the DataLoader, 4.5 ms for copies, ..." (host kinds only;
+    /// "the MTIA waited" on MTIA).
     pub fn waits_sentence(&self) -> Option<String> {
         let parts: Vec<String> = self
             .waits
@@ -437,7 +447,7 @@ impl IdleReport {
             .take(4)
             .map(|w| format!("{:.1} ms for {}", w.ns as f64 / 1e6, w.kind.phrase()))
             .collect();
-        (!parts.is_empty()).then(|| format!("the GPU waited {}", parts.join(", ")))
+        (!parts.is_empty()).then(|| format!("the {} waited {}", self.device_word, parts.join(", ")))
     }
 }
 
@@ -888,6 +898,7 @@ impl<'a> Attribution<'a> {
         });
         Gap {
             device: g.device,
+            device_name: super::summary::device_name(trace, g.device),
             start_ns: g.start,
             end_ns: g.end,
             dur_ns: g.end - g.start,

@@ -23,6 +23,7 @@
 
 use super::idle::{op_class, OpClass};
 use super::links::{Kind, Links};
+use crate::model::category::is_dma_transfer;
 use crate::model::{LaneKind, SliceRef, Trace};
 use serde::Serialize;
 
@@ -36,6 +37,9 @@ pub struct StepsReport {
     /// Sum over the steps.
     pub total: Breakdown,
     pub gpu: Vec<DeviceUtilization>,
+    /// What the trace's devices are called in sentences: `GPU`, `MTIA`, `XPU`
+    /// ([`super::summary::devices_word`]).
+    pub device_word: String,
     pub stats: StepStats,
 }
 
@@ -112,6 +116,8 @@ impl Breakdown {
 #[derive(Debug, Clone, Serialize)]
 pub struct DeviceUtilization {
     pub device: i64,
+    /// `GPU 0`, `MTIA 0`, ... ([`super::summary::device_name`]).
+    pub name: String,
     pub kernel_ns: i64,
     pub span_ns: i64,
     pub utilization: f64,
@@ -146,7 +152,10 @@ type OpSpan = (i64, i64, Option<(i64, i64)>);
 /// for the steps themselves, which claim no time.
 fn named_category(kind: Kind, name: &str) -> Option<usize> {
     if kind == Kind::Kernel {
-        return Some(if op_class(kind, name) == OpClass::Communication {
+        // MTIA's DMA transfers share its kernels' category: copies, as CUDA's `gpu_memcpy`.
+        return Some(if is_dma_transfer(name) {
+            1
+        } else if op_class(kind, name) == OpClass::Communication {
             3
         } else {
             0
@@ -406,6 +415,7 @@ pub fn analyze_with(trace: &Trace, links: &Links) -> StepsReport {
 
     StepsReport {
         gpu: utilization(trace, links, &spans),
+        device_word: super::summary::devices_word(trace),
         stats: stats(&steps),
         steps,
         synthetic,
@@ -446,7 +456,10 @@ fn utilization(trace: &Trace, links: &Links, spans: &[(i64, i64)]) -> Vec<Device
         };
         let s = &l.slices;
         for i in 0..s.len() {
-            if links.kinds.of_cat(s.cat[i]) == Kind::Kernel {
+            // Kernels only, as on CUDA: MTIA's DMA transfers are copies.
+            if links.kinds.of_cat(s.cat[i]) == Kind::Kernel
+                && !is_dma_transfer(trace.str(s.name[i]))
+            {
                 let (a, b) = (s.start_ns[i].max(lo), s.end_ns(i).min(hi));
                 if b > a {
                     per_device[idx].1.push((a, b));
@@ -459,6 +472,7 @@ fn utilization(trace: &Trace, links: &Links, spans: &[(i64, i64)]) -> Vec<Device
         .map(|(device, v)| {
             let kernel_ns: i64 = merge(v).iter().map(|(a, b)| b - a).sum();
             DeviceUtilization {
+                name: super::summary::device_name(trace, device),
                 device,
                 kernel_ns,
                 span_ns: hi - lo,

@@ -114,6 +114,26 @@ pub fn device_word(trace: &Trace, process: u32) -> &str {
         .map_or("GPU", |(word, _)| word)
 }
 
+/// What the trace's devices are called in sentences ("the MTIA waited ..."): the word their
+/// processes are labelled with when they all share one (`MTIA`, `XPU`), `GPU` when none says
+/// (CUDA and ROCm, and any trace that does not name its devices), `device` when they differ.
+pub fn devices_word(trace: &Trace) -> String {
+    let mut words = trace
+        .processes
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.device.is_some())
+        .map(|(i, _)| device_word(trace, i as u32));
+    let Some(first) = words.next() else {
+        return "GPU".into();
+    };
+    if words.all(|w| w == first) {
+        first.into()
+    } else {
+        "device".into()
+    }
+}
+
 /// The devices of the trace: `deviceProperties` as the file gives them, then each device that
 /// holds lanes but has no properties (MTIA and XPU traces write none), named as its process is
 /// labelled (`MTIA 0`) and with nothing else known.

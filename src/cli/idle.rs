@@ -44,9 +44,12 @@ pub fn print(r: &IdleReport) {
         Mode::Exact => "exact, ns",
         Mode::Hta => "HTA 0.5.0 compatible, whole us",
     };
-    println!("GPU idle time ({mode}), rank {}", r.rank);
+    println!("{} idle time ({mode}), rank {}", r.device_word, r.rank);
     if r.temporal.is_empty() {
-        println!("  no GPU kernels, memcpys or memsets in this trace");
+        println!(
+            "  no {} kernels, memcpys or memsets in this trace",
+            r.device_word
+        );
         for n in &r.notes {
             println!("  note: {n}");
         }
@@ -118,11 +121,11 @@ pub fn print(r: &IdleReport) {
     println!("Longest gaps");
     for (i, g) in r.gaps.iter().enumerate() {
         println!(
-            "  #{:<2} {} at {} on GPU {}, ended by {} (stream {})",
+            "  #{:<2} {} at {} on {}, ended by {} (stream {})",
             i + 1,
             ms(g.dur_ns),
             ms(g.start_ns),
-            g.device,
+            g.device_name,
             short(&g.ended_by.name, 60),
             g.ended_by.stream
         );

@@ -42,8 +42,8 @@ pub fn print(r: &StepsReport) {
     }
     if r.dropped_tail_steps > 0 {
         println!(
-            "  {} trailing step(s) dropped: their GPU work looks incompletely captured",
-            r.dropped_tail_steps
+            "  {} trailing step(s) dropped: their {} work looks incompletely captured",
+            r.dropped_tail_steps, r.device_word
         );
     }
     let mut header = format!("  {:<22} {:>11}", "step", "duration");
@@ -73,8 +73,8 @@ pub fn print(r: &StepsReport) {
     println!("{pct}");
     for g in &r.gpu {
         println!(
-            "  GPU {} utilization {:.1}% (kernels {} ms of {} ms)",
-            g.device,
+            "  {} utilization {:.1}% (kernels {} ms of {} ms)",
+            g.name,
             100.0 * g.utilization,
             ms(g.kernel_ns as f64),
             ms(g.span_ns as f64)

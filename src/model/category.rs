@@ -120,6 +120,14 @@ pub fn device_label(text: &str) -> Option<(&str, i64)> {
     (word_ok && n >= 0).then_some((word, n))
 }
 
+/// A device op named as a DMA transfer (`dma_request`, ...): MTIA writes its copies among its CCP
+/// events, the category of its kernels ([`Kind::Kernel`]), so only the name says they are copies.
+/// The same name rule as HTA's for memory ops (`dma` prefix). The steps breakdown counts these as
+/// memcpy, as it counts CUDA's `gpu_memcpy`.
+pub fn is_dma_transfer(name: &str) -> bool {
+    name.starts_with("dma")
+}
+
 /// The device index of [`device_label`].
 pub fn device_index(text: &str) -> Option<i64> {
     device_label(text).map(|(_, n)| n)
@@ -176,6 +184,8 @@ mod tests {
             assert!(!Kind::on_device(cat), "{cat}");
         }
         assert_eq!(Kind::of_cat("mtia_ccp_events"), Kind::Kernel);
+        assert!(is_dma_transfer("dma_request"));
+        assert!(!is_dma_transfer("linear_fwd_kernel"));
         assert!(Kind::on_device("mtia_ccp_events"));
         assert!(Kind::on_device("mtia_insight"));
         assert!(!Kind::on_device("cpu_op"));

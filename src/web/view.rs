@@ -119,7 +119,7 @@ fn gap_tooltip(g: &idle::Gap) -> serde_json::Value {
         None => format!("ended by {}", g.ended_by.name),
     };
     serde_json::json!({
-        "title": format!("GPU {} idle for {}", g.device, format_duration(g.dur_ns as f64)),
+        "title": format!("{} idle for {}", g.device_name, format_duration(g.dur_ns as f64)),
         "lines": [format!("meanwhile on the CPU: {}", doing.join(", ")), ended],
     })
 }

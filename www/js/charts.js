@@ -68,22 +68,22 @@ export function renderSteps(host, report, onRange) {
     host.append(row);
   }
   const st = report.stats;
-  const gpu = report.gpu.map((g) => `GPU ${g.device} busy ${(100 * g.utilization).toFixed(1)} % of the steps`).join(" · ");
+  const gpu = report.gpu.map((g) => `${g.name} busy ${(100 * g.utilization).toFixed(1)} % of the steps`).join(" · ");
   host.append(el("p", "muted", `${count(st.count)} steps · median ${duration(st.median_ns)} · p90 ${duration(st.p90_ns)}${gpu ? ` · ${gpu}` : ""}${report.synthetic ? " · no ProfilerStep spans: one step spans the trace" : ""}`));
 }
 
-/** What the GPU waited for (bars), per-device utilization, and the longest gaps (click: show). */
+/** What the devices waited for (bars), per-device utilization, and the longest gaps (click: show). */
 export function renderIdle(host, report, phrases, onRange) {
   host.replaceChildren();
   if (!report || !report.devices.length) {
-    host.append(el("p", "muted", "No GPU events in this trace."));
+    host.append(el("p", "muted", `No ${report ? report.device_word : "GPU"} events in this trace.`));
     return;
   }
   for (const d of report.devices) {
-    host.append(el("p", "", `GPU ${d.device}: busy ${(100 * d.utilization).toFixed(1)} % of ${duration(d.window_ns)}, idle ${duration(d.idle_ns)} in ${count(d.gaps)} gaps`));
+    host.append(el("p", "", `${d.name}: busy ${(100 * d.utilization).toFixed(1)} % of ${duration(d.window_ns)}, idle ${duration(d.idle_ns)} in ${count(d.gaps)} gaps`));
   }
   if (report.waits.length) {
-    host.append(el("h3", "", "While the GPU was idle, the CPU was in"));
+    host.append(el("h3", "", `While the ${report.device_word} was idle, the CPU was in`));
     const top = Math.max(...report.waits.map((w) => w.ns), 1);
     report.waits.forEach((w, i) => {
       const row = el("div", "bar-row");
@@ -103,7 +103,7 @@ export function renderIdle(host, report, phrases, onRange) {
     for (const g of report.gaps.slice(0, 20)) {
       const li = document.createElement("li");
       const doing = g.cpu.slice(0, 3).map((k) => `${phrases[k.kind] || k.kind} ${duration(k.ns)}`).join(", ");
-      li.textContent = `GPU ${g.device} idle ${duration(g.dur_ns)} at ${duration(g.start_ns)}: ${doing || "no CPU attribution"}; ended by ${g.ended_by.name}`;
+      li.textContent = `${g.device_name} idle ${duration(g.dur_ns)} at ${duration(g.start_ns)}: ${doing || "no CPU attribution"}; ended by ${g.ended_by.name}`;
       li.addEventListener("click", () => onRange(g.start_ns, g.end_ns));
       ul.append(li);
     }

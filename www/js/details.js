@@ -101,12 +101,12 @@ function p(cls, text) {
 /** Details of an idle gap (a click on a shaded gap): how long, what ended it, what the CPU did. */
 export function renderGap(host, g, phrases, onPick) {
   host.replaceChildren();
-  host.append(p("slice-name", `GPU ${g.device} idle for ${duration(g.dur_ns)}`));
+  host.append(p("slice-name", `${g.device_name} idle for ${duration(g.dur_ns)}`));
   host.append(
     table([
       ["from", duration(g.start_ns)],
       ["to", duration(g.end_ns)],
-      ["launch", g.host_wait ? "started after the gap began (the GPU waited for the CPU)" : "issued before the gap began"],
+      ["launch", g.host_wait ? `started after the gap began (${g.device_name} waited for the CPU)` : "issued before the gap began"],
     ]),
   );
   host.append(h3("Ended by"));
