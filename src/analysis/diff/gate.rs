@@ -1,6 +1,7 @@
 //! Conditions a CI job fails on (`sightline diff --fail-if EXPR`), read from a [`Diff`].
 //!
-//! Grammar (spaces are not allowed around the comparison):
+//! Grammar (spaces may stand around the comparison, inside the value and at either end, as in
+//! `"step_time >= +5 %"`; a name keeps its inner spaces, `label:forward pass.device`):
 //! ```text
 //! EXPR    := METRIC CMP VALUE | "finding:" ID
 //! METRIC  := "step_time" | "gpu_idle" | "host_wait" | "step:" CATEGORY
@@ -93,8 +94,13 @@ pub struct Verdict {
 
 impl Condition {
     pub fn parse(text: &str) -> Result<Condition, String> {
+        let text = text.trim();
         let bad = |why: &str| format!("--fail-if '{text}': {why}");
+        if text.is_empty() {
+            return Err(bad("empty; expected METRIC CMP VALUE or finding:ID"));
+        }
         if let Some(id) = text.strip_prefix("finding:") {
+            let id = id.trim();
             if id.is_empty() {
                 return Err(bad("a finding id is missing"));
             }
@@ -104,9 +110,9 @@ impl Condition {
             });
         }
         // The comparison is the last '<' or '>': a value holds neither, a name may.
-        let at = text
-            .rfind(['<', '>'])
-            .ok_or_else(|| bad("no comparison (>, >=, <, <=)"))?;
+        let at = text.rfind(['<', '>']).ok_or_else(|| {
+            bad("no comparison (>, >=, <, <=); an expression with spaces must be quoted whole")
+        })?;
         let (lhs, rest) = text.split_at(at);
         let (cmp, value) = match (rest.as_bytes()[0], rest.as_bytes().get(1)) {
             (b'>', Some(b'=')) => (Cmp::Ge, &rest[2..]),
@@ -114,8 +120,13 @@ impl Condition {
             (b'<', Some(b'=')) => (Cmp::Le, &rest[2..]),
             _ => (Cmp::Lt, &rest[1..]),
         };
-        let metric = parse_metric(lhs).map_err(|e| bad(&e))?;
-        let threshold = parse_value(value).map_err(|e| bad(&e))?;
+        let metric = parse_metric(lhs.trim()).map_err(|e| bad(&e))?;
+        // Spaces inside the value (`+ 5 %`) carry no meaning.
+        let value: String = value.chars().filter(|c| !c.is_whitespace()).collect();
+        if value.is_empty() {
+            return Err(bad("a value is missing after the comparison"));
+        }
+        let threshold = parse_value(&value).map_err(|e| bad(&e))?;
         Ok(Condition {
             text: text.to_string(),
             kind: CondKind::Compare(metric, cmp, threshold),
@@ -216,11 +227,12 @@ fn parse_metric(s: &str) -> Result<Metric, String> {
         _ => {}
     }
     if let Some(c) = s.strip_prefix("step:") {
-        return Ok(Metric::Step(c.to_string()));
+        return Ok(Metric::Step(c.trim().to_string()));
     }
     let field = |rest: &str| -> Result<(String, String), String> {
         let (name, f) = rest
             .rsplit_once('.')
+            .map(|(n, f)| (n.trim(), f.trim()))
             .filter(|(n, _)| !n.is_empty())
             .ok_or("expected NAME.FIELD")?;
         Ok((name.to_string(), f.to_string()))
@@ -370,6 +382,12 @@ mod tests {
             CondKind::Finding("pageable_memcpy".into())
         );
         for bad in [
+            "",
+            "   ",
+            "step_time >= ",
+            "step_time = 5%",
+            "step time > 5%",
+            "step_time > 5 parsecs",
             "step_time",
             "step_time>",
             "step_time>5parsecs",
@@ -380,5 +398,43 @@ mod tests {
         ] {
             assert!(Condition::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn spaces_around_the_comparison_and_in_the_value() {
+        let same = [
+            ("step_time>=+5%", "step_time >= +5%"),
+            ("step_time>+5%", "  step_time > + 5 %  "),
+            (
+                "op:aten::copy_.self_cpu>200us",
+                "op:aten::copy_.self_cpu > 200 us",
+            ),
+            ("op:<lambda>.self_cpu<=5us", "op:<lambda>.self_cpu <= 5us"),
+            ("step:DataLoader>=20%", "step:DataLoader >= 20%"),
+            ("finding:pageable_memcpy", " finding: pageable_memcpy "),
+        ];
+        for (tight, spaced) in same {
+            assert_eq!(
+                Condition::parse(tight).unwrap().kind,
+                Condition::parse(spaced).unwrap().kind,
+                "{spaced}"
+            );
+        }
+        // A name keeps its inner spaces; the text shown is the expression, trimmed.
+        let c = Condition::parse(" label:forward pass.device > 1ms ").unwrap();
+        assert_eq!(
+            c.kind,
+            CondKind::Compare(
+                Metric::Label("forward pass".into(), LabelField::Device),
+                Cmp::Gt,
+                Threshold::Absolute(1000.0)
+            )
+        );
+        assert_eq!(c.text, "label:forward pass.device > 1ms");
+        // An expression split by the shell names what is missing.
+        let e = Condition::parse("step_time").unwrap_err();
+        assert!(e.contains("quoted"), "{e}");
+        let e = Condition::parse("step_time >=").unwrap_err();
+        assert!(e.contains("value is missing"), "{e}");
     }
 }
