@@ -13,6 +13,7 @@
 //! input that is not a trace at all is an error ([`ParseError`]).
 
 mod build;
+mod codec;
 mod event;
 mod fields;
 mod parallel;
@@ -20,7 +21,8 @@ mod rows;
 mod split;
 
 pub use build::enclosing_slice;
-pub use parallel::{parse_parallel, parse_parallel_with};
+pub use codec::PartError;
+pub use parallel::{event_boundary, parse_parallel, parse_parallel_with, splittable, Part};
 pub use rows::layout_rows;
 
 use crate::model::{DiagKind, ParseStats, Trace};
@@ -78,6 +80,28 @@ impl JsonStage {
         }
         self.json_bytes += bytes.len() as u64;
         self.splitter.feed(bytes, &mut self.builder);
+    }
+}
+
+impl JsonStage {
+    /// True when `next`, parsed on its own from byte `next_start`, can be joined after this
+    /// stage with a result equal to one stage reading both: this one stopped right there,
+    /// between two events of the array with no `B` left open, and `next` holds no `B`/`E` (a
+    /// pair cannot be matched across the cut).
+    fn can_take(&self, next: &JsonStage, next_start: u64) -> bool {
+        self.splitter.bytes_seen() == next_start
+            && self.splitter.between_events()
+            && self.splitter.saw_events()
+            && self.builder.can_continue()
+            && !next.builder.saw_begin_end()
+    }
+
+    /// Joins `next` (see [`JsonStage::can_take`]): its events after these, its splitter's state
+    /// as where the input now stands.
+    fn take(&mut self, next: JsonStage) {
+        self.builder.absorb(next.builder);
+        self.splitter = next.splitter;
+        self.json_bytes += next.json_bytes;
     }
 }
 
@@ -168,6 +192,29 @@ impl Parser {
                     }
                 }
             }
+        }
+    }
+
+    /// Joins a part read elsewhere ([`Part::encode`]) that starts where the bytes fed so far end:
+    /// the result is what feeding the part's bytes would have given. `Ok(false)` when it cannot
+    /// be joined exactly (the input is gzip, the part does not start here, the bytes so far do
+    /// not end between two events, `B`/`E` events): nothing changed, and the caller feeds the
+    /// bytes instead. A buffer that is not a part is an error. No more bytes may be fed after a
+    /// part was joined; further parts may.
+    pub fn absorb_part(&mut self, part: &[u8]) -> Result<bool, PartError> {
+        let (start, stage) = codec::decode(part)?;
+        match &mut self.stage {
+            Stage::Sniff(head) if head.is_empty() && start == 0 => {
+                self.input_bytes = stage.json_bytes;
+                self.stage = Stage::Plain(Box::new(stage));
+                Ok(true)
+            }
+            Stage::Plain(mine) if mine.can_take(&stage, start) => {
+                self.input_bytes += stage.json_bytes;
+                mine.take(stage);
+                Ok(true)
+            }
+            _ => Ok(false),
         }
     }
 
