@@ -129,6 +129,9 @@ pub struct Parser {
     input_bytes: u64,
     /// The gzip stream failed; what it said. Later input is ignored.
     gzip_error: Option<String>,
+    /// Parts joined after the bytes fed here ([`Parser::absorb_part`]): read by as many more
+    /// workers.
+    parts: u32,
 }
 
 impl Default for Parser {
@@ -143,6 +146,7 @@ impl Parser {
             stage: Stage::Sniff(Vec::new()),
             input_bytes: 0,
             gzip_error: None,
+            parts: 0,
         }
     }
 
@@ -199,8 +203,8 @@ impl Parser {
     /// the result is what feeding the part's bytes would have given. `Ok(false)` when it cannot
     /// be joined exactly (the input is gzip, the part does not start here, the bytes so far do
     /// not end between two events, `B`/`E` events): nothing changed, and the caller feeds the
-    /// bytes instead. A buffer that is not a part is an error. No more bytes may be fed after a
-    /// part was joined; further parts may.
+    /// bytes instead. A buffer that is not a part is an error. Bytes fed afterwards, or the next
+    /// part, follow the part's last byte.
     pub fn absorb_part(&mut self, part: &[u8]) -> Result<bool, PartError> {
         let (start, stage) = codec::decode(part)?;
         match &mut self.stage {
@@ -212,6 +216,7 @@ impl Parser {
             Stage::Plain(mine) if mine.can_take(&stage, start) => {
                 self.input_bytes += stage.json_bytes;
                 mine.take(stage);
+                self.parts += 1;
                 Ok(true)
             }
             _ => Ok(false),
@@ -239,7 +244,11 @@ impl Parser {
                 (j, self.gzip_error.or(end.map(|e| e.to_string())))
             }
         };
-        finish_stage(json, self.input_bytes, gzipped, gzip_end_error)
+        let parts = self.parts;
+        finish_stage(json, self.input_bytes, gzipped, gzip_end_error).map(|mut t| {
+            t.stats.threads = 1 + parts;
+            t
+        })
     }
 }
 

@@ -73,6 +73,10 @@ export class SessionWorker {
 
   constructor(worker, glue, module) {
     this.worker = worker;
+    this.glue = glue;
+    this.compiled = module;
+    // Helper workers that parse parts of this worker's file (parallel.js): ended with it.
+    this.linked = new Set();
     this.pending = new Map();
     this.nextId = 1;
     this.dead = null;
@@ -109,11 +113,20 @@ export class SessionWorker {
     });
   }
 
+  /** Another worker with the same module, ended when this one is (a cancel ends both). */
+  spawnLinked() {
+    const helper = new SessionWorker(new Worker(WORKER_URL, { type: "module", name: "sightline-part" }), this.glue, this.compiled);
+    this.linked.add(helper);
+    return helper;
+  }
+
   /** Ends the worker now; pending calls reject with `reason`. No failure is reported. */
   terminate(reason = "the worker was stopped") {
     if (this.dead) return;
     this.dead = reason;
     this.worker.terminate();
+    for (const helper of this.linked) helper.terminate(reason);
+    this.linked.clear();
     for (const p of this.pending.values()) p.reject(new Error(reason));
     this.pending.clear();
   }
