@@ -5,7 +5,7 @@
 // and stays.
 
 import { SessionWorker } from "./worker/client.js";
-import { rangeChunks, readInParts } from "./worker/parallel.js";
+import { readInParts } from "./worker/parallel.js";
 
 // Bytes per File slice handed to the parser: 16 MB of JSON parse in about 0.1 s, and the per-slice
 // costs (a read, a transfer to the worker, a copy into wasm memory) stay small: 8 MB slices read
@@ -16,17 +16,31 @@ const GZ_CHUNK = 1 << 20;
 
 const isGzip = (head) => head[0] === 0x1f && head[1] === 0x8b;
 
+/** Slices of `blob` from `start` to `end`, reading the next one while the current one is parsed. */
+async function* rangeChunks(blob, start, end, size) {
+  const read = (off) => blob.slice(off, Math.min(off + size, end)).arrayBuffer();
+  let next = start < end ? read(start) : null;
+  for (let off = start; off < end; off += size) {
+    const buf = await next;
+    next = off + size < end ? read(off + size) : null;
+    yield new Uint8Array(buf);
+  }
+}
+
 /**
  * Chunks of a File/Blob, reading the next slice while the current one is parsed. The blob rides
- * along (`.blob`) so that a large plain-JSON file can be read in parts by several workers.
+ * along (`.blob`): a worker reads it itself (readInto), in parts when it is large plain JSON.
  */
 export function blobChunks(blob) {
   const chunks = async function* () {
-    const head = new Uint8Array(await blob.slice(0, 2).arrayBuffer());
-    yield* rangeChunks(blob, 0, blob.size, isGzip(head) ? GZ_CHUNK : CHUNK);
+    yield* rangeChunks(blob, 0, blob.size, await sliceSize(blob));
   };
   chunks.blob = blob;
   return chunks;
+}
+
+async function sliceSize(blob) {
+  return isGzip(new Uint8Array(await blob.slice(0, 2).arrayBuffer())) ? GZ_CHUNK : CHUNK;
 }
 
 /** Chunks of a fetch response's body, as they download. */
@@ -103,9 +117,13 @@ export async function readInto(worker, chunks, { width, height, onProgress }) {
   const s = worker.session;
   await s.new();
   let read = 0;
-  worker.parts = chunks.blob ? await readInParts(worker, chunks.blob, (fed, events) => onProgress("reading", fed, events)) : 0;
-  if (worker.parts > 0) read = chunks.blob.size;
-  else {
+  const blob = worker.readFile && chunks.blob;
+  worker.parts = blob ? await readInParts(worker, blob, (fed, events) => onProgress("reading", fed, events)) : 0;
+  if (worker.parts > 0) read = blob.size;
+  else if (blob) {
+    // The worker reads the file itself: the page's thread never holds its bytes.
+    read = await worker.readFile(blob, 0, blob.size, await sliceSize(blob), (fed, events) => onProgress("reading", fed, events));
+  } else {
     for await (const chunk of chunks()) {
       read += chunk.length;
       // The three calls run in order in the worker: the counts are those after this chunk.

@@ -84,9 +84,13 @@ export class SessionWorker {
     this.session = proxy((...a) => this.call(...a), "session");
     this.module = proxy((...a) => this.call(...a), "module");
     worker.addEventListener("message", (ev) => {
-      const { id, value, error, panic } = ev.data;
+      const { id, value, error, panic, progress } = ev.data;
       const p = this.pending.get(id);
       if (!p) return;
+      if (progress) {
+        if (p.onProgress) p.onProgress(...progress);
+        return;
+      }
       this.pending.delete(id);
       if (panic) {
         const message = `${panic}\n(an internal error; the page can open another file)`;
@@ -104,13 +108,25 @@ export class SessionWorker {
   }
 
   call(target, method, ...args) {
+    return this.callWithProgress(null, target, method, ...args);
+  }
+
+  callWithProgress(onProgress, target, method, ...args) {
     if (this.dead) return Promise.reject(new Error(this.dead));
     const id = this.nextId++;
     const { out, transfer } = portableArgs(args);
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { resolve, reject, onProgress });
       this.worker.postMessage({ id, target, method, args: out }, transfer);
     });
+  }
+
+  /**
+   * Has the worker read bytes start..end of a File (or Blob) into its Session, `size` per slice;
+   * `onProgress(read, events)` after each. Resolves to the bytes read.
+   */
+  readFile(blob, start, end, size, onProgress) {
+    return this.callWithProgress(onProgress, "file", "read", blob, start, end, size);
   }
 
   /** Another worker with the same module, ended when this one is (a cancel ends both). */

@@ -9,7 +9,8 @@
 // read again by one worker. gzip cannot be cut: it streams through the loading worker, where
 // inflating and parsing alternate on one core while the page reads the next slice.
 //
-// Helpers are linked to the loading worker (client.js `spawnLinked`): Cancel, which terminates
+// Every worker reads its own range of the File (client.js `readFile`): the page's thread only
+// sees progress. Helpers are linked to the loading worker (client.js `spawnLinked`): Cancel, which terminates
 // the loading worker, ends them too. Each helper ends as soon as its part is handed over.
 
 /** What decides a parallel read; a test may lower `minBytes` or set `workers`. */
@@ -22,19 +23,8 @@ export const settings = {
 
 // How much is read at each cut to find an event's start: real events are well under 1 MB.
 const WINDOW = 4 << 20;
-// Bytes per File slice fed to a worker (load.js CHUNK).
+// Bytes per File slice a worker reads (load.js CHUNK).
 const SLICE = 16 << 20;
-
-/** Slices of `blob` from `start` to `end`, reading the next one while the current one is parsed. */
-export async function* rangeChunks(blob, start, end, size = SLICE) {
-  const read = (off) => blob.slice(off, Math.min(off + size, end)).arrayBuffer();
-  let next = start < end ? read(start) : null;
-  for (let off = start; off < end; off += size) {
-    const buf = await next;
-    next = off + size < end ? read(off + size) : null;
-    yield new Uint8Array(buf);
-  }
-}
 
 /** The cut points: event starts near size·k/n, rising; empty when the file cannot be cut. */
 async function cuts(worker, blob, n) {
@@ -58,8 +48,13 @@ async function cuts(worker, blob, n) {
  */
 export async function readInParts(worker, blob, onProgress) {
   const n = settings.workers;
-  if (!worker.spawnLinked || n < 2 || blob.size < settings.minBytes) return 0;
+  if (!worker.readFile || n < 2 || blob.size < settings.minBytes) return 0;
+  // For benchmarks: when each step ended, in ms from the start of the read.
+  const t0 = performance.now();
+  const since = () => Math.round(performance.now() - t0);
+  worker.partTimes = {};
   const at = await cuts(worker, blob, n);
+  worker.partTimes.cut = since();
   if (at.length === 0) return 0;
   const head = new Uint8Array(await blob.slice(0, 16).arrayBuffer());
   const bounds = [0, ...at, blob.size];
@@ -67,22 +62,25 @@ export async function readInParts(worker, blob, onProgress) {
   const events = new Array(bounds.length - 1).fill(0);
   const report = () => onProgress(read.reduce((a, b) => a + b), events.reduce((a, b) => a + b));
 
-  // Feeds one range to a Session, following its progress.
-  const feed = async (session, i) => {
-    for await (const chunk of rangeChunks(blob, bounds[i], bounds[i + 1])) {
-      read[i] += chunk.length;
-      const [, e] = await Promise.all([session.feed(chunk), session.events_read()]);
+  // Has a worker read one range into its Session, following its progress.
+  const feed = (w, i) =>
+    w.readFile(blob, bounds[i], bounds[i + 1], SLICE, (r, e) => {
+      read[i] = r;
       events[i] = e;
       report();
-    }
-  };
+    });
   const helpers = at.map(() => worker.spawnLinked());
+  worker.partStats = [];
   const parts = helpers.map(async (helper, k) => {
     const s = helper.session;
     await s.new();
     await s.start_part(head.slice(), bounds[k + 1]);
-    await feed(s, k + 1);
+    await feed(helper, k + 1);
+    worker.partTimes[`parsed${k + 1}`] = since();
     const part = await s.take_part();
+    worker.partTimes[`sent${k + 1}`] = since();
+    // For benchmarks: what each helper held at its peak (its wasm memory never shrinks).
+    worker.partStats.push({ part_bytes: part.length, wasm_memory_bytes: await helper.module.memory_bytes() });
     helper.terminate("its part was handed over");
     worker.linked.delete(helper);
     return part;
@@ -90,12 +88,14 @@ export async function readInParts(worker, blob, onProgress) {
   // Awaited in order below; a failure is reported from there, once.
   for (const p of parts) p.catch(() => {});
   try {
-    await feed(worker.session, 0);
-    for (const p of parts) {
+    await feed(worker, 0);
+    worker.partTimes.parsed0 = since();
+    for (const [k, p] of parts.entries()) {
       if (!(await worker.session.absorb_part(await p))) {
         await worker.session.new();
         return 0;
       }
+      worker.partTimes[`joined${k + 1}`] = since();
     }
   } finally {
     for (const helper of helpers) {
