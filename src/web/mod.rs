@@ -15,6 +15,7 @@
 
 mod compare;
 mod embedding;
+mod parts;
 mod session;
 mod tables;
 mod view;
