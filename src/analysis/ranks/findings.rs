@@ -113,6 +113,7 @@ pub fn analyze(r: &RanksReport, digests: &[&Digest], matched: &[Matched]) -> Vec
         }
         out.push(RankFinding {
             id: "straggler_rank",
+            steps: names.iter().map(|n| n.to_string()).collect(),
             severity: if share >= CAUSED_CRITICAL {
                 Severity::Critical
             } else {
@@ -153,6 +154,7 @@ pub fn analyze(r: &RanksReport, digests: &[&Digest], matched: &[Matched]) -> Vec
         waits.sort_by_key(|w| std::cmp::Reverse(w.0));
         out.push(RankFinding {
             id: "collective_wait_heavy",
+            steps: Vec::new(),
             severity: Severity::Warning,
             title: "Ranks spend much of their time waiting in collectives".to_string(),
             detail: format!(
@@ -202,6 +204,7 @@ pub fn analyze(r: &RanksReport, digests: &[&Digest], matched: &[Matched]) -> Vec
             .collect();
         out.push(RankFinding {
             id: "low_comm_overlap",
+            steps: Vec::new(),
             severity: Severity::Warning,
             title: "Communication does not hide behind computation".to_string(),
             detail: format!(
@@ -235,6 +238,7 @@ pub fn analyze(r: &RanksReport, digests: &[&Digest], matched: &[Matched]) -> Vec
             {
                 out.push(RankFinding {
                     id: "unbalanced_ranks",
+                    steps: Vec::new(),
                     severity: Severity::Warning,
                     title: "Ranks do unequal work".to_string(),
                     detail: format!(

@@ -217,6 +217,10 @@ pub struct RankFinding {
     pub title: String,
     pub detail: String,
     pub advice: String,
+    /// The steps it is about (`straggler_rank`: the steps the rank was late in), so a viewer can
+    /// mark them; left out when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<String>,
     pub evidence: Vec<RankRange>,
 }
 
