@@ -3,7 +3,7 @@
 same jobs opened in the page too (`bench/ranks-page.mjs`, headless Chromium, needs dist/).
 
     python3 bench/ranks.py [--ranks 8,32] [--mb 1,50] [--runs 3] [--bin target/release/sightline]
-                           [--page] [--write BENCHMARKS.md]
+                           [--jobs 8x1,32x1,8x100] [--page] [--write BENCHMARKS.md]
 
 A job of N ranks is made from the eight real `param_dlrm_v100_rank*of8` traces of the shared fixtures:
 rank r is a copy of DLRM rank r % 8 with its `distributedInfo` rewritten to rank r of N, made about M MB
@@ -80,13 +80,21 @@ def main():
     ap.add_argument("--mb", default="1,50")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "sightline"))
+    ap.add_argument("--jobs", help="RANKSxMB,... instead of every --ranks with every --mb")
     ap.add_argument("--page", action="store_true", help="also open each job in the page")
     ap.add_argument("--write", metavar="MD", help="write the tables into MD's generated sections")
     a = ap.parse_args()
     work = os.path.join(ROOT, "bench-out", "ranks")
     os.makedirs(work, exist_ok=True)
     load = os.getloadavg()[0]
-    head = (f"`python3 bench/ranks.py --ranks {a.ranks} --mb {a.mb} --runs {a.runs}"
+    num = lambda x: float(x) if "." in x else int(x)
+    if a.jobs:
+        plan = [(int(j.split("x")[0]), num(j.split("x")[1])) for j in a.jobs.split(",")]
+        asked = f"--jobs {a.jobs}"
+    else:
+        plan = [(n, mb) for mb in map(num, a.mb.split(",")) for n in map(int, a.ranks.split(","))]
+        asked = f"--ranks {a.ranks} --mb {a.mb}"
+    head = (f"`python3 bench/ranks.py {asked} --runs {a.runs}"
             f"{' --page' if a.page else ''}` (commit {commit()}, release build), {os.cpu_count()} cores, "
             f"load average {load:.1f} at the start.")
     cli = [head, "",
@@ -107,15 +115,14 @@ def main():
             "|---|---|---|---|---|---|---|---|"]
     print("\n".join(cli))
     jobs = []
-    for mb in [float(x) if "." in x else int(x) for x in a.mb.split(",")]:
-        for n in [int(x) for x in a.ranks.split(",")]:
-            job = make_job(n, mb, work)
-            jobs.append((n, job))
-            total = sum(os.path.getsize(os.path.join(job, f)) for f in os.listdir(job)) / 1e6
-            wall, rss = measure(a.bin, job, a.runs)
-            row = f"| {n} | {total / n:.1f} | {total:.0f} | {wall:.2f} | {rss / 1e6:.0f} | {rss / 1e6 / n:.1f} |"
-            cli.append(row)
-            print(row, flush=True)
+    for n, mb in plan:
+        job = make_job(n, mb, work)
+        jobs.append((n, job))
+        total = sum(os.path.getsize(os.path.join(job, f)) for f in os.listdir(job)) / 1e6
+        wall, rss = measure(a.bin, job, a.runs)
+        row = f"| {n} | {total / n:.1f} | {total:.0f} | {wall:.2f} | {rss / 1e6:.0f} | {rss / 1e6 / n:.1f} |"
+        cli.append(row)
+        print(row, flush=True)
     sections = {"ranks-cli": ("Many ranks: `sightline ranks`", "\n".join(cli))}
     if a.page:
         out = subprocess.run(["node", os.path.join(ROOT, "bench", "ranks-page.mjs")] + [j for _, j in jobs],

@@ -548,3 +548,36 @@ fn cli_ranks_json_has_the_documented_fields() {
     let (code, _, err) = run(&["ranks", not_traces.join("nope.json").to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// A digest written before it had a rank section (or its steps a CPU start) still reads: `diff`
+/// takes stored digests.
+#[test]
+fn a_digest_without_its_rank_section_still_reads() {
+    let d = gloo4().remove(0);
+    let mut v: Value = serde_json::to_value(&d).unwrap();
+    v.as_object_mut().unwrap().remove("distributed");
+    for s in v["steps"]["per_step"].as_array_mut().unwrap() {
+        s.as_object_mut().unwrap().remove("cpu_start_ns");
+    }
+    let back: Digest = serde_json::from_value(v).unwrap();
+    assert_eq!(back.distributed, Default::default());
+    assert_eq!((back.ops, back.kernels), (d.ops, d.kernels));
+}
+
+/// `sightline digest` writes the same rank section `sightline ranks` reads, the rank from the file's
+/// name when the trace has no `distributedInfo`.
+#[test]
+fn cli_digest_has_the_rank_section() {
+    let dir = shared_fixtures().join("pytorch-cpu-ranks/gloo4_straggler");
+    let file = dir.join("worker2.pt.trace.json.gz");
+    let (code, out, err) = run(&["digest", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["distributed"]["rank"], 2);
+    assert_eq!(v["distributed"]["file"], "worker2.pt.trace.json.gz");
+    assert_eq!(
+        v["distributed"],
+        serde_json::to_value(&digest_file(&file).distributed).unwrap()
+    );
+    assert!(v["steps"]["per_step"][0]["cpu_start_ns"].is_i64());
+}
