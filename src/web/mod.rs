@@ -11,11 +11,12 @@
 //!
 //! By concern: `session` (reading and the model build), `view` (frames, viewport, selection,
 //! search), `tables` (analyses and tables), `embedding` (links and the iframe protocol), `compare`
-//! (digests and the diff of two traces).
+//! (digests and the diff of two traces), `ranks` (many ranks of one job: the report from digests).
 
 mod compare;
 mod embedding;
 mod parts;
+mod ranks;
 mod session;
 mod tables;
 mod view;

@@ -14,6 +14,7 @@ import { startEmbedding } from "./embed.js";
 import { showNotice } from "./notice.js";
 import { setupPythonToggle } from "./pyframes.js";
 import { baseChanged, dropped, startCompare } from "./compare.js";
+import { openFiles, startRanks, takeDrop } from "./ranks.js";
 import { Bindings } from "./worker/client.js";
 import { Workers, blobChunks, bufferChunks, readInto, responseChunks } from "./load.js";
 
@@ -498,9 +499,11 @@ $("search-prev").addEventListener("click", () => step(false));
 
 $("file-input").addEventListener("change", (ev) => {
   const started = performance.now();
-  const file = ev.target.files[0];
+  const files = Array.from(ev.target.files);
   ev.target.value = ""; // the same file can be chosen again
-  openFile(file, started);
+  // Several files: the ranks of one job (ranks.js).
+  if (files.length > 1) return openFiles(files);
+  openFile(files[0], started);
 });
 for (const id of ["sample-link", "sample-link-2"]) {
   $(id).addEventListener("click", (ev) => {
@@ -533,7 +536,7 @@ window.addEventListener("drop", (ev) => {
   ev.preventDefault();
   dragDepth = 0;
   $("drop-overlay").hidden = true;
-  if (ev.dataTransfer && dropped(ev.dataTransfer.files)) return;
+  if (ev.dataTransfer && (takeDrop(ev.dataTransfer) || dropped(ev.dataTransfer.files))) return;
   const file = ev.dataTransfer && ev.dataTransfer.files[0];
   if (file) openFile(file);
 });
@@ -565,7 +568,8 @@ window.sightlineReady = true;
 document.body.dataset.wasm = "ready";
 // Links (`?url=`, `#url=`, time range and selection in the hash) and embedding (`?mode=embedded`,
 // the postMessage protocol) live in url.js and embed.js; these are the page's hooks for them.
-const hooks = { app, view, bindings, openUrl, openBuffer, openFile, fail };
+const hooks = { app, view, bindings, openUrl, openBuffer, openFile, fail, setState };
 startEmbedding(hooks);
 startLinks(hooks);
 startCompare(hooks);
+startRanks(hooks);
