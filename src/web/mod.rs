@@ -11,10 +11,12 @@
 //!
 //! By concern: `session` (reading and the model build), `view` (frames, viewport, selection,
 //! search), `tables` (analyses and tables), `embedding` (links and the iframe protocol), `compare`
-//! (digests and the diff of two traces).
+//! (digests and the diff of two traces), `memory` (the memory chart, live allocations, allocation
+//! table).
 
 mod compare;
 mod embedding;
+mod memory;
 mod session;
 mod tables;
 mod view;
