@@ -25,6 +25,8 @@ export function startMemory({ app, view, pick, fail }) {
     live: null,
     /** Allocation tables by device: promises of the parsed rows. */
     tables: {},
+    /** Milliseconds of each memory_live call (the first pairs the allocations), for benchmarks. */
+    liveMs: [],
     /** Resolves once the shown trace's devices are known. */
     ready: Promise.resolve(),
   };
@@ -54,7 +56,7 @@ export function startMemory({ app, view, pick, fail }) {
 
   /** Shows the memory of a newly shown trace (or nothing, for null). */
   async function attach(session) {
-    Object.assign(state, { session, devices: [], device: null, live: null, tables: {} });
+    Object.assign(state, { session, devices: [], device: null, live: null, tables: {}, liveMs: [] });
     $("memory-panel").hidden = true;
     $("memory-live").replaceChildren();
     state.ready = chart.attach(session).catch(failed(session));
@@ -84,8 +86,10 @@ export function startMemory({ app, view, pick, fail }) {
     view.request();
     const host = $("memory-live");
     host.replaceChildren(muted("Finding what was live…"));
+    const t0 = performance.now();
     const text = await session.memory_live(device, t_ns, LIVE_ROWS).catch(failed(session));
     if (text === undefined || session !== state.session) return;
+    state.liveMs.push(performance.now() - t0);
     state.live = JSON.parse(text);
     renderLive(host, state.live, revealSlice);
   }
