@@ -67,6 +67,9 @@ export class MemoryChart {
       b.dataset.peakAtNs = String(d.peak_at_ns);
       const cap = d.capacity_bytes ? ` of ${bytes(d.capacity_bytes)}` : "";
       b.textContent = `${d.device}: peak ${bytes(d.peak_allocated_bytes)}${cap} at ${duration(d.peak_at_ns)}`;
+      // Before PyTorch 1.10 the events carry no totals: the curve is then the sum of `Bytes` from
+      // the trace start, a change since then rather than a level.
+      if (!d.totals_recorded) b.textContent += " (allocated since the trace start: no totals in this trace)";
       b.title = `Show what was live at ${d.device}'s peak (reserved peak ${bytes(d.peak_reserved_bytes)})`;
       b.addEventListener("click", () => this.onPick(d.device, NaN));
       this.legend.append(b);
