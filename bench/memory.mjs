@@ -82,9 +82,7 @@ async function inPage(n) {
   document.body.append(host);
   const { renderAllocations } = await import(new URL("js/memory-panels.js", location.href).href);
   const [renderMs] = await timed(async () => {
-    const rows = JSON.parse(table);
-    renderAllocations(host, rows, { device, devices: [device], onDevice() {}, onSlice() {} });
-    return rows.length;
+    renderAllocations(host, JSON.parse(table), { device, devices: [device], onDevice() {}, onSlice() {} });
   });
   host.remove();
   return {
@@ -99,7 +97,7 @@ async function inPage(n) {
     memory_live_at_time_ms: +liveAtMs.toFixed(1),
     live_allocations_at_time: JSON.parse(liveAt).live_count,
     memory_allocations_ms: +tableMs.toFixed(1),
-    allocations: JSON.parse(table).length,
+    allocations: JSON.parse(table).rows.length,
     allocations_json_bytes: table.length,
     allocation_table_parse_and_render_ms: +renderMs.toFixed(1),
   };

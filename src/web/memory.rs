@@ -109,20 +109,47 @@ struct LiveRows {
     live_count: usize,
 }
 
-/// One row of the allocation table; the address as hex text (a JavaScript number cannot hold
-/// every 64-bit address exactly).
+/// The allocation table compactly, for tables of a few hundred thousand rows: names once, and
+/// each row an array `[addr (hex text: a JavaScript number cannot hold every 64-bit address),
+/// bytes, allocated_at_us, allocated_by, frame, freed_at_us, freed_by, lifetime_us, never_freed,
+/// slice]` where the three names are indices into `names` (or null) and `slice` is
+/// `[lane, index]` of the allocating operator (or null).
 #[derive(Serialize)]
-struct AllocationRowText {
-    addr: String,
-    bytes: i64,
-    allocated_at_us: Option<f64>,
-    allocated_by: String,
-    frame: Option<String>,
-    freed_at_us: Option<f64>,
-    freed_by: Option<String>,
-    lifetime_us: Option<f64>,
-    never_freed: bool,
-    slice: Option<SliceRef>,
+struct AllocationTable {
+    names: Vec<String>,
+    rows: Vec<AllocationCells>,
+}
+
+type AllocationCells = (
+    String,
+    i64,
+    Option<f64>,
+    u32,
+    Option<u32>,
+    Option<f64>,
+    Option<u32>,
+    Option<f64>,
+    bool,
+    Option<[u32; 2]>,
+);
+
+/// Names to indices, in first-seen order.
+#[derive(Default)]
+struct Names {
+    index: HashMap<String, u32>,
+    names: Vec<String>,
+}
+
+impl Names {
+    fn of(&mut self, name: String) -> u32 {
+        if let Some(&i) = self.index.get(&name) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        self.names.push(name.clone());
+        self.index.insert(name, i);
+        i
+    }
 }
 
 fn device_of<'a>(state: &'a MemoryState, name: &str) -> Result<&'a DeviceSeries, JsValue> {
@@ -276,31 +303,38 @@ impl Session {
         Ok(json(&out))
     }
 
-    /// The allocation table of `device` (JSON list, in allocation order; blocks freed inside the
-    /// trace but allocated before it first): address, size, allocated at and by (operator and
-    /// Python frame), freed at and by, lifetime, never freed inside the trace, and the allocating
-    /// operator's slice.
+    /// The allocation table of `device` as JSON `{names, rows}` (see [`AllocationTable`]), rows in
+    /// allocation order (blocks allocated before the trace and freed inside it first): address,
+    /// size, allocated at and by (operator and Python frame), freed at and by, lifetime, never
+    /// freed inside the trace, and the allocating operator's slice.
     pub fn memory_allocations(&mut self, device: &str) -> Result<String, JsValue> {
         let l = self.loaded_mut()?;
         let trace = &l.trace;
         let state = full(&mut l.memory, trace, l.analyses.as_ref());
         let d = device_of(state, device)?;
-        let rows: Vec<AllocationRowText> = d
+        let mut names = Names::default();
+        let rows = d
             .table(trace)
             .into_iter()
-            .map(|r| AllocationRowText {
-                addr: format!("{:#x}", r.addr),
-                bytes: r.bytes,
-                allocated_at_us: r.allocated_at_us,
-                allocated_by: r.allocated_by,
-                frame: r.frame,
-                freed_at_us: r.freed_at_us,
-                freed_by: r.freed_by,
-                lifetime_us: r.lifetime_us,
-                never_freed: r.never_freed,
-                slice: r.slice,
+            .map(|r| {
+                (
+                    format!("{:#x}", r.addr),
+                    r.bytes,
+                    r.allocated_at_us,
+                    names.of(r.allocated_by),
+                    r.frame.map(|f| names.of(f)),
+                    r.freed_at_us,
+                    r.freed_by.map(|f| names.of(f)),
+                    r.lifetime_us,
+                    r.never_freed,
+                    r.slice.map(|s| [s.lane, s.index]),
+                )
             })
             .collect();
-        Ok(json(&rows))
+        let table = AllocationTable {
+            names: names.names,
+            rows,
+        };
+        Ok(json(&table))
     }
 }

@@ -61,24 +61,26 @@ export function renderLive(host, live, onSlice) {
 }
 
 /**
- * The allocation table of one device into `host`: `rows` from memory_allocations. A device
- * picker is shown when the trace has more than one (onDevice(name) switches).
+ * The allocation table of one device into `host`: `table` is memory_allocations' `{names, rows}`
+ * (each row an array, names by index). A device picker is shown when the trace has more than one
+ * (onDevice(name) switches).
  */
-export function renderAllocations(host, rows, { device, devices, onDevice, onSlice }) {
-  const shown = rows.map((r) => ({
-    addr: r.addr,
-    bytes: r.bytes,
-    allocated_at_us: r.allocated_at_us,
-    allocated_by: r.allocated_by,
-    frame: r.frame ?? "",
-    freed_at_us: r.freed_at_us,
-    freed_by: r.freed_by ?? "",
-    lifetime_us: r.lifetime_us,
-    never_freed: r.never_freed ? "never freed" : "",
-    [SLICE]: r.slice,
+export function renderAllocations(host, table, { device, devices, onDevice, onSlice }) {
+  const name = (i) => (i === null ? "" : table.names[i]);
+  const rows = table.rows.map(([addr, size, at, by, frame, freedAt, freedBy, lifetime, never, slice]) => ({
+    addr,
+    bytes: size,
+    allocated_at_us: at,
+    allocated_by: name(by),
+    frame: name(frame),
+    freed_at_us: freedAt,
+    freed_by: name(freedBy),
+    lifetime_us: lifetime,
+    never_freed: never ? "never freed" : "",
+    [SLICE]: slice && { lane: slice[0], index: slice[1] },
   }));
   const never = rows.filter((r) => r.never_freed).length;
-  renderTable(host, shown, {
+  renderTable(host, rows, {
     id: "memory-allocations",
     csvName: `allocations-${device.replace(/[^A-Za-z0-9]+/g, "_")}.csv`,
     onRowClick: (r) => r[SLICE] && onSlice(r[SLICE].lane, r[SLICE].index),

@@ -23,7 +23,7 @@ export function startMemory({ app, view, pick, fail }) {
     device: null,
     /** The last memory_live() shown. */
     live: null,
-    /** Allocation tables by device: promises of the parsed rows. */
+    /** Allocation tables by device: promises of the parsed `{names, rows}`. */
     tables: {},
     /** Milliseconds of each memory_live call (the first pairs the allocations), for benchmarks. */
     liveMs: [],
@@ -106,9 +106,9 @@ export function startMemory({ app, view, pick, fail }) {
     }
     host.replaceChildren(muted("Reading the allocations…"));
     state.tables[device] ??= session.memory_allocations(device).then(JSON.parse);
-    const rows = await state.tables[device].catch(failed(session));
-    if (!rows || session !== state.session || app.tab !== "memory") return;
-    renderAllocations(host, rows, {
+    const table = await state.tables[device].catch(failed(session));
+    if (!table || session !== state.session || app.tab !== "memory") return;
+    renderAllocations(host, table, {
       device,
       devices: state.devices.map((d) => d.device),
       onDevice: (d) => {
