@@ -15,6 +15,7 @@ import { showNotice } from "./notice.js";
 import { setupPythonToggle } from "./pyframes.js";
 import { baseChanged, dropped, startCompare } from "./compare.js";
 import { openFiles, startRanks, takeDrop } from "./ranks.js";
+import { startMemory } from "./memory.js";
 import { Bindings } from "./worker/client.js";
 import { Workers, blobChunks, bufferChunks, readInto, responseChunks } from "./load.js";
 
@@ -62,8 +63,10 @@ const view = new TimelineView($("timeline"), $("overview"), { constants: JSON.pa
   },
   onError: fail,
 });
+// The memory chart under the timeline, its panel and its tab (memory.js).
+const memory = startMemory({ app, view, pick, fail });
 // For tests and benchmarks: the page's state, and the workers.
-window.sightline = { app, view, workers, version };
+window.sightline = { app, view, workers, version, memory };
 
 $("version").textContent = `v${version}`;
 
@@ -91,6 +94,7 @@ function fail(err, name) {
   app.active = null;
   delete document.body.dataset.analyses;
   view.attach(null);
+  memory.attach(null);
   baseChanged();
   $("error").textContent = message;
   $("error-title").textContent = name ? `${name} could not be opened` : "Something went wrong";
@@ -222,6 +226,7 @@ function analyse(loaded, t) {
     t.analysedMs = performance.now() - t.started;
     t.heapBytes = await s.heap_bytes();
     document.body.dataset.analyses = "ready";
+    memory.analysed(s);
     status();
   })().catch((err) => {
     loaded.settleTables.reject(err);
@@ -269,6 +274,7 @@ async function show(loaded) {
   // The previous trace's worker goes only now: until here a cancel could return to it.
   drop(previous && previous.worker);
   const attached = view.attach(session);
+  memory.attach(session);
   view.call(() => session.reset_view());
   // The toggle is set before the first frame, so a trace whose frames were hidden opens without them.
   await setupPythonToggle($("python-frames"), session, `${name}:${summary.file.bytes}`, () => view.request());
@@ -377,6 +383,7 @@ const TABS = [
   },
   { id: "calltree", title: "Call tree", render: (host) => withTable(host, "calltree", (t) => renderTree(host, t, { id: "calltree-table", onRowClick: (n) => highlight(n.name) })) },
   { id: "names", title: "All slices by name", render: namesTable },
+  memory.tab,
   { id: "range", title: "Range", render: rangeTable },
 ];
 
