@@ -306,3 +306,35 @@ fn fp32_gemms_on_tensor_core_gpus_are_flagged() {
     assert!(!finding_ids(&fp32_gemm_trace("Tesla V100-SXM2-32GB"))
         .contains(&"fp32_gemm_on_tensor_core_gpu"));
 }
+
+/// Every real fixture's GPU, as its `deviceProperties` names it, gets the roofs of that part.
+#[test]
+fn the_fixtures_gpus_get_their_own_roofs() {
+    let dir = common::shared_fixtures().join("real");
+    let expect = |file: &str| match file {
+        f if f.starts_with("tracelens_h100") => "H100 SXM",
+        f if f.starts_with("tracelens_mi300") => "MI300X",
+        f if f.starts_with("hta_a100") => "A100 SXM 80GB",
+        f if f.contains("v100") => "V100 SXM2",
+        f => panic!("a new fixture {f}: say which part it ran on"),
+    };
+    let mut checked = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        let file = path.file_name().unwrap().to_string_lossy().to_string();
+        if !file.ends_with(".gz") {
+            continue;
+        }
+        let trace = parse_bytes(&std::fs::read(&path).unwrap()).unwrap();
+        let links = Links::build(&trace);
+        let flops = Flops::build(&trace, &links);
+        let name = flops.device_name.clone().unwrap();
+        assert_eq!(
+            flops.peaks.map(|p| p.device),
+            Some(expect(&file)),
+            "{file}: {name}"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 17);
+}
