@@ -10,11 +10,12 @@
 //! Compiled for `wasm32` only (see `lib.rs`); the native CLI never links it.
 //!
 //! By concern: `session` (reading and the model build), `view` (frames, viewport, selection,
-//! search), `tables` (analyses and tables), `embedding` (links and the iframe protocol), `compare`
+//! search), `tables` (analyses and tables), `flops` (the roofline and FLOPs columns), `embedding` (links and the iframe protocol), `compare`
 //! (digests and the diff of two traces).
 
 mod compare;
 mod embedding;
+mod flops;
 mod session;
 mod tables;
 mod view;

@@ -477,7 +477,40 @@ pub fn lookup(name: &str) -> Option<Peaks> {
         .map(|(_, p)| *p)
 }
 
+/// One compute ceiling of a roofline.
+#[derive(Debug, Clone, Serialize)]
+pub struct Roof {
+    /// `BF16 matrix`, `FP32 vector`, ...
+    pub label: String,
+    pub tflops: f64,
+}
+
 impl Peaks {
+    /// The compute ceilings that ops of these (dtype, matrix) kinds run under, highest first;
+    /// one per distinct roof.
+    pub fn roofs<'a>(&self, used: impl Iterator<Item = (&'a str, bool)>) -> Vec<Roof> {
+        let mut out: Vec<Roof> = Vec::new();
+        for (dtype, matrix) in used {
+            let tflops = self.tflops(dtype, matrix);
+            let label = if !matrix {
+                "FP32 vector".to_string()
+            } else {
+                // The dtype the peak is for (an unknown one runs at the FP32 matrix rate).
+                let d = match dtype {
+                    "bf16" | "fp16" | "fp64" => dtype,
+                    "fp8" if self.fp8 > 0.0 => dtype,
+                    _ => "fp32",
+                };
+                format!("{} matrix", d.to_ascii_uppercase())
+            };
+            if tflops > 0.0 && !out.iter().any(|r| r.label == label) {
+                out.push(Roof { label, tflops });
+            }
+        }
+        out.sort_by(|a, b| b.tflops.total_cmp(&a.tflops));
+        out
+    }
+
     /// The peak TFLOP/s for an op on `dtype` (short name, see [`super::models::short_dtype`]):
     /// the matrix peak for matrix ops, else the FP32 vector rate.
     pub fn tflops(&self, dtype: &str, matrix: bool) -> f64 {
