@@ -397,3 +397,42 @@ fn kernels_share_the_flops_of_the_call_that_launched_them() {
     let none = row("unlaunched");
     assert!(none.flops_calls.is_none() && none.gflops.is_none() && none.tflops_s.is_none());
 }
+
+/// `tests/fixtures/flops/bert_small_h100.json`, which the page's end-to-end test compares the
+/// page with, is what `sightline flops --json` prints for that trace (the same report).
+#[test]
+fn the_page_tests_expectations_are_the_clis() {
+    let expect: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(common::local_fixture("flops/bert_small_h100.json")).unwrap(),
+    )
+    .unwrap();
+    let path = common::shared_fixtures().join(expect["trace"].as_str().unwrap());
+    let trace = parse_bytes(&std::fs::read(path).unwrap()).unwrap();
+    let links = Links::build(&trace);
+    let report = Flops::build(&trace, &links).report(&trace);
+    let json = serde_json::to_value(&report).unwrap();
+    let gemm = &expect["gemm"];
+    let row = json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == gemm["name"] && r["input_shapes"] == gemm["input_shapes"])
+        .unwrap();
+    // To the last bit but one: serde_json reads floats without round-tripping them exactly.
+    for k in ["gflops", "tflops_s"] {
+        let (a, b) = (row[k].as_f64().unwrap(), gemm[k].as_f64().unwrap());
+        assert!((a / b - 1.0).abs() < 1e-14, "{k}: {a} vs {b}");
+    }
+    let points = report
+        .rows
+        .iter()
+        .filter(|r| {
+            r.kernel_us > 0.0
+                && r.tflops_s.is_some_and(|t| t > 0.0)
+                && r.intensity.is_some_and(|x| x > 0.0)
+        })
+        .count();
+    assert_eq!(expect["points"], points);
+    assert_eq!(expect["device"], json["device"]);
+    assert_eq!(expect["peaks_device"], json["peaks"]["device"]);
+}
