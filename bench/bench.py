@@ -14,11 +14,22 @@ What it does, in order:
    numbers, with Sightline timed on the same copy in the same runs for the ratio).
 4. Browser: Sightline in headless Chromium (bench/browser.mjs): file chosen to every table ready,
    peak JS heap and wasm memory, frame time at full zoom-out and during a scripted zoom/pan.
-5. Writes the table into BENCHMARKS.md with the machine, the date and the command.
+5. Writes its figures into BENCHMARKS.md with the machine, the date and the command.
+
+BENCHMARKS.md is partly generated, partly written by hand. This script rewrites only its own
+sections, each between a `<!-- bench:NAME -->` line and a `<!-- /bench:NAME -->` line (`machine`,
+`native`, `peers`, `browser`); every other line of the file (headings, hand-written sections and
+notes) is kept as it is. A section not measured in a run (--no-peers, --no-browser) keeps its
+previous figures, and each section ends with the command and date it was measured with. Another
+script adds its own generated section the same way: `md_sections.replace_sections(path,
+{NAME: (heading, body)})` (see bench/md_sections.py); a section new to the file is appended at its
+end.
 
 These machines are noisy: compare ratios measured in the same run, not seconds across runs.
 """
 import argparse, datetime, json, os, platform, shutil, statistics, subprocess, sys, tempfile, time
+
+from md_sections import replace_sections
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "bench-out")
@@ -175,6 +186,8 @@ def fmt_s(s):
 
 
 def write_markdown(path, args, files, rows, peer, web):
+    """Replaces this script's sections of `path` (see md_sections.py); a section not measured in
+    this run (peers with --no-peers, the browser with --no-browser) keeps its previous text."""
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     cpu = "unknown CPU"
     try:
@@ -184,16 +197,14 @@ def write_markdown(path, args, files, rows, peer, web):
                 break
     except OSError:
         pass
-    lines = [
-        "# Benchmarks",
-        "",
+    sections = {}
+    sections["machine"] = ("Machine", "\n".join([
         f"Measured {now} on {platform.node() or 'this machine'}: {cpu}, {os.cpu_count()} cores, "
         f"{platform.system()} {platform.release()}.",
         f"Command: `bench/run {' '.join(args)}`. Wall time is the median of the runs; "
         "machines like this are noisy, so the ratios matter more than the seconds.",
-        "",
-        "## Native (`sightline`, release build)",
-        "",
+    ]))
+    lines = [
         "| file | MB | events | parse | parse MB/s | report (all analyses) | report MB/s | peak RSS | model | model / JSON | bytes per slice (columns) |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
@@ -202,9 +213,9 @@ def write_markdown(path, args, files, rows, peer, web):
             f"| {r['file']} | {r['mb']:.0f} | {r['events']:,} | {fmt_s(r['parse_s'])} | {r['parse_mbps']:.0f} | "
             f"{fmt_s(r['report_s'])} | {r['report_mbps']:.0f} | {r['peak_rss'] / 1e6:.0f} MB | "
             f"{r['model_bytes'] / 1e6:.0f} MB | {r['model_bytes'] / (r['mb'] * 1e6):.2f}x | {r['bytes_per_slice']:.1f} |")
-    lines += ["", "## Peers on the same files", "",
-              "| tool | file | time | peak RSS | Sightline `report` on the same file | ratio |", "|---|---|---|---|---|---|"]
+    sections["native"] = ("Native (`sightline`, release build)", "\n".join(lines))
     by_mb = {round(r["mb"]): r for r in rows}
+    lines = ["| tool | file | time | peak RSS | Sightline `report` on the same file | ratio |", "|---|---|---|---|---|---|"]
     def peer_row(name, key, mb):
         if key not in peer:
             return
@@ -217,10 +228,11 @@ def write_markdown(path, args, files, rows, peer, web):
     peer_row("HTA 0.5.0 (parse + temporal + idle breakdown)", "hta_56", small)
     for mb in sorted(files):
         peer_row("Python json.load (read it at all)", f"json_{mb}", round(os.path.getsize(files[mb]) / 1e6))
+    if peer:
+        sections["peers"] = ("Peers on the same files", "\n".join(lines))
     if web:
-        lines += ["", "## Browser (headless Chromium, the built site)", "",
-                  "| file | MB | chosen -> timeline drawn | chosen -> every table ready | MB/s | longest page task | peak JS heap | peak wasm memory | frame p50 / p95 zoomed out | frame p50 / p95 zoom+pan |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+        lines = ["| file | MB | chosen -> timeline drawn | chosen -> every table ready | MB/s | longest page task | peak JS heap | peak wasm memory | frame p50 / p95 zoomed out | frame p50 / p95 zoom+pan |",
+                 "|---|---|---|---|---|---|---|---|---|---|"]
         for w in web.get("sightline", []):
             lines.append(
                 f"| {w['file']} | {w['mb']:.0f} | {fmt_s(w['drawn_s'])} | {fmt_s(w['ready_s'])} | {w['mb'] / w['ready_s']:.0f} | "
@@ -231,16 +243,12 @@ def write_markdown(path, args, files, rows, peer, web):
             lines.append(f"speedscope (npm {s['version']}) on {s['file']}: {fmt_s(s['ready_s'])} from file chosen to "
                          f"its flame chart drawn ({s['note']}); Sightline on the same file in the same runs: "
                          f"{fmt_s(s['sightline_ready_s'])} to every table ready, {s['ratio']:.1f}x faster.")
-    lines += ["", "## How to read this", "",
-              "- parse = `sightline summary` (read, decompress, parse, build the model); report = `sightline report`",
-              "  (the same plus the operator, kernel and label tables, idle gaps, steps and findings).",
-              "- model = heap bytes of the timeline model (columns, interned strings, args store); bytes per slice",
-              "  counts the slice columns only.",
-              "- Scaled traces are written compactly by scale_trace.py (no indentation), so they hold more events",
-              "  per MB than the pretty-printed 56 MB original.", ""]
-    with open(path, "w") as f:
-        f.write("\n".join(lines))
-    log(f"bench: wrote {path}")
+        sections["browser"] = ("Browser (headless Chromium, the built site)", "\n".join(lines))
+    # Each section says when and how it was measured, since a later run may leave some of them.
+    stamp = f"\n\n(`bench/run {' '.join(args)}`, {now}.)"
+    sections = {k: (h, b + (stamp if k != "machine" else "")) for k, (h, b) in sections.items()}
+    replace_sections(path, sections)
+    log(f"bench: wrote {', '.join(sections)} in {path}")
 
 
 def main():
