@@ -18,6 +18,7 @@ import { openFiles, startRanks, takeDrop } from "./ranks.js";
 import { startMemory } from "./memory.js";
 import { Bindings } from "./worker/client.js";
 import { Workers, blobChunks, bufferChunks, readInto, responseChunks } from "./load.js";
+import { flopsColumns, renderRoofline, withFlops } from "./roofline.js";
 
 const boot = document.querySelector("script[data-bindings]");
 // The paths are relative to the page, not to this module.
@@ -342,7 +343,9 @@ function tableOf(kind) {
     const byShape = app.opsByShape;
     // The tables read the operator forest: asked for only once it is built, so that the first
     // frames go to the worker ahead of the analyses.
-    app.tables[key] = (kind === "names" ? s.names_table(5000) : tablesBuilt.then(() => s.table(kind, byShape))).then(JSON.parse);
+    // "flops" (the roofline's rows) needs the analyses, which are done before the forest is.
+    const made = kind === "names" ? s.names_table(5000) : kind === "flops" ? tablesBuilt.then(() => s.flops_report()) : tablesBuilt.then(() => s.table(kind, byShape));
+    app.tables[key] = made.then(JSON.parse);
   }
   return app.tables[key];
 }
@@ -373,7 +376,7 @@ const TABS = [
     id: "kernels",
     title: "Kernels",
     render: (host) =>
-      withTable(host, "kernels", (t) => renderTable(host, t.rows, { id: "kernels-table", csvName: "kernels.csv", onRowClick: (r) => highlight(r.name), caption: "GPU kernels, memcpy and memset by name" })),
+      withTable(host, "kernels", (t) => renderTable(host, t.rows, { id: "kernels-table", columns: flopsColumns(t.rows), csvName: "kernels.csv", onRowClick: (r) => highlight(r.name), caption: "GPU kernels, memcpy and memset by name" })),
   },
   {
     id: "labels",
@@ -382,6 +385,7 @@ const TABS = [
       withTable(host, "labels", (t) => renderTable(host, t.rows, { id: "labels-table", csvName: "labels.csv", onRowClick: (r) => highlight(r.name), caption: "record_function labels: their CPU time and the GPU time launched inside", empty: "No record_function labels in this trace." })),
   },
   { id: "calltree", title: "Call tree", render: (host) => withTable(host, "calltree", (t) => renderTree(host, t, { id: "calltree-table", onRowClick: (n) => highlight(n.name) })) },
+  { id: "roofline", title: "Roofline", render: (host) => withTable(host, "flops", (r) => renderRoofline(host, r, app.active.session, pick)) },
   { id: "names", title: "All slices by name", render: namesTable },
   memory.tab,
   { id: "range", title: "Range", render: rangeTable },
@@ -389,18 +393,21 @@ const TABS = [
 
 /** The operator table (PyTorch's key_averages), optionally grouped by input shapes. */
 function opsTable(host) {
-  return withTable(host, "ops", (t) => opsTableOf(host, t));
+  // By shape, with the FLOPs columns of the same op and shapes (roofline.js).
+  const flops = app.opsByShape ? tableOf("flops") : null;
+  return withTable(host, "ops", async (t) => opsTableOf(host, t, flops && (await flops)));
 }
 
-function opsTableOf(host, t) {
+function opsTableOf(host, t, flops) {
   const device = t.gpu_time_us > 0;
   const keep = (k) => (device || !/device/.test(k)) && (t.has_memory || !/mem/.test(k)) && (app.opsByShape || k !== "input_shapes");
   // Input shapes arrive as JSON lists; shown as PyTorch prints them ("[[32, 16], []]").
   const shown = (k, v) => (k === "input_shapes" && Array.isArray(v) ? JSON.stringify(v).replace(/,/g, ", ") : v);
-  const rows = t.rows.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => keep(k)).map(([k, v]) => [k, shown(k, v)])));
+  const rows = (flops ? withFlops(t.rows, flops) : t.rows).map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => keep(k)).map(([k, v]) => [k, shown(k, v)])));
   const unattributed = t.unattributed_gpu_us > 0 ? ` · ${duration(t.unattributed_gpu_us * 1e3)} of GPU time not charged to an operator` : "";
   renderTable(host, rows, {
     id: "ops-table",
+    columns: flops ? flopsColumns(rows) : undefined,
     csvName: app.opsByShape ? "operators-by-shape.csv" : "operators.csv",
     onRowClick: (r) => highlight(r.name),
     caption: `as prof.key_averages()${app.opsByShape ? ".group_by_input_shape" : ""}${unattributed}`,
