@@ -80,8 +80,11 @@ export async function readInParts(worker, blob, onProgress) {
     const part = await s.take_part();
     worker.partTimes[`sent${k + 1}`] = since();
     // For benchmarks: what each helper held at its peak (its wasm memory never shrinks).
-    worker.partStats.push({ part_bytes: part.length, wasm_memory_bytes: await helper.module.memory_bytes() });
+    const stat = { part_bytes: part.length, wasm_memory_bytes: await helper.module.memory_bytes() };
+    worker.partStats.push(stat);
     helper.terminate("its part was handed over");
+    // The loading worker's memory at that moment: the two were held together.
+    worker.module.memory_bytes().then((b) => (stat.loading_wasm_memory_bytes = b), () => {});
     worker.linked.delete(helper);
     return part;
   });
