@@ -15,7 +15,8 @@
 
 /** What decides a parallel read; a test may lower `minBytes` or set `workers`. */
 export const settings = {
-  // Below this one worker is as fast: starting a helper and joining its part cost ~0.1 s.
+  // Below this one worker is about as fast: writing a part and joining it cost about a tenth of
+  // parsing its range (0.6 + 1.2 s against 17 s for 512 MB, BENCHMARKS.md), plus a worker's start.
   minBytes: 64 << 20,
   // One worker per core, the loading worker included.
   workers: Math.max(1, navigator.hardwareConcurrency || 1),
