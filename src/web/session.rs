@@ -26,6 +26,8 @@ pub(super) struct Loaded {
     pub(super) staged: Staged,
     /// The operator trees every table reads, built with the analyses.
     pub(super) forest: Option<Forest>,
+    /// The memory views' curves and allocations, built on first use (`memory.rs`).
+    pub(super) memory: Option<super::memory::MemoryState>,
 }
 
 pub(super) enum State {
@@ -134,6 +136,7 @@ impl Session {
             analyses: None,
             staged: Staged::default(),
             forest: None,
+            memory: None,
         };
         loaded.relayout();
         let summary = self::json(&summarize(&loaded.trace));

@@ -145,6 +145,25 @@ export async function aWorkerThatDiesIsShown({ page, baseUrl, fixturesDir, ignor
   assert.ok(await page.isHidden("#error-box"));
 }
 
+export async function aSpareWorkerStartsOnlyWhenAnotherTraceIsBeingOpened({ page, baseUrl, fixturesDir }) {
+  await open(page, baseUrl);
+  await page.setInputFiles("#file-input", join(fixturesDir, SAMPLE));
+  await ready(page);
+  // Nothing is started after the load: leaving the page now aborts no fetch of a worker script.
+  await page.waitForTimeout(300);
+  assert.ok(await page.evaluate(() => window.sightline.workers.spare === null), "no spare after the load");
+  assert.equal(page.workers().length, 1, "only the shown trace's worker");
+  // Pressing Open… starts the spare (the file dialog hides its start), and the next load takes it.
+  await page.dispatchEvent('label[for="file-input"]', "pointerdown");
+  await page.waitForFunction(() => window.sightline.workers.spare !== null);
+  await page.evaluate(async () => {
+    window.spareWorker = await window.sightline.workers.spare;
+  });
+  await page.setInputFiles("#file-input", join(fixturesDir, OTHER));
+  await ready(page);
+  assert.ok(await page.evaluate(() => window.sightline.app.active.worker === window.spareWorker), "the load took the spare");
+}
+
 /** Sets how many workers parse a file (worker/parallel.js `settings`), for any file size. */
 async function parseWorkers(page, n) {
   await page.evaluate(async (n) => {

@@ -75,8 +75,9 @@ export function bufferChunks(buffer) {
 }
 
 /**
- * Starts workers for loads. One spare is kept started (its module instantiated) so that a load
- * begins at once; `take()` hands it out and a new spare is started once the load is done.
+ * Starts workers for loads. A spare worker (its module instantiated) lets a load begin at once:
+ * `take()` hands it out. The first is started with the page; the next only when another load is
+ * about to begin (`refillOnIntent`).
  */
 export class Workers {
   constructor(bindings) {
@@ -104,6 +105,22 @@ export class Workers {
       });
     }
     return this.spare;
+  }
+
+  /**
+   * Starts the spare when the user sets out to open a trace: the pointer pressed on an Open
+   * control (a label of the file input), keyboard focus reaching the file input, a file dragged
+   * over the page. The file dialog or the drag then hides the worker's start. Not at the end of a
+   * load, as before: a page left right then (a link followed, `?url=` navigated) aborted the fetch
+   * of the worker's script, a failed request to the browser, and a page that never opens a second
+   * trace started a worker for nothing.
+   */
+  refillOnIntent(doc) {
+    const opening = (ev) => {
+      const el = ev.target instanceof Element ? ev.target : null;
+      if (ev.type === "dragenter" || (el && el.closest('label[for="file-input"], #file-input'))) this.refill();
+    };
+    for (const type of ["pointerdown", "focusin", "dragenter"]) doc.addEventListener(type, opening, true);
   }
 }
 
