@@ -214,4 +214,17 @@ export async function aFileReadBySeveralWorkersGivesWhatOneWorkerGives({ page, b
   // one's until it is dropped, and the spare remain.
   for (let i = 0; i < 50 && page.workers().length > 3; i++) await new Promise((r) => setTimeout(r, 100));
   assert.ok(page.workers().length <= 3, `${page.workers().length} workers`);
+  // Cancel ends a load's worker; the parse workers linked to it end with it.
+  const ended = await page.evaluate(async () => {
+    const w = await window.sightline.workers.take();
+    const helpers = [w.spawnLinked(), w.spawnLinked()];
+    const answer = helpers[0].module.version();
+    w.terminate("cancelled in a test");
+    const rejected = await answer.then(
+      () => false,
+      (e) => e.message,
+    );
+    return { dead: helpers.map((h) => h.dead), rejected };
+  });
+  assert.deepEqual(ended, { dead: ["cancelled in a test", "cancelled in a test"], rejected: "cancelled in a test" });
 }

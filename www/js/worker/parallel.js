@@ -15,7 +15,8 @@
 
 /** What decides a parallel read; a test may lower `minBytes` or set `workers`. */
 export const settings = {
-  // Below this one worker is as fast: starting a helper and joining its part cost ~0.1 s.
+  // Below this one worker is about as fast: writing a part and joining it cost about a tenth of
+  // parsing its range (0.6 + 1.2 s against 17 s for 512 MB, BENCHMARKS.md), plus a worker's start.
   minBytes: 64 << 20,
   // One worker per core, the loading worker included.
   workers: Math.max(1, navigator.hardwareConcurrency || 1),
@@ -80,8 +81,11 @@ export async function readInParts(worker, blob, onProgress) {
     const part = await s.take_part();
     worker.partTimes[`sent${k + 1}`] = since();
     // For benchmarks: what each helper held at its peak (its wasm memory never shrinks).
-    worker.partStats.push({ part_bytes: part.length, wasm_memory_bytes: await helper.module.memory_bytes() });
+    const stat = { part_bytes: part.length, wasm_memory_bytes: await helper.module.memory_bytes() };
+    worker.partStats.push(stat);
     helper.terminate("its part was handed over");
+    // The loading worker's memory at that moment: the two were held together.
+    worker.module.memory_bytes().then((b) => (stat.loading_wasm_memory_bytes = b), () => {});
     worker.linked.delete(helper);
     return part;
   });
