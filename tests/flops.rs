@@ -306,3 +306,133 @@ fn fp32_gemms_on_tensor_core_gpus_are_flagged() {
     assert!(!finding_ids(&fp32_gemm_trace("Tesla V100-SXM2-32GB"))
         .contains(&"fp32_gemm_on_tensor_core_gpu"));
 }
+
+/// Every real fixture's GPU, as its `deviceProperties` names it, gets the roofs of that part.
+#[test]
+fn the_fixtures_gpus_get_their_own_roofs() {
+    let dir = common::shared_fixtures().join("real");
+    let expect = |file: &str| match file {
+        f if f.starts_with("tracelens_h100") => "H100 SXM",
+        f if f.starts_with("tracelens_mi300") => "MI300X",
+        f if f.starts_with("hta_a100") => "A100 SXM 80GB",
+        f if f.contains("v100") => "V100 SXM2",
+        f => panic!("a new fixture {f}: say which part it ran on"),
+    };
+    let mut checked = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        let file = path.file_name().unwrap().to_string_lossy().to_string();
+        if !file.ends_with(".gz") {
+            continue;
+        }
+        let trace = parse_bytes(&std::fs::read(&path).unwrap()).unwrap();
+        let links = Links::build(&trace);
+        let flops = Flops::build(&trace, &links);
+        let name = flops.device_name.clone().unwrap();
+        assert_eq!(
+            flops.peaks.map(|p| p.device),
+            Some(expect(&file)),
+            "{file}: {name}"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 17);
+}
+
+/// The kernel table's FLOPs: a call's cost shared by its kernels in proportion to their time, so
+/// each runs at the call's rate and together they add up to the call.
+#[test]
+fn kernels_share_the_flops_of_the_call_that_launched_them() {
+    let json = r#"{"deviceProperties":[{"id":0,"name":"NVIDIA H100 80GB HBM3"}],
+        "traceEvents":[
+        {"ph":"X","cat":"cpu_op","name":"aten::linear","pid":1,"tid":1,"ts":90,"dur":80,
+          "args":{"External id":1,"Input Dims":[[64,4096],[4096,4096],[4096]],"Input type":["c10::BFloat16","c10::BFloat16","c10::BFloat16"]}},
+        {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":100,"dur":50,
+          "args":{"External id":2,"Input Dims":[[64,4096],[4096,4096]],"Input type":["c10::BFloat16","c10::BFloat16"]}},
+        {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":110,"dur":10,
+          "args":{"External id":2,"correlation":7}},
+        {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":130,"dur":10,
+          "args":{"External id":2,"correlation":8}},
+        {"ph":"X","cat":"kernel","name":"gemm_splitk","pid":0,"tid":7,"ts":200,"dur":15,
+          "args":{"correlation":7,"device":0,"stream":7}},
+        {"ph":"X","cat":"kernel","name":"splitk_reduce","pid":0,"tid":7,"ts":220,"dur":5,
+          "args":{"correlation":8,"device":0,"stream":7}},
+        {"ph":"X","cat":"kernel","name":"unlaunched","pid":0,"tid":7,"ts":230,"dur":5,
+          "args":{"correlation":99,"device":0,"stream":7}}
+        ]}"#;
+    let trace = parse_bytes(json.as_bytes()).unwrap();
+    let links = Links::build(&trace);
+    let flops = Flops::build(&trace, &links);
+    let report = flops.report(&trace);
+    let mm = report.rows.iter().find(|r| r.name == "aten::mm").unwrap();
+    assert_eq!(mm.kernel_us, 20.0);
+    let mut table = sightline::analysis::tables::kernel_table(
+        &trace,
+        &sightline::analysis::tables::Forest::build(&trace),
+    );
+    sightline::analysis::flops::kernels::annotate(&mut table, &trace, &flops);
+    let row = |n: &str| {
+        table
+            .rows
+            .iter()
+            .find(|r| r.name == n)
+            .unwrap()
+            .flops
+            .clone()
+    };
+    let (gemm, reduce) = (row("gemm_splitk"), row("splitk_reduce"));
+    assert_eq!(gemm.flops_calls, Some(1));
+    let close = |a: f64, b: f64| (a / b - 1.0).abs() < 1e-9;
+    assert!(close(gemm.gflops.unwrap(), 0.75 * mm.gflops));
+    assert!(close(reduce.gflops.unwrap(), 0.25 * mm.gflops));
+    assert!(close(
+        gemm.bytes.unwrap() + reduce.bytes.unwrap(),
+        mm.bytes.unwrap() as f64
+    ));
+    for k in [&gemm, &reduce] {
+        assert!(close(k.tflops_s.unwrap(), mm.tflops_s.unwrap()));
+        assert!(close(k.tb_s.unwrap(), mm.tb_s.unwrap()));
+    }
+    // Nothing modelled launched it.
+    let none = row("unlaunched");
+    assert!(none.flops_calls.is_none() && none.gflops.is_none() && none.tflops_s.is_none());
+}
+
+/// `tests/fixtures/flops/bert_small_h100.json`, which the page's end-to-end test compares the
+/// page with, is what `sightline flops --json` prints for that trace (the same report).
+#[test]
+fn the_page_tests_expectations_are_the_clis() {
+    let expect: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(common::local_fixture("flops/bert_small_h100.json")).unwrap(),
+    )
+    .unwrap();
+    let path = common::shared_fixtures().join(expect["trace"].as_str().unwrap());
+    let trace = parse_bytes(&std::fs::read(path).unwrap()).unwrap();
+    let links = Links::build(&trace);
+    let report = Flops::build(&trace, &links).report(&trace);
+    let json = serde_json::to_value(&report).unwrap();
+    let gemm = &expect["gemm"];
+    let row = json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == gemm["name"] && r["input_shapes"] == gemm["input_shapes"])
+        .unwrap();
+    // To the last bit but one: serde_json reads floats without round-tripping them exactly.
+    for k in ["gflops", "tflops_s"] {
+        let (a, b) = (row[k].as_f64().unwrap(), gemm[k].as_f64().unwrap());
+        assert!((a / b - 1.0).abs() < 1e-14, "{k}: {a} vs {b}");
+    }
+    let points = report
+        .rows
+        .iter()
+        .filter(|r| {
+            r.kernel_us > 0.0
+                && r.tflops_s.is_some_and(|t| t > 0.0)
+                && r.intensity.is_some_and(|x| x > 0.0)
+        })
+        .count();
+    assert_eq!(expect["points"], points);
+    assert_eq!(expect["device"], json["device"]);
+    assert_eq!(expect["peaks_device"], json["peaks"]["device"]);
+}

@@ -12,6 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use serde::Serialize;
 use serde_json::{json, Value};
+use sightline::analysis::flops::{kernels::annotate, Flops};
 use sightline::analysis::idle::{self, IdleOptions, Mode};
 use sightline::analysis::links::Links;
 use sightline::analysis::tables::{kernel_table, label_table, op_table, Forest, OpColumn};
@@ -154,7 +155,12 @@ impl PyTrace {
 
     /// `sightline kernels --json`.
     fn kernels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let t = py.allow_threads(|| kernel_table(&self.model, self.forest()));
+        let t = py.allow_threads(|| {
+            let mut t = kernel_table(&self.model, self.forest());
+            let flops = Flops::build(&self.model, self.links());
+            annotate(&mut t, &self.model, &flops);
+            t
+        });
         table(py, &t, "rows")
     }
 

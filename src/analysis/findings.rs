@@ -111,6 +111,18 @@ pub fn analyze_with(
     steps: &StepsReport,
     idle: &IdleReport,
 ) -> Vec<Finding> {
+    let flops = super::flops::Flops::build(trace, links);
+    analyze_with_flops(trace, links, steps, idle, &flops)
+}
+
+/// [`analyze_with`] given the FLOPs too (a page keeps them for its roofline).
+pub fn analyze_with_flops(
+    trace: &Trace,
+    links: &Links,
+    steps: &StepsReport,
+    idle: &IdleReport,
+    flops: &super::flops::Flops,
+) -> Vec<Finding> {
     let c = Census::new(trace, links);
     let mut out = Vec::new();
     let step_total = steps.total.total_ns();
@@ -549,8 +561,7 @@ pub fn analyze_with(
             &steps.steps,
         ));
     }
-    let flops = super::flops::Flops::build(trace, links);
-    out.extend(super::flops::rules::findings(trace, links, &flops));
+    out.extend(super::flops::rules::findings(trace, links, flops));
     out.sort_by_key(|f| Reverse(f.severity));
     out
 }

@@ -2,6 +2,8 @@
 
 use super::ops::{fmt_time, layout, name_width, share, truncate_name, Column};
 use super::{load, print_json, Opts};
+use sightline::analysis::flops::{kernels::annotate, Flops};
+use sightline::analysis::links::Links;
 use sightline::analysis::tables::{kernel_table, Forest};
 
 pub fn run(opts: &Opts) -> Result<(), String> {
@@ -9,6 +11,11 @@ pub fn run(opts: &Opts) -> Result<(), String> {
     let loaded = load(&opts.file)?;
     let trace = &loaded.trace;
     let mut table = kernel_table(trace, &Forest::build(trace));
+    annotate(
+        &mut table,
+        trace,
+        &Flops::build(trace, &Links::build(trace)),
+    );
     if opts.flag("--json") {
         if let Some(n) = top {
             table.rows.truncate(n);
@@ -34,8 +41,12 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         Column::right("Tensor Cores", 12),
         Column::right("Occupancy", 12),
         Column::right("Grid/block", 12),
+        Column::right("GFLOPs/call", 12),
+        Column::right("TFLOP/s", 9),
+        Column::right("TB/s", 7),
         Column::left("Launched by", launcher_width),
     ];
+    let opt = |x: Option<f64>, d: usize| x.map_or("-".to_string(), |v| format!("{v:.d$}"));
     let rows = table.rows.iter().take(top.unwrap_or(30)).map(|r| {
         let launcher = match r.launched_by.first() {
             Some(l) => {
@@ -75,6 +86,9 @@ pub fn run(opts: &Opts) -> Result<(), String> {
                 1 => "1 variant".to_string(),
                 n => format!("{n} variants"),
             },
+            opt(r.flops.gflops, 4),
+            opt(r.flops.tflops_s, 2),
+            opt(r.flops.tb_s, 3),
             launcher,
         ]
     });
@@ -94,6 +108,10 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         "GPU time total: {} ({})",
         fmt_time(table.gpu_time_us),
         kinds.join(", ")
+    );
+    println!(
+        "GFLOPs/call, TFLOP/s, TB/s: of the operator call that launched each kernel (shared by \
+         time among the kernels of one call; see `sightline flops`)"
     );
     Ok(())
 }

@@ -4,6 +4,7 @@
 use super::session::{Loaded, Session};
 use super::{err, json};
 use crate::analysis::findings::{self, Finding};
+use crate::analysis::flops::{kernels::annotate, Flops};
 use crate::analysis::idle::{self, IdleOptions, IdleReport};
 use crate::analysis::links::Links;
 use crate::analysis::steps::{self, StepsReport};
@@ -16,6 +17,8 @@ pub(super) struct Analyses {
     pub(super) steps: StepsReport,
     pub(super) idle: IdleReport,
     pub(super) findings: Vec<Finding>,
+    /// The modelled operator calls, for the FLOPs columns and the roofline (`web/flops.rs`).
+    pub(super) flops: Flops,
 }
 
 /// What [`Session::analyse_stage`] has computed so far, until `findings` completes the analyses.
@@ -92,7 +95,8 @@ impl Session {
                 let links = st.links.take().ok_or_else(|| missing("links"))?;
                 let steps = st.steps.take().ok_or_else(|| missing("steps"))?;
                 let idle = st.idle.take().ok_or_else(|| missing("idle"))?;
-                let findings = findings::analyze_with(trace, &links, &steps, &idle);
+                let flops = Flops::build(trace, &links);
+                let findings = findings::analyze_with_flops(trace, &links, &steps, &idle, &flops);
                 l.st.gaps = idle
                     .gaps
                     .iter()
@@ -106,6 +110,7 @@ impl Session {
                     steps,
                     idle,
                     findings,
+                    flops,
                 });
             }
             _ => return Err(err(format!("no analysis stage named '{stage}'"))),
@@ -152,7 +157,14 @@ impl Session {
                 });
                 Ok(json(&ops))
             }
-            "kernels" => Ok(json(&kernel_table(t, forest))),
+            "kernels" => {
+                let mut table = kernel_table(t, forest);
+                // The FLOPs columns, once the analyses have run (they always have on the page).
+                if let Some(a) = &l.analyses {
+                    annotate(&mut table, t, &a.flops);
+                }
+                Ok(json(&table))
+            }
             "labels" => Ok(json(&label_table(t, forest))),
             "calltree" => Ok(json(&call_tree(t, forest))),
             _ => Err(err(format!("no table named '{kind}'"))),

@@ -14,14 +14,17 @@ import { startEmbedding } from "./embed.js";
 import { showNotice } from "./notice.js";
 import { setupPythonToggle } from "./pyframes.js";
 import { baseChanged, dropped, startCompare } from "./compare.js";
+import { openFiles, startRanks, takeDrop } from "./ranks.js";
 import { startMemory } from "./memory.js";
 import { Bindings } from "./worker/client.js";
 import { Workers, blobChunks, bufferChunks, readInto, responseChunks } from "./load.js";
+import { flopsColumns, renderRoofline, withFlops } from "./roofline.js";
 
 const boot = document.querySelector("script[data-bindings]");
 // The paths are relative to the page, not to this module.
 const bindings = new Bindings(boot.dataset.bindings, boot.dataset.wasm);
 const workers = new Workers(bindings);
+workers.refillOnIntent(document);
 // The module-level values the painter and the charts need come from the first worker, which is
 // then the spare that the first load takes.
 const [constants, palette, waitKinds, version] = await workers
@@ -226,8 +229,6 @@ function analyse(loaded, t) {
     document.body.dataset.analyses = "ready";
     memory.analysed(s);
     status();
-    // The next load starts at once; started only now so that it does not compete with this one.
-    workers.refill();
   })().catch((err) => {
     loaded.settleTables.reject(err);
     if (mine()) fail(err, loaded.name);
@@ -342,7 +343,9 @@ function tableOf(kind) {
     const byShape = app.opsByShape;
     // The tables read the operator forest: asked for only once it is built, so that the first
     // frames go to the worker ahead of the analyses.
-    app.tables[key] = (kind === "names" ? s.names_table(5000) : tablesBuilt.then(() => s.table(kind, byShape))).then(JSON.parse);
+    // "flops" (the roofline's rows) needs the analyses, which are done before the forest is.
+    const made = kind === "names" ? s.names_table(5000) : kind === "flops" ? tablesBuilt.then(() => s.flops_report()) : tablesBuilt.then(() => s.table(kind, byShape));
+    app.tables[key] = made.then(JSON.parse);
   }
   return app.tables[key];
 }
@@ -373,7 +376,7 @@ const TABS = [
     id: "kernels",
     title: "Kernels",
     render: (host) =>
-      withTable(host, "kernels", (t) => renderTable(host, t.rows, { id: "kernels-table", csvName: "kernels.csv", onRowClick: (r) => highlight(r.name), caption: "GPU kernels, memcpy and memset by name" })),
+      withTable(host, "kernels", (t) => renderTable(host, t.rows, { id: "kernels-table", columns: flopsColumns(t.rows), csvName: "kernels.csv", onRowClick: (r) => highlight(r.name), caption: "GPU kernels, memcpy and memset by name" })),
   },
   {
     id: "labels",
@@ -382,6 +385,7 @@ const TABS = [
       withTable(host, "labels", (t) => renderTable(host, t.rows, { id: "labels-table", csvName: "labels.csv", onRowClick: (r) => highlight(r.name), caption: "record_function labels: their CPU time and the GPU time launched inside", empty: "No record_function labels in this trace." })),
   },
   { id: "calltree", title: "Call tree", render: (host) => withTable(host, "calltree", (t) => renderTree(host, t, { id: "calltree-table", onRowClick: (n) => highlight(n.name) })) },
+  { id: "roofline", title: "Roofline", render: (host) => withTable(host, "flops", (r) => renderRoofline(host, r, app.active.session, pick)) },
   { id: "names", title: "All slices by name", render: namesTable },
   memory.tab,
   { id: "range", title: "Range", render: rangeTable },
@@ -389,18 +393,21 @@ const TABS = [
 
 /** The operator table (PyTorch's key_averages), optionally grouped by input shapes. */
 function opsTable(host) {
-  return withTable(host, "ops", (t) => opsTableOf(host, t));
+  // By shape, with the FLOPs columns of the same op and shapes (roofline.js).
+  const flops = app.opsByShape ? tableOf("flops") : null;
+  return withTable(host, "ops", async (t) => opsTableOf(host, t, flops && (await flops)));
 }
 
-function opsTableOf(host, t) {
+function opsTableOf(host, t, flops) {
   const device = t.gpu_time_us > 0;
   const keep = (k) => (device || !/device/.test(k)) && (t.has_memory || !/mem/.test(k)) && (app.opsByShape || k !== "input_shapes");
   // Input shapes arrive as JSON lists; shown as PyTorch prints them ("[[32, 16], []]").
   const shown = (k, v) => (k === "input_shapes" && Array.isArray(v) ? JSON.stringify(v).replace(/,/g, ", ") : v);
-  const rows = t.rows.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => keep(k)).map(([k, v]) => [k, shown(k, v)])));
+  const rows = (flops ? withFlops(t.rows, flops) : t.rows).map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => keep(k)).map(([k, v]) => [k, shown(k, v)])));
   const unattributed = t.unattributed_gpu_us > 0 ? ` · ${duration(t.unattributed_gpu_us * 1e3)} of GPU time not charged to an operator` : "";
   renderTable(host, rows, {
     id: "ops-table",
+    columns: flops ? flopsColumns(rows) : undefined,
     csvName: app.opsByShape ? "operators-by-shape.csv" : "operators.csv",
     onRowClick: (r) => highlight(r.name),
     caption: `as prof.key_averages()${app.opsByShape ? ".group_by_input_shape" : ""}${unattributed}`,
@@ -506,9 +513,11 @@ $("search-prev").addEventListener("click", () => step(false));
 
 $("file-input").addEventListener("change", (ev) => {
   const started = performance.now();
-  const file = ev.target.files[0];
+  const files = Array.from(ev.target.files);
   ev.target.value = ""; // the same file can be chosen again
-  openFile(file, started);
+  // Several files: the ranks of one job (ranks.js).
+  if (files.length > 1) return openFiles(files);
+  openFile(files[0], started);
 });
 for (const id of ["sample-link", "sample-link-2"]) {
   $(id).addEventListener("click", (ev) => {
@@ -541,7 +550,7 @@ window.addEventListener("drop", (ev) => {
   ev.preventDefault();
   dragDepth = 0;
   $("drop-overlay").hidden = true;
-  if (ev.dataTransfer && dropped(ev.dataTransfer.files)) return;
+  if (ev.dataTransfer && (takeDrop(ev.dataTransfer) || dropped(ev.dataTransfer.files))) return;
   const file = ev.dataTransfer && ev.dataTransfer.files[0];
   if (file) openFile(file);
 });
@@ -573,7 +582,8 @@ window.sightlineReady = true;
 document.body.dataset.wasm = "ready";
 // Links (`?url=`, `#url=`, time range and selection in the hash) and embedding (`?mode=embedded`,
 // the postMessage protocol) live in url.js and embed.js; these are the page's hooks for them.
-const hooks = { app, view, bindings, openUrl, openBuffer, openFile, fail };
+const hooks = { app, view, bindings, openUrl, openBuffer, openFile, fail, setState };
 startEmbedding(hooks);
 startLinks(hooks);
 startCompare(hooks);
+startRanks(hooks);

@@ -13,6 +13,7 @@
 //! TraceLens's tables); per-call FLOPs and bytes are those of the group's first call, the rates
 //! are the group's FLOPs over its kernel time (calls without kernels are left out of the rates).
 
+pub mod kernels;
 pub mod models;
 pub mod peaks;
 pub mod rules;
@@ -43,6 +44,9 @@ pub struct Flops {
     pub peaks: Option<Peaks>,
     /// The `deviceProperties` name the peaks were chosen by.
     pub device_name: Option<String>,
+    /// Each GPU op launched below a modelled call, with the innermost such call (an index
+    /// into `instances`), in lane order.
+    pub launched: Vec<(SliceRef, u32)>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -179,6 +183,7 @@ impl Flops {
             }
         }
         // Each GPU op's time goes to every modelled operator above the one that launched it.
+        let mut launched = Vec::new();
         if !instances.is_empty() {
             for (li, lane) in trace.gpu_lanes() {
                 let s = &lane.slices;
@@ -186,16 +191,22 @@ impl Flops {
                     if !links.kinds.of_cat(s.cat[i]).is_gpu_busy() {
                         continue;
                     }
-                    let mut cur = links.op(SliceRef {
+                    let gpu = SliceRef {
                         lane: li as u32,
                         index: i as u32,
-                    });
+                    };
+                    let mut cur = links.op(gpu);
+                    let mut innermost = true;
                     // Up through operators only: a Python frame or a label ends the nesting
                     // TraceLens follows (and keeps the walk short under deep stacks).
                     while let Some(r) = cur {
                         if let Some(&k) = index.get(&r) {
                             instances[k].kernel_ns += s.dur_ns[i];
                             instances[k].kernels += 1;
+                            if innermost {
+                                launched.push((gpu, k as u32));
+                                innermost = false;
+                            }
                         }
                         cur = links.parent(r).filter(|p| {
                             let cat = trace.lanes[p.lane as usize].slices.cat[p.index as usize];
@@ -210,6 +221,7 @@ impl Flops {
             instances,
             peaks: device_name.as_deref().and_then(peaks::lookup),
             device_name,
+            launched,
         }
     }
 

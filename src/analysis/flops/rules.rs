@@ -144,8 +144,8 @@ pub fn findings(trace: &Trace, links: &Links, flops: &Flops) -> Vec<Finding> {
                     100.0 * share,
                     fp32_ns as f64 / 1e6,
                     peaks.device,
-                    (peaks.tf32 / peaks.fp32).max(1.0),
-                    peaks.bf16 / peaks.fp32
+                    (peaks.tf32 / peaks.fp32_matrix).max(1.0),
+                    peaks.bf16 / peaks.fp32_matrix
                 ),
                 advice: "torch.set_float32_matmul_precision('high') (TF32), or autocast to \
                          bfloat16 (torch.autocast('cuda', dtype=torch.bfloat16))."

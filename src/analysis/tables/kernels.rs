@@ -114,6 +114,24 @@ pub struct KernelRow {
     /// The operators that launched it, most time first; `name: None` gathers the calls that no
     /// link leads to an operator for.
     pub launched_by: Vec<LaunchedBy>,
+    /// The FLOPs and bytes of the operators that launched it, where a cost model knows them
+    /// (`flops::kernels::annotate` fills these; `None` until then, and for kernels that no
+    /// modelled operator launched).
+    #[serde(flatten)]
+    pub flops: KernelFlops,
+}
+
+/// A kernel's share of its launching operators' FLOPs and bytes (see `flops::kernels`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct KernelFlops {
+    /// Calls whose launching operator has a cost model.
+    pub flops_calls: Option<u64>,
+    /// GFLOPs per such call.
+    pub gflops: Option<f64>,
+    /// Bytes moved per such call (where the model knows them).
+    pub bytes: Option<f64>,
+    pub tflops_s: Option<f64>,
+    pub tb_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -273,6 +291,7 @@ pub fn kernel_table(trace: &Trace, forest: &Forest) -> KernelTable {
                     .then(|| r.occupancy_weighted / r.occupancy_weight_ns as f64),
                 launch_configs,
                 launched_by,
+                flops: KernelFlops::default(),
             }
         })
         .collect();

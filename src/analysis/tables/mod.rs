@@ -15,7 +15,7 @@ pub mod ops;
 pub mod tree;
 
 pub use calltree::{call_tree, BottomUpNode, CallTree};
-pub use kernels::{kernel_table, KernelTable};
+pub use kernels::{kernel_table, KernelFlops, KernelTable};
 pub use labels::{label_table, LabelTable};
 pub use ops::{op_table, OpColumn, OpTable};
 pub use tree::{EventKind, Forest};

@@ -1,0 +1,80 @@
+//! FLOPs on the page: the roofline (points per op and shape, the device's roofs) and the
+//! FLOPs columns of the operator table by shape, from the calls the analyses modelled
+//! (`analysis::flops`, kept with the findings that read them).
+
+use super::session::Session;
+use super::{err, json};
+use crate::analysis::flops::peaks::{Peaks, Roof};
+use crate::analysis::flops::FlopsRow;
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+#[derive(Serialize)]
+struct Roofline {
+    /// The `deviceProperties` name, if the trace has one.
+    device: Option<String>,
+    /// The roof table's entry for it, if it is in the table.
+    peaks: Option<Peaks>,
+    /// The compute ceilings of the dtypes the rows run in.
+    roofs: Vec<Roof>,
+    /// As `sightline flops --json`, one per op and shape, most kernel time first.
+    rows: Vec<FlopsRow>,
+}
+
+/// One call of a row, for the list under the roofline.
+#[derive(Serialize)]
+struct Call {
+    lane: u32,
+    index: u32,
+    start_ns: i64,
+    dur_ns: i64,
+}
+
+#[wasm_bindgen]
+impl Session {
+    /// The FLOPs rows (as `sightline flops --json`), the device and its roofs (JSON). Needs the
+    /// analyses ([`Session::analyse`]).
+    pub fn flops_report(&self) -> Result<String, JsValue> {
+        let l = self.loaded()?;
+        let report = l.analyses()?.flops.report(&l.trace);
+        let roofs = report.peaks.map_or_else(Vec::new, |p| {
+            p.roofs(
+                report
+                    .rows
+                    .iter()
+                    .map(|r| (r.dtype.as_str(), r.family.matrix())),
+            )
+        });
+        Ok(json(&Roofline {
+            device: report.device,
+            peaks: report.peaks,
+            roofs,
+            rows: report.rows,
+        }))
+    }
+
+    /// The calls of FLOPs row `row` (in `flops_report`'s order; the first 50), with their times
+    /// (JSON list of {lane, index, start_ns, dur_ns}).
+    pub fn flops_calls(&self, row: u32) -> Result<String, JsValue> {
+        let l = self.loaded()?;
+        let report = l.analyses()?.flops.report(&l.trace);
+        let r = report
+            .rows
+            .get(row as usize)
+            .ok_or_else(|| err(format!("no FLOPs row {row}")))?;
+        let calls: Vec<Call> = r
+            .slices
+            .iter()
+            .map(|s| {
+                let sl = &l.trace.lanes[s.lane as usize].slices;
+                Call {
+                    lane: s.lane,
+                    index: s.index,
+                    start_ns: sl.start_ns[s.index as usize],
+                    dur_ns: sl.dur_ns[s.index as usize],
+                }
+            })
+            .collect();
+        Ok(json(&calls))
+    }
+}
