@@ -1,13 +1,13 @@
-//! Memory on the page (`www/js/memory-chart.js`, `memory-live.js`, `memory-table.js`): each
-//! device's allocated and reserved bytes for the timeline's current window, the live allocations
-//! at any time, and the allocation table, all from `analysis::memory`.
+//! Memory on the page (`www/js/memory.js`, `memory-chart.js`, `memory-panels.js`): each device's
+//! allocated and reserved bytes for the timeline's current window, the live allocations at any
+//! time, and the allocation table, all from `analysis::memory`.
 //!
 //! The curves (`Memory::series`) are read from the trace's `[memory]` columns on first use; they
 //! cost one pass over the memory events. The live allocations and the table need the allocations
 //! paired with their frees and the operator around each event, which needs the links
-//! (`Links::build`): those are built on the first call that needs them (a click on the chart, the
-//! table), not with the trace, and only for a trace that has memory events. The links are dropped
-//! once the sites are found.
+//! (`Links::build`): those are built on the first call that needs them (the peak's panel, which the
+//! page asks for once the analyses are done, a click on the chart, the table), and only for a
+//! trace that has memory events. The links are dropped once the sites are found.
 
 use super::session::Session;
 use super::tables::Analyses;

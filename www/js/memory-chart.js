@@ -45,6 +45,7 @@ export class MemoryChart {
     this.devices = [];
     this.columns = null;
     this.marker = null;
+    this.paintedKey = null;
     this.box.hidden = true;
     this.legend.replaceChildren();
     if (!session) return [];
@@ -106,6 +107,11 @@ export class MemoryChart {
     }
     const ctx = this.ctx;
     const th = this.theme();
+    // A frame that did not move the window (a selection, a hover's redraw) leaves the chart as it
+    // is: every repaint of a canvas costs the compositor its whole area.
+    const key = [meta.start_ns, meta.ns_per_px, c.width, c.height, this.themeKey, this.marker && this.marker.device, this.marker && this.marker.t_ns].join(" ");
+    if (key === this.paintedKey) return;
+    this.paintedKey = key;
     const n = columns.length / this.devices.length / PER_COLUMN;
     if (!this.image || this.image.width !== c.width || this.image.height !== c.height) this.image = ctx.createImageData(c.width, c.height);
     const px = new Uint32Array(this.image.data.buffer);
