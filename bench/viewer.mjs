@@ -5,9 +5,11 @@
 // (PerformanceObserver `longtask`), and frame times at full zoom-out, scrolling and while
 // zooming, also while the background analyses run. Needs a release build in dist/.
 //
-//   node bench/viewer.mjs [TRACE] [--cancel]
+//   node bench/viewer.mjs [TRACE] [--cancel] [--workers N]
 //
 // --cancel adds the Cancel latency at several points of the load (see cancelLatency).
+// --workers N parses a large plain-JSON file in N workers (default: one per core; 1: the loading
+// worker alone, as before the parallel parse).
 //
 // TRACE defaults to the 56 MB (unzipped) fixture real/tracelens_h100_owlv2_stack_mem.json.gz.
 // A "frame" is one TimelineView.draw(): the request to the worker, the wasm layout of the visible
@@ -32,11 +34,12 @@ export async function start() {
 }
 
 /** Opens `trace` in a fresh page and measures it; see the file's header. */
-export async function measure({ browser, server }, trace, frames = 120) {
+export async function measure({ browser, server, workers }, trace, frames = 120) {
   const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
   try {
     await page.goto(server.baseUrl);
     await page.waitForFunction(() => window.sightlineReady === true);
+    await parseWorkers(page, workers);
     // Sample the JS heap while loading: Chromium's performance.memory is the only window on it.
     await page.evaluate(() => {
       window.__peakHeap = 0;
@@ -82,13 +85,14 @@ export async function measure({ browser, server }, trace, frames = 120) {
  * The latency is the click event's timestamp to the end of the page's cancel handler, which is
  * where the page is back in its previous state; the longest page task during each load is kept.
  */
-export async function cancelLatency({ browser, server }, trace, points = [0.25, 0.5, 0.75, "building"]) {
+export async function cancelLatency({ browser, server, workers }, trace, points = [0.25, 0.5, 0.75, "building"]) {
   const out = [];
   for (const point of points) {
     const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
     try {
       await page.goto(server.baseUrl);
       await page.waitForFunction(() => window.sightlineReady === true);
+      await parseWorkers(page, workers);
       await page.evaluate(() => {
         window.__longest = 0;
         new PerformanceObserver((list) => {
@@ -107,6 +111,15 @@ export async function cancelLatency({ browser, server }, trace, points = [0.25, 
     }
   }
   return out;
+}
+
+/** Sets how many workers parse a file (www/js/worker/parallel.js); undefined keeps the page's. */
+async function parseWorkers(page, n) {
+  if (!n) return;
+  await page.evaluate(async (n) => {
+    const m = await import(new URL("js/worker/parallel.js", document.baseURI).href);
+    m.settings.workers = n;
+  }, n);
 }
 
 async function framesInPage(n) {
@@ -183,6 +196,10 @@ async function framesInPage(n) {
     timings: app.timings,
     peak_js_heap_bytes: window.__peakHeap,
     wasm_memory_bytes: await app.active.worker.module.memory_bytes(),
+    // Workers that parsed a part: their wasm memory at its peak and the part buffer each sent.
+    parse_workers: app.active.worker.parts || 1,
+    helpers: app.active.worker.partStats || [],
+    part_times_ms: app.active.worker.partTimes || null,
     longest_main_thread_task_ms: longestTask,
     frames_during_analysis: busy.length ? stats(busy) : null,
     zoomed_out: zoomedOut,
@@ -198,9 +215,11 @@ async function framesInPage(n) {
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const fixtures = resolve(root, process.env.SIGHTLINE_FIXTURES || "../shared/fixtures");
-  const given = process.argv.slice(2).find((a) => !a.startsWith("--"));
+  const given = process.argv.slice(2).find((a, i, all) => !a.startsWith("--") && all[i - 1] !== "--workers");
   const trace = resolve(given || join(fixtures, "real/tracelens_h100_owlv2_stack_mem.json.gz"));
   const env = await start();
+  const w = process.argv.indexOf("--workers");
+  if (w > 0) env.workers = Number(process.argv[w + 1]);
   try {
     const result = await measure(env, trace);
     if (process.argv.includes("--cancel")) result.cancel = await cancelLatency(env, trace);

@@ -323,3 +323,64 @@ fn memory_json_has_the_documented_fields() {
         .all(|h| h["op"].is_string() && h["bytes"].is_i64()));
     assert!(gpu["curve"].as_array().unwrap().len() <= 10);
 }
+
+/// What the page's memory views must show for a trace, from `sightline memory --json`: each
+/// device's peak (bytes and time), the holders at the peak, and the allocation table's row count.
+fn page_expectations(fixture: &str) -> serde_json::Value {
+    let path = common::shared_fixtures().join(fixture);
+    let out = Command::new(env!("CARGO_BIN_EXE_sightline"))
+        .args(["memory", path.to_str().unwrap(), "--json", "--points", "0"])
+        .arg("--allocations")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let devices: Vec<serde_json::Value> = v["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            serde_json::json!({
+                "device": d["device"],
+                "peak_allocated_bytes": d["peak_allocated_bytes"],
+                "peak_at_us": d["peak_at_us"],
+                "holders": d["holders"].as_array().unwrap().iter()
+                    .map(|h| serde_json::json!({ "op": h["op"], "bytes": h["bytes"] }))
+                    .collect::<Vec<_>>(),
+                "allocation_rows": d["allocation_table"].as_array().unwrap().len(),
+                "never_freed": d["never_freed"],
+            })
+        })
+        .collect();
+    serde_json::json!({ "devices": devices })
+}
+
+/// The end-to-end test of the memory chart (`tests/e2e/memory.test.mjs`) compares the page with
+/// `tests/e2e/expected/memory.json`; this keeps that file equal to what the CLI prints. Run with
+/// `SIGHTLINE_BLESS=1` to rewrite it.
+#[test]
+fn the_pages_memory_expectations_are_the_clis() {
+    let file =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/expected/memory.json");
+    let fixtures = [
+        "pytorch-cpu/encoder_stack_memory.pt.trace.json.gz",
+        "real/tracelens_h100_bert_small_stack_mem.json.gz",
+    ];
+    let actual: serde_json::Map<String, serde_json::Value> = fixtures
+        .iter()
+        .map(|f| (f.to_string(), page_expectations(f)))
+        .collect();
+    let actual = serde_json::Value::Object(actual);
+    if std::env::var_os("SIGHTLINE_BLESS").is_some() {
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, serde_json::to_string_pretty(&actual).unwrap() + "\n").unwrap();
+    }
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(
+        expected,
+        actual,
+        "rewrite {} with SIGHTLINE_BLESS=1",
+        file.display()
+    );
+}

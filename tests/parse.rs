@@ -356,23 +356,6 @@ fn the_model_does_not_depend_on_chunking() {
     }
 }
 
-/// Everything a model holds, as text, for comparing two parses.
-fn full_dump(t: &sightline::model::Trace) -> String {
-    let strings: Vec<&str> = (0..t.strings.len())
-        .map(|i| t.str(sightline::model::StrId(i as u32)))
-        .collect();
-    format!(
-        "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
-        dump(t),
-        strings,
-        t.processes,
-        t.meta,
-        t.stats,
-        t.memory,
-        t.diagnostics
-    )
-}
-
 #[test]
 fn a_parse_on_several_threads_equals_the_one_thread_parse() {
     let shared = common::shared_fixtures();
@@ -402,7 +385,7 @@ fn a_parse_on_several_threads_equals_the_one_thread_parse() {
         ));
     }
     for (name, bytes) in &files {
-        let one = full_dump(&parse_bytes(bytes).unwrap());
+        let one = common::full_dump(&parse_bytes(bytes).unwrap());
         for parts in [2, 5] {
             let open = |offset: u64| -> std::io::Result<std::io::Cursor<&[u8]>> {
                 Ok(std::io::Cursor::new(&bytes[offset as usize..]))
@@ -432,7 +415,7 @@ fn a_parse_on_several_threads_equals_the_one_thread_parse() {
                 ..many
             };
             assert!(
-                full_dump(&many) == one,
+                common::full_dump(&many) == one,
                 "{name} differs when parsed in {parts} parts"
             );
         }

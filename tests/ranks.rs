@@ -7,7 +7,8 @@ mod common;
 
 use common::{local_fixture, shared_fixtures, Rng};
 use serde_json::Value;
-use sightline::analysis::ranks::{self, Align, RankDigest, RanksReport};
+use sightline::analysis::digest::Digest;
+use sightline::analysis::ranks::{self, Align, RanksReport};
 use sightline::parse::parse_bytes;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -36,16 +37,16 @@ fn text(p: &Path) -> String {
     s
 }
 
-fn digest_text(text: &str, file: &str) -> RankDigest {
-    ranks::digest(&parse_bytes(text.as_bytes()).unwrap(), file)
+fn digest_text(text: &str, file: &str) -> Digest {
+    Digest::build_file(&parse_bytes(text.as_bytes()).unwrap(), file)
 }
 
-fn digest_file(p: &Path) -> RankDigest {
+fn digest_file(p: &Path) -> Digest {
     let bytes = std::fs::read(p).unwrap();
-    ranks::digest(&parse_bytes(&bytes).unwrap(), &name(p))
+    Digest::build_file(&parse_bytes(&bytes).unwrap(), &name(p))
 }
 
-fn gloo4() -> Vec<RankDigest> {
+fn gloo4() -> Vec<Digest> {
     traces_in(&shared_fixtures().join("pytorch-cpu-ranks/gloo4_straggler"))
         .iter()
         .map(|p| digest_file(p))
@@ -173,7 +174,7 @@ fn generated_jobs_straggler_and_waits_match_expected() {
         if !dir.join("expected.json").is_file() {
             continue;
         }
-        let digests: Vec<RankDigest> = traces_in(&dir).iter().map(|p| digest_file(p)).collect();
+        let digests: Vec<Digest> = traces_in(&dir).iter().map(|p| digest_file(p)).collect();
         let exp = expected(&dir);
         assert_eq!(digests.len() as i64, exp["world_size"].as_i64().unwrap());
         let report = ranks::analyze(&digests, Align::Auto);
@@ -191,7 +192,7 @@ fn dlrm_overlap_agrees_with_hta() {
         &std::fs::read_to_string(real.join("hta_reference_comm_comp_overlap.json")).unwrap(),
     )
     .unwrap();
-    let digests: Vec<RankDigest> = (0..8)
+    let digests: Vec<Digest> = (0..8)
         .map(|r| digest_file(&real.join(format!("param_dlrm_v100_rank{r}of8.pt.trace.json.gz"))))
         .collect();
     let report = ranks::analyze(&digests, Align::Auto);
@@ -246,7 +247,7 @@ fn file_order_and_names_change_nothing() {
             order.swap(i, rng.below(i as i64 + 1) as usize);
         }
         // Names that say nothing, or that lie about the rank: distributedInfo wins.
-        let digests: Vec<RankDigest> = order
+        let digests: Vec<Digest> = order
             .iter()
             .map(|&k| {
                 let file = if round % 2 == 0 {
@@ -288,7 +289,7 @@ fn alignment_recovers_a_shifted_clock() {
     let dir = shared_fixtures().join("pytorch-cpu-ranks/gloo4_straggler");
     let files = traces_in(&dir);
     let shift_ns: i64 = 2_750_123_456; // 2.75 s
-    let make = |host: &str| -> Vec<RankDigest> {
+    let make = |host: &str| -> Vec<Digest> {
         files
             .iter()
             .enumerate()
@@ -346,14 +347,14 @@ fn alignment_recovers_a_shifted_clock() {
 #[test]
 fn alignment_on_nccl_kernels() {
     let real = shared_fixtures().join("real");
-    let mut digests: Vec<RankDigest> = (0..8)
+    let mut digests: Vec<Digest> = (0..8)
         .map(|r| digest_file(&real.join(format!("param_dlrm_v100_rank{r}of8.pt.trace.json.gz"))))
         .collect();
     let before = ranks::analyze(&digests, Align::Auto);
     let shift_ns: i64 = -41_000_777_000;
     for d in &mut digests {
-        d.host = Some(
-            if d.rank == Some(5) {
+        d.distributed.host = Some(
+            if d.distributed.rank == Some(5) {
                 "node-b"
             } else {
                 "node-a"
@@ -361,7 +362,7 @@ fn alignment_on_nccl_kernels() {
             .to_string(),
         );
     }
-    digests[5].clock_origin_ns += shift_ns;
+    digests[5].distributed.clock_origin_ns += shift_ns;
     let r = ranks::analyze(&digests, Align::Auto);
     let o = &r.clock_offsets[5];
     assert_eq!(o.rule, "other_host");
@@ -393,8 +394,8 @@ fn missing_duplicate_and_foreign_ranks_are_reported() {
     // Rank 1 twice: kept once, reported.
     let mut dup = all.clone();
     let mut copy = all[1].clone();
-    copy.file = "copy_of_rank1.json".to_string();
-    copy.clock_origin_ns += 1;
+    copy.distributed.file = "copy_of_rank1.json".to_string();
+    copy.distributed.clock_origin_ns += 1;
     dup.push(copy);
     let r = ranks::analyze(&dup, Align::Auto);
     assert_eq!(r.ranks.len(), 4);
@@ -403,7 +404,7 @@ fn missing_duplicate_and_foreign_ranks_are_reported() {
     assert_eq!(r.duplicate_ranks[0].dropped, "copy_of_rank1.json");
     // A trace of another job (other world size) is named, not silently merged.
     let mut mixed = all.clone();
-    mixed[3].world_size = Some(8);
+    mixed[3].distributed.world_size = Some(8);
     let r = ranks::analyze(&mixed, Align::Auto);
     assert!(
         r.mixed_jobs
@@ -415,9 +416,9 @@ fn missing_duplicate_and_foreign_ranks_are_reported() {
     assert_eq!(r.world_size, 4);
     // Another job's rank 0 among this job's: this job's rank 0 is kept, whatever the order.
     let mut other = all[0].clone();
-    other.world_size = Some(2);
-    other.file = "aaa_first_by_name.json".to_string();
-    other.clock_origin_ns -= 1_000_000_000;
+    other.distributed.world_size = Some(2);
+    other.distributed.file = "aaa_first_by_name.json".to_string();
+    other.distributed.clock_origin_ns -= 1_000_000_000;
     let mut with_other = vec![other];
     with_other.extend(all.iter().cloned());
     let r = ranks::analyze(&with_other, Align::Auto);
@@ -426,8 +427,8 @@ fn missing_duplicate_and_foreign_ranks_are_reported() {
     assert!(!r.mixed_jobs.is_empty());
     // No rank anywhere: listed apart.
     let mut unknown = all[0].clone();
-    unknown.rank = None;
-    unknown.file = "profile.json".to_string();
+    unknown.distributed.rank = None;
+    unknown.distributed.file = "profile.json".to_string();
     let r = ranks::analyze(&[unknown], Align::Auto);
     assert_eq!(r.unknown_rank_files, vec!["profile.json".to_string()]);
 }
@@ -436,9 +437,10 @@ fn missing_duplicate_and_foreign_ranks_are_reported() {
 #[test]
 fn extreme_clocks_do_not_overflow() {
     let mut all = gloo4();
-    all[0].clock_origin_ns = i64::MAX;
-    all[1].clock_origin_ns = i64::MIN;
+    all[0].distributed.clock_origin_ns = i64::MAX;
+    all[1].distributed.clock_origin_ns = i64::MIN;
     all[2]
+        .distributed
         .collectives
         .iter_mut()
         .for_each(|c| c.end_ns = i64::MAX / 2);
@@ -453,7 +455,7 @@ fn extreme_clocks_do_not_overflow() {
 fn digests_round_trip_through_json() {
     for d in gloo4() {
         let text = serde_json::to_string(&d).unwrap();
-        let back: RankDigest = serde_json::from_str(&text).unwrap();
+        let back: Digest = serde_json::from_str(&text).unwrap();
         assert_eq!(back, d);
         // Compact: the digest is a small fraction of the trace.
         assert!(text.len() < 64 << 10, "{} bytes", text.len());
@@ -545,4 +547,37 @@ fn cli_ranks_json_has_the_documented_fields() {
     let not_traces = local_fixture("parse");
     let (code, _, err) = run(&["ranks", not_traces.join("nope.json").to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
+}
+
+/// A digest written before it had a rank section (or its steps a CPU start) still reads: `diff`
+/// takes stored digests.
+#[test]
+fn a_digest_without_its_rank_section_still_reads() {
+    let d = gloo4().remove(0);
+    let mut v: Value = serde_json::to_value(&d).unwrap();
+    v.as_object_mut().unwrap().remove("distributed");
+    for s in v["steps"]["per_step"].as_array_mut().unwrap() {
+        s.as_object_mut().unwrap().remove("cpu_start_ns");
+    }
+    let back: Digest = serde_json::from_value(v).unwrap();
+    assert_eq!(back.distributed, Default::default());
+    assert_eq!((back.ops, back.kernels), (d.ops, d.kernels));
+}
+
+/// `sightline digest` writes the same rank section `sightline ranks` reads, the rank from the file's
+/// name when the trace has no `distributedInfo`.
+#[test]
+fn cli_digest_has_the_rank_section() {
+    let dir = shared_fixtures().join("pytorch-cpu-ranks/gloo4_straggler");
+    let file = dir.join("worker2.pt.trace.json.gz");
+    let (code, out, err) = run(&["digest", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["distributed"]["rank"], 2);
+    assert_eq!(v["distributed"]["file"], "worker2.pt.trace.json.gz");
+    assert_eq!(
+        v["distributed"],
+        serde_json::to_value(&digest_file(&file).distributed).unwrap()
+    );
+    assert!(v["steps"]["per_step"][0]["cpu_start_ns"].is_i64());
 }

@@ -181,3 +181,79 @@ fn analyses_in_stages_equal_one_call() {
         );
     }
 }
+
+/// The memory views' Session calls on the sample (CPU and one GPU with `[memory]` events): the
+/// devices and peaks, the columns of the current window equal to the analysis' buckets for that
+/// window, the holders at the peak adding up to it, and one table row per allocation.
+#[wasm_bindgen_test]
+fn memory_calls_answer_the_chart_panel_and_table() {
+    use sightline::analysis::links::Links;
+    use sightline::analysis::memory::Memory;
+    use sightline::web::Session;
+    let mut s = Session::new();
+    s.feed(SAMPLE_GZ).unwrap();
+    s.finish(1000.0, 600.0).unwrap();
+    let trace = sightline::parse::parse_bytes(SAMPLE_GZ).unwrap();
+    let memory = Memory::build(&trace, &Links::build(&trace));
+
+    let devices: serde_json::Value = serde_json::from_str(&s.memory_devices().unwrap()).unwrap();
+    let names: Vec<&str> = devices
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["device"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["cpu", "cuda:0"]);
+    let gpu = memory.device("cuda:0").unwrap();
+    let peak = gpu.allocated[gpu.peak().unwrap()];
+    assert_eq!(devices[1]["peak_allocated_bytes"], peak);
+
+    // Zoomed in on the middle of the trace, so that the window cuts the curve.
+    let [t0, t1] = s.window_ns().unwrap()[..] else {
+        panic!("a window has two ends")
+    };
+    s.set_window(t0 + (t1 - t0) * 0.3, t0 + (t1 - t0) * 0.6)
+        .unwrap();
+    let [a, b] = s.window_ns().unwrap()[..] else {
+        panic!("a window has two ends")
+    };
+    let columns = s.memory_columns().unwrap();
+    assert_eq!(columns.len(), 2 * 1000 * 3);
+    for (d, series) in memory.devices.iter().enumerate() {
+        let want = series.columns(&trace, a.floor() as i64, b.ceil() as i64, 1000);
+        let got = &columns[d * 3000..(d + 1) * 3000];
+        assert!(!want.is_empty());
+        for p in &want {
+            let o = p.column as usize * 3;
+            assert_eq!(got[o], p.allocated_min_bytes as f64);
+            assert_eq!(got[o + 1], p.allocated_max_bytes as f64);
+            assert_eq!(got[o + 2], p.reserved_max_bytes as f64);
+        }
+        let drawn = got.chunks(3).filter(|c| !c[0].is_nan()).count();
+        assert_eq!(drawn, want.len(), "columns without a value are NaN");
+    }
+
+    let live: serde_json::Value =
+        serde_json::from_str(&s.memory_live("cuda:0", f64::NAN, 10).unwrap()).unwrap();
+    assert_eq!(live["at_peak"], true);
+    assert_eq!(live["allocated_bytes"], peak);
+    let held: i64 = live["holders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["bytes"].as_i64().unwrap())
+        .sum();
+    assert_eq!(held, peak);
+    assert!(live["live"].as_array().unwrap().len() <= 10);
+    assert!(s.memory_live("cuda:7", f64::NAN, 10).is_err());
+
+    let table: serde_json::Value =
+        serde_json::from_str(&s.memory_allocations("cuda:0").unwrap()).unwrap();
+    let rows = table["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), gpu.allocations.len());
+    let want = gpu.table(&trace);
+    assert_eq!(rows[0][0], format!("{:#x}", want[0].addr));
+    assert_eq!(rows[0][1], want[0].bytes);
+    let by = rows[0][3].as_u64().unwrap() as usize;
+    assert_eq!(table["names"][by], want[0].allocated_by);
+}

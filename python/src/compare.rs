@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use sightline::analysis::diff::gate::Condition;
 use sightline::analysis::diff::{diff, DiffOptions, Mode};
 use sightline::analysis::digest::Digest;
-use sightline::analysis::ranks::{self, Align, RankDigest};
+use sightline::analysis::ranks::{self, Align};
 use sightline::model::Trace as Model;
 use sightline::parse::{parse_parallel, ParseError, Parser as CoreParser};
 use std::io::{Seek, SeekFrom};
@@ -50,7 +50,7 @@ fn collect(py: Python<'_>, p: &Path, out: &mut Vec<PathBuf>) -> PyResult<()> {
 }
 
 /// One rank's digest, read on one thread (the files themselves are parsed in parallel).
-fn rank_digest(path: &Path) -> Result<RankDigest, String> {
+fn rank_digest(path: &Path) -> Result<Digest, String> {
     let trace = parse_file(path, 1)
         .map_err(|e| e.to_string())?
         .map_err(|e| e.to_string())?;
@@ -58,7 +58,7 @@ fn rank_digest(path: &Path) -> Result<RankDigest, String> {
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    Ok(ranks::digest(&trace, &name))
+    Ok(Digest::build_file(&trace, &name))
 }
 
 /// `sightline ranks PATH... --json [--align ALIGN]`. Files that are not traces are listed in

@@ -16,10 +16,17 @@
 //! Kernels carry their launching operator and, where `with_modules` recorded it, the innermost
 //! `nn.Module` around that operator: what lets a diff pair "the GEMMs of `aten::addmm` in
 //! `Linear_3`" when two libraries name those GEMMs differently.
+//!
+//! `distributed` is the trace as one rank of a job ([`Distributed`], defined in
+//! [`super::ranks::digest`]): rank, host, clock origin, compute and communication, collective
+//! instances. The cross-rank analyses ([`super::ranks::analyze`]) read whole digests, so one digest
+//! per trace serves `diff`, `ranks`, the Python package and the page. A digest written before that
+//! section existed reads with an empty one (no rank, no collectives).
 
 use super::findings::{self, Finding};
 use super::idle::{self, IdleOptions, IdleReport};
 use super::links::Links;
+use super::ranks::digest::{distributed, Distributed};
 use super::steps::{self, Breakdown, StepsReport};
 use super::tables::tree::{EventKind, NO_NODE};
 use super::tables::{label_table, op_table, Forest, OpTable};
@@ -44,6 +51,8 @@ pub struct Digest {
     pub labels: Vec<DigestLabel>,
     pub idle: DigestIdle,
     pub findings: Vec<DigestFinding>,
+    #[serde(default)]
+    pub distributed: Distributed,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -81,6 +90,10 @@ pub struct DigestSteps {
 pub struct DigestStep {
     pub name: String,
     pub number: Option<i64>,
+    /// The `ProfilerStep#N` slice's start on the CPU (`start_ns` is the step extended to its GPU
+    /// work, as the TensorBoard plugin extends it).
+    #[serde(default)]
+    pub cpu_start_ns: i64,
     pub start_ns: i64,
     pub dur_ns: i64,
     pub gpu_ops: usize,
@@ -198,8 +211,14 @@ fn word<T: Serialize>(v: &T) -> String {
 }
 
 impl Digest {
-    /// Runs every analysis the digest needs on `trace`.
+    /// Runs every analysis the digest needs on `trace`, read from an unnamed file.
     pub fn build(trace: &Trace) -> Digest {
+        Digest::build_file(trace, "")
+    }
+
+    /// Runs every analysis the digest needs on `trace`; `file` is the file's name (no folder), the
+    /// rank when the trace does not say it.
+    pub fn build_file(trace: &Trace, file: &str) -> Digest {
         let links = Links::build(trace);
         let steps = steps::analyze_with(trace, &links);
         // Gaps one by one are not part of a digest: only their sums are.
@@ -213,17 +232,25 @@ impl Digest {
         );
         let findings = findings::analyze_with(trace, &links, &steps, &idle);
         let forest = Forest::build(trace);
-        Digest::from_analyses(trace, &forest, &steps, &idle, &findings)
+        let analyses = Analyses {
+            links: &links,
+            forest: &forest,
+            steps: &steps,
+            idle: &idle,
+            findings: &findings,
+        };
+        Digest::from_analyses(trace, &analyses, file)
     }
 
     /// The digest of analyses already run (as the page runs them once per trace).
-    pub fn from_analyses(
-        trace: &Trace,
-        forest: &Forest,
-        steps: &StepsReport,
-        idle: &IdleReport,
-        findings: &[Finding],
-    ) -> Digest {
+    pub fn from_analyses(trace: &Trace, a: &Analyses, file: &str) -> Digest {
+        let Analyses {
+            links,
+            forest,
+            steps,
+            idle,
+            findings,
+        } = *a;
         Digest {
             version: DIGEST_VERSION,
             summary: summary(trace, forest, idle),
@@ -280,13 +307,38 @@ impl Digest {
                     detail: f.detail.clone(),
                 })
                 .collect(),
+            distributed: distributed(trace, links, steps, file),
         }
+    }
+
+    /// The `ProfilerStep#N` steps; none for a trace without any (the synthetic step is left out).
+    pub fn real_steps(&self) -> &[DigestStep] {
+        if self.steps.synthetic {
+            &[]
+        } else {
+            &self.steps.per_step
+        }
+    }
+
+    /// Idle time of all devices in gaps the host caused (0 for a trace without GPU work).
+    pub fn host_wait_idle_ns(&self) -> i64 {
+        self.idle.devices.iter().map(|d| d.host_wait_ns).sum()
     }
 
     /// The number per-step figures divide by (never 0).
     pub fn active_steps(&self) -> usize {
         self.steps.active.max(1)
     }
+}
+
+/// The analyses a digest is made of, run once on one trace.
+#[derive(Clone, Copy)]
+pub struct Analyses<'a> {
+    pub links: &'a Links,
+    pub forest: &'a Forest,
+    pub steps: &'a StepsReport,
+    pub idle: &'a IdleReport,
+    pub findings: &'a [Finding],
 }
 
 fn summary(trace: &Trace, forest: &Forest, idle: &IdleReport) -> DigestSummary {
@@ -316,6 +368,7 @@ fn digest_steps(steps: &StepsReport) -> DigestSteps {
             .map(|s| DigestStep {
                 name: s.name.clone(),
                 number: s.number,
+                cpu_start_ns: s.cpu_start_ns,
                 start_ns: s.start_ns,
                 dur_ns: s.dur_ns,
                 gpu_ops: s.gpu_ops,

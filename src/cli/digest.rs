@@ -6,5 +6,9 @@ use sightline::analysis::digest::Digest;
 
 pub fn run(opts: &Opts) -> Result<(), String> {
     let loaded = load(&opts.file)?;
-    print_json(&Digest::build(&loaded.trace))
+    // The file's name gives the rank when the trace does not, as `sightline ranks` reads it.
+    let name = std::path::Path::new(&opts.file)
+        .file_name()
+        .map_or_else(|| opts.file.clone(), |n| n.to_string_lossy().into_owned());
+    print_json(&Digest::build_file(&loaded.trace, &name))
 }

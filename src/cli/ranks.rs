@@ -2,11 +2,12 @@
 //! job, side by side.
 //!
 //! Each path is a trace or a folder (searched recursively for `*.json` and `*.json.gz`). Traces are
-//! parsed one per core at a time, each reduced to its [`RankDigest`] and dropped, so memory holds one
+//! parsed one per core at a time, each reduced to its [`Digest`] and dropped, so memory holds one
 //! trace per core plus the digests, whatever the number of ranks.
 
 use super::print_json;
-use sightline::analysis::ranks::{self, Align, RankDigest, RanksReport};
+use sightline::analysis::digest::Digest;
+use sightline::analysis::ranks::{self, Align, RanksReport};
 use sightline::parse::parse_parallel;
 use std::path::{Path, PathBuf};
 
@@ -81,7 +82,7 @@ fn collect(p: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
     Ok(())
 }
 
-fn digest_file(path: &Path) -> Result<RankDigest, String> {
+fn digest_file(path: &Path) -> Result<Digest, String> {
     let len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
     let open = |offset: u64| -> std::io::Result<std::fs::File> {
         use std::io::{Seek, SeekFrom};
@@ -97,7 +98,7 @@ fn digest_file(path: &Path) -> Result<RankDigest, String> {
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    Ok(ranks::digest(&trace, &name))
+    Ok(Digest::build_file(&trace, &name))
 }
 
 fn ms(us: f64) -> String {

@@ -53,6 +53,26 @@ impl Interner {
         self.map.get(s).copied()
     }
 
+    /// The strings in id order (id 0 is the empty string): for writing a parse part out.
+    pub fn strings(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.strings.iter().map(|s| &**s)
+    }
+
+    /// An interner holding `strings` with ids in their order; `None` unless the first is the
+    /// empty string and none repeats (ids would shift), so a part read back keeps its ids.
+    pub fn from_strings(strings: impl IntoIterator<Item = String>) -> Option<Interner> {
+        let mut i = Interner {
+            map: FxHashMap::default(),
+            strings: Vec::new(),
+        };
+        for (n, s) in strings.into_iter().enumerate() {
+            if (n == 0) != s.is_empty() || i.intern(&s).0 as usize != n {
+                return None;
+            }
+        }
+        (!i.strings.is_empty()).then_some(i)
+    }
+
     pub fn get(&self, id: StrId) -> &str {
         self.strings.get(id.0 as usize).map(|s| &**s).unwrap_or("")
     }

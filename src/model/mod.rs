@@ -401,6 +401,19 @@ impl ArgStore {
         self.ends.len()
     }
 
+    /// The store's bytes and the end offset of each record: for writing a parse part out.
+    pub fn raw_parts(&self) -> (&[u8], &[u64]) {
+        (&self.bytes, &self.ends)
+    }
+
+    /// A store from [`ArgStore::raw_parts`]; `None` when the ends do not rise within the bytes
+    /// (reading a record would then fail).
+    pub fn from_raw_parts(bytes: Vec<u8>, ends: Vec<u64>) -> Option<ArgStore> {
+        let rising = ends.windows(2).all(|w| w[0] <= w[1]);
+        let within = ends.last().is_none_or(|&e| e <= bytes.len() as u64);
+        (rising && within).then_some(ArgStore { bytes, ends })
+    }
+
     /// Appends another store's records; theirs become ids `self.len()..`.
     pub fn append(&mut self, other: &ArgStore) {
         let base = self.bytes.len() as u64;

@@ -16,96 +16,96 @@ use rustc_hash::FxHashMap;
 use serde_json::value::RawValue;
 
 /// A `B` waiting for its `E`.
-struct OpenBegin {
-    ts: i64,
-    name: StrId,
-    cat: StrId,
-    args: ArgsId,
-    external_id: i64,
-    correlation: i64,
-    input_dims: StrId,
+pub(super) struct OpenBegin {
+    pub(super) ts: i64,
+    pub(super) name: StrId,
+    pub(super) cat: StrId,
+    pub(super) args: ArgsId,
+    pub(super) external_id: i64,
+    pub(super) correlation: i64,
+    pub(super) input_dims: StrId,
 }
 
-struct LaneBuilder {
-    pid: i64,
-    tid: i64,
-    tid_label: Option<String>,
-    slices: Slices,
-    open: Vec<OpenBegin>,
+pub(super) struct LaneBuilder {
+    pub(super) pid: i64,
+    pub(super) tid: i64,
+    pub(super) tid_label: Option<String>,
+    pub(super) slices: Slices,
+    pub(super) open: Vec<OpenBegin>,
     /// A GPU category (kernel, memcpy, ...) was seen on this lane.
-    gpu: bool,
+    pub(super) gpu: bool,
     /// A slice of another category was seen: a thread, even in a process labelled GPU (Kineto
     /// has put Python threads with tid 0 under pid 0, the GPU 0 process).
-    cpu: bool,
+    pub(super) cpu: bool,
 }
 
 #[derive(Default)]
-struct ProcMeta {
-    pid_label: Option<String>,
-    name: Option<String>,
-    labels: Option<String>,
-    sort_index: Option<i64>,
+pub(super) struct ProcMeta {
+    pub(super) pid_label: Option<String>,
+    pub(super) name: Option<String>,
+    pub(super) labels: Option<String>,
+    pub(super) sort_index: Option<i64>,
 }
 
-struct FlowPoint {
-    cat: StrId,
-    id: i64,
+pub(super) struct FlowPoint {
+    pub(super) cat: StrId,
+    pub(super) id: i64,
     /// 0 = `s`, 1 = `t`, 2 = `f`: the order of a flow's points at one timestamp.
-    phase: u8,
-    ts: i64,
-    lane: u32,
+    pub(super) phase: u8,
+    pub(super) ts: i64,
+    pub(super) lane: u32,
     /// Bind to the enclosing slice (`s`, `t`, and `f` with `bp: "e"`), else to the next slice.
-    enclosing: bool,
-    offset: u64,
+    pub(super) enclosing: bool,
+    pub(super) offset: u64,
 }
 
 #[derive(Default)]
-struct PhaseCounts {
-    named: FxHashMap<String, u64>,
+pub(super) struct PhaseCounts {
+    pub(super) named: FxHashMap<String, u64>,
 }
 
 pub(crate) struct Builder {
-    strings: Interner,
-    args: ArgStore,
-    lanes: Vec<LaneBuilder>,
-    lane_map: FxHashMap<(i64, i64), u32>,
+    pub(super) strings: Interner,
+    pub(super) args: ArgStore,
+    pub(super) lanes: Vec<LaneBuilder>,
+    pub(super) lane_map: FxHashMap<(i64, i64), u32>,
     /// String pids/tids mapped to synthetic negative numbers.
-    synthetic_ids: FxHashMap<String, i64>,
-    procs: FxHashMap<i64, ProcMeta>,
-    threads: FxHashMap<(i64, i64), (Option<String>, Option<i64>)>,
-    flow_points: Vec<FlowPoint>,
-    instants: Vec<Instant>,
-    counters: Vec<CounterSeries>,
-    counter_map: FxHashMap<(i64, String, String), usize>,
-    memory: MemoryEvents,
+    pub(super) synthetic_ids: FxHashMap<String, i64>,
+    pub(super) procs: FxHashMap<i64, ProcMeta>,
+    pub(super) threads: FxHashMap<(i64, i64), (Option<String>, Option<i64>)>,
+    pub(super) flow_points: Vec<FlowPoint>,
+    pub(super) instants: Vec<Instant>,
+    pub(super) counters: Vec<CounterSeries>,
+    pub(super) counter_map: FxHashMap<(i64, String, String), usize>,
+    pub(super) memory: MemoryEvents,
     /// (pid, tid) of each memory event: its lane is looked up when the parse ends, so that a lane
     /// first seen after the allocation still owns it.
-    memory_threads: Vec<(i64, i64)>,
+    pub(super) memory_threads: Vec<(i64, i64)>,
     /// A `B` or `E` was read (pairs cannot be matched across separately parsed parts).
-    saw_begin_end: bool,
-    meta: TraceMeta,
+    pub(super) saw_begin_end: bool,
+    pub(super) meta: TraceMeta,
     pub(crate) diagnostics: Diagnostics,
-    events_total: u64,
+    pub(super) events_total: u64,
     /// Objects in the event array that have a `ph` (to tell a trace from other JSON).
-    with_phase: u64,
-    non_objects: u64,
-    phases: PhaseCounts,
-    cat_counts: Vec<u64>,
-    min_ts: i64,
-    max_ts: i64,
-    repair_buf: String,
-    fields: Vec<Field>,
-    arg_fields: Vec<Field>,
-    dims_buf: String,
-    top_keys: Vec<String>,
+    pub(super) with_phase: u64,
+    pub(super) non_objects: u64,
+    pub(super) phases: PhaseCounts,
+    pub(super) cat_counts: Vec<u64>,
+    pub(super) min_ts: i64,
+    pub(super) max_ts: i64,
+    pub(super) repair_buf: String,
+    pub(super) fields: Vec<Field>,
+    pub(super) arg_fields: Vec<Field>,
+    pub(super) dims_buf: String,
+    pub(super) top_keys: Vec<String>,
 }
 
 /// Timestamps outside these bounds (ns) are damage: they keep every rebased start and end within
 /// `i64` (start <= 2^62 + 2^60, end <= that + 2^61 < 2^63) so no analysis can overflow. Epoch
 /// nanoseconds fit until the year 2116.
-const MIN_TS_NS: i64 = -(1 << 60);
-const MAX_TS_NS: i64 = 1 << 62;
-const MAX_DUR_NS: i64 = 1 << 61;
+pub(super) const MIN_TS_NS: i64 = -(1 << 60);
+pub(super) const MAX_TS_NS: i64 = 1 << 62;
+pub(super) const MAX_DUR_NS: i64 = 1 << 61;
 
 /// Categories whose events run on a device stream or queue ([`Kind::on_device`]).
 fn is_gpu_category(cat: &str) -> bool {
@@ -144,6 +144,12 @@ impl Builder {
             dims_buf: String::new(),
             top_keys: Vec::new(),
         }
+    }
+
+    /// About the bytes the builder's columns and tables hold (to size a part's buffer).
+    pub(crate) fn approx_bytes(&self) -> usize {
+        let slices: usize = self.lanes.iter().map(|l| l.slices.len() * 56).sum();
+        slices + self.args.heap_bytes() + self.strings.heap_bytes() / 2
     }
 
     pub(crate) fn events_total(&self) -> u64 {

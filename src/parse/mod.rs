@@ -13,6 +13,7 @@
 //! input that is not a trace at all is an error ([`ParseError`]).
 
 mod build;
+mod codec;
 mod event;
 mod fields;
 mod parallel;
@@ -20,7 +21,8 @@ mod rows;
 mod split;
 
 pub use build::enclosing_slice;
-pub use parallel::{parse_parallel, parse_parallel_with};
+pub use codec::PartError;
+pub use parallel::{event_boundary, parse_parallel, parse_parallel_with, splittable, Part};
 pub use rows::layout_rows;
 
 use crate::model::{DiagKind, ParseStats, Trace};
@@ -81,6 +83,28 @@ impl JsonStage {
     }
 }
 
+impl JsonStage {
+    /// True when `next`, parsed on its own from byte `next_start`, can be joined after this
+    /// stage with a result equal to one stage reading both: this one stopped right there,
+    /// between two events of the array with no `B` left open, and `next` holds no `B`/`E` (a
+    /// pair cannot be matched across the cut).
+    fn can_take(&self, next: &JsonStage, next_start: u64) -> bool {
+        self.splitter.bytes_seen() == next_start
+            && self.splitter.between_events()
+            && self.splitter.saw_events()
+            && self.builder.can_continue()
+            && !next.builder.saw_begin_end()
+    }
+
+    /// Joins `next` (see [`JsonStage::can_take`]): its events after these, its splitter's state
+    /// as where the input now stands.
+    fn take(&mut self, next: JsonStage) {
+        self.builder.absorb(next.builder);
+        self.splitter = next.splitter;
+        self.json_bytes += next.json_bytes;
+    }
+}
+
 impl Write for JsonStage {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.feed(buf);
@@ -105,6 +129,9 @@ pub struct Parser {
     input_bytes: u64,
     /// The gzip stream failed; what it said. Later input is ignored.
     gzip_error: Option<String>,
+    /// Parts joined after the bytes fed here ([`Parser::absorb_part`]): read by as many more
+    /// workers.
+    parts: u32,
 }
 
 impl Default for Parser {
@@ -119,6 +146,7 @@ impl Parser {
             stage: Stage::Sniff(Vec::new()),
             input_bytes: 0,
             gzip_error: None,
+            parts: 0,
         }
     }
 
@@ -171,6 +199,30 @@ impl Parser {
         }
     }
 
+    /// Joins a part read elsewhere ([`Part::encode`]) that starts where the bytes fed so far end:
+    /// the result is what feeding the part's bytes would have given. `Ok(false)` when it cannot
+    /// be joined exactly (the input is gzip, the part does not start here, the bytes so far do
+    /// not end between two events, `B`/`E` events): nothing changed, and the caller feeds the
+    /// bytes instead. A buffer that is not a part is an error. Bytes fed afterwards, or the next
+    /// part, follow the part's last byte.
+    pub fn absorb_part(&mut self, part: &[u8]) -> Result<bool, PartError> {
+        let (start, stage) = codec::decode(part)?;
+        match &mut self.stage {
+            Stage::Sniff(head) if head.is_empty() && start == 0 => {
+                self.input_bytes = stage.json_bytes;
+                self.stage = Stage::Plain(Box::new(stage));
+                Ok(true)
+            }
+            Stage::Plain(mine) if mine.can_take(&stage, start) => {
+                self.input_bytes += stage.json_bytes;
+                mine.take(stage);
+                self.parts += 1;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
     /// Ends the input and builds the model; an error only when the input is not a trace.
     pub fn finish(mut self) -> Result<Trace, ParseError> {
         if let Stage::Sniff(head) = &mut self.stage {
@@ -192,7 +244,11 @@ impl Parser {
                 (j, self.gzip_error.or(end.map(|e| e.to_string())))
             }
         };
-        finish_stage(json, self.input_bytes, gzipped, gzip_end_error)
+        let parts = self.parts;
+        finish_stage(json, self.input_bytes, gzipped, gzip_end_error).map(|mut t| {
+            t.stats.threads = 1 + parts;
+            t
+        })
     }
 }
 

@@ -14,7 +14,7 @@
 //! still never held whole.
 
 use super::split::{Form, Splitter};
-use super::{finish_stage, JsonStage, ParseError, Parser};
+use super::{codec, finish_stage, JsonStage, ParseError, Parser};
 use crate::model::Trace;
 use std::io::{self, Read};
 
@@ -48,15 +48,8 @@ pub fn parse_parallel_with<R: Read>(
     let mut head = vec![0u8; 64 << 10];
     let n = read_full(&mut open(0)?, &mut head)?;
     head.truncate(n);
-    let form = match head
-        .iter()
-        .copied()
-        .find(|b| !b" \t\r\n\xEF\xBB\xBF".contains(b))
-    {
-        _ if head.starts_with(&[0x1f, 0x8b]) => return sequential(open),
-        Some(b'{') => Form::Object,
-        Some(b'[') => Form::Array,
-        _ => return sequential(open),
+    let Some(form) = form_of(&head) else {
+        return sequential(open);
     };
     let mut cuts = Vec::new();
     for k in 1..parts as u64 {
@@ -111,25 +104,15 @@ pub fn parse_parallel_with<R: Read>(
 
     // Trust the cuts only if every part but the last ended between two events, and no B/E pair
     // could straddle a cut.
-    let last = stages.len() - 1;
-    let sound = stages.iter().enumerate().all(|(k, s)| {
-        let ends_clean = k == last
-            || (s.splitter.between_events() && s.splitter.saw_events() && s.builder.can_continue());
-        ends_clean && (k == 0 || !s.builder.saw_begin_end())
-    });
-    if !sound {
-        return sequential(open);
-    }
     let rest = stages.split_off(1);
     let mut first = stages.pop().expect("there is a first part");
-    let mut splitter = None;
-    for s in rest {
-        first.builder.absorb(s.builder);
-        splitter = Some(s.splitter);
+    for (s, &start) in rest.into_iter().zip(&cuts) {
+        if !first.can_take(&s, start) {
+            return sequential(open);
+        }
+        first.take(s);
     }
-    first.splitter = splitter.expect("there is more than one part");
-    first.json_bytes = len;
-    let parts = starts.len() as u32;
+    let parts = cuts.len() as u32 + 1;
     Ok(finish_stage(first, len, false, None).map(|mut t| {
         t.stats.threads = parts;
         t
@@ -163,15 +146,21 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
-/// The offset of the first `{` after `at` that follows `}` `,` (with optional whitespace): a
-/// guess at the start of an event, verified later.
+/// The offset of the first `{` after `at` that follows `}` `,`: see [`event_boundary`].
 fn boundary_after<R: Read>(
     open: &(dyn Fn(u64) -> io::Result<R> + Sync),
     at: u64,
 ) -> io::Result<Option<u64>> {
     let mut window = vec![0u8; SEARCH_WINDOW];
     let n = read_full(&mut open(at)?, &mut window)?;
-    let w = &window[..n];
+    Ok(event_boundary(&window[..n]).map(|j| at + j as u64))
+}
+
+/// The offset in `window` (bytes from anywhere in a file) of the first `{` that follows `}` `,`
+/// with optional whitespace: a guess at the start of an event, verified when the part before it
+/// is joined ([`JsonStage::can_take`]). Windows of a few MB find one in every real trace.
+pub fn event_boundary(window: &[u8]) -> Option<usize> {
+    let w = window;
     let ws = |b: u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
     let mut i = 0;
     while let Some(k) = memchr::memchr(b'}', &w[i..]) {
@@ -185,10 +174,78 @@ fn boundary_after<R: Read>(
                 j += 1;
             }
             if j < w.len() && w[j] == b'{' {
-                return Ok(Some(at + j as u64));
+                return Some(j);
             }
         }
         i += k + 1;
     }
-    Ok(None)
+    None
+}
+
+/// The form of a plain-JSON document from its first bytes; `None` for gzip or anything that is
+/// not a JSON object or array (those are read by one parser).
+fn form_of(head: &[u8]) -> Option<Form> {
+    if head.starts_with(&[0x1f, 0x8b]) {
+        return None;
+    }
+    match head
+        .iter()
+        .copied()
+        .find(|b| !b" \t\r\n\xEF\xBB\xBF".contains(b))
+    {
+        Some(b'{') => Some(Form::Object),
+        Some(b'[') => Some(Form::Array),
+        _ => None,
+    }
+}
+
+/// True when a file whose first bytes are `head` can be parsed in parts ([`Part`]): plain JSON,
+/// not gzip.
+pub fn splittable(head: &[u8]) -> bool {
+    form_of(head).is_some()
+}
+
+/// One range of a plain-JSON file parsed on its own (in a Web Worker, or anywhere else), to be
+/// written into a buffer ([`Part::encode`]) and joined in file order by the parser that read the
+/// bytes before it ([`Parser::absorb_part`]). The join is exact or refused, as for the threads
+/// above: the range must start at an event (found with [`event_boundary`]), the bytes before it
+/// must end between two events, and it must hold no `B`/`E` events.
+pub struct Part {
+    stage: JsonStage,
+    start: u64,
+}
+
+impl Part {
+    /// A part starting at byte `start` of the file whose first bytes are `head` (enough to see
+    /// its first significant byte); `None` when the file cannot be cut ([`splittable`]).
+    pub fn new(head: &[u8], start: u64) -> Option<Part> {
+        let form = form_of(head)?;
+        let stage = if start == 0 {
+            JsonStage::new()
+        } else {
+            JsonStage {
+                splitter: Splitter::in_events(form, start),
+                ..JsonStage::new()
+            }
+        };
+        Some(Part { stage, start })
+    }
+
+    /// The part's next bytes, in order, split anywhere.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        self.stage.feed(bytes);
+    }
+
+    pub fn bytes_fed(&self) -> u64 {
+        self.stage.json_bytes
+    }
+
+    pub fn events_read(&self) -> u64 {
+        self.stage.builder.events_total()
+    }
+
+    /// The part as one buffer (see `codec.rs`).
+    pub fn encode(&self) -> Vec<u8> {
+        codec::encode(&self.stage, self.start)
+    }
 }

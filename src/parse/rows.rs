@@ -15,10 +15,12 @@
 //! two slices on one row never overlap: a slice lands below every slice it overlaps that was
 //! placed before it, and above every one placed after it.
 //!
-//! A zero-length slice counts as 1 ns long, so it nests in what it touches the start of. A lane
-//! whose slices all nest is laid out by one pass with a stack (O(n)); otherwise the lookups are a
-//! max segment tree over the lane's distinct times (O(n log n)). The slices stay in their
-//! (start, longer first) order.
+//! A zero-length slice counts as 1 ns long, so it nests in what it touches the start of. One pass
+//! finds the *tangled* slices (those overlapping one without nesting, and the slices containing
+//! them: with `with_stack=True`, the steps, the frames they cross and the frames around those); they
+//! are placed by a max segment tree over their distinct times (O(t log t)), and every other slice
+//! by one pass with a stack (O(n)), directly under its innermost container. A lane whose slices all
+//! nest has no tangled slice. The slices stay in their (start, longer first) order.
 
 use crate::model::Slices;
 
@@ -114,56 +116,149 @@ pub fn layout_rows(start_ns: &[i64], dur_ns: &[i64], depth: &mut [u16]) -> u32 {
         let a = start_ns[i];
         (a, (a + dur_ns[i]).max(a.saturating_add(1)))
     };
-    // Where every slice nests in the ones open at its start (most lanes: GPU streams, CPU threads
-    // without Python stacks), the rule gives the nesting depth, which one pass with a stack finds.
-    if let Some(rows) = nesting_depths(n, span, depth) {
-        return rows;
-    }
-    let mut times: Vec<i64> = Vec::with_capacity(2 * n);
-    for i in 0..n {
-        let (a, b) = span(i);
-        times.push(a);
-        times.push(b);
-    }
-    times.sort_unstable();
-    times.dedup();
-    let at = |t: i64| times.partition_point(|&x| x < t);
-    // Longest first; among equals, the earlier in lane order (start, then file order) is the parent.
-    let mut order: Vec<u32> = (0..n as u32).collect();
-    order.sort_by_key(|&i| (std::cmp::Reverse(dur_ns[i as usize]), i));
-    let mut tree = MaxTree::new(times.len());
+    let tangled = tangled(n, span);
     let mut rows = 0u32;
-    for &i in &order {
-        let i = i as usize;
+    let placed =
+        (!tangled.is_empty()).then(|| place_tangled(dur_ns, span, &tangled, depth, &mut rows));
+    // The nested slices, by one pass with a stack of the nested slices open (they contain one
+    // another, so the innermost is on top).
+    let mut open: Vec<(i64, u16)> = Vec::new();
+    let mut next_time = 0;
+    for (i, d) in depth.iter_mut().enumerate().take(n) {
+        if tangled.get(i) == Some(&true) {
+            continue;
+        }
         let (a, b) = span(i);
-        let (a, b) = (at(a), at(b));
-        // Rows are stored plus one, so the row below the deepest overlapping one is the max itself.
-        let row = tree.max_of(a, b).min(u16::MAX - 1);
-        tree.raise(a, b, row + 1);
-        depth[i] = row;
+        while open.last().is_some_and(|&(e, _)| e <= a) {
+            open.pop();
+        }
+        let row = match (open.last(), &placed) {
+            (Some(&(_, r)), _) => r.saturating_add(1).min(u16::MAX - 1),
+            // Outermost nested slice: below the tangled slices containing it, the only ones placed
+            // before it that overlap it. They all cover its start, so a point query finds them.
+            (None, Some((times, tree))) => {
+                while next_time < times.len() && times[next_time] <= a {
+                    next_time += 1;
+                }
+                if next_time == 0 {
+                    0
+                } else {
+                    tree.max_of(next_time - 1, next_time).min(u16::MAX - 1)
+                }
+            }
+            (None, None) => 0,
+        };
+        *d = row;
         rows = rows.max(row as u32 + 1);
+        open.push((b, row));
     }
     rows
 }
 
-/// The nesting depths of slices sorted by (start, longer first), or `None` as soon as one slice
-/// overlaps an open slice without nesting in it.
-fn nesting_depths(n: usize, span: impl Fn(usize) -> (i64, i64), depth: &mut [u16]) -> Option<u32> {
-    let mut open: Vec<i64> = Vec::new();
-    let mut rows = 0u32;
-    for (i, d) in depth.iter_mut().enumerate().take(n) {
+/// Which slices are *tangled*: they overlap a slice without nesting in it or around it, or contain
+/// one that does. Empty when none is (every slice nests). Where nothing tangled overlaps it, the
+/// rule gives a slice the row below its innermost container, so only tangled slices need the
+/// segment tree; the others are laid out by a stack (`layout_rows`). Why that is exact: a slice
+/// that overlaps a nested one either contains it (then it is placed first) or is contained in it
+/// (then it is nested too), so nested slices never raise a tangled one, and the tangled slices
+/// overlapping a nested one all contain it.
+///
+/// One pass in lane order over the open slices, kept sorted by end (the latest at the bottom): the
+/// slices a new one crosses are those above where it goes, and everything open then is tangled, as
+/// it contains the new slice or crosses it. A tangled slice has only tangled ones below it, so
+/// marking stops at the first already marked. A lane where slices cross many open ones at once
+/// (more than a few per slice in all) is marked tangled whole: the segment tree bounds the time.
+fn tangled(n: usize, span: impl Fn(usize) -> (i64, i64)) -> Vec<bool> {
+    let mut open: Vec<(i64, u32)> = Vec::new();
+    let mut tangled: Vec<bool> = Vec::new();
+    let mut budget = 4 * n + 1024;
+    for i in 0..n {
         let (a, b) = span(i);
-        while open.last().is_some_and(|&e| e <= a) {
+        while open.last().is_some_and(|&(e, _)| e <= a) {
             open.pop();
         }
-        if open.last().is_some_and(|&e| b > e) {
-            return None;
+        // Slices with the same start come longer first, so the ones ending before this one began
+        // earlier and end inside it.
+        let at = open.len() - open.iter().rev().take_while(|&&(e, _)| e < b).count();
+        if at == open.len() {
+            open.push((b, i as u32));
+            continue;
         }
-        *d = open.len().min(u16::MAX as usize - 1) as u16;
-        rows = rows.max(*d as u32 + 1);
-        open.push(b);
+        budget = match budget.checked_sub(open.len() - at) {
+            Some(left) => left,
+            None => return vec![true; n],
+        };
+        if tangled.is_empty() {
+            tangled = vec![false; n];
+        }
+        open.insert(at, (b, i as u32));
+        tangled[i] = true;
+        for &(_, j) in open.iter().rev() {
+            if std::mem::replace(&mut tangled[j as usize], true) && (j as usize) != i {
+                break;
+            }
+        }
     }
-    Some(rows)
+    tangled
+}
+
+/// The rule for the tangled slices alone, longest first over a max segment tree of their distinct
+/// times; writes their rows and raises `rows`. Returns the times and the tree, for the nested
+/// slices directly under tangled ones.
+fn place_tangled(
+    dur_ns: &[i64],
+    span: impl Fn(usize) -> (i64, i64),
+    tangled: &[bool],
+    depth: &mut [u16],
+    rows: &mut u32,
+) -> (Vec<i64>, MaxTree) {
+    let members: Vec<u32> = (0..tangled.len() as u32)
+        .filter(|&i| tangled[i as usize])
+        .collect();
+    let m = members.len();
+    // Each member's start and end as an index into the distinct times: the starts come sorted (lane
+    // order), the ends are sorted once, and one merge gives both their ranks, instead of a binary
+    // search per end point (which dominated the time on large lanes).
+    let mut ends: Vec<(i64, u32)> = members
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| (span(i as usize).1, k as u32))
+        .collect();
+    ends.sort_unstable();
+    let mut times: Vec<i64> = Vec::with_capacity(2 * m);
+    let (mut first, mut last) = (vec![0u32; m], vec![0u32; m]);
+    let (mut s, mut e) = (0, 0);
+    while s < m || e < m {
+        let start = (s < m).then(|| span(members[s] as usize).0);
+        let t = match start {
+            Some(a) if e == m || a <= ends[e].0 => a,
+            _ => ends[e].0,
+        };
+        if times.last() != Some(&t) {
+            times.push(t);
+        }
+        let rank = (times.len() - 1) as u32;
+        if start == Some(t) {
+            first[s] = rank;
+            s += 1;
+        } else {
+            last[ends[e].1 as usize] = rank;
+            e += 1;
+        }
+    }
+    // Longest first; among equals, the earlier in lane order (start, then file order) is the parent.
+    let mut order: Vec<u32> = (0..m as u32).collect();
+    order.sort_unstable_by_key(|&k| (std::cmp::Reverse(dur_ns[members[k as usize] as usize]), k));
+    let mut tree = MaxTree::new(times.len());
+    for &k in &order {
+        let (a, b) = (first[k as usize] as usize, last[k as usize] as usize);
+        // Rows are stored plus one, so the row below the deepest overlapping one is the max itself.
+        let row = tree.max_of(a, b).min(u16::MAX - 1);
+        tree.raise(a, b, row + 1);
+        depth[members[k as usize] as usize] = row;
+        *rows = (*rows).max(row as u32 + 1);
+    }
+    (times, tree)
 }
 
 /// Slices that start inside the slice opened just before them and end after it: the overlaps
@@ -269,27 +364,76 @@ mod oracle {
         depth
     }
 
-    #[test]
-    fn the_segment_tree_agrees_with_the_rule_as_written() {
-        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = |m: i64| {
+    /// A little xorshift generator: `next(m)` is in `0..m`.
+    fn rng(mut x: u64) -> impl FnMut(i64) -> i64 {
+        move |m: i64| {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             (x % m as u64) as i64
-        };
+        }
+    }
+
+    fn check(case: &str, mut iv: Vec<(i64, i64)>) {
+        iv.sort_by_key(|&(a, d)| (a, std::cmp::Reverse(d)));
+        let (start, dur): (Vec<i64>, Vec<i64>) = iv.into_iter().unzip();
+        let mut depth = vec![0u16; start.len()];
+        let rows = layout_rows(&start, &dur, &mut depth);
+        let want = naive(&start, &dur);
+        assert_eq!(depth, want, "{case}");
+        assert_eq!(
+            rows,
+            want.iter().map(|&d| d as u32 + 1).max().unwrap_or(0),
+            "{case}"
+        );
+    }
+
+    /// Random intervals: mostly tangled lanes.
+    #[test]
+    fn the_layout_agrees_with_the_rule_as_written() {
+        let mut next = rng(0x9e37_79b9_7f4a_7c15);
         for case in 0..200 {
             let n = 1 + next(300) as usize;
-            let mut iv: Vec<(i64, i64)> = (0..n)
+            let iv = (0..n)
                 .map(|_| (next(2000), [0, 1, 5, 50, 400][next(5) as usize] + next(3)))
                 .collect();
-            iv.sort_by_key(|&(a, d)| (a, std::cmp::Reverse(d)));
-            let (start, dur): (Vec<i64>, Vec<i64>) = iv.into_iter().unzip();
-            let mut depth = vec![0u16; n];
-            let rows = layout_rows(&start, &dur, &mut depth);
-            let want = naive(&start, &dur);
-            assert_eq!(depth, want, "case {case}");
-            assert_eq!(rows, want.iter().map(|&d| d as u32 + 1).max().unwrap());
+            check(&format!("case {case}"), iv);
         }
+    }
+
+    /// Properly nested stacks (zero-length slices and shared ends included) with a few long slices
+    /// thrown across them, as `with_stack=True` writes: the nested slices are laid out by the stack
+    /// pass, under and beside the tangled ones.
+    #[test]
+    fn nested_lanes_with_a_few_crossings_agree_with_the_rule() {
+        let mut next = rng(0x2545_f491_4f6c_dd1d);
+        for case in 0..200 {
+            let mut iv = Vec::new();
+            let (mut t, mut open) = (0i64, Vec::new());
+            for _ in 0..1 + next(400) {
+                t += next(4);
+                if open.is_empty() || next(2) == 0 {
+                    open.push(t);
+                } else {
+                    let a = open.pop().unwrap();
+                    iv.push((a, t - a));
+                }
+            }
+            while let Some(a) = open.pop() {
+                iv.push((a, t - a));
+            }
+            for _ in 0..next(4) {
+                iv.push((next(t + 1), 1 + next(t / 2 + 1)));
+            }
+            check(&format!("case {case}"), iv);
+        }
+    }
+
+    /// A staircase where every slice crosses all the open ones: past the crossing budget the whole
+    /// lane goes to the segment tree.
+    #[test]
+    fn a_staircase_past_the_budget_agrees_with_the_rule() {
+        let iv: Vec<(i64, i64)> = (0..3000).map(|k| (k, 1000)).collect();
+        check("staircase", iv);
     }
 }

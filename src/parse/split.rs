@@ -38,7 +38,7 @@ pub(crate) enum Form {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
+pub(super) enum State {
     Start,
     /// In the top-level object, before a key (or `}`).
     Key,
@@ -62,13 +62,13 @@ enum State {
 
 /// Scans one JSON value that may span chunks: strings, numbers, literals, objects and arrays.
 #[derive(Debug, Default, Clone, Copy)]
-struct ValueScan {
-    depth: u32,
-    in_str: bool,
-    esc: bool,
+pub(super) struct ValueScan {
+    pub(super) depth: u32,
+    pub(super) in_str: bool,
+    pub(super) esc: bool,
     /// The value is a scalar (number or literal): it ends at the first delimiter.
-    scalar: bool,
-    started: bool,
+    pub(super) scalar: bool,
+    pub(super) started: bool,
 }
 
 impl ValueScan {
@@ -122,10 +122,10 @@ impl ValueScan {
 
 /// Scans one event object quickly: only quotes and braces matter for finding its end.
 #[derive(Debug, Default, Clone, Copy)]
-struct ObjectScan {
-    depth: u32,
-    in_str: bool,
-    esc: bool,
+pub(super) struct ObjectScan {
+    pub(super) depth: u32,
+    pub(super) in_str: bool,
+    pub(super) esc: bool,
 }
 
 impl ObjectScan {
@@ -180,23 +180,23 @@ impl ObjectScan {
 }
 
 pub(crate) struct Splitter {
-    state: State,
-    form: Form,
+    pub(super) state: State,
+    pub(super) form: Form,
     /// Bytes consumed before the current chunk.
-    offset: u64,
+    pub(super) offset: u64,
     /// The part of the element or key being cut that came in earlier chunks.
-    carry: Vec<u8>,
+    pub(super) carry: Vec<u8>,
     /// Offset of the element being cut.
-    cap_offset: u64,
+    pub(super) cap_offset: u64,
     /// The capture grew past [`MAX_META_BYTES`]; its bytes are no longer kept.
-    cap_overflow: bool,
-    value: ValueScan,
-    object: ObjectScan,
-    key: String,
-    key_esc: bool,
-    saw_events: bool,
-    first_byte: Option<u8>,
-    bom: u8,
+    pub(super) cap_overflow: bool,
+    pub(super) value: ValueScan,
+    pub(super) object: ObjectScan,
+    pub(super) key: String,
+    pub(super) key_esc: bool,
+    pub(super) saw_events: bool,
+    pub(super) first_byte: Option<u8>,
+    pub(super) bom: u8,
 }
 
 fn is_ws(b: u8) -> bool {

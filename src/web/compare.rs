@@ -5,26 +5,31 @@
 use super::session::Session;
 use super::{err, json};
 use crate::analysis::diff::{diff, DiffOptions, Mode};
-use crate::analysis::digest::Digest;
+use crate::analysis::digest::{Analyses, Digest};
+use crate::analysis::links::Links;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
 impl Session {
     /// The trace's digest as JSON; needs [`Session::analyse`] and [`Session::build_tables`].
-    pub fn digest(&self) -> Result<String, JsValue> {
+    /// `file` is the file's name (the rank when the trace does not say it; may be empty).
+    pub fn digest(&self, file: &str) -> Result<String, JsValue> {
         let l = self.loaded()?;
         let a = l.analyses()?;
         let forest = l
             .forest
             .as_ref()
             .ok_or_else(|| err("the tables are not built yet (call build_tables)"))?;
-        Ok(json(&Digest::from_analyses(
-            &l.trace,
+        // The analyses dropped their links once done; the digest's rank section needs them again.
+        let links = Links::build(&l.trace);
+        let analyses = Analyses {
+            links: &links,
             forest,
-            &a.steps,
-            &a.idle,
-            &a.findings,
-        )))
+            steps: &a.steps,
+            idle: &a.idle,
+            findings: &a.findings,
+        };
+        Ok(json(&Digest::from_analyses(&l.trace, &analyses, file)))
     }
 }
 

@@ -9,13 +9,18 @@
 //!
 //! Compiled for `wasm32` only (see `lib.rs`); the native CLI never links it.
 //!
-//! By concern: `session` (reading and the model build), `view` (frames, viewport, selection,
-//! search), `tables` (analyses and tables), `flops` (the roofline and FLOPs columns), `embedding` (links and the iframe protocol), `compare`
-//! (digests and the diff of two traces).
+//! By concern: `session` (reading and the model build), `parts` (parse parts from other workers),
+//! `view` (frames, viewport, selection, search), `tables` (analyses and tables), `flops` (the
+//! roofline and FLOPs columns), `memory` (the memory chart, live allocations, allocation table),
+//! `compare` (digests and the diff of two traces), `ranks` (many ranks of one job: the report from
+//! digests), `embedding` (links and the iframe protocol).
 
 mod compare;
 mod embedding;
 mod flops;
+mod memory;
+mod parts;
+mod ranks;
 mod session;
 mod tables;
 mod view;

@@ -6,7 +6,7 @@ use super::{err, json};
 use crate::analysis::summary::summarize;
 use crate::analysis::tables::Forest;
 use crate::model::Trace;
-use crate::parse::Parser;
+use crate::parse::{Parser, Part};
 use crate::view::frame::ViewState;
 use crate::view::rows::RowMode;
 use crate::view::tracks::TrackLayout;
@@ -26,10 +26,14 @@ pub(super) struct Loaded {
     pub(super) staged: Staged,
     /// The operator trees every table reads, built with the analyses.
     pub(super) forest: Option<Forest>,
+    /// The memory views' curves and allocations, built on first use (`memory.rs`).
+    pub(super) memory: Option<super::memory::MemoryState>,
 }
 
 pub(super) enum State {
     Reading(Parser),
+    /// Parsing one range of a file for another session to join (`web/parts.rs`).
+    Part(Box<Part>),
     Ready(Box<Loaded>),
     /// `finish` failed or is running; nothing more can be done with this session.
     Done,
@@ -79,6 +83,10 @@ impl Session {
                 p.feed(chunk);
                 Ok(())
             }
+            State::Part(p) => {
+                p.feed(chunk);
+                Ok(())
+            }
             _ => Err(err("this session has finished reading")),
         }
     }
@@ -87,6 +95,7 @@ impl Session {
     pub fn bytes_fed(&self) -> f64 {
         match &self.state {
             State::Reading(p) => p.bytes_fed() as f64,
+            State::Part(p) => p.bytes_fed() as f64,
             State::Ready(l) => l.trace.stats.input_bytes as f64,
             State::Done => 0.0,
         }
@@ -96,6 +105,7 @@ impl Session {
     pub fn events_read(&self) -> f64 {
         match &self.state {
             State::Reading(p) => p.events_read() as f64,
+            State::Part(p) => p.events_read() as f64,
             State::Ready(l) => l.trace.stats.events_total as f64,
             State::Done => 0.0,
         }
@@ -126,6 +136,7 @@ impl Session {
             analyses: None,
             staged: Staged::default(),
             forest: None,
+            memory: None,
         };
         loaded.relayout();
         let summary = self::json(&summarize(&loaded.trace));

@@ -148,3 +148,20 @@ impl Rng {
         (self.next() % n.max(1) as u64) as i64
     }
 }
+
+/// Everything a model holds, as text, for comparing two parses.
+pub fn full_dump(t: &sightline::model::Trace) -> String {
+    let strings: Vec<&str> = (0..t.strings.len())
+        .map(|i| t.str(sightline::model::StrId(i as u32)))
+        .collect();
+    format!(
+        "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
+        dump(t),
+        strings,
+        t.processes,
+        t.meta,
+        t.stats,
+        t.memory,
+        t.diagnostics
+    )
+}

@@ -1,9 +1,13 @@
 // End-to-end tests of the page off its main thread: the Session lives in a Web Worker, Cancel
 // during the model build returns to the trace shown before, and a worker that dies is shown as an
-// error that leaves the page usable. Nothing here is timed.
+// error that leaves the page usable; a file read by several workers gives what one worker gives.
+// Nothing here is timed.
 
 import assert from "node:assert/strict";
+import { readFileSync, writeFileSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
 
 const SAMPLE = "real/tracelens_h100_bert_small_stack_mem.json.gz";
 const OTHER = "real/hta_a100_alexnet_cuda_sync.json.gz";
@@ -139,4 +143,75 @@ export async function aWorkerThatDiesIsShown({ page, baseUrl, fixturesDir, ignor
   await page.setInputFiles("#file-input", join(fixturesDir, OTHER));
   await ready(page);
   assert.ok(await page.isHidden("#error-box"));
+}
+
+export async function aSpareWorkerStartsOnlyWhenAnotherTraceIsBeingOpened({ page, baseUrl, fixturesDir }) {
+  await open(page, baseUrl);
+  await page.setInputFiles("#file-input", join(fixturesDir, SAMPLE));
+  await ready(page);
+  // Nothing is started after the load: leaving the page now aborts no fetch of a worker script.
+  await page.waitForTimeout(300);
+  assert.ok(await page.evaluate(() => window.sightline.workers.spare === null), "no spare after the load");
+  assert.equal(page.workers().length, 1, "only the shown trace's worker");
+  // Pressing Open… starts the spare (the file dialog hides its start), and the next load takes it.
+  await page.dispatchEvent('label[for="file-input"]', "pointerdown");
+  await page.waitForFunction(() => window.sightline.workers.spare !== null);
+  await page.evaluate(async () => {
+    window.spareWorker = await window.sightline.workers.spare;
+  });
+  await page.setInputFiles("#file-input", join(fixturesDir, OTHER));
+  await ready(page);
+  assert.ok(await page.evaluate(() => window.sightline.app.active.worker === window.spareWorker), "the load took the spare");
+}
+
+/** Sets how many workers parse a file (worker/parallel.js `settings`), for any file size. */
+async function parseWorkers(page, n) {
+  await page.evaluate(async (n) => {
+    const m = await import(new URL("js/worker/parallel.js", document.baseURI).href);
+    m.settings.minBytes = 0;
+    m.settings.workers = n;
+  }, n);
+}
+
+/** Opens `path` and waits for its trace (not the one shown before) with its analyses. */
+async function openAndWait(page, path) {
+  await page.evaluate(() => {
+    window.shownBefore = window.sightline.app.active;
+  });
+  await page.setInputFiles("#file-input", path);
+  await page.waitForFunction(() => {
+    const { app } = window.sightline;
+    const b = document.body.dataset;
+    return b.state === "error" || (app.active !== window.shownBefore && b.state === "ready" && b.analyses === "ready");
+  });
+  assert.equal(await page.evaluate(() => document.body.dataset.state), "ready", await page.textContent("#error"));
+  return page.evaluate(async () => {
+    const a = window.sightline.app.active;
+    const s = a.session;
+    const reports = await Promise.all(["steps", "idle", "findings"].map((k) => s.report(k)));
+    const tables = await Promise.all(["ops", "kernels"].map((k) => s.table(k, false)));
+    return { parts: a.worker.parts, summary: a.summary, reports, tables };
+  });
+}
+
+export async function aFileReadBySeveralWorkersGivesWhatOneWorkerGives({ page, baseUrl, fixturesDir }) {
+  // A real trace as plain JSON: gzip is never cut.
+  const dir = mkdtempSync(join(tmpdir(), "sightline-parts-"));
+  const plain = join(dir, "nccl_rank0.json");
+  writeFileSync(plain, gunzipSync(readFileSync(join(fixturesDir, "real/hta_a100_nccl_rank0of2.json.gz"))));
+  await open(page, baseUrl);
+  await parseWorkers(page, 1);
+  const one = await openAndWait(page, plain);
+  await parseWorkers(page, 3);
+  const three = await openAndWait(page, plain);
+  assert.equal(one.parts, 0, "read by the loading worker alone");
+  assert.equal(three.parts, 3, "read by three workers");
+  assert.ok(three.summary.model.slices > 1000, `slices: ${three.summary.model.slices}`);
+  assert.deepEqual(three.summary, one.summary);
+  assert.deepEqual(three.reports, one.reports);
+  assert.deepEqual(three.tables, one.tables);
+  // The helpers ended once their parts were joined: the shown trace's worker, the previous
+  // one's until it is dropped, and the spare remain.
+  for (let i = 0; i < 50 && page.workers().length > 3; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.ok(page.workers().length <= 3, `${page.workers().length} workers`);
 }

@@ -14,6 +14,8 @@ import { startEmbedding } from "./embed.js";
 import { showNotice } from "./notice.js";
 import { setupPythonToggle } from "./pyframes.js";
 import { baseChanged, dropped, startCompare } from "./compare.js";
+import { openFiles, startRanks, takeDrop } from "./ranks.js";
+import { startMemory } from "./memory.js";
 import { Bindings } from "./worker/client.js";
 import { Workers, blobChunks, bufferChunks, readInto, responseChunks } from "./load.js";
 import { flopsColumns, renderRoofline, withFlops } from "./roofline.js";
@@ -22,6 +24,7 @@ const boot = document.querySelector("script[data-bindings]");
 // The paths are relative to the page, not to this module.
 const bindings = new Bindings(boot.dataset.bindings, boot.dataset.wasm);
 const workers = new Workers(bindings);
+workers.refillOnIntent(document);
 // The module-level values the painter and the charts need come from the first worker, which is
 // then the spare that the first load takes.
 const [constants, palette, waitKinds, version] = await workers
@@ -61,8 +64,10 @@ const view = new TimelineView($("timeline"), $("overview"), { constants: JSON.pa
   },
   onError: fail,
 });
+// The memory chart under the timeline, its panel and its tab (memory.js).
+const memory = startMemory({ app, view, pick, fail });
 // For tests and benchmarks: the page's state, and the workers.
-window.sightline = { app, view, workers, version };
+window.sightline = { app, view, workers, version, memory };
 
 $("version").textContent = `v${version}`;
 
@@ -90,6 +95,7 @@ function fail(err, name) {
   app.active = null;
   delete document.body.dataset.analyses;
   view.attach(null);
+  memory.attach(null);
   baseChanged();
   $("error").textContent = message;
   $("error-title").textContent = name ? `${name} could not be opened` : "Something went wrong";
@@ -221,9 +227,8 @@ function analyse(loaded, t) {
     t.analysedMs = performance.now() - t.started;
     t.heapBytes = await s.heap_bytes();
     document.body.dataset.analyses = "ready";
+    memory.analysed(s);
     status();
-    // The next load starts at once; started only now so that it does not compete with this one.
-    workers.refill();
   })().catch((err) => {
     loaded.settleTables.reject(err);
     if (mine()) fail(err, loaded.name);
@@ -270,6 +275,7 @@ async function show(loaded) {
   // The previous trace's worker goes only now: until here a cancel could return to it.
   drop(previous && previous.worker);
   const attached = view.attach(session);
+  memory.attach(session);
   view.call(() => session.reset_view());
   // The toggle is set before the first frame, so a trace whose frames were hidden opens without them.
   await setupPythonToggle($("python-frames"), session, `${name}:${summary.file.bytes}`, () => view.request());
@@ -381,6 +387,7 @@ const TABS = [
   { id: "calltree", title: "Call tree", render: (host) => withTable(host, "calltree", (t) => renderTree(host, t, { id: "calltree-table", onRowClick: (n) => highlight(n.name) })) },
   { id: "roofline", title: "Roofline", render: (host) => withTable(host, "flops", (r) => renderRoofline(host, r, app.active.session, pick)) },
   { id: "names", title: "All slices by name", render: namesTable },
+  memory.tab,
   { id: "range", title: "Range", render: rangeTable },
 ];
 
@@ -506,9 +513,11 @@ $("search-prev").addEventListener("click", () => step(false));
 
 $("file-input").addEventListener("change", (ev) => {
   const started = performance.now();
-  const file = ev.target.files[0];
+  const files = Array.from(ev.target.files);
   ev.target.value = ""; // the same file can be chosen again
-  openFile(file, started);
+  // Several files: the ranks of one job (ranks.js).
+  if (files.length > 1) return openFiles(files);
+  openFile(files[0], started);
 });
 for (const id of ["sample-link", "sample-link-2"]) {
   $(id).addEventListener("click", (ev) => {
@@ -541,7 +550,7 @@ window.addEventListener("drop", (ev) => {
   ev.preventDefault();
   dragDepth = 0;
   $("drop-overlay").hidden = true;
-  if (ev.dataTransfer && dropped(ev.dataTransfer.files)) return;
+  if (ev.dataTransfer && (takeDrop(ev.dataTransfer) || dropped(ev.dataTransfer.files))) return;
   const file = ev.dataTransfer && ev.dataTransfer.files[0];
   if (file) openFile(file);
 });
@@ -573,7 +582,8 @@ window.sightlineReady = true;
 document.body.dataset.wasm = "ready";
 // Links (`?url=`, `#url=`, time range and selection in the hash) and embedding (`?mode=embedded`,
 // the postMessage protocol) live in url.js and embed.js; these are the page's hooks for them.
-const hooks = { app, view, bindings, openUrl, openBuffer, openFile, fail };
+const hooks = { app, view, bindings, openUrl, openBuffer, openFile, fail, setState };
 startEmbedding(hooks);
 startLinks(hooks);
 startCompare(hooks);
+startRanks(hooks);

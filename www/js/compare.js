@@ -181,7 +181,7 @@ async function compareWith(name, chunks, total) {
     await s.build_tables();
     // BASE's analyses run in its own worker in the background: its digest needs its tables.
     await base.tablesBuilt;
-    const [newDigest, baseDigest, constants, palette] = await Promise.all([s.digest(), base.session.digest(), worker.module.constants(), worker.module.palette()]);
+    const [newDigest, baseDigest, constants, palette] = await Promise.all([s.digest(""), base.session.digest(""), worker.module.constants(), worker.module.palette()]);
     if (token !== state.token) return;
     Object.assign(state, { session: s, name, base, baseDigest, newDigest });
     statics = { constants: JSON.parse(constants), palette: JSON.parse(palette) };

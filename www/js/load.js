@@ -5,6 +5,7 @@
 // and stays.
 
 import { SessionWorker } from "./worker/client.js";
+import { readInParts } from "./worker/parallel.js";
 
 // Bytes per File slice handed to the parser: 16 MB of JSON parse in about 0.1 s, and the per-slice
 // costs (a read, a transfer to the worker, a copy into wasm memory) stay small: 8 MB slices read
@@ -15,19 +16,31 @@ const GZ_CHUNK = 1 << 20;
 
 const isGzip = (head) => head[0] === 0x1f && head[1] === 0x8b;
 
-/** Chunks of a File/Blob, reading the next slice while the current one is parsed. */
+/** Slices of `blob` from `start` to `end`, reading the next one while the current one is parsed. */
+async function* rangeChunks(blob, start, end, size) {
+  const read = (off) => blob.slice(off, Math.min(off + size, end)).arrayBuffer();
+  let next = start < end ? read(start) : null;
+  for (let off = start; off < end; off += size) {
+    const buf = await next;
+    next = off + size < end ? read(off + size) : null;
+    yield new Uint8Array(buf);
+  }
+}
+
+/**
+ * Chunks of a File/Blob, reading the next slice while the current one is parsed. The blob rides
+ * along (`.blob`): a worker reads it itself (readInto), in parts when it is large plain JSON.
+ */
 export function blobChunks(blob) {
-  return async function* () {
-    const head = new Uint8Array(await blob.slice(0, 2).arrayBuffer());
-    const size = isGzip(head) ? GZ_CHUNK : CHUNK;
-    const read = (off) => blob.slice(off, off + size).arrayBuffer();
-    let next = blob.size > 0 ? read(0) : null;
-    for (let off = 0; off < blob.size; off += size) {
-      const buf = await next;
-      next = off + size < blob.size ? read(off + size) : null;
-      yield new Uint8Array(buf);
-    }
+  const chunks = async function* () {
+    yield* rangeChunks(blob, 0, blob.size, await sliceSize(blob));
   };
+  chunks.blob = blob;
+  return chunks;
+}
+
+async function sliceSize(blob) {
+  return isGzip(new Uint8Array(await blob.slice(0, 2).arrayBuffer())) ? GZ_CHUNK : CHUNK;
 }
 
 /** Chunks of a fetch response's body, as they download. */
@@ -62,8 +75,9 @@ export function bufferChunks(buffer) {
 }
 
 /**
- * Starts workers for loads. One spare is kept started (its module instantiated) so that a load
- * begins at once; `take()` hands it out and a new spare is started once the load is done.
+ * Starts workers for loads. A spare worker (its module instantiated) lets a load begin at once:
+ * `take()` hands it out. The first is started with the page; the next only when another load is
+ * about to begin (`refillOnIntent`).
  */
 export class Workers {
   constructor(bindings) {
@@ -92,22 +106,47 @@ export class Workers {
     }
     return this.spare;
   }
+
+  /**
+   * Starts the spare when the user sets out to open a trace: the pointer pressed on an Open
+   * control (a label of the file input), keyboard focus reaching the file input, a file dragged
+   * over the page. The file dialog or the drag then hides the worker's start. Not at the end of a
+   * load, as before: a page left right then (a link followed, `?url=` navigated) aborted the fetch
+   * of the worker's script, a failed request to the browser, and a page that never opens a second
+   * trace started a worker for nothing.
+   */
+  refillOnIntent(doc) {
+    const opening = (ev) => {
+      const el = ev.target instanceof Element ? ev.target : null;
+      if (ev.type === "dragenter" || (el && el.closest('label[for="file-input"], #file-input'))) this.refill();
+    };
+    for (const type of ["pointerdown", "focusin", "dragenter"]) doc.addEventListener(type, opening, true);
+  }
 }
 
 /**
  * Reads `chunks` into a new Session in `worker` and builds the model; `onProgress(stage, read,
- * events)` follows it. Resolves to the summary (parsed); rejects with the parser's message, or
- * when the worker was terminated (a cancel).
+ * events)` follows it. A large plain-JSON file is parsed by several workers
+ * (`worker/parallel.js`); `worker.parts` says by how many. Resolves to the summary (parsed);
+ * rejects with the parser's message, or when the worker was terminated (a cancel).
  */
 export async function readInto(worker, chunks, { width, height, onProgress }) {
   const s = worker.session;
   await s.new();
   let read = 0;
-  for await (const chunk of chunks()) {
-    read += chunk.length;
-    // The three calls run in order in the worker: the counts are those after this chunk.
-    const [, fed, events] = await Promise.all([s.feed(chunk), s.bytes_fed(), s.events_read()]);
-    onProgress("reading", fed, events);
+  const blob = worker.readFile && chunks.blob;
+  worker.parts = blob ? await readInParts(worker, blob, (fed, events) => onProgress("reading", fed, events)) : 0;
+  if (worker.parts > 0) read = blob.size;
+  else if (blob) {
+    // The worker reads the file itself: the page's thread never holds its bytes.
+    read = await worker.readFile(blob, 0, blob.size, await sliceSize(blob), (fed, events) => onProgress("reading", fed, events));
+  } else {
+    for await (const chunk of chunks()) {
+      read += chunk.length;
+      // The three calls run in order in the worker: the counts are those after this chunk.
+      const [, fed, events] = await Promise.all([s.feed(chunk), s.bytes_fed(), s.events_read()]);
+      onProgress("reading", fed, events);
+    }
   }
   onProgress("building", read, await s.events_read());
   const summary = JSON.parse(await s.finish(width, height));

@@ -5,7 +5,7 @@
 // a pan followed by a frame request draws the panned view. One frame is in flight at a time;
 // requests made meanwhile are merged into one more.
 
-const GUTTER = 190; // lane names, left of the timeline area
+export const GUTTER = 190; // lane names, left of the timeline area
 const RULER = 26; // time ruler, above it
 const FONT = "11px system-ui, -apple-system, 'Segoe UI', sans-serif";
 const BOLD = "600 12px system-ui, -apple-system, 'Segoe UI', sans-serif";
@@ -35,6 +35,12 @@ export class TimelineView {
     this.mouse = null; // last pointer position in area coordinates
     this.drag = null;
     this.overviewData = null;
+    /**
+     * Charts drawn on the timeline's time axis (memory-chart.js): each `{ fetch(session),
+     * paint(data, meta) }`. A frame asks the worker for their data right behind its own layout,
+     * so both describe the same window, and paints them with it.
+     */
+    this.layers = [];
     this.readTheme();
     matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => {
       this.readTheme();
@@ -150,7 +156,9 @@ export class TimelineView {
     const ctx = this.ctx;
     const th = this.theme;
     const session = this.session;
-    const frame = session ? await this.call(() => session.frame()) : undefined;
+    const framed = session ? this.call(() => session.frame()) : undefined;
+    const layered = Promise.all(this.layers.map((l) => (session ? this.call(() => l.fetch(session)) : undefined)));
+    const [frame, layers] = [await framed, await layered];
     if (session !== this.session) return 0;
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     ctx.fillStyle = th.bg;
@@ -207,6 +215,7 @@ export class TimelineView {
     this.paintGutter(meta.tracks, h);
     this.paintRuler(meta, w);
     this.paintOverview();
+    this.layers.forEach((l, i) => l.paint(layers[i], meta));
     const ms = performance.now() - t0;
     this.frameTimes.push(ms);
     if (this.frameTimes.length > 600) this.frameTimes.shift();

@@ -192,5 +192,6 @@ export function startLinks(h) {
   });
 
   const link = readLink();
-  if (link.url) open(link);
+  // Several `url`s are the ranks of one job, which ranks.js opens.
+  if (link.url && new URLSearchParams(location.search).getAll("url").length < 2) open(link);
 }

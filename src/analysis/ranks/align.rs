@@ -13,8 +13,8 @@
 //!
 //! A rank with no collective matched with the reference keeps its clock (`no_matched_collectives`).
 
-use super::digest::RankDigest;
 use super::matching::{group, median};
+use crate::analysis::digest::Digest;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,7 +38,7 @@ impl Align {
 
 /// Offsets (ns, added to each digest's clock) and the rule that chose each. `digests[0]` is the
 /// reference.
-pub fn offsets(digests: &[&RankDigest], mode: Align) -> (Vec<i64>, Vec<&'static str>) {
+pub fn offsets(digests: &[&Digest], mode: Align) -> (Vec<i64>, Vec<&'static str>) {
     let n = digests.len();
     if n == 0 {
         return (Vec::new(), Vec::new());
@@ -54,8 +54,9 @@ pub fn offsets(digests: &[&RankDigest], mode: Align) -> (Vec<i64>, Vec<&'static 
         };
         let end = |d: usize, i: usize| {
             digests[d]
+                .distributed
                 .clock_origin_ns
-                .saturating_add(digests[d].collectives[i].end_ns)
+                .saturating_add(digests[d].distributed.collectives[i].end_ns)
         };
         let reference = end(0, ri);
         for &(d, i) in &parts {
@@ -64,7 +65,7 @@ pub fn offsets(digests: &[&RankDigest], mode: Align) -> (Vec<i64>, Vec<&'static 
     }
     let mut off = vec![0i64; n];
     let mut rule = vec!["reference"; n];
-    let hosts_known = digests.iter().all(|d| d.host.is_some());
+    let hosts_known = digests.iter().all(|d| d.distributed.host.is_some());
     for d in 1..n {
         rule[d] = match mode {
             Align::Collectives => {
@@ -76,10 +77,10 @@ pub fn offsets(digests: &[&RankDigest], mode: Align) -> (Vec<i64>, Vec<&'static 
                 }
             }
             _ if !hosts_known => "host_unknown",
-            _ if digests[d].host == digests[0].host => "same_host",
+            _ if digests[d].distributed.host == digests[0].distributed.host => "same_host",
             _ => {
                 let mut all: Vec<i64> = (1..n)
-                    .filter(|&e| digests[e].host == digests[d].host)
+                    .filter(|&e| digests[e].distributed.host == digests[d].distributed.host)
                     .flat_map(|e| diffs[e].iter().copied())
                     .collect();
                 if all.is_empty() {

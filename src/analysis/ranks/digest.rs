@@ -1,7 +1,8 @@
-//! One rank of a distributed job, reduced to what the cross-rank analyses need: a [`RankDigest`],
-//! built from one [`Trace`] and small enough to keep for hundreds of ranks once the trace is dropped.
-//! It serializes with serde both ways, so it can be stored, sent from a worker, or folded into a
-//! general per-trace digest.
+//! One rank of a distributed job: the [`Distributed`] section of a trace's
+//! [`Digest`](crate::analysis::digest::Digest), what the cross-rank analyses need beyond the rest of
+//! the digest (its steps, span and idle breakdown). Built from one [`Trace`] and small enough to keep
+//! for hundreds of ranks once the trace is dropped; serde both ways, so a digest can be stored, sent
+//! from a worker, or read back by `diff` and the Python package.
 //!
 //! Definitions (times are ns from the trace's own start; `clock_origin_ns` turns them into the
 //! rank's clock):
@@ -13,8 +14,9 @@
 //!   (`^nccl|^rccl|^hccl|^hip`, `ncclKernel`) and memory ops ([`super::super::idle::op_class`]);
 //!   compute, communication and memcpy are the lengths of each class's union; overlap is
 //!   |comm ∩ compute| (HTA's `get_comm_comp_overlap` numerator); exposed communication is
-//!   communication minus overlap; idle is the busy window minus the union of all busy ops; host-wait
-//!   idle is the idle time in gaps whose launch came after the gap began ([`super::super::idle`]).
+//!   communication minus overlap; idle is the busy window minus the union of all busy ops. Host-wait
+//!   idle is the digest's own (`idle.devices[].host_wait_ns`: idle time in gaps whose launch came
+//!   after the gap began, [`super::super::idle`]), 0 on the CPU basis.
 //!   Against HTA's `get_comm_comp_overlap` (equal on the DLRM ranks, to its two decimals): HTA takes
 //!   as communication only names containing `ncclKernel`, so the `ncclDevKernel_*` of NCCL 2.19+ count
 //!   as computation there and as communication here; HTA also counts `cuda_sync` events with a stream
@@ -39,18 +41,20 @@
 
 use super::collective::{self, Collective};
 use super::intervals;
-use crate::analysis::idle::{self, op_class, IdleOptions, OpClass};
+use crate::analysis::idle::{op_class, OpClass};
 use crate::analysis::links::{Kind, Links};
-use crate::analysis::steps;
+use crate::analysis::steps::{Step, StepsReport};
 use crate::model::{ArgsId, SliceRef, Trace};
 use serde::{Deserialize, Serialize};
 
 /// At most this many activities are kept per instance in `before`.
 const MAX_BEFORE: usize = 6;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RankDigest {
-    /// The file's name (no folder).
+/// A trace as one rank of a job. Its steps, span and host-wait idle are the digest's own
+/// (`steps.per_step`, `summary.span_ns`, `idle.devices`), not repeated here.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Distributed {
+    /// The file's name (no folder); empty when the digest was built without one.
     pub file: String,
     pub rank: Option<i64>,
     pub rank_from: RankSource,
@@ -59,9 +63,7 @@ pub struct RankDigest {
     pub host: Option<String>,
     /// The rank's clock at the trace's time zero, in ns (`baseTimeNanoseconds` + earliest `ts`).
     pub clock_origin_ns: i64,
-    pub span_ns: i64,
     pub basis: Basis,
-    pub steps: Vec<StepDigest>,
     pub compute_ns: i64,
     pub communication_ns: i64,
     /// |communication ∩ compute|.
@@ -69,36 +71,27 @@ pub struct RankDigest {
     pub exposed_communication_ns: i64,
     pub memcpy_ns: i64,
     pub idle_ns: i64,
-    pub host_wait_idle_ns: i64,
     pub kernels: u64,
     /// Largest `Total Allocated` of the GPU's `[memory]` events (the CPU's when there are none).
     pub peak_memory_bytes: Option<i64>,
     pub collectives: Vec<Instance>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RankSource {
     DistributedInfo,
     FileName,
+    #[default]
     Unknown,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Basis {
     Gpu,
+    #[default]
     Cpu,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StepDigest {
-    pub name: String,
-    pub number: Option<i64>,
-    pub cpu_start_ns: i64,
-    /// The step as the TensorBoard plugin extends it to its GPU work.
-    pub start_ns: i64,
-    pub end_ns: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -118,28 +111,22 @@ pub struct Activity {
     pub ns: i64,
 }
 
-/// Builds the digest of one rank's trace. `file` is the file's name, used for the rank when the
-/// trace does not say it.
-pub fn digest(trace: &Trace, file: &str) -> RankDigest {
-    let links = Links::build(trace);
+/// The distributed section of one trace's digest, from the links and steps the digest already
+/// built. `file` is the file's name, used for the rank when the trace does not say it.
+pub fn distributed(
+    trace: &Trace,
+    links: &Links,
+    steps_report: &StepsReport,
+    file: &str,
+) -> Distributed {
     let kinds = &links.kinds;
     let (rank, rank_from, world_size) = rank_of(trace, file);
     let host = host_of(trace, file);
-    let steps_report = steps::analyze_with(trace, &links);
-    let steps: Vec<StepDigest> = if steps_report.synthetic {
-        Vec::new()
+    // A synthetic step (the whole trace) is no step to match collectives in.
+    let steps: &[Step] = if steps_report.synthetic {
+        &[]
     } else {
-        steps_report
-            .steps
-            .iter()
-            .map(|s| StepDigest {
-                name: s.name.clone(),
-                number: s.number,
-                cpu_start_ns: s.cpu_start_ns,
-                start_ns: s.start_ns,
-                end_ns: s.end_ns,
-            })
-            .collect()
+        &steps_report.steps
     };
 
     // Busy spans by class.
@@ -188,25 +175,18 @@ pub fn digest(trace: &Trace, file: &str) -> RankDigest {
         let s = &trace.lanes[r.lane as usize].slices;
         (s.start_ns[r.index as usize], s.end_ns(r.index as usize))
     };
-    let (compute_u, comm_u, mem_u, window, host_wait_idle_ns) = match basis {
+    let (compute_u, comm_u, mem_u, window) = match basis {
         Basis::Gpu => {
             let all = intervals::union(comp.iter().chain(&comm).chain(&mem).copied().collect());
             let window = (
                 all.first().map_or(0, |a| a.0),
                 all.last().map_or(0, |a| a.1),
             );
-            let opts = IdleOptions {
-                max_gaps: 0,
-                ..IdleOptions::default()
-            };
-            let idle = idle::analyze_with(trace, &links, &opts);
-            let host_wait = idle.devices.iter().map(|d| d.host_wait_ns).sum();
             (
                 intervals::union(comp),
                 intervals::union(comm),
                 intervals::union(mem),
                 window,
-                host_wait,
             )
         }
         Basis::Cpu => {
@@ -220,7 +200,6 @@ pub fn digest(trace: &Trace, file: &str) -> RankDigest {
                 intervals::union(comm),
                 Vec::new(),
                 window,
-                0,
             )
         }
     };
@@ -245,7 +224,7 @@ pub fn digest(trace: &Trace, file: &str) -> RankDigest {
         &gloo
     };
     for r in sources {
-        let what = describe(trace, &links, *r, world_size);
+        let what = describe(trace, links, *r, world_size);
         let (start_ns, end_ns) = slice_span(r);
         collectives.push(Instance {
             what,
@@ -259,7 +238,7 @@ pub fn digest(trace: &Trace, file: &str) -> RankDigest {
     collectives.sort_by(|a, b| {
         (a.start_ns, a.end_ns, &a.what.name).cmp(&(b.start_ns, b.end_ns, &b.what.name))
     });
-    number_instances(&mut collectives, &steps);
+    number_instances(&mut collectives, steps);
     let thread = steps_report
         .steps
         .iter()
@@ -273,12 +252,12 @@ pub fn digest(trace: &Trace, file: &str) -> RankDigest {
             .and_then(|n| steps.iter().find(|s| s.number == Some(n)));
         let from = step.map_or(prev_end.min(c.start_ns), |s| s.cpu_start_ns);
         if let Some(lane) = thread {
-            c.before = activities(trace, &links, lane, from, c.start_ns);
+            c.before = activities(trace, links, lane, from, c.start_ns);
         }
         prev_end = prev_end.max(c.end_ns);
     }
 
-    RankDigest {
+    Distributed {
         file: file.to_string(),
         rank,
         rank_from,
@@ -295,16 +274,13 @@ pub fn digest(trace: &Trace, file: &str) -> RankDigest {
             .base_time_ns
             .unwrap_or(0)
             .saturating_add(trace.meta.origin_ns),
-        span_ns: trace.span_ns(),
         basis,
-        steps,
         compute_ns,
         communication_ns,
         overlap_ns,
         exposed_communication_ns: communication_ns - overlap_ns,
         memcpy_ns: intervals::length(&mem_u),
         idle_ns,
-        host_wait_idle_ns,
         kernels,
         peak_memory_bytes: peak_memory(trace),
         collectives,
@@ -315,7 +291,7 @@ pub fn digest(trace: &Trace, file: &str) -> RankDigest {
 type SeqKey = (String, String, Option<i64>, Option<i64>);
 
 /// Steps (tiling the time from each step's CPU start to the next one's) and sequence numbers.
-fn number_instances(collectives: &mut [Instance], steps: &[StepDigest]) {
+fn number_instances(collectives: &mut [Instance], steps: &[Step]) {
     let last_end = steps.iter().map(|s| s.end_ns).max().unwrap_or(i64::MIN);
     let mut counters: std::collections::HashMap<SeqKey, u32> = Default::default();
     for c in collectives.iter_mut() {

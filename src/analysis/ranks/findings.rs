@@ -12,9 +12,9 @@
 //! - `unbalanced_ranks`: the busiest rank computes at least [`IMBALANCE`] times the median rank (and
 //!   1 ms more); the others wait for it at every collective.
 
-use super::digest::RankDigest;
 use super::matching::{median, total, Matched};
 use super::{RankFinding, RankRange, RanksReport};
+use crate::analysis::digest::Digest;
 use crate::analysis::findings::Severity;
 
 pub const LATE_SHARE: f64 = 0.05;
@@ -31,32 +31,27 @@ fn ms(us: f64) -> String {
 }
 
 /// A rank's time in steps (its span without steps), ns.
-fn step_time(d: &RankDigest) -> i64 {
-    if d.steps.is_empty() {
-        d.span_ns
+fn step_time(d: &Digest) -> i64 {
+    if d.real_steps().is_empty() {
+        d.summary.span_ns
     } else {
-        total(
-            &d.steps
-                .iter()
-                .map(|s| s.end_ns - s.start_ns)
-                .collect::<Vec<_>>(),
-        )
+        total(&d.real_steps().iter().map(|s| s.dur_ns).collect::<Vec<_>>())
     }
 }
 
-fn step_ranges(d: &RankDigest) -> Vec<RankRange> {
-    d.steps
+fn step_ranges(d: &Digest) -> Vec<RankRange> {
+    d.real_steps()
         .iter()
         .take(3)
         .map(|s| RankRange {
-            rank: d.rank.unwrap_or(-1),
+            rank: d.distributed.rank.unwrap_or(-1),
             start_ns: s.start_ns,
-            end_ns: s.end_ns,
+            end_ns: s.start_ns + s.dur_ns,
         })
         .collect()
 }
 
-pub fn analyze(r: &RanksReport, digests: &[&RankDigest], matched: &[Matched]) -> Vec<RankFinding> {
+pub fn analyze(r: &RanksReport, digests: &[&Digest], matched: &[Matched]) -> Vec<RankFinding> {
     let mut out = Vec::new();
     let mut step_meds: Vec<i64> = r
         .ranks
@@ -69,7 +64,7 @@ pub fn analyze(r: &RanksReport, digests: &[&RankDigest], matched: &[Matched]) ->
     } else {
         median(&mut step_meds) as f64 / 1e3
     };
-    let by_rank = |rank: i64| digests.iter().find(|d| d.rank == Some(rank));
+    let by_rank = |rank: i64| digests.iter().find(|d| d.distributed.rank == Some(rank));
 
     let total_time = total(&digests.iter().map(|d| step_time(d)).collect::<Vec<_>>());
 
@@ -101,7 +96,8 @@ pub fn analyze(r: &RanksReport, digests: &[&RankDigest], matched: &[Matched]) ->
         let names: Vec<&str> = late.iter().map(|s| s.step.as_str()).collect();
         let mut evidence = Vec::new();
         for s in late.iter().take(MAX_EVIDENCE / 2) {
-            if let Some(st) = by_rank(rank).and_then(|d| d.steps.iter().find(|x| x.name == s.step))
+            if let Some(st) =
+                by_rank(rank).and_then(|d| d.real_steps().iter().find(|x| x.name == s.step))
             {
                 evidence.push(RankRange {
                     rank,
@@ -117,6 +113,7 @@ pub fn analyze(r: &RanksReport, digests: &[&RankDigest], matched: &[Matched]) ->
         }
         out.push(RankFinding {
             id: "straggler_rank",
+            steps: names.iter().map(|n| n.to_string()).collect(),
             severity: if share >= CAUSED_CRITICAL {
                 Severity::Critical
             } else {
@@ -157,6 +154,7 @@ pub fn analyze(r: &RanksReport, digests: &[&RankDigest], matched: &[Matched]) ->
         waits.sort_by_key(|w| std::cmp::Reverse(w.0));
         out.push(RankFinding {
             id: "collective_wait_heavy",
+            steps: Vec::new(),
             severity: Severity::Warning,
             title: "Ranks spend much of their time waiting in collectives".to_string(),
             detail: format!(
@@ -172,22 +170,23 @@ pub fn analyze(r: &RanksReport, digests: &[&RankDigest], matched: &[Matched]) ->
                 .iter()
                 .take(MAX_EVIDENCE)
                 .map(|&(_, d, i)| RankRange {
-                    rank: digests[d].rank.unwrap_or(-1),
-                    start_ns: digests[d].collectives[i].start_ns,
-                    end_ns: digests[d].collectives[i].end_ns,
+                    rank: digests[d].distributed.rank.unwrap_or(-1),
+                    start_ns: digests[d].distributed.collectives[i].start_ns,
+                    end_ns: digests[d].distributed.collectives[i].end_ns,
                 })
                 .collect(),
         });
     }
 
     // low_comm_overlap
-    let low: Vec<(&RankDigest, f64)> = digests
+    let low: Vec<(&Digest, f64)> = digests
         .iter()
         .zip(&r.overlap)
         .filter_map(|(d, o)| {
             let pct = o.comm_comp_overlap_pct?;
-            let exposed = d.exposed_communication_ns as f64 >= EXPOSED_SHARE * step_time(d) as f64;
-            (pct < LOW_OVERLAP_PCT && exposed && d.exposed_communication_ns > 0)
+            let exposed = d.distributed.exposed_communication_ns as f64
+                >= EXPOSED_SHARE * step_time(d) as f64;
+            (pct < LOW_OVERLAP_PCT && exposed && d.distributed.exposed_communication_ns > 0)
                 .then_some((*d, pct))
         })
         .collect();
@@ -197,14 +196,15 @@ pub fn analyze(r: &RanksReport, digests: &[&RankDigest], matched: &[Matched]) ->
             .map(|(d, p)| {
                 format!(
                     "rank {} {:.1}% ({} exposed)",
-                    d.rank.unwrap_or(-1),
+                    d.distributed.rank.unwrap_or(-1),
                     p,
-                    ms(d.exposed_communication_ns as f64 / 1e3)
+                    ms(d.distributed.exposed_communication_ns as f64 / 1e3)
                 )
             })
             .collect();
         out.push(RankFinding {
             id: "low_comm_overlap",
+            steps: Vec::new(),
             severity: Severity::Warning,
             title: "Communication does not hide behind computation".to_string(),
             detail: format!(
@@ -226,26 +226,27 @@ pub fn analyze(r: &RanksReport, digests: &[&RankDigest], matched: &[Matched]) ->
 
     // unbalanced_ranks
     if digests.len() >= 2 {
-        let mut compute: Vec<i64> = digests.iter().map(|d| d.compute_ns).collect();
+        let mut compute: Vec<i64> = digests.iter().map(|d| d.distributed.compute_ns).collect();
         let med = median(&mut compute);
         if let Some(top) = digests
             .iter()
-            .max_by_key(|d| (d.compute_ns, d.rank.map(|r| -r)))
+            .max_by_key(|d| (d.distributed.compute_ns, d.distributed.rank.map(|r| -r)))
         {
             if med > 0
-                && top.compute_ns as f64 >= IMBALANCE * med as f64
-                && top.compute_ns - med >= 1_000_000
+                && top.distributed.compute_ns as f64 >= IMBALANCE * med as f64
+                && top.distributed.compute_ns - med >= 1_000_000
             {
                 out.push(RankFinding {
                     id: "unbalanced_ranks",
+                    steps: Vec::new(),
                     severity: Severity::Warning,
                     title: "Ranks do unequal work".to_string(),
                     detail: format!(
                         "rank {} computes {} against the median rank's {} ({:.2}x); every collective waits for the busiest rank",
-                        top.rank.unwrap_or(-1),
-                        ms(top.compute_ns as f64 / 1e3),
+                        top.distributed.rank.unwrap_or(-1),
+                        ms(top.distributed.compute_ns as f64 / 1e3),
                         ms(med as f64 / 1e3),
-                        top.compute_ns as f64 / med as f64
+                        top.distributed.compute_ns as f64 / med as f64
                     ),
                     advice: "Balance the work across ranks: shard sizes, sequence lengths per batch, \
                              embedding tables per rank."

@@ -1,4 +1,4 @@
-//! A distributed job as one picture: many ranks' traces, each reduced to a [`RankDigest`], compared.
+//! A distributed job as one picture: many ranks' traces, each reduced to a [`Digest`], compared.
 //!
 //! Everything across ranks is computed from digests only, so a job of hundreds of ranks needs one
 //! trace in memory at a time (per parsing thread) plus the digests.
@@ -22,8 +22,8 @@ mod intervals;
 pub mod matching;
 mod stragglers;
 
+pub use crate::analysis::digest::Digest;
 pub use align::Align;
-pub use digest::{digest, RankDigest};
 
 use crate::analysis::findings::Severity;
 use matching::{match_all, median, total, Matched};
@@ -70,12 +70,12 @@ pub fn is_trace_file_name(name: &str) -> bool {
 /// Digests every file with `digest_file` (which reads and parses it: the I/O stays with the
 /// caller), one file per core at a time (up to 8), so memory holds a core's worth of traces plus
 /// the digests. Results are in file order; a file `digest_file` fails on is [`Unreadable`].
-pub fn digest_all<F>(files: &[PathBuf], digest_file: F) -> (Vec<RankDigest>, Vec<Unreadable>)
+pub fn digest_all<F>(files: &[PathBuf], digest_file: F) -> (Vec<Digest>, Vec<Unreadable>)
 where
-    F: Fn(&Path) -> Result<RankDigest, String> + Sync,
+    F: Fn(&Path) -> Result<Digest, String> + Sync,
 {
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<(usize, Result<RankDigest, String>)>> = Mutex::new(Vec::new());
+    let results: Mutex<Vec<(usize, Result<Digest, String>)>> = Mutex::new(Vec::new());
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(files.len())
@@ -217,6 +217,10 @@ pub struct RankFinding {
     pub title: String,
     pub detail: String,
     pub advice: String,
+    /// The steps it is about (`straggler_rank`: the steps the rank was late in), so a viewer can
+    /// mark them; left out when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<String>,
     pub evidence: Vec<RankRange>,
 }
 
@@ -233,19 +237,20 @@ pub(crate) fn us(ns: i64) -> f64 {
 }
 
 /// Compares the ranks' digests.
-pub fn analyze(all: &[RankDigest], mode: Align) -> RanksReport {
+pub fn analyze(all: &[Digest], mode: Align) -> RanksReport {
     // The job most traces belong to: (world size, backend) by count, ties to the smaller.
     let mut jobs: BTreeMap<(Option<i64>, Option<&str>), usize> = BTreeMap::new();
-    for d in all.iter().filter(|d| d.rank.is_some()) {
+    for d in all.iter().filter(|d| d.distributed.rank.is_some()) {
         *jobs
-            .entry((d.world_size, d.backend.as_deref()))
+            .entry((d.distributed.world_size, d.distributed.backend.as_deref()))
             .or_default() += 1;
     }
     let main_job = jobs
         .iter()
         .max_by_key(|(k, n)| (**n, std::cmp::Reverse(**k)))
         .map(|(k, _)| *k);
-    let foreign = |d: &RankDigest| Some((d.world_size, d.backend.as_deref())) != main_job;
+    let foreign =
+        |d: &Digest| Some((d.distributed.world_size, d.distributed.backend.as_deref())) != main_job;
     let mut mixed_jobs = Vec::new();
     if jobs.len() > 1 {
         let list: Vec<String> = jobs
@@ -266,43 +271,43 @@ pub fn analyze(all: &[RankDigest], mode: Align) -> RanksReport {
 
     // Order by rank, then the main job's traces first, then by content (never by file name): the
     // first of a rank is kept.
-    let mut order: Vec<&RankDigest> = all.iter().collect();
+    let mut order: Vec<&Digest> = all.iter().collect();
     order.sort_by(|a, b| {
         (
-            a.rank,
+            a.distributed.rank,
             foreign(a),
-            a.clock_origin_ns,
-            a.span_ns,
-            a.collectives.len(),
+            a.distributed.clock_origin_ns,
+            a.summary.span_ns,
+            a.distributed.collectives.len(),
         )
             .cmp(&(
-                b.rank,
+                b.distributed.rank,
                 foreign(b),
-                b.clock_origin_ns,
-                b.span_ns,
-                b.collectives.len(),
+                b.distributed.clock_origin_ns,
+                b.summary.span_ns,
+                b.distributed.collectives.len(),
             ))
-            .then_with(|| a.file.cmp(&b.file))
+            .then_with(|| a.distributed.file.cmp(&b.distributed.file))
     });
-    let mut digests: Vec<&RankDigest> = Vec::new();
+    let mut digests: Vec<&Digest> = Vec::new();
     let mut duplicate_ranks = Vec::new();
     let mut unknown_rank_files = Vec::new();
     for d in order {
-        let Some(rank) = d.rank else {
-            unknown_rank_files.push(d.file.clone());
+        let Some(rank) = d.distributed.rank else {
+            unknown_rank_files.push(d.distributed.file.clone());
             continue;
         };
         match digests.last() {
-            Some(prev) if prev.rank == Some(rank) => duplicate_ranks.push(Duplicate {
+            Some(prev) if prev.distributed.rank == Some(rank) => duplicate_ranks.push(Duplicate {
                 rank,
-                kept: prev.file.clone(),
-                dropped: d.file.clone(),
+                kept: prev.distributed.file.clone(),
+                dropped: d.distributed.file.clone(),
             }),
             _ => digests.push(d),
         }
     }
     unknown_rank_files.sort();
-    let rank = |d: &RankDigest| d.rank.unwrap_or(-1);
+    let rank = |d: &Digest| d.distributed.rank.unwrap_or(-1);
 
     let world_size = main_job
         .and_then(|j| j.0)
@@ -314,7 +319,7 @@ pub fn analyze(all: &[RankDigest], mode: Align) -> RanksReport {
             mixed_jobs.push(format!(
                 "rank {} ({}) is outside the world size {world_size}",
                 rank(d),
-                d.file
+                d.distributed.file
             ));
         }
     }
@@ -346,10 +351,12 @@ pub fn analyze(all: &[RankDigest], mode: Align) -> RanksReport {
         .iter()
         .map(|d| Overlap {
             rank: rank(d),
-            comm_comp_overlap_pct: (d.communication_ns > 0).then(|| {
-                (10_000.0 * d.overlap_ns as f64 / d.communication_ns as f64).round() / 100.0
+            comm_comp_overlap_pct: (d.distributed.communication_ns > 0).then(|| {
+                (10_000.0 * d.distributed.overlap_ns as f64 / d.distributed.communication_ns as f64)
+                    .round()
+                    / 100.0
             }),
-            basis: d.basis,
+            basis: d.distributed.basis,
         })
         .collect();
     let collectives = collective_rows(&digests, &matched);
@@ -375,8 +382,8 @@ pub fn analyze(all: &[RankDigest], mode: Align) -> RanksReport {
     report
 }
 
-fn rank_row(d: &RankDigest, wait_ns: i64) -> RankRow {
-    let mut durs: Vec<i64> = d.steps.iter().map(|s| s.end_ns - s.start_ns).collect();
+fn rank_row(d: &Digest, wait_ns: i64) -> RankRow {
+    let mut durs: Vec<i64> = d.real_steps().iter().map(|s| s.dur_ns).collect();
     let step_times_us = durs.iter().map(|&n| us(n)).collect();
     let step_time_us = if durs.is_empty() {
         0.0
@@ -384,28 +391,28 @@ fn rank_row(d: &RankDigest, wait_ns: i64) -> RankRow {
         us(median(&mut durs))
     };
     RankRow {
-        rank: d.rank.unwrap_or(-1),
-        file: d.file.clone(),
-        host: d.host.clone(),
-        basis: d.basis,
-        steps: d.steps.len(),
+        rank: d.distributed.rank.unwrap_or(-1),
+        file: d.distributed.file.clone(),
+        host: d.distributed.host.clone(),
+        basis: d.distributed.basis,
+        steps: d.real_steps().len(),
         step_time_us,
         step_times_us,
-        compute_us: us(d.compute_ns),
-        communication_us: us(d.communication_ns),
-        exposed_communication_us: us(d.exposed_communication_ns),
-        memcpy_us: us(d.memcpy_ns),
-        idle_us: us(d.idle_ns),
-        host_wait_idle_us: us(d.host_wait_idle_ns),
-        kernels: d.kernels,
-        peak_memory_bytes: d.peak_memory_bytes,
+        compute_us: us(d.distributed.compute_ns),
+        communication_us: us(d.distributed.communication_ns),
+        exposed_communication_us: us(d.distributed.exposed_communication_ns),
+        memcpy_us: us(d.distributed.memcpy_ns),
+        idle_us: us(d.distributed.idle_ns),
+        host_wait_idle_us: us(d.host_wait_idle_ns()),
+        kernels: d.distributed.kernels,
+        peak_memory_bytes: d.distributed.peak_memory_bytes,
         collective_wait_us: us(wait_ns),
-        collectives: d.collectives.len(),
+        collectives: d.distributed.collectives.len(),
     }
 }
 
 /// Per process group, name, dtype and size.
-fn collective_rows(digests: &[&RankDigest], matched: &[Matched]) -> Vec<CollectiveRow> {
+fn collective_rows(digests: &[&Digest], matched: &[Matched]) -> Vec<CollectiveRow> {
     type Key = (String, String, Option<String>, Option<i64>);
     #[derive(Default)]
     struct Acc {
@@ -420,7 +427,7 @@ fn collective_rows(digests: &[&RankDigest], matched: &[Matched]) -> Vec<Collecti
     let mut by: BTreeMap<Key, Acc> = BTreeMap::new();
     for m in matched {
         let (d, i) = m.parts[0];
-        let c = &digests[d].collectives[i].what;
+        let c = &digests[d].distributed.collectives[i].what;
         let a = by
             .entry((
                 c.process_group.clone(),
@@ -464,7 +471,7 @@ fn collective_rows(digests: &[&RankDigest], matched: &[Matched]) -> Vec<Collecti
     rows
 }
 
-fn worst(digests: &[&RankDigest], matched: &[Matched]) -> Vec<InstanceRow> {
+fn worst(digests: &[&Digest], matched: &[Matched]) -> Vec<InstanceRow> {
     let mut order: Vec<&Matched> = matched.iter().filter(|m| m.parts.len() > 1).collect();
     order.sort_by_key(|m| std::cmp::Reverse(total(&m.wait_ns)));
     order
@@ -472,7 +479,7 @@ fn worst(digests: &[&RankDigest], matched: &[Matched]) -> Vec<InstanceRow> {
         .take(MAX_INSTANCES)
         .map(|m| {
             let (d, i) = m.parts[0];
-            let inst = &digests[d].collectives[i];
+            let inst = &digests[d].distributed.collectives[i];
             let first = m.arrival_ns.iter().copied().min().unwrap_or(0);
             InstanceRow {
                 name: inst.what.name.clone(),
@@ -480,7 +487,7 @@ fn worst(digests: &[&RankDigest], matched: &[Matched]) -> Vec<InstanceRow> {
                 step: inst.step,
                 seq: inst.seq,
                 bytes: inst.what.bytes,
-                last_rank: digests[m.parts[m.last].0].rank.unwrap_or(-1),
+                last_rank: digests[m.parts[m.last].0].distributed.rank.unwrap_or(-1),
                 wait_us: us(total(&m.wait_ns)),
                 transfer_us: us(m.instance_transfer_ns),
                 partial: m.partial,
@@ -489,7 +496,7 @@ fn worst(digests: &[&RankDigest], matched: &[Matched]) -> Vec<InstanceRow> {
                     .iter()
                     .enumerate()
                     .map(|(k, &(d, _))| InstanceRank {
-                        rank: digests[d].rank.unwrap_or(-1),
+                        rank: digests[d].distributed.rank.unwrap_or(-1),
                         arrival_us: us(m.arrival_ns[k].saturating_sub(first)),
                         wait_us: us(m.wait_ns[k]),
                         transfer_us: us(m.transfer_ns[k]),

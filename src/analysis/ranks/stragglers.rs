@@ -10,17 +10,18 @@
 //!   excess over the others' median (a `record_function` label, the DataLoader, CPU operators, Python,
 //!   or nothing recorded: idle or untraced work).
 
-use super::digest::{Activity, RankDigest};
+use super::digest::Activity;
 use super::matching::{median, total, Matched};
 use super::{us, Straggler};
+use crate::analysis::digest::Digest;
 use std::collections::BTreeMap;
 
-pub fn find(digests: &[&RankDigest], matched: &[Matched]) -> Vec<Straggler> {
+pub fn find(digests: &[&Digest], matched: &[Matched]) -> Vec<Straggler> {
     // step -> digest -> (caused, best instance, its caused)
     let mut by: BTreeMap<i64, BTreeMap<usize, (i64, usize, i64)>> = BTreeMap::new();
     for (mi, m) in matched.iter().enumerate() {
         let (d0, i0) = m.parts[0];
-        let Some(step) = digests[d0].collectives[i0].step else {
+        let Some(step) = digests[d0].distributed.collectives[i0].step else {
             continue;
         };
         if m.parts.len() < 2 {
@@ -62,22 +63,22 @@ pub fn find(digests: &[&RankDigest], matched: &[Matched]) -> Vec<Straggler> {
             .collect();
         let late = m.last_arrival_ns.saturating_sub(median(&mut others));
         let (_, li) = m.parts[m.last];
-        let inst = &digests[d].collectives[li];
+        let inst = &digests[d].distributed.collectives[li];
         let theirs: Vec<&[Activity]> = m
             .parts
             .iter()
             .enumerate()
             .filter(|(k, _)| *k != m.last)
-            .map(|(_, &(od, oi))| digests[od].collectives[oi].before.as_slice())
+            .map(|(_, &(od, oi))| digests[od].distributed.collectives[oi].before.as_slice())
             .collect();
         let step_name = digests[d]
-            .steps
+            .real_steps()
             .iter()
             .find(|s| s.number == Some(step))
             .map_or_else(|| format!("ProfilerStep#{step}"), |s| s.name.clone());
         out.push(Straggler {
             step: step_name,
-            rank: digests[d].rank.unwrap_or(-1),
+            rank: digests[d].distributed.rank.unwrap_or(-1),
             late_us: us(late),
             wait_caused_us: us(caused),
             cause: cause(&inst.before, &theirs, late),

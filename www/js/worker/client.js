@@ -73,6 +73,10 @@ export class SessionWorker {
 
   constructor(worker, glue, module) {
     this.worker = worker;
+    this.glue = glue;
+    this.compiled = module;
+    // Helper workers that parse parts of this worker's file (parallel.js): ended with it.
+    this.linked = new Set();
     this.pending = new Map();
     this.nextId = 1;
     this.dead = null;
@@ -80,9 +84,13 @@ export class SessionWorker {
     this.session = proxy((...a) => this.call(...a), "session");
     this.module = proxy((...a) => this.call(...a), "module");
     worker.addEventListener("message", (ev) => {
-      const { id, value, error, panic } = ev.data;
+      const { id, value, error, panic, progress } = ev.data;
       const p = this.pending.get(id);
       if (!p) return;
+      if (progress) {
+        if (p.onProgress) p.onProgress(...progress);
+        return;
+      }
       this.pending.delete(id);
       if (panic) {
         const message = `${panic}\n(an internal error; the page can open another file)`;
@@ -100,13 +108,32 @@ export class SessionWorker {
   }
 
   call(target, method, ...args) {
+    return this.callWithProgress(null, target, method, ...args);
+  }
+
+  callWithProgress(onProgress, target, method, ...args) {
     if (this.dead) return Promise.reject(new Error(this.dead));
     const id = this.nextId++;
     const { out, transfer } = portableArgs(args);
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { resolve, reject, onProgress });
       this.worker.postMessage({ id, target, method, args: out }, transfer);
     });
+  }
+
+  /**
+   * Has the worker read bytes start..end of a File (or Blob) into its Session, `size` per slice;
+   * `onProgress(read, events)` after each. Resolves to the bytes read.
+   */
+  readFile(blob, start, end, size, onProgress) {
+    return this.callWithProgress(onProgress, "file", "read", blob, start, end, size);
+  }
+
+  /** Another worker with the same module, ended when this one is (a cancel ends both). */
+  spawnLinked() {
+    const helper = new SessionWorker(new Worker(WORKER_URL, { type: "module", name: "sightline-part" }), this.glue, this.compiled);
+    this.linked.add(helper);
+    return helper;
   }
 
   /** Ends the worker now; pending calls reject with `reason`. No failure is reported. */
@@ -114,6 +141,8 @@ export class SessionWorker {
     if (this.dead) return;
     this.dead = reason;
     this.worker.terminate();
+    for (const helper of this.linked) helper.terminate(reason);
+    this.linked.clear();
     for (const p of this.pending.values()) p.reject(new Error(reason));
     this.pending.clear();
   }

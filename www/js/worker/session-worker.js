@@ -12,6 +12,12 @@
 //
 // The first message is {init: {glue, module}}: the wasm-bindgen glue's URL and the compiled
 // WebAssembly.Module, which the page compiles once and shares with every worker it starts.
+//
+// `target: "file"` (method "read", args [blob, start, end, size]) reads bytes start..end of a
+// File here, `size` at a time, and feeds them to the Session, posting {id, progress: [read,
+// events]} after each slice: the page's thread never touches a file's bytes. Calls made while a
+// read is under way run between its slices (the page awaits the read before anything that needs
+// its bytes).
 
 import { portable } from "./portable.js";
 
@@ -35,7 +41,28 @@ const ready = new Promise((resolve, reject) => {
   );
 });
 
-function target(kind, method) {
+/** Feeds bytes start..end of `blob` to the Session, reading the next slice while one is parsed. */
+async function readFile(id, blob, start, end, size) {
+  if (!session) throw new Error("this worker holds no session");
+  const read = (off) => blob.slice(off, Math.min(off + size, end)).arrayBuffer();
+  let next = start < end ? read(start) : null;
+  let off = start;
+  while (off < end) {
+    const buf = await next;
+    if (buf.byteLength === 0) throw new Error("the file changed while it was read");
+    off += buf.byteLength;
+    next = off < end ? read(off) : null;
+    session.feed(new Uint8Array(buf));
+    self.postMessage({ id, progress: [off - start, session.events_read()] });
+  }
+  return off - start;
+}
+
+function target(kind, method, id) {
+  if (kind === "file") {
+    if (method !== "read") throw new Error(`a file has no method '${method}'`);
+    return (...args) => readFile(id, ...args);
+  }
   if (kind === "module") {
     if (typeof wasm[method] !== "function") throw new Error(`the module has no function '${method}'`);
     return (...args) => wasm[method](...args);
@@ -61,7 +88,9 @@ self.addEventListener("message", async (ev) => {
   }
   try {
     const transfer = [];
-    const value = portable(target(kind, method)(...(args || [])), transfer);
+    let result = target(kind, method, id)(...(args || []));
+    if (result instanceof Promise) result = await result;
+    const value = portable(result, transfer);
     self.postMessage({ id, value }, transfer);
   } catch (err) {
     // A panic leaves the module unusable; its message says what happened.

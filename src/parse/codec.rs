@@ -1,0 +1,951 @@
+//! A parse part written into one compact binary buffer and read back: how a part parsed in one
+//! Web Worker reaches the worker that joins the parts (transferred as an `ArrayBuffer`, so no
+//! `SharedArrayBuffer` and no cross-origin isolation is needed).
+//!
+//! Layout, all little-endian: the magic `SLPART`, a format version (`u16`), the part's first
+//! byte offset in the file, its length and first bytes, then the splitter's state and the builder's, field by field. Columns
+//! are written whole (a length, then the raw values), strings as a length and UTF-8, so a part
+//! costs about what its columns hold in memory and reading it back is a copy, not a parse. Maps
+//! that the builder derives (lane and counter lookups) are rebuilt, not written; scratch buffers
+//! are not written.
+//!
+//! Reading checks everything later code indexes with: lengths against the bytes left (before
+//! allocating), enum codes, every string, args and lane id against its table, column lengths,
+//! timestamps against the parser's bounds, unique lanes, counters and string ids. A buffer that
+//! fails any check is a [`PartError`], never a panic, here or later.
+
+use super::build::{
+    Builder, FlowPoint, LaneBuilder, OpenBegin, PhaseCounts, ProcMeta, MAX_DUR_NS, MAX_TS_NS,
+    MIN_TS_NS,
+};
+use super::split::{Form, ObjectScan, Splitter, State, ValueScan};
+use super::JsonStage;
+use crate::model::{
+    ArgStore, ArgsId, CounterSeries, DeviceProperties, DiagKind, Diagnostic, Diagnostics,
+    DistributedInfo, Instant, Interner, MemoryEvents, Slices, StrId, TraceMeta,
+};
+use rustc_hash::FxHashMap;
+use std::fmt;
+
+const MAGIC: &[u8; 6] = b"SLPART";
+/// Bumped whenever the layout changes: a page and a worker of different builds cannot mix parts.
+const VERSION: u16 = 1;
+
+/// A part buffer that cannot be read: not a part, another format version, or damaged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartError(pub String);
+
+impl fmt::Display for PartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "a parse part that cannot be read: {}", self.0)
+    }
+}
+
+impl std::error::Error for PartError {}
+
+fn bad<T>(what: impl Into<String>) -> Result<T, PartError> {
+    Err(PartError(what.into()))
+}
+
+/// Writes a part that starts at byte `start` of the file.
+pub(super) fn encode(stage: &JsonStage, start: u64) -> Vec<u8> {
+    let mut w = Writer(Vec::with_capacity(stage.builder.approx_bytes() + 1024));
+    w.0.extend_from_slice(MAGIC);
+    w.0.extend_from_slice(&VERSION.to_le_bytes());
+    w.u64(start);
+    w.u64(stage.json_bytes);
+    w.bytes(&stage.head);
+    write_splitter(&mut w, &stage.splitter);
+    write_builder(&mut w, &stage.builder);
+    w.0
+}
+
+/// Reads a part written by [`encode`]: its first byte offset and its stage.
+pub(super) fn decode(bytes: &[u8]) -> Result<(u64, JsonStage), PartError> {
+    if bytes.len() < 8 || &bytes[..6] != MAGIC {
+        return bad("it does not start as a part does");
+    }
+    let version = u16::from_le_bytes([bytes[6], bytes[7]]);
+    if version != VERSION {
+        return bad(format!(
+            "format version {version}, this build reads version {VERSION}"
+        ));
+    }
+    let mut r = Reader { b: bytes, i: 8 };
+    let start = r.u64()?;
+    let json_bytes = r.u64()?;
+    let head = r.bytes()?.to_vec();
+    let splitter = read_splitter(&mut r)?;
+    let builder = read_builder(&mut r)?;
+    if r.i != bytes.len() {
+        return bad(format!("{} bytes after its end", bytes.len() - r.i));
+    }
+    let stage = JsonStage {
+        splitter,
+        builder,
+        json_bytes,
+        head,
+    };
+    Ok((start, stage))
+}
+
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn bool(&mut self, v: bool) {
+        self.0.push(v as u8);
+    }
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn i64(&mut self, v: i64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn len(&mut self, n: usize) {
+        self.u64(n as u64);
+    }
+    fn opt_i64(&mut self, v: Option<i64>) {
+        self.bool(v.is_some());
+        self.i64(v.unwrap_or(0));
+    }
+    fn bytes(&mut self, v: &[u8]) {
+        self.len(v.len());
+        self.0.extend_from_slice(v);
+    }
+    fn str(&mut self, v: &str) {
+        self.bytes(v.as_bytes());
+    }
+    fn opt_str(&mut self, v: Option<&str>) {
+        self.bool(v.is_some());
+        self.str(v.unwrap_or(""));
+    }
+    /// A column: its length, then each value's little-endian bytes.
+    fn col<T: Copy, const N: usize>(&mut self, v: &[T], le: impl Fn(T) -> [u8; N]) {
+        self.len(v.len());
+        self.0.reserve(v.len() * N);
+        for &x in v {
+            self.0.extend_from_slice(&le(x));
+        }
+    }
+    fn ids(&mut self, v: &[StrId]) {
+        self.col(v, |x| x.0.to_le_bytes());
+    }
+    fn json(&mut self, v: &serde_json::Value) {
+        self.str(&v.to_string());
+    }
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], PartError> {
+        if self.b.len() - self.i < n {
+            return bad(format!("it ends early (at byte {})", self.i));
+        }
+        let s = &self.b[self.i..self.i + n];
+        self.i += n;
+        Ok(s)
+    }
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], PartError> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N)?);
+        Ok(a)
+    }
+    fn u8(&mut self) -> Result<u8, PartError> {
+        Ok(self.take(1)?[0])
+    }
+    fn bool(&mut self) -> Result<bool, PartError> {
+        match self.u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            b => bad(format!("{b} where a flag (0 or 1) belongs")),
+        }
+    }
+    fn u32(&mut self) -> Result<u32, PartError> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+    fn u64(&mut self) -> Result<u64, PartError> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+    fn i64(&mut self) -> Result<i64, PartError> {
+        Ok(i64::from_le_bytes(self.array()?))
+    }
+    /// A count of items of at least `min_size` bytes each, checked against the bytes left, so a
+    /// damaged length cannot ask for a huge allocation.
+    fn len(&mut self, min_size: usize) -> Result<usize, PartError> {
+        let n = self.u64()?;
+        let left = (self.b.len() - self.i) as u64;
+        if n.saturating_mul(min_size.max(1) as u64) > left {
+            return bad(format!("a length of {n} with {left} bytes left"));
+        }
+        Ok(n as usize)
+    }
+    fn opt_i64(&mut self) -> Result<Option<i64>, PartError> {
+        let some = self.bool()?;
+        let v = self.i64()?;
+        Ok(some.then_some(v))
+    }
+    fn bytes(&mut self) -> Result<&'a [u8], PartError> {
+        let n = self.len(1)?;
+        self.take(n)
+    }
+    fn string(&mut self) -> Result<String, PartError> {
+        match std::str::from_utf8(self.bytes()?) {
+            Ok(s) => Ok(s.to_string()),
+            Err(_) => bad("a string that is not UTF-8"),
+        }
+    }
+    fn opt_string(&mut self) -> Result<Option<String>, PartError> {
+        let some = self.bool()?;
+        let s = self.string()?;
+        Ok(some.then_some(s))
+    }
+    fn col<T, const N: usize>(&mut self, from: impl Fn([u8; N]) -> T) -> Result<Vec<T>, PartError> {
+        let n = self.len(N)?;
+        let raw = self.take(n * N)?;
+        Ok(raw
+            .chunks_exact(N)
+            .map(|c| from(c.try_into().expect("chunks of N bytes")))
+            .collect())
+    }
+    fn i64s(&mut self) -> Result<Vec<i64>, PartError> {
+        self.col(i64::from_le_bytes)
+    }
+    fn ids(&mut self) -> Result<Vec<StrId>, PartError> {
+        self.col(|b| StrId(u32::from_le_bytes(b)))
+    }
+    fn json(&mut self) -> Result<serde_json::Value, PartError> {
+        serde_json::from_str(&self.string()?).or_else(|e| bad(format!("metadata: {e}")))
+    }
+}
+
+// ---- the splitter --------------------------------------------------------------------------
+
+fn state_code(s: State) -> u8 {
+    match s {
+        State::Start => 0,
+        State::Key => 1,
+        State::InKey => 2,
+        State::Colon => 3,
+        State::Value => 4,
+        State::InValue => 5,
+        State::Events => 6,
+        State::InEvent => 7,
+        State::InOther => 8,
+        State::Done => 9,
+        State::NotJson => 10,
+    }
+}
+
+const STATES: [State; 11] = [
+    State::Start,
+    State::Key,
+    State::InKey,
+    State::Colon,
+    State::Value,
+    State::InValue,
+    State::Events,
+    State::InEvent,
+    State::InOther,
+    State::Done,
+    State::NotJson,
+];
+
+fn form_code(f: Form) -> u8 {
+    match f {
+        Form::Unknown => 0,
+        Form::Object => 1,
+        Form::Array => 2,
+    }
+}
+
+const FORMS: [Form; 3] = [Form::Unknown, Form::Object, Form::Array];
+
+fn write_splitter(w: &mut Writer, s: &Splitter) {
+    w.u8(state_code(s.state));
+    w.u8(form_code(s.form));
+    w.u64(s.offset);
+    w.bytes(&s.carry);
+    w.u64(s.cap_offset);
+    w.bool(s.cap_overflow);
+    let v = &s.value;
+    w.u32(v.depth);
+    for b in [v.in_str, v.esc, v.scalar, v.started] {
+        w.bool(b);
+    }
+    let o = &s.object;
+    w.u32(o.depth);
+    w.bool(o.in_str);
+    w.bool(o.esc);
+    w.str(&s.key);
+    w.bool(s.key_esc);
+    w.bool(s.saw_events);
+    w.bool(s.first_byte.is_some());
+    w.u8(s.first_byte.unwrap_or(0));
+    w.u8(s.bom);
+}
+
+fn read_splitter(r: &mut Reader<'_>) -> Result<Splitter, PartError> {
+    let Some(&state) = STATES.get(r.u8()? as usize) else {
+        return bad("an unknown splitter state");
+    };
+    let Some(&form) = FORMS.get(r.u8()? as usize) else {
+        return bad("an unknown document form");
+    };
+    let offset = r.u64()?;
+    let carry = r.bytes()?.to_vec();
+    let cap_offset = r.u64()?;
+    let cap_overflow = r.bool()?;
+    let value = ValueScan {
+        depth: r.u32()?,
+        in_str: r.bool()?,
+        esc: r.bool()?,
+        scalar: r.bool()?,
+        started: r.bool()?,
+    };
+    let object = ObjectScan {
+        depth: r.u32()?,
+        in_str: r.bool()?,
+        esc: r.bool()?,
+    };
+    let key = r.string()?;
+    let key_esc = r.bool()?;
+    let saw_events = r.bool()?;
+    let has_first = r.bool()?;
+    let first = r.u8()?;
+    let bom = r.u8()?;
+    Ok(Splitter {
+        state,
+        form,
+        offset,
+        carry,
+        cap_offset,
+        cap_overflow,
+        value,
+        object,
+        key,
+        key_esc,
+        saw_events,
+        first_byte: has_first.then_some(first),
+        bom,
+    })
+}
+
+// ---- the builder ---------------------------------------------------------------------------
+
+fn diag_code(k: DiagKind) -> u8 {
+    match k {
+        DiagKind::Truncated => 0,
+        DiagKind::UnreadableEvent => 1,
+        DiagKind::RepairedEvent => 2,
+        DiagKind::NotAnObject => 3,
+        DiagKind::MissingField => 4,
+        DiagKind::UnmatchedEnd => 5,
+        DiagKind::UnclosedBegin => 6,
+        DiagKind::OverlappingSlice => 7,
+        DiagKind::UnboundFlow => 8,
+        DiagKind::FlowWithoutStart => 9,
+        DiagKind::IgnoredPhase => 10,
+        DiagKind::NegativeDuration => 11,
+        DiagKind::TimeOutOfRange => 12,
+        DiagKind::LargeMetadata => 13,
+        DiagKind::TrailingData => 14,
+    }
+}
+
+const DIAGS: [DiagKind; 15] = [
+    DiagKind::Truncated,
+    DiagKind::UnreadableEvent,
+    DiagKind::RepairedEvent,
+    DiagKind::NotAnObject,
+    DiagKind::MissingField,
+    DiagKind::UnmatchedEnd,
+    DiagKind::UnclosedBegin,
+    DiagKind::OverlappingSlice,
+    DiagKind::UnboundFlow,
+    DiagKind::FlowWithoutStart,
+    DiagKind::IgnoredPhase,
+    DiagKind::NegativeDuration,
+    DiagKind::TimeOutOfRange,
+    DiagKind::LargeMetadata,
+    DiagKind::TrailingData,
+];
+
+fn write_slices(w: &mut Writer, s: &Slices) {
+    w.col(&s.start_ns, i64::to_le_bytes);
+    w.col(&s.dur_ns, i64::to_le_bytes);
+    w.ids(&s.name);
+    w.ids(&s.cat);
+    w.col(&s.args, |a| a.0.to_le_bytes());
+    w.col(&s.external_id, i64::to_le_bytes);
+    w.col(&s.correlation, i64::to_le_bytes);
+    w.ids(&s.input_dims);
+}
+
+fn read_slices(r: &mut Reader<'_>) -> Result<Slices, PartError> {
+    let start_ns = r.i64s()?;
+    let dur_ns = r.i64s()?;
+    let n = start_ns.len();
+    let s = Slices {
+        depth: vec![0; n],
+        start_ns,
+        dur_ns,
+        name: r.ids()?,
+        cat: r.ids()?,
+        args: r.col(|b| ArgsId(u32::from_le_bytes(b)))?,
+        external_id: r.i64s()?,
+        correlation: r.i64s()?,
+        input_dims: r.ids()?,
+    };
+    let same = [
+        s.dur_ns.len(),
+        s.name.len(),
+        s.cat.len(),
+        s.args.len(),
+        s.external_id.len(),
+        s.correlation.len(),
+        s.input_dims.len(),
+    ]
+    .iter()
+    .all(|&m| m == n);
+    if !same {
+        return bad("slice columns of different lengths");
+    }
+    Ok(s)
+}
+
+fn write_builder(w: &mut Writer, b: &Builder) {
+    w.len(b.strings.len());
+    for s in b.strings.strings() {
+        w.str(s);
+    }
+    let (bytes, ends) = b.args.raw_parts();
+    w.bytes(bytes);
+    w.col(ends, u64::to_le_bytes);
+
+    w.len(b.lanes.len());
+    for l in &b.lanes {
+        w.i64(l.pid);
+        w.i64(l.tid);
+        w.opt_str(l.tid_label.as_deref());
+        write_slices(w, &l.slices);
+        w.len(l.open.len());
+        for o in &l.open {
+            w.i64(o.ts);
+            w.u32(o.name.0);
+            w.u32(o.cat.0);
+            w.u32(o.args.0);
+            w.i64(o.external_id);
+            w.i64(o.correlation);
+            w.u32(o.input_dims.0);
+        }
+        w.bool(l.gpu);
+        w.bool(l.cpu);
+    }
+
+    // Hash maps in a fixed order, so the same part always gives the same bytes.
+    let mut synthetic: Vec<(&String, &i64)> = b.synthetic_ids.iter().collect();
+    synthetic.sort_by_key(|s| std::cmp::Reverse(*s.1));
+    w.len(synthetic.len());
+    for (label, id) in synthetic {
+        w.str(label);
+        w.i64(*id);
+    }
+    let mut procs: Vec<(&i64, &ProcMeta)> = b.procs.iter().collect();
+    procs.sort_by_key(|p| *p.0);
+    w.len(procs.len());
+    for (pid, p) in procs {
+        w.i64(*pid);
+        w.opt_str(p.pid_label.as_deref());
+        w.opt_str(p.name.as_deref());
+        w.opt_str(p.labels.as_deref());
+        w.opt_i64(p.sort_index);
+    }
+    let mut threads: Vec<_> = b.threads.iter().collect();
+    threads.sort_by_key(|t| *t.0);
+    w.len(threads.len());
+    for ((pid, tid), (name, sort)) in threads {
+        w.i64(*pid);
+        w.i64(*tid);
+        w.opt_str(name.as_deref());
+        w.opt_i64(*sort);
+    }
+
+    w.len(b.flow_points.len());
+    for f in &b.flow_points {
+        w.u32(f.cat.0);
+        w.i64(f.id);
+        w.u8(f.phase);
+        w.i64(f.ts);
+        w.u32(f.lane);
+        w.bool(f.enclosing);
+        w.u64(f.offset);
+    }
+    w.len(b.instants.len());
+    for i in &b.instants {
+        w.i64(i.ts_ns);
+        w.u32(i.lane);
+        w.u32(i.name.0);
+        w.u32(i.cat.0);
+        w.u32(i.args.0);
+    }
+    w.len(b.counters.len());
+    for c in &b.counters {
+        w.i64(c.pid);
+        w.str(&c.name);
+        w.str(&c.series);
+        w.col(&c.ts_ns, i64::to_le_bytes);
+        w.col(&c.values, f64::to_le_bytes);
+    }
+    let m = &b.memory;
+    w.col(&m.ts_ns, i64::to_le_bytes);
+    w.col(&m.device_type, i8::to_le_bytes);
+    w.col(&m.device_id, i16::to_le_bytes);
+    w.col(&m.bytes, i64::to_le_bytes);
+    w.col(&m.total_allocated, i64::to_le_bytes);
+    w.col(&m.total_reserved, i64::to_le_bytes);
+    w.col(&m.addr, i64::to_le_bytes);
+    w.len(b.memory_threads.len());
+    for &(pid, tid) in &b.memory_threads {
+        w.i64(pid);
+        w.i64(tid);
+    }
+    w.bool(b.saw_begin_end);
+
+    write_meta(w, &b.meta);
+    w.len(b.diagnostics.items.len());
+    for d in &b.diagnostics.items {
+        w.u8(diag_code(d.kind));
+        w.u64(d.count);
+        w.u64(d.first_offset);
+        w.str(&d.detail);
+    }
+    w.u64(b.events_total);
+    w.u64(b.with_phase);
+    w.u64(b.non_objects);
+    let mut phases: Vec<_> = b.phases.named.iter().collect();
+    phases.sort();
+    w.len(phases.len());
+    for (ph, n) in phases {
+        w.str(ph);
+        w.u64(*n);
+    }
+    w.col(&b.cat_counts, u64::to_le_bytes);
+    w.i64(b.min_ts);
+    w.i64(b.max_ts);
+    w.len(b.top_keys.len());
+    for k in &b.top_keys {
+        w.str(k);
+    }
+}
+
+fn write_meta(w: &mut Writer, m: &TraceMeta) {
+    w.str(&m.schema);
+    w.i64(m.origin_ns);
+    w.opt_i64(m.base_time_ns);
+    w.bool(m.schema_version.is_some());
+    if let Some(v) = &m.schema_version {
+        w.json(v);
+    }
+    w.len(m.device_properties.len());
+    for d in &m.device_properties {
+        w.i64(d.id);
+        w.str(&d.name);
+        w.bool(d.total_global_mem.is_some());
+        w.u64(d.total_global_mem.unwrap_or(0));
+        w.opt_i64(d.compute_major);
+        w.opt_i64(d.compute_minor);
+        w.opt_i64(d.num_sms);
+    }
+    w.bool(m.distributed.is_some());
+    if let Some(d) = &m.distributed {
+        w.opt_str(d.backend.as_deref());
+        w.i64(d.rank);
+        w.opt_i64(d.world_size);
+    }
+    w.bool(m.rocm);
+    w.len(m.other.len());
+    for (k, v) in &m.other {
+        w.str(k);
+        w.json(v);
+    }
+}
+
+fn read_meta(r: &mut Reader<'_>) -> Result<TraceMeta, PartError> {
+    let schema = r.string()?;
+    let origin_ns = r.i64()?;
+    let base_time_ns = r.opt_i64()?;
+    let schema_version = if r.bool()? { Some(r.json()?) } else { None };
+    let n = r.len(8)?;
+    let mut device_properties = Vec::with_capacity(n);
+    for _ in 0..n {
+        let id = r.i64()?;
+        let name = r.string()?;
+        let has_mem = r.bool()?;
+        let mem = r.u64()?;
+        device_properties.push(DeviceProperties {
+            id,
+            name,
+            total_global_mem: has_mem.then_some(mem),
+            compute_major: r.opt_i64()?,
+            compute_minor: r.opt_i64()?,
+            num_sms: r.opt_i64()?,
+        });
+    }
+    let distributed = if r.bool()? {
+        Some(DistributedInfo {
+            backend: r.opt_string()?,
+            rank: r.i64()?,
+            world_size: r.opt_i64()?,
+        })
+    } else {
+        None
+    };
+    let rocm = r.bool()?;
+    let n = r.len(16)?;
+    let mut other = Vec::with_capacity(n);
+    for _ in 0..n {
+        other.push((r.string()?, r.json()?));
+    }
+    Ok(TraceMeta {
+        schema,
+        origin_ns,
+        base_time_ns,
+        schema_version,
+        device_properties,
+        distributed,
+        rocm,
+        other,
+    })
+}
+
+/// Checks ids against their tables once everything is read.
+struct Limits {
+    strings: u32,
+    args: u32,
+    lanes: u32,
+}
+
+impl Limits {
+    fn str(&self, ids: &[StrId]) -> Result<(), PartError> {
+        match ids.iter().find(|x| x.0 >= self.strings) {
+            Some(x) => bad(format!("string id {} of {}", x.0, self.strings)),
+            None => Ok(()),
+        }
+    }
+    fn args(&self, ids: &[ArgsId]) -> Result<(), PartError> {
+        match ids.iter().find(|a| **a != ArgsId::NONE && a.0 >= self.args) {
+            Some(a) => bad(format!("args id {} of {}", a.0, self.args)),
+            None => Ok(()),
+        }
+    }
+    fn lane(&self, lane: u32) -> Result<(), PartError> {
+        if lane >= self.lanes {
+            return bad(format!("lane {lane} of {}", self.lanes));
+        }
+        Ok(())
+    }
+}
+
+/// Counts above this are damage: no file holds 2^48 events, and sums of parts cannot overflow.
+const MAX_COUNT: u64 = 1 << 48;
+
+fn check_count(n: u64) -> Result<(), PartError> {
+    if n > MAX_COUNT {
+        return bad(format!("a count out of range ({n})"));
+    }
+    Ok(())
+}
+
+/// Every time as the parser keeps them (see `build.rs`): within its bounds and not before the
+/// part's earliest time, slice ends within what an `X` event can reach, so no later difference
+/// or sum can overflow.
+fn check_times(b: &Builder) -> Result<(), PartError> {
+    let lo = b.min_ts.max(MIN_TS_NS);
+    let bad_ts = |t: &i64| !(lo..=MAX_TS_NS).contains(t);
+    let mut any = false;
+    for l in &b.lanes {
+        let s = &l.slices;
+        any |= s.start_ns.iter().any(bad_ts) || l.open.iter().any(|o| bad_ts(&o.ts));
+        any |= s.dur_ns.iter().zip(&s.start_ns).any(|(&d, &t)| {
+            !(0..=MAX_TS_NS - MIN_TS_NS).contains(&d) || t + d > MAX_TS_NS + MAX_DUR_NS
+        });
+    }
+    any |= b.flow_points.iter().any(|f| bad_ts(&f.ts));
+    any |= b.instants.iter().any(|i| bad_ts(&i.ts_ns));
+    any |= b.counters.iter().any(|c| c.ts_ns.iter().any(bad_ts));
+    any |= b.memory.ts_ns.iter().any(bad_ts);
+    if any {
+        return bad("a time out of range");
+    }
+    Ok(())
+}
+
+fn read_builder(r: &mut Reader<'_>) -> Result<Builder, PartError> {
+    let mut b = Builder::new();
+    let n = r.len(8)?;
+    let mut strings = Vec::with_capacity(n);
+    for _ in 0..n {
+        strings.push(r.string()?);
+    }
+    let Some(interner) = Interner::from_strings(strings) else {
+        return bad("a string table that repeats a string or does not start empty");
+    };
+    b.strings = interner;
+    let bytes = r.bytes()?.to_vec();
+    let ends = r.col(u64::from_le_bytes)?;
+    let Some(args) = ArgStore::from_raw_parts(bytes, ends) else {
+        return bad("args records out of order");
+    };
+    b.args = args;
+    let limits = Limits {
+        strings: b.strings.len() as u32,
+        args: b.args.len() as u32,
+        lanes: 0,
+    };
+
+    let n = r.len(16)?;
+    for l in 0..n {
+        let pid = r.i64()?;
+        let tid = r.i64()?;
+        let tid_label = r.opt_string()?;
+        let slices = read_slices(r)?;
+        limits.str(&slices.name)?;
+        limits.str(&slices.cat)?;
+        limits.str(&slices.input_dims)?;
+        limits.args(&slices.args)?;
+        let k = r.len(40)?;
+        let mut open = Vec::with_capacity(k);
+        for _ in 0..k {
+            let o = OpenBegin {
+                ts: r.i64()?,
+                name: StrId(r.u32()?),
+                cat: StrId(r.u32()?),
+                args: ArgsId(r.u32()?),
+                external_id: r.i64()?,
+                correlation: r.i64()?,
+                input_dims: StrId(r.u32()?),
+            };
+            limits.str(&[o.name, o.cat, o.input_dims])?;
+            limits.args(&[o.args])?;
+            open.push(o);
+        }
+        let gpu = r.bool()?;
+        let cpu = r.bool()?;
+        if b.lane_map.insert((pid, tid), l as u32).is_some() {
+            return bad(format!("lane pid {pid} tid {tid} twice"));
+        }
+        b.lanes.push(LaneBuilder {
+            pid,
+            tid,
+            tid_label,
+            slices,
+            open,
+            gpu,
+            cpu,
+        });
+    }
+    let limits = Limits {
+        lanes: b.lanes.len() as u32,
+        ..limits
+    };
+
+    let n = r.len(16)?;
+    for k in 0..n {
+        let label = r.string()?;
+        let id = r.i64()?;
+        // Synthetic ids are -1, -2, ... in first-seen order (`Builder::id_of`).
+        if id != -1 - k as i64 || b.synthetic_ids.insert(label, id).is_some() {
+            return bad("synthetic ids out of order");
+        }
+    }
+    let n = r.len(8)?;
+    for _ in 0..n {
+        let pid = r.i64()?;
+        let p = ProcMeta {
+            pid_label: r.opt_string()?,
+            name: r.opt_string()?,
+            labels: r.opt_string()?,
+            sort_index: r.opt_i64()?,
+        };
+        if b.procs.insert(pid, p).is_some() {
+            return bad(format!("process {pid} twice"));
+        }
+    }
+    let n = r.len(16)?;
+    for _ in 0..n {
+        let key = (r.i64()?, r.i64()?);
+        let value = (r.opt_string()?, r.opt_i64()?);
+        if b.threads.insert(key, value).is_some() {
+            return bad("a thread twice");
+        }
+    }
+
+    let n = r.len(34)?;
+    b.flow_points.reserve(n);
+    for _ in 0..n {
+        let f = FlowPoint {
+            cat: StrId(r.u32()?),
+            id: r.i64()?,
+            phase: r.u8()?,
+            ts: r.i64()?,
+            lane: r.u32()?,
+            enclosing: r.bool()?,
+            offset: r.u64()?,
+        };
+        limits.str(&[f.cat])?;
+        limits.lane(f.lane)?;
+        if f.phase > 2 {
+            return bad("a flow phase out of range");
+        }
+        b.flow_points.push(f);
+    }
+    let n = r.len(24)?;
+    b.instants.reserve(n);
+    for _ in 0..n {
+        let i = Instant {
+            ts_ns: r.i64()?,
+            lane: r.u32()?,
+            name: StrId(r.u32()?),
+            cat: StrId(r.u32()?),
+            args: ArgsId(r.u32()?),
+        };
+        limits.str(&[i.name, i.cat])?;
+        limits.args(&[i.args])?;
+        limits.lane(i.lane)?;
+        b.instants.push(i);
+    }
+    let n = r.len(40)?;
+    for _ in 0..n {
+        let c = CounterSeries {
+            pid: r.i64()?,
+            name: r.string()?,
+            series: r.string()?,
+            ts_ns: r.i64s()?,
+            values: r.col(f64::from_le_bytes)?,
+        };
+        if c.ts_ns.len() != c.values.len() {
+            return bad("a counter's columns of different lengths");
+        }
+        let key = (c.pid, c.name.clone(), c.series.clone());
+        if b.counter_map.insert(key, b.counters.len()).is_some() {
+            return bad("a counter series twice");
+        }
+        b.counters.push(c);
+    }
+    let m = MemoryEvents {
+        ts_ns: r.i64s()?,
+        lane: Vec::new(),
+        device_type: r.col(i8::from_le_bytes)?,
+        device_id: r.col(i16::from_le_bytes)?,
+        bytes: r.i64s()?,
+        total_allocated: r.i64s()?,
+        total_reserved: r.i64s()?,
+        addr: r.i64s()?,
+    };
+    let n = r.len(16)?;
+    let mut memory_threads = Vec::with_capacity(n);
+    for _ in 0..n {
+        memory_threads.push((r.i64()?, r.i64()?));
+    }
+    let k = m.ts_ns.len();
+    let same = [
+        m.device_type.len(),
+        m.device_id.len(),
+        m.bytes.len(),
+        m.total_allocated.len(),
+        m.total_reserved.len(),
+        m.addr.len(),
+        memory_threads.len(),
+    ]
+    .iter()
+    .all(|&x| x == k);
+    if !same {
+        return bad("memory columns of different lengths");
+    }
+    b.memory = m;
+    b.memory_threads = memory_threads;
+    b.saw_begin_end = r.bool()?;
+
+    b.meta = read_meta(r)?;
+    let n = r.len(25)?;
+    let mut items = Vec::with_capacity(n);
+    for _ in 0..n {
+        let Some(&kind) = DIAGS.get(r.u8()? as usize) else {
+            return bad("an unknown diagnostic kind");
+        };
+        items.push(Diagnostic {
+            kind,
+            count: r.u64()?,
+            first_offset: r.u64()?,
+            detail: r.string()?,
+        });
+    }
+    b.diagnostics = Diagnostics { items };
+    b.events_total = r.u64()?;
+    b.with_phase = r.u64()?;
+    b.non_objects = r.u64()?;
+    let n = r.len(16)?;
+    let mut named = FxHashMap::default();
+    for _ in 0..n {
+        let ph = r.string()?;
+        let count = r.u64()?;
+        named.insert(ph, count);
+    }
+    b.phases = PhaseCounts { named };
+    b.cat_counts = r.col(u64::from_le_bytes)?;
+    if b.cat_counts.len() > limits.strings as usize {
+        return bad("category counts for more strings than the table holds");
+    }
+    b.min_ts = r.i64()?;
+    b.max_ts = r.i64()?;
+    let min_ok = b.min_ts == i64::MAX || (MIN_TS_NS..=MAX_TS_NS).contains(&b.min_ts);
+    let max_ok = b.max_ts == i64::MIN || (MIN_TS_NS..=MAX_TS_NS + MAX_DUR_NS).contains(&b.max_ts);
+    if !min_ok || !max_ok {
+        return bad("the time span out of range");
+    }
+    let n = r.len(8)?;
+    for _ in 0..n {
+        b.top_keys.push(r.string()?);
+    }
+    check_times(&b)?;
+    let counts = [b.events_total, b.with_phase, b.non_objects];
+    let phases = b.phases.named.values();
+    let diags = b.diagnostics.items.iter().map(|d| &d.count);
+    for &n in counts
+        .iter()
+        .chain(phases)
+        .chain(diags)
+        .chain(&b.cat_counts)
+    {
+        check_count(n)?;
+    }
+    Ok(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_enum_code_reads_back_as_itself() {
+        for (i, s) in STATES.iter().enumerate() {
+            assert_eq!(state_code(*s) as usize, i);
+        }
+        for (i, f) in FORMS.iter().enumerate() {
+            assert_eq!(form_code(*f) as usize, i);
+        }
+        for (i, d) in DIAGS.iter().enumerate() {
+            assert_eq!(diag_code(*d) as usize, i);
+        }
+    }
+}

@@ -1,0 +1,340 @@
+//! Memory on the page (`www/js/memory-chart.js`, `memory-live.js`, `memory-table.js`): each
+//! device's allocated and reserved bytes for the timeline's current window, the live allocations
+//! at any time, and the allocation table, all from `analysis::memory`.
+//!
+//! The curves (`Memory::series`) are read from the trace's `[memory]` columns on first use; they
+//! cost one pass over the memory events. The live allocations and the table need the allocations
+//! paired with their frees and the operator around each event, which needs the links
+//! (`Links::build`): those are built on the first call that needs them (a click on the chart, the
+//! table), not with the trace, and only for a trace that has memory events. The links are dropped
+//! once the sites are found.
+
+use super::session::Session;
+use super::tables::Analyses;
+use super::{err, json};
+use crate::analysis::links::Links;
+use crate::analysis::memory::{device_name, DeviceSeries, Memory, NO_EVENT};
+use crate::analysis::steps::{self, Step};
+use crate::model::{SliceRef, Trace};
+use serde::Serialize;
+use std::collections::HashMap;
+use wasm_bindgen::prelude::*;
+
+/// Values per pixel column in [`Session::memory_columns`]: least and largest allocated, largest
+/// reserved.
+const PER_COLUMN: usize = 3;
+
+/// What the page's memory views read, kept with the trace once built.
+pub(super) struct MemoryState {
+    memory: Memory,
+    /// True once the allocations are paired and their sites found ([`Memory::build`]).
+    full: bool,
+    /// The steps, for "held since step N".
+    steps: Vec<Step>,
+}
+
+/// The memory curves, read from the trace on first use.
+fn series<'a>(memory: &'a mut Option<MemoryState>, trace: &Trace) -> &'a MemoryState {
+    memory.get_or_insert_with(|| MemoryState {
+        memory: Memory::series(trace),
+        full: false,
+        steps: Vec::new(),
+    })
+}
+
+/// The memory with its allocations paired and their operators found, built on first use (the
+/// steps from the analyses when they have run).
+fn full<'a>(
+    memory: &'a mut Option<MemoryState>,
+    trace: &Trace,
+    analyses: Option<&Analyses>,
+) -> &'a MemoryState {
+    if !memory.as_ref().is_some_and(|m| m.full) {
+        let links = Links::build(trace);
+        let steps = match analyses {
+            Some(a) => a.steps.steps.clone(),
+            None => steps::analyze_with(trace, &links).steps,
+        };
+        *memory = Some(MemoryState {
+            memory: Memory::build(trace, &links),
+            full: true,
+            steps,
+        });
+    }
+    series(memory, trace)
+}
+
+/// One device as the chart's legend shows it.
+#[derive(Serialize)]
+struct DeviceInfo {
+    /// As PyTorch names it: `cpu`, `cuda:0`.
+    device: String,
+    events: usize,
+    peak_allocated_bytes: i64,
+    peak_at_ns: i64,
+    peak_at_us: f64,
+    peak_reserved_bytes: i64,
+    peak_reserved_at_ns: i64,
+    capacity_bytes: Option<u64>,
+    totals_recorded: bool,
+    addresses_recorded: bool,
+}
+
+/// Live bytes of one operator (or frame) at a time, with the allocating slice of its largest
+/// live allocation, for the page to reveal.
+#[derive(Serialize)]
+struct HolderRow {
+    op: String,
+    bytes: i64,
+    count: usize,
+    slice: Option<SliceRef>,
+}
+
+/// What was live on one device at a time (after its last memory event at or before it).
+#[derive(Serialize)]
+struct LiveRows {
+    device: String,
+    /// The time asked about, ns from the trace start.
+    at_ns: i64,
+    /// The memory event the values are after (none before the device's first event).
+    event_at_ns: Option<i64>,
+    at_peak: bool,
+    allocated_bytes: i64,
+    reserved_bytes: i64,
+    totals_recorded: bool,
+    addresses_recorded: bool,
+    holders: Vec<HolderRow>,
+    frames: Vec<HolderRow>,
+    live: Vec<crate::analysis::memory::LiveAllocation>,
+    live_count: usize,
+}
+
+/// The allocation table compactly, for tables of a few hundred thousand rows: names once, and
+/// each row an array `[addr (hex text: a JavaScript number cannot hold every 64-bit address),
+/// bytes, allocated_at_us, allocated_by, frame, freed_at_us, freed_by, lifetime_us, never_freed,
+/// slice]` where the three names are indices into `names` (or null) and `slice` is
+/// `[lane, index]` of the allocating operator (or null).
+#[derive(Serialize)]
+struct AllocationTable {
+    names: Vec<String>,
+    rows: Vec<AllocationCells>,
+}
+
+type AllocationCells = (
+    String,
+    i64,
+    Option<f64>,
+    u32,
+    Option<u32>,
+    Option<f64>,
+    Option<u32>,
+    Option<f64>,
+    bool,
+    Option<[u32; 2]>,
+);
+
+/// Names to indices, in first-seen order.
+#[derive(Default)]
+struct Names {
+    index: HashMap<String, u32>,
+    names: Vec<String>,
+}
+
+impl Names {
+    fn of(&mut self, name: String) -> u32 {
+        if let Some(&i) = self.index.get(&name) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        self.names.push(name.clone());
+        self.index.insert(name, i);
+        i
+    }
+}
+
+fn device_of<'a>(state: &'a MemoryState, name: &str) -> Result<&'a DeviceSeries, JsValue> {
+    state
+        .memory
+        .device(name)
+        .ok_or_else(|| err(format!("no memory events for device '{name}'")))
+}
+
+/// Holders with the slice of each one's largest live allocation (`live` is largest first).
+fn with_slices(
+    holders: Vec<crate::analysis::memory::Holder>,
+    live: &[crate::analysis::memory::LiveAllocation],
+    key: impl Fn(&crate::analysis::memory::LiveAllocation) -> Option<&str>,
+) -> Vec<HolderRow> {
+    let mut first: HashMap<&str, SliceRef> = HashMap::new();
+    for a in live {
+        if let (Some(k), Some(s)) = (key(a), a.slice) {
+            first.entry(k).or_insert(s);
+        }
+    }
+    holders
+        .into_iter()
+        .map(|h| HolderRow {
+            slice: first.get(h.op.as_str()).copied(),
+            op: h.op,
+            bytes: h.bytes,
+            count: h.count,
+        })
+        .collect()
+}
+
+#[wasm_bindgen]
+impl Session {
+    /// The devices with memory events (JSON list; empty when the trace was recorded without
+    /// `profile_memory=True`): name, peaks and their times, capacity.
+    pub fn memory_devices(&mut self) -> Result<String, JsValue> {
+        let l = self.loaded_mut()?;
+        let trace = &l.trace;
+        let props = &trace.meta.device_properties;
+        let ts = |e: u32| trace.memory.ts_ns[e as usize];
+        let state = series(&mut l.memory, trace);
+        let devices: Vec<DeviceInfo> = state
+            .memory
+            .devices
+            .iter()
+            .filter_map(|d| {
+                let peak = d.peak()?;
+                let peak_reserved =
+                    (0..d.events.len()).max_by_key(|&p| (d.reserved[p], std::cmp::Reverse(p)))?;
+                Some(DeviceInfo {
+                    device: d.name(),
+                    events: d.events.len(),
+                    peak_allocated_bytes: d.allocated[peak],
+                    peak_at_ns: ts(d.events[peak]),
+                    peak_at_us: ts(d.events[peak]) as f64 / 1e3,
+                    peak_reserved_bytes: d.reserved[peak_reserved],
+                    peak_reserved_at_ns: ts(d.events[peak_reserved]),
+                    capacity_bytes: (d.device_type == 1)
+                        .then(|| {
+                            props
+                                .iter()
+                                .find(|p| p.id == d.device_id)
+                                .and_then(|p| p.total_global_mem)
+                        })
+                        .flatten(),
+                    totals_recorded: d.totals_recorded,
+                    addresses_recorded: d.addresses_recorded,
+                })
+            })
+            .collect();
+        Ok(json(&devices))
+    }
+
+    /// Every device's curve over the timeline's current window, one value triple per pixel
+    /// column of its width (`least allocated, largest allocated, largest reserved`, bytes; NaN
+    /// before the device's first event), devices in `memory_devices` order. The columns are the
+    /// timeline's own, so a spike narrower than a pixel still shows as its column's maximum.
+    pub fn memory_columns(&mut self) -> Result<Vec<f64>, JsValue> {
+        let l = self.loaded_mut()?;
+        let vp = l.vp;
+        let columns = vp.width_px.ceil().max(1.0) as u32;
+        // Bucket edges on whole ns; the window's own edges may fall between two.
+        let (t0, t1) = (vp.start_ns.floor() as i64, vp.end_ns().ceil() as i64);
+        let trace = &l.trace;
+        let state = series(&mut l.memory, trace);
+        let n = columns as usize * PER_COLUMN;
+        let mut out = vec![f64::NAN; state.memory.devices.len() * n];
+        for (d, series) in state.memory.devices.iter().enumerate() {
+            for p in series.columns(trace, t0, t1.max(t0 + 1), columns) {
+                let o = d * n + p.column as usize * PER_COLUMN;
+                out[o] = p.allocated_min_bytes as f64;
+                out[o + 1] = p.allocated_max_bytes as f64;
+                out[o + 2] = p.reserved_max_bytes as f64;
+            }
+        }
+        Ok(out)
+    }
+
+    /// What was live on `device` at time `t_ns` (ns from the trace start; NaN: at its allocated
+    /// peak), JSON: the allocated and reserved bytes, the live bytes by allocating operator and by
+    /// Python frame (adding up to the allocated bytes; bytes from before the trace are a holder of
+    /// their own), and the `top` largest live allocations with their ages and the step they were
+    /// allocated in when it had ended ("held since step N").
+    pub fn memory_live(&mut self, device: &str, t_ns: f64, top: u32) -> Result<String, JsValue> {
+        let l = self.loaded_mut()?;
+        let trace = &l.trace;
+        let state = full(&mut l.memory, trace, l.analyses.as_ref());
+        let d = device_of(state, device)?;
+        let at_peak = t_ns.is_nan();
+        let position = if at_peak {
+            d.peak()
+        } else {
+            d.position_at(trace, t_ns as i64)
+        };
+        let mut out = LiveRows {
+            device: device_name(d.device_type, d.device_id),
+            at_ns: if at_peak { 0 } else { t_ns as i64 },
+            event_at_ns: None,
+            at_peak,
+            allocated_bytes: 0,
+            reserved_bytes: 0,
+            totals_recorded: d.totals_recorded,
+            addresses_recorded: d.addresses_recorded,
+            holders: Vec::new(),
+            frames: Vec::new(),
+            live: Vec::new(),
+            live_count: 0,
+        };
+        if let Some(p) = position {
+            let e = d.events[p];
+            let at = trace.memory.ts_ns[e as usize];
+            if at_peak {
+                out.at_ns = at;
+            }
+            out.event_at_ns = Some(at);
+            out.allocated_bytes = d.allocated[p];
+            out.reserved_bytes = d.reserved[p];
+            // Every live allocation, largest first, so each holder finds its largest one's slice.
+            let (holders, frames, mut live) = d.live_report(trace, &state.steps, p, usize::MAX);
+            out.live_count = d
+                .live_after(e)
+                .iter()
+                .filter(|&&i| d.allocations[i].alloc_event != NO_EVENT)
+                .count();
+            out.holders = with_slices(holders, &live, |a| Some(a.op.as_str()));
+            out.frames = with_slices(frames, &live, |a| a.frame.as_deref());
+            live.truncate(top as usize);
+            out.live = live;
+        }
+        Ok(json(&out))
+    }
+
+    /// The allocation table of `device` as JSON `{names, rows}` (see [`AllocationTable`]), rows in
+    /// allocation order (blocks allocated before the trace and freed inside it first): address,
+    /// size, allocated at and by (operator and Python frame), freed at and by, lifetime, never
+    /// freed inside the trace, and the allocating operator's slice.
+    pub fn memory_allocations(&mut self, device: &str) -> Result<String, JsValue> {
+        let l = self.loaded_mut()?;
+        let trace = &l.trace;
+        let state = full(&mut l.memory, trace, l.analyses.as_ref());
+        let d = device_of(state, device)?;
+        let mut names = Names::default();
+        let rows = d
+            .table(trace)
+            .into_iter()
+            .map(|r| {
+                (
+                    format!("{:#x}", r.addr),
+                    r.bytes,
+                    r.allocated_at_us,
+                    names.of(r.allocated_by),
+                    r.frame.map(|f| names.of(f)),
+                    r.freed_at_us,
+                    r.freed_by.map(|f| names.of(f)),
+                    r.lifetime_us,
+                    r.never_freed,
+                    r.slice.map(|s| [s.lane, s.index]),
+                )
+            })
+            .collect();
+        let table = AllocationTable {
+            names: names.names,
+            rows,
+        };
+        Ok(json(&table))
+    }
+}

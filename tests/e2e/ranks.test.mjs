@@ -1,0 +1,118 @@
+// End-to-end tests of a distributed job in the page (www/js/ranks.js): the gloo job with a known
+// straggler (../shared/fixtures/pytorch-cpu-ranks/gloo4_straggler, its expected.json) opened as
+// several files: a band per rank, the per-rank table, the heat strip marking the straggler's
+// steps, a straggler finding that moves the view to its rank; the same job with a rank left out.
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+
+const JOB = "pytorch-cpu-ranks/gloo4_straggler";
+const files = (fixturesDir, ranks) => ranks.map((r) => join(fixturesDir, JOB, `worker${r}.pt.trace.json.gz`));
+
+async function open(page, url) {
+  await page.goto(url);
+  await page.waitForFunction(() => window.sightlineReady === true, null, { timeout: 15000 });
+}
+
+async function jobReady(page) {
+  await page.waitForFunction(() => ["ready", "error"].includes(document.body.dataset.ranks), null, { timeout: 90000 });
+  assert.equal(await page.evaluate(() => document.body.dataset.ranks), "ready", await page.textContent("#ranks-summary"));
+  assert.equal(await page.evaluate(() => document.body.dataset.state), "ranks");
+}
+
+/** Waits until every band has drawn what was asked for (a frame of one band moves the others). */
+function painted(page) {
+  return page.evaluate(async () => {
+    const { ranks } = window.sightline;
+    for (let i = 0; i < 4; i++) {
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+      for (const t of ranks.traces) if (t.view) await t.view.idle();
+    }
+  });
+}
+
+export async function opensAJobAsSeveralFilesWithItsStraggler({ page, baseUrl, fixturesDir, screenshot }) {
+  const expected = JSON.parse(readFileSync(join(fixturesDir, JOB, "expected.json"), "utf8"));
+  await open(page, baseUrl);
+  // File order says nothing: the ranks come from the traces.
+  await page.setInputFiles("#file-input", files(fixturesDir, [3, 1, 0, 2]));
+  await jobReady(page);
+  await painted(page);
+
+  assert.equal(await page.locator("#ranks-bands .rank-band").count(), expected.world_size);
+  assert.deepEqual(await page.$$eval("#ranks-bands .rank-band", (b) => b.map((x) => x.dataset.rank)), ["0", "1", "2", "3"]);
+  assert.equal(await page.locator("#ranks-table-rows tbody tr").count(), expected.world_size);
+  assert.match(await page.textContent("#ranks-title"), /^4 of 4 ranks/);
+  assert.equal(await page.locator("#ranks-issues li:not(.offsets)").count(), 0, await page.textContent("#ranks-issues"));
+  // Every band is drawn, each from its own worker.
+  const drawn = await page.evaluate(() => window.sightline.ranks.traces.map((t) => !!(t.view && t.view.meta)));
+  assert.deepEqual(drawn, [true, true, true, true]);
+
+  // The heat strip: the straggler's slow steps are marked on its row, and only those.
+  const marked = await page.$$eval("#ranks-heat .heat-cell[data-straggler]", (c) => c.map((x) => [Number(x.dataset.rank), x.dataset.step]));
+  assert.deepEqual(
+    marked.sort(),
+    expected.slow_profiler_steps.map((s) => [expected.straggler_rank, s]).sort(),
+  );
+  assert.equal(await page.locator("#ranks-heat .heat-cell").count(), 4 * 6);
+
+  // Collectives matched across the 4 ranks, and the stragglers' sentences.
+  assert.ok((await page.locator("#ranks-collectives-rows tbody tr").count()) >= 1);
+  assert.match(await page.textContent("#ranks-stragglers"), new RegExp(`rank ${expected.straggler_rank} is [0-9.]+ ms late into the all_reduce of ProfilerStep#3; the other 3 ranks waited`));
+
+  // The straggler finding moves the view to rank 2, onto its evidence; the other bands follow.
+  const finding = page.locator("#ranks-findings li[data-id='straggler_rank']");
+  assert.equal(await finding.count(), 1);
+  assert.match(await finding.textContent(), /Rank 2 holds the others back/);
+  await finding.click();
+  await page.waitForFunction(() => window.sightline.ranks.focused === 2);
+  await painted(page);
+  assert.ok(await page.locator(".rank-band[data-rank='2'][data-focused]").isVisible());
+  const w = await page.evaluate(async () => {
+    const { ranks } = window.sightline;
+    const out = {};
+    for (const t of ranks.traces) out[t.rank] = Array.from(await t.session.window_ns());
+    const ev = ranks.report.findings.find((f) => f.id === "straggler_rank").evidence[0];
+    return { windows: out, ev };
+  });
+  const [a, b] = w.windows[2];
+  assert.ok(a <= w.ev.start_ns && b >= w.ev.end_ns && b - a < 2 * (w.ev.end_ns - w.ev.start_ns), `rank 2 shows ${a}..${b}, evidence ${w.ev.start_ns}..${w.ev.end_ns}`);
+  // One host, one clock: the other bands show the same instants (clock origins differ by the
+  // ranks' trace starts only), so their spans equal rank 2's.
+  for (const r of [0, 1, 3]) assert.ok(Math.abs(w.windows[r][1] - w.windows[r][0] - (b - a)) < 1e3, `rank ${r}: ${w.windows[r]}`);
+  await screenshot("ranks-gloo4");
+
+  // Closing the job ends its workers and returns to the empty page.
+  await page.click("#ranks-close");
+  assert.equal(await page.evaluate(() => document.body.dataset.state), "empty");
+  assert.equal(await page.evaluate(() => window.sightline.ranks.traces.length), 0);
+}
+
+export async function opensAJobFolder({ page, baseUrl, fixturesDir }) {
+  await open(page, baseUrl);
+  // The folder holds expected.json too: a file that is not a trace is reported, not compared.
+  await page.setInputFiles("#folder-input", join(fixturesDir, JOB));
+  await jobReady(page);
+  assert.equal(await page.locator("#ranks-bands .rank-band").count(), 4);
+  assert.match(await page.textContent("#ranks-title"), /^4 of 4 ranks/);
+  assert.match(await page.textContent("#ranks-issues"), /expected\.json: not read \(.*not a trace/);
+}
+
+export async function reportsAMissingRankOfADroppedJob({ page, baseUrl, fixturesDir }) {
+  await open(page, baseUrl);
+  // Three files dropped together (two would be a comparison).
+  const dropped = files(fixturesDir, [0, 1, 3]).map((p) => [p.split("/").pop(), readFileSync(p).toString("base64")]);
+  await page.evaluate((list) => {
+    const dt = new DataTransfer();
+    for (const [name, b64] of list) dt.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], name));
+    for (const type of ["dragenter", "dragover", "drop"]) {
+      document.body.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }
+  }, dropped);
+  await jobReady(page);
+  assert.equal(await page.locator("#ranks-bands .rank-band").count(), 3);
+  assert.equal(await page.locator("#ranks-table-rows tbody tr").count(), 3);
+  assert.match(await page.textContent("#ranks-title"), /^3 of 4 ranks/);
+  assert.match(await page.textContent("#ranks-issues"), /Missing: rank 2 of world size 4/);
+}
