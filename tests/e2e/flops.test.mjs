@@ -52,6 +52,7 @@ export async function flopsColumnsAndRooflineOnAnH100Trace({ page, baseUrl, fixt
   assert.equal(cell.gflops, shown(EXPECT.gemm.gflops));
   assert.equal(cell.tflops, shown(EXPECT.gemm.tflops_s));
   assert.match(cell.bound, /^(compute|memory)$/);
+  await screenshot("ops-by-shape-flops");
 
   // The kernel table's FLOPs columns, filled for some kernel.
   await openTab(page, "Kernels");
