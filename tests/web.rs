@@ -257,3 +257,52 @@ fn memory_calls_answer_the_chart_panel_and_table() {
     let by = rows[0][3].as_u64().unwrap() as usize;
     assert_eq!(table["names"][by], want[0].allocated_by);
 }
+
+/// The roofline's Session calls on the sample (BERT-small on an H100): `flops_report` is
+/// `sightline flops --json` with the roofs, the page's kernel table carries the FLOPs columns
+/// that `sightline kernels --json` has, and `flops_calls` lists a row's calls; before the
+/// analyses they are a readable error.
+#[wasm_bindgen_test]
+fn flops_calls_answer_the_roofline_and_the_tables() {
+    use sightline::analysis::flops::{kernels::annotate, Flops};
+    use sightline::analysis::links::Links;
+    use sightline::analysis::tables::{kernel_table, Forest};
+    let mut s = sightline::web::Session::new();
+    s.feed(SAMPLE_GZ).unwrap();
+    s.finish(1000.0, 500.0).unwrap();
+    assert!(s.flops_report().is_err(), "needs the analyses");
+    s.analyse().unwrap();
+    s.build_tables().unwrap();
+    let trace = sightline::parse::parse_bytes(SAMPLE_GZ).unwrap();
+    let flops = Flops::build(&trace, &Links::build(&trace));
+    let report = flops.report(&trace);
+
+    let page: serde_json::Value = serde_json::from_str(&s.flops_report().unwrap()).unwrap();
+    // Both read back from text: serde_json parses floats to within a bit, the same way each time.
+    let rows: serde_json::Value =
+        serde_json::from_str(&serde_json::to_string(&report.rows).unwrap()).unwrap();
+    assert_eq!(page["rows"], rows);
+    assert_eq!(page["peaks"]["device"], "H100 SXM");
+    let roofs: Vec<&str> = page["roofs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
+    assert!(
+        roofs.contains(&"BF16 matrix") && roofs.contains(&"FP32 vector"),
+        "{roofs:?}"
+    );
+
+    let mut kernels = kernel_table(&trace, &Forest::build(&trace));
+    annotate(&mut kernels, &trace, &flops);
+    assert_eq!(
+        s.table("kernels", false).unwrap(),
+        serde_json::to_string(&kernels).unwrap()
+    );
+
+    let calls: Vec<serde_json::Value> = serde_json::from_str(&s.flops_calls(0).unwrap()).unwrap();
+    assert_eq!(calls.len(), report.rows[0].slices.len());
+    assert_eq!(calls[0]["lane"], report.rows[0].slices[0].lane);
+    assert!(s.flops_calls(10_000).is_err());
+}
