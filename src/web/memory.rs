@@ -189,7 +189,6 @@ impl Session {
     pub fn memory_devices(&mut self) -> Result<String, JsValue> {
         let l = self.loaded_mut()?;
         let trace = &l.trace;
-        let props = &trace.meta.device_properties;
         let ts = |e: u32| trace.memory.ts_ns[e as usize];
         let state = series(&mut l.memory, trace);
         let devices: Vec<DeviceInfo> = state
@@ -198,8 +197,7 @@ impl Session {
             .iter()
             .filter_map(|d| {
                 let peak = d.peak()?;
-                let peak_reserved =
-                    (0..d.events.len()).max_by_key(|&p| (d.reserved[p], std::cmp::Reverse(p)))?;
+                let peak_reserved = d.peak_reserved()?;
                 Some(DeviceInfo {
                     device: d.name(),
                     events: d.events.len(),
@@ -208,14 +206,7 @@ impl Session {
                     peak_at_us: ts(d.events[peak]) as f64 / 1e3,
                     peak_reserved_bytes: d.reserved[peak_reserved],
                     peak_reserved_at_ns: ts(d.events[peak_reserved]),
-                    capacity_bytes: (d.device_type == 1)
-                        .then(|| {
-                            props
-                                .iter()
-                                .find(|p| p.id == d.device_id)
-                                .and_then(|p| p.total_global_mem)
-                        })
-                        .flatten(),
+                    capacity_bytes: d.capacity_bytes(trace),
                     totals_recorded: d.totals_recorded,
                     addresses_recorded: d.addresses_recorded,
                 })

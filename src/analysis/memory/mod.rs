@@ -314,6 +314,23 @@ impl DeviceSeries {
         best
     }
 
+    /// Position in `events` of the largest reserved value (the first of equals).
+    pub fn peak_reserved(&self) -> Option<usize> {
+        (0..self.events.len()).max_by_key(|&p| (self.reserved[p], std::cmp::Reverse(p)))
+    }
+
+    /// The device's memory from `deviceProperties` (GPUs only: the CPU has none recorded).
+    pub fn capacity_bytes(&self, trace: &Trace) -> Option<u64> {
+        if self.device_type != 1 {
+            return None;
+        }
+        let props = &trace.meta.device_properties;
+        props
+            .iter()
+            .find(|p| p.id == self.device_id)
+            .and_then(|p| p.total_global_mem)
+    }
+
     /// Position of the last event of this device at or before `t_ns` (none before its first).
     pub fn position_at(&self, trace: &Trace, t_ns: i64) -> Option<usize> {
         let ts = &trace.memory.ts_ns;
@@ -600,8 +617,7 @@ pub fn report(
         .iter()
         .filter_map(|d| {
             let peak = d.peak()?;
-            let peak_reserved =
-                (0..d.events.len()).max_by_key(|&p| (d.reserved[p], std::cmp::Reverse(p)))?;
+            let peak_reserved = d.peak_reserved()?;
             let ts = |p: usize| m.ts_ns[d.events[p] as usize];
             let (holders, frames, live) = d.live_report(trace, steps, peak, opts.top);
             let (first, last) = (d.events[0], *d.events.last()?);
@@ -614,16 +630,7 @@ pub fn report(
             Some(DeviceMemory {
                 device: d.name(),
                 events: d.events.len(),
-                capacity_bytes: (d.device_type == 1)
-                    .then(|| {
-                        trace
-                            .meta
-                            .device_properties
-                            .iter()
-                            .find(|p| p.id == d.device_id)
-                            .and_then(|p| p.total_global_mem)
-                    })
-                    .flatten(),
+                capacity_bytes: d.capacity_bytes(trace),
                 totals_recorded: d.totals_recorded,
                 addresses_recorded: d.addresses_recorded,
                 peak_allocated_bytes: d.allocated[peak],
