@@ -8,25 +8,17 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { openTrace } from "./lib.mjs";
 
 const EXPECT = JSON.parse(readFileSync(new URL("../fixtures/flops/bert_small_h100.json", import.meta.url), "utf8"));
 const NO_SHAPES = "real/hta_v100_train_1rank_ns_resolution.pt.trace.json.gz";
-
-async function openFile(page, baseUrl, path) {
-  if (!page.url().startsWith(baseUrl)) await page.goto(baseUrl);
-  await page.waitForFunction(() => window.sightlineReady === true, null, { timeout: 15000 });
-  await page.setInputFiles("#file-input", path);
-  await page.waitForFunction(() => ["ready", "error"].includes(document.body.dataset.state), null, { timeout: 60000 });
-  assert.equal(await page.evaluate(() => document.body.dataset.state), "ready");
-  await page.waitForFunction(() => document.body.dataset.analyses === "ready", null, { timeout: 60000 });
-}
 
 async function openTab(page, title) {
   await page.click(`#tabs button:text-is("${title}")`);
 }
 
 export async function flopsColumnsAndRooflineOnAnH100Trace({ page, baseUrl, fixturesDir, screenshot }) {
-  await openFile(page, baseUrl, join(fixturesDir, EXPECT.trace));
+  await openTrace(page, baseUrl, join(fixturesDir, EXPECT.trace), { analyses: true });
 
   // The operator table by input shape: the GEMM row's GFLOPs/call.
   await page.check("#ops-by-shape");
@@ -90,7 +82,7 @@ export async function flopsColumnsAndRooflineOnAnH100Trace({ page, baseUrl, fixt
 }
 
 export async function aTraceWithoutShapesSaysWhyThereIsNoRoofline({ page, baseUrl, fixturesDir }) {
-  await openFile(page, baseUrl, join(fixturesDir, NO_SHAPES));
+  await openTrace(page, baseUrl, join(fixturesDir, NO_SHAPES), { analyses: true });
   await openTab(page, "Roofline");
   await page.waitForSelector("#roofline-empty");
   const text = await page.evaluate(() => document.getElementById("roofline-empty").textContent);

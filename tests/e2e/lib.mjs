@@ -7,6 +7,7 @@
 //   guard that blocks and records any request leaving 127.0.0.1, and with
 //   console errors, page errors and failed/HTTP-error requests collected.
 
+import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { createReadStream } from "node:fs";
 import { mkdir, stat } from "node:fs/promises";
@@ -137,6 +138,20 @@ export function isLocalUrl(raw) {
     return true;
   }
   return ["http:", "https:", "ws:", "wss:"].includes(url.protocol) && url.hostname === LOCAL_HOST;
+}
+
+/**
+ * Opens the trace at `path` through the page's file input (navigating to `baseUrl` first unless the
+ * page is there) and waits until it is shown; with `analyses`, also until its analyses are ready.
+ */
+export async function openTrace(page, baseUrl, path, { analyses = false } = {}) {
+  if (!page.url().startsWith(baseUrl)) await page.goto(baseUrl);
+  // The page wires its file input once its first worker has started: a file set before is lost.
+  await page.waitForFunction(() => window.sightlineReady === true, null, { timeout: 15000 });
+  await page.setInputFiles("#file-input", path);
+  await page.waitForFunction(() => ["ready", "error"].includes(document.body.dataset.state), null, { timeout: 60000 });
+  assert.equal(await page.evaluate(() => document.body.dataset.state), "ready");
+  if (analyses) await page.waitForFunction(() => document.body.dataset.analyses === "ready", null, { timeout: 60000 });
 }
 
 /**

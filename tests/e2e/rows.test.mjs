@@ -5,6 +5,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { openTrace } from "./lib.mjs";
 
 const HEALTHY = [
   "real/tracelens_h100_owlv2_stack_mem.json.gz",
@@ -12,15 +13,6 @@ const HEALTHY = [
   "pytorch-cpu/encoder_stack_memory.pt.trace.json.gz",
 ];
 const WITH_STACK = "pytorch-cpu/encoder_stack_memory.pt.trace.json.gz";
-
-async function openFile(page, baseUrl, path) {
-  if (!page.url().startsWith(baseUrl)) await page.goto(baseUrl);
-  // The page wires its file input once its first worker has started: a file set before is lost.
-  await page.waitForFunction(() => window.sightlineReady === true, null, { timeout: 15000 });
-  await page.setInputFiles("#file-input", path);
-  await page.waitForFunction(() => ["ready", "error"].includes(document.body.dataset.state), null, { timeout: 60000 });
-  assert.equal(await page.evaluate(() => document.body.dataset.state), "ready");
-}
 
 /** Waits until the frames asked for so far are drawn (their layout comes from the trace's worker). */
 function painted(page) {
@@ -32,7 +24,7 @@ function painted(page) {
 
 export async function healthyTracesOpenWithoutAWarning({ page, baseUrl, fixturesDir, screenshot }) {
   for (const rel of HEALTHY) {
-    await openFile(page, baseUrl, join(fixturesDir, rel));
+    await openTrace(page, baseUrl, join(fixturesDir, rel));
     const notice = await page.evaluate(() => {
       const box = document.getElementById("notice");
       return {
@@ -68,7 +60,7 @@ function operatorRows(page) {
 export async function withStackOperatorsArePaintedInTheFirstRows({ page, baseUrl, fixturesDir, screenshot }) {
   await page.goto(baseUrl);
   await page.evaluate(() => localStorage.clear());
-  await openFile(page, baseUrl, join(fixturesDir, WITH_STACK));
+  await openTrace(page, baseUrl, join(fixturesDir, WITH_STACK));
   // Zoom in on a stretch in the middle of the run, where the first second's rows have long closed.
   await page.evaluate(async () => {
     const s = window.sightline.view.session;
@@ -101,6 +93,6 @@ export async function withStackOperatorsArePaintedInTheFirstRows({ page, baseUrl
   // Remembered for this trace: opening it again keeps the frames hidden.
   await page.reload();
   await page.waitForFunction(() => window.sightlineReady === true, null, { timeout: 15000 });
-  await openFile(page, baseUrl, join(fixturesDir, WITH_STACK));
+  await openTrace(page, baseUrl, join(fixturesDir, WITH_STACK));
   await page.waitForFunction(() => /Show Python frames/.test(document.getElementById("python-frames").textContent));
 }
