@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{all_shared_traces, dump, local_fixture};
+use common::{all_shared_traces, dump, gunzip, local_fixture};
 use sightline::model::DiagKind;
 use sightline::parse::{parse_bytes, ErrorKind, Parser};
 
@@ -14,15 +14,6 @@ fn parse_file(name: &str) -> sightline::model::Trace {
 fn check(name: &str, expected: &str) {
     let got = dump(&parse_file(name));
     assert_eq!(got.trim(), expected.trim(), "\n--- {name} got:\n{got}");
-}
-
-fn gunzip(bytes: &[u8]) -> Vec<u8> {
-    use std::io::Read;
-    let mut out = Vec::new();
-    flate2::read::MultiGzDecoder::new(bytes)
-        .read_to_end(&mut out)
-        .unwrap();
-    out
 }
 
 #[test]
@@ -358,21 +349,7 @@ fn the_model_does_not_depend_on_chunking() {
 
 #[test]
 fn a_parse_on_several_threads_equals_the_one_thread_parse() {
-    let shared = common::shared_fixtures();
-    let mut files: Vec<(String, Vec<u8>)> = [
-        "real/hta_v100_train_1rank_ns_resolution.pt.trace.json.gz",
-        "real/hta_a100_nccl_rank0of2.json.gz",
-        "real/tracelens_h100_bert_small_stack_mem.json.gz",
-        "pytorch-cpu/encoder_stack_memory.pt.trace.json.gz",
-    ]
-    .iter()
-    .map(|f| {
-        (
-            f.to_string(),
-            gunzip(&std::fs::read(shared.join(f)).unwrap()),
-        )
-    })
-    .collect();
+    let mut files = common::real_plain_traces();
     for f in [
         "keys_after_events.json",
         "legacy_strings.json",

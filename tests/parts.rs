@@ -3,35 +3,12 @@
 
 mod common;
 
-use common::{full_dump, local_fixture, shared_fixtures, Rng};
+use common::{full_dump, gunzip, local_fixture, shared_fixtures, Rng};
 use sightline::parse::{event_boundary, parse_bytes, splittable, Parser, Part};
-
-fn gunzip(bytes: &[u8]) -> Vec<u8> {
-    use std::io::Read;
-    let mut out = Vec::new();
-    flate2::read::MultiGzDecoder::new(bytes)
-        .read_to_end(&mut out)
-        .unwrap();
-    out
-}
 
 /// Real traces (decompressed: parts are for plain JSON) and damaged or unusual local ones.
 fn files() -> Vec<(String, Vec<u8>)> {
-    let shared = shared_fixtures();
-    let mut files: Vec<(String, Vec<u8>)> = [
-        "real/hta_v100_train_1rank_ns_resolution.pt.trace.json.gz",
-        "real/hta_a100_nccl_rank0of2.json.gz",
-        "real/tracelens_h100_bert_small_stack_mem.json.gz",
-        "pytorch-cpu/encoder_stack_memory.pt.trace.json.gz",
-    ]
-    .iter()
-    .map(|f| {
-        (
-            f.to_string(),
-            gunzip(&std::fs::read(shared.join(f)).unwrap()),
-        )
-    })
-    .collect();
+    let mut files = common::real_plain_traces();
     for f in [
         "keys_after_events.json",
         "legacy_strings.json",

@@ -165,3 +165,33 @@ pub fn full_dump(t: &sightline::model::Trace) -> String {
         t.diagnostics
     )
 }
+
+/// `bytes` gunzipped (one or more gzip members).
+pub fn gunzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    flate2::read::MultiGzDecoder::new(bytes)
+        .read_to_end(&mut out)
+        .unwrap();
+    out
+}
+
+/// Real traces of several kinds (CUDA training, NCCL, H100 with Python frames and memory, a CPU
+/// job), decompressed: what a parse cut into ranges (threads, parts) is checked on.
+pub fn real_plain_traces() -> Vec<(String, Vec<u8>)> {
+    let shared = shared_fixtures();
+    [
+        "real/hta_v100_train_1rank_ns_resolution.pt.trace.json.gz",
+        "real/hta_a100_nccl_rank0of2.json.gz",
+        "real/tracelens_h100_bert_small_stack_mem.json.gz",
+        "pytorch-cpu/encoder_stack_memory.pt.trace.json.gz",
+    ]
+    .iter()
+    .map(|f| {
+        (
+            f.to_string(),
+            gunzip(&std::fs::read(shared.join(f)).unwrap()),
+        )
+    })
+    .collect()
+}
