@@ -5,11 +5,13 @@
 // (PerformanceObserver `longtask`), and frame times at full zoom-out, scrolling and while
 // zooming, also while the background analyses run. Needs a release build in dist/.
 //
-//   node bench/viewer.mjs [TRACE] [--cancel] [--workers N]
+//   node bench/viewer.mjs [TRACE] [--cancel] [--workers N] [--no-busy-frames]
 //
 // --cancel adds the Cancel latency at several points of the load (see cancelLatency).
 // --workers N parses a large plain-JSON file in N workers (default: one per core; 1: the loading
 // worker alone, as before the parallel parse).
+// --no-busy-frames draws no frames while the background analyses run, so that their own time
+// (file chosen -> every table ready) is measured without the frames' work between their slices.
 //
 // TRACE defaults to the 56 MB (unzipped) fixture real/tracelens_h100_owlv2_stack_mem.json.gz.
 // A "frame" is one TimelineView.draw(): the request to the worker, the wasm layout of the visible
@@ -34,14 +36,14 @@ export async function start() {
 }
 
 /** Opens `trace` in a fresh page and measures it; see the file's header. */
-export async function measure({ browser, server, workers }, trace, frames = 120) {
+export async function measure({ browser, server, workers, busyFrames = true }, trace, frames = 120) {
   const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
   try {
     await page.goto(server.baseUrl);
     await page.waitForFunction(() => window.sightlineReady === true);
     await parseWorkers(page, workers);
     // Sample the JS heap while loading: Chromium's performance.memory is the only window on it.
-    await page.evaluate(() => {
+    await page.evaluate((busyFrames) => {
       window.__peakHeap = 0;
       window.__heapTimer = setInterval(() => {
         window.__peakHeap = Math.max(window.__peakHeap, performance.memory ? performance.memory.usedJSHeapSize : 0);
@@ -52,19 +54,21 @@ export async function measure({ browser, server, workers }, trace, frames = 120)
       }).observe({ type: "longtask" });
       // Frames painted while the background analyses run (the timeline is shown meanwhile).
       window.__busyFrames = [];
-      new MutationObserver((_, obs) => {
-        if (document.body.dataset.state !== "ready" || document.body.dataset.analyses !== "running") return;
-        obs.disconnect();
-        const { view } = window.sightline;
-        const tick = async () => {
-          if (document.body.dataset.analyses !== "running") return;
-          view.call(() => view.session.pan(1, 0));
-          window.__busyFrames.push(await view.draw());
+      if (busyFrames) {
+        new MutationObserver((_, obs) => {
+          if (document.body.dataset.state !== "ready" || document.body.dataset.analyses !== "running") return;
+          obs.disconnect();
+          const { view } = window.sightline;
+          const tick = async () => {
+            if (document.body.dataset.analyses !== "running") return;
+            view.call(() => view.session.pan(1, 0));
+            window.__busyFrames.push(await view.draw());
+            requestAnimationFrame(tick);
+          };
           requestAnimationFrame(tick);
-        };
-        requestAnimationFrame(tick);
-      }).observe(document.body, { attributes: true, attributeFilter: ["data-state", "data-analyses"] });
-    });
+        }).observe(document.body, { attributes: true, attributeFilter: ["data-state", "data-analyses"] });
+      }
+    }, busyFrames);
     const chosen = Date.now();
     await page.setInputFiles("#file-input", trace);
     await page.waitForFunction(() => ["ready", "error"].includes(document.body.dataset.state), null, { timeout: 900000 });
@@ -220,6 +224,7 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const env = await start();
   const w = process.argv.indexOf("--workers");
   if (w > 0) env.workers = Number(process.argv[w + 1]);
+  if (process.argv.includes("--no-busy-frames")) env.busyFrames = false;
   try {
     const result = await measure(env, trace);
     if (process.argv.includes("--cancel")) result.cancel = await cancelLatency(env, trace);

@@ -73,12 +73,12 @@ fn session_reads_the_sample_and_answers_the_page() {
         "a finished session takes no more bytes"
     );
     assert!(s.table("ops", false).is_err(), "tables need their trees");
-    s.analyse().unwrap();
+    while s.analyse_step(0).unwrap() != "analyses" {}
     assert!(
         s.table("ops", false).is_err(),
         "the analyses alone do not build the tables"
     );
-    s.build_tables().unwrap();
+    analyse(&mut s);
 
     let frame = s.frame().unwrap();
     let meta: serde_json::Value = serde_json::from_str(&frame.meta()).unwrap();
@@ -150,10 +150,15 @@ fn session_window_selection_and_origin_for_links() {
     assert!(s.select_range_ns(f64::NAN, 1.0, 10).is_err());
 }
 
-/// The analyses stage by stage (as the page runs them in its worker) give what one `analyse`
-/// gives; a stage before the one it needs is a readable error.
+/// Runs `analyse_step` until the tables are built, as the page does.
+fn analyse(s: &mut sightline::web::Session) {
+    while s.analyse_step(0).unwrap() != "tables" {}
+}
+
+/// The analyses in small slices (as the page runs them in its worker, frames drawn between the
+/// calls) give what one slice each gives: the reports, the tables and the shaded gaps.
 #[wasm_bindgen_test]
-fn analyses_in_stages_equal_one_call() {
+fn analyses_in_slices_equal_one_slice() {
     let open = || {
         let mut s = sightline::web::Session::new();
         s.feed(SAMPLE_GZ).unwrap();
@@ -161,25 +166,50 @@ fn analyses_in_stages_equal_one_call() {
         s
     };
     let mut whole = open();
-    whole.analyse().unwrap();
-    let mut staged = open();
-    assert!(staged.analyse_stage("steps").is_err(), "steps needs links");
-    assert!(staged.analyse_stage("tea").is_err());
-    for stage in ["links", "steps", "idle"] {
-        staged.analyse_stage(stage).unwrap();
-        assert!(
-            staged.report("findings").is_err(),
-            "not complete after {stage}"
-        );
+    assert_eq!(whole.analyse_step(u32::MAX).unwrap(), "analyses");
+    assert_eq!(whole.analyse_step(u32::MAX).unwrap(), "tables");
+    assert_eq!(
+        whole.analyse_step(u32::MAX).unwrap(),
+        "tables",
+        "done stays done"
+    );
+    let mut sliced = open();
+    let mut steps = Vec::new();
+    loop {
+        let done = sliced.analyse_step(500).unwrap();
+        // A frame between two slices, as the page draws them.
+        sliced.frame().unwrap();
+        if done == "analyses" {
+            assert!(sliced.table("ops", false).is_err(), "the forest comes next");
+        }
+        steps.push(done.clone());
+        if done == "tables" {
+            break;
+        }
     }
-    staged.analyse_stage("findings").unwrap();
+    let paused = steps.iter().filter(|d| d.is_empty()).count();
+    assert!(
+        paused > 10,
+        "{paused} pauses for the sample in slices of 500"
+    );
     for kind in ["steps", "idle", "findings"] {
         assert_eq!(
-            staged.report(kind).unwrap(),
+            sliced.report(kind).unwrap(),
             whole.report(kind).unwrap(),
             "{kind}"
         );
     }
+    for kind in ["ops", "kernels", "labels", "calltree"] {
+        assert_eq!(
+            sliced.table(kind, false).unwrap(),
+            whole.table(kind, false).unwrap(),
+            "{kind}"
+        );
+    }
+    assert_eq!(
+        sliced.frame().unwrap().meta(),
+        whole.frame().unwrap().meta()
+    );
 }
 
 /// The memory views' Session calls on the sample (CPU and one GPU with `[memory]` events): the
@@ -271,8 +301,7 @@ fn flops_calls_answer_the_roofline_and_the_tables() {
     s.feed(SAMPLE_GZ).unwrap();
     s.finish(1000.0, 500.0).unwrap();
     assert!(s.flops_report().is_err(), "needs the analyses");
-    s.analyse().unwrap();
-    s.build_tables().unwrap();
+    analyse(&mut s);
     let trace = sightline::parse::parse_bytes(SAMPLE_GZ).unwrap();
     let flops = Flops::build(&trace, &Links::build(&trace));
     let report = flops.report(&trace);

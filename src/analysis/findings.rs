@@ -27,6 +27,7 @@
 
 use super::idle::{self, IdleOptions, IdleReport, WaitKind};
 use super::links::{Kind, Links};
+use super::slicing::{self, block_on, Slicer, LOOKUP};
 use super::steps::{self, StepsReport};
 use super::summary::device_name;
 use crate::model::{SliceRef, Slices, Trace};
@@ -123,7 +124,20 @@ pub fn analyze_with_flops(
     idle: &IdleReport,
     flops: &super::flops::Flops,
 ) -> Vec<Finding> {
-    let c = Census::new(trace, links);
+    let y = &mut Slicer::never();
+    block_on(analyze_sliced(trace, links, steps, idle, flops, y))
+}
+
+/// [`analyze_with_flops`] pausing as `y` says (see [`super::slicing`]).
+pub async fn analyze_sliced(
+    trace: &Trace,
+    links: &Links,
+    steps: &StepsReport,
+    idle: &IdleReport,
+    flops: &super::flops::Flops,
+    y: &mut Slicer,
+) -> Vec<Finding> {
+    let c = Census::new(trace, links, y).await;
     let mut out = Vec::new();
     let step_total = steps.total.total_ns();
     let step_ranges = || -> Vec<TimeRange> {
@@ -356,7 +370,7 @@ pub fn analyze_with_flops(
     }
     let cpu_exec = share(steps.total.cpu_exec_ns, step_total);
     if cpu_exec > CPU_EXEC_SHARE {
-        let copies = copy_self_time(trace, links);
+        let copies = copy_self_time(trace, links, y).await;
         let copy_share = share(copies.copy_self_ns, copies.total_self_ns);
         if copy_share >= COPY_SELF_SHARE && copies.rank <= COPY_TOP_RANK {
             out.push(Finding {
@@ -567,7 +581,7 @@ pub fn analyze_with_flops(
             &steps.steps,
         ));
     }
-    out.extend(super::flops::rules::findings(trace, links, flops));
+    out.extend(super::flops::rules::findings(trace, links, flops, y).await);
     out.sort_by_key(|f| Reverse(f.severity));
     out
 }
@@ -610,7 +624,7 @@ struct Census {
 }
 
 impl Census {
-    fn new(trace: &Trace, links: &Links) -> Census {
+    async fn new(trace: &Trace, links: &Links, y: &mut Slicer) -> Census {
         let mut c = Census {
             gpu_ops: 0,
             cpu_events: 0,
@@ -626,6 +640,8 @@ impl Census {
         for (li, l) in trace.lanes.iter().enumerate() {
             let s: &Slices = &l.slices;
             for i in 0..s.len() {
+                // A device op's name is read.
+                y.tick(if l.is_gpu() { LOOKUP } else { 1 }).await;
                 let r = SliceRef {
                     lane: li as u32,
                     index: i as u32,
@@ -690,7 +706,7 @@ struct CopyTime {
 }
 
 /// Self CPU time (duration minus direct children's) of the copy operators and of all operators.
-fn copy_self_time(trace: &Trace, links: &Links) -> CopyTime {
+async fn copy_self_time(trace: &Trace, links: &Links, y: &mut Slicer) -> CopyTime {
     let mut out = CopyTime {
         copy_self_ns: 0,
         total_self_ns: 0,
@@ -708,11 +724,13 @@ fn copy_self_time(trace: &Trace, links: &Links) -> CopyTime {
         let parents = links.parents_of_lane(li);
         let mut self_ns: Vec<i64> = s.dur_ns.clone();
         for (i, &p) in parents.iter().enumerate() {
+            y.tick(1).await;
             if p != u32::MAX {
                 self_ns[p as usize] -= s.dur_ns[i];
             }
         }
         for (i, &own) in self_ns.iter().enumerate() {
+            y.tick(1).await;
             if links.kinds.of_cat(s.cat[i]) != Kind::CpuOp {
                 continue;
             }
@@ -740,7 +758,7 @@ fn copy_self_time(trace: &Trace, links: &Links) -> CopyTime {
         .values()
         .filter(|&&ns| ns > out.copy_self_ns)
         .count();
-    copies.sort_by_key(|&(ns, r)| (Reverse(ns), r));
+    slicing::sort_by_key(&mut copies, |&(ns, r)| (Reverse(ns), r), y).await;
     out.top = copies.into_iter().take(MAX_EVIDENCE).map(|c| c.1).collect();
     out
 }

@@ -51,6 +51,7 @@
 //! Gaps and their attribution are always exact.
 
 use super::links::{Kind, Links};
+use super::slicing::{self, block_on, Slicer, LOOKUP};
 use crate::model::{ArgsId, LaneKind, SliceRef, Slices, StrId, Trace, NO_ID};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -327,6 +328,17 @@ pub fn analyze(trace: &Trace, opts: &IdleOptions) -> IdleReport {
 
 /// Computes the report with links already built.
 pub fn analyze_with(trace: &Trace, links: &Links, opts: &IdleOptions) -> IdleReport {
+    block_on(analyze_sliced(trace, links, opts, &mut Slicer::never()))
+}
+
+/// [`analyze_with`] pausing as `y` says (see [`super::slicing`]); HTA mode, which the page does
+/// not use, runs its breakdowns without pausing.
+pub async fn analyze_sliced(
+    trace: &Trace,
+    links: &Links,
+    opts: &IdleOptions,
+    y: &mut Slicer,
+) -> IdleReport {
     let rank = trace.rank();
     let mut names = NameClasses::new(trace);
     let gpu: Vec<usize> = trace.gpu_lanes().map(|(i, _)| i).collect();
@@ -348,14 +360,16 @@ pub fn analyze_with(trace: &Trace, links: &Links, opts: &IdleOptions) -> IdleRep
     let mut totals = [(0i64, 0usize); WaitKind::ALL.len()];
     for (device, lanes) in &devices_lanes {
         let mut gaps = Vec::new();
-        let u = union_sweep(trace, links, &mut names, lanes, Some(&mut gaps));
+        let u = union_sweep(trace, links, &mut names, lanes, Some(&mut gaps), y).await;
         if u.ops == 0 {
             continue;
         }
         let mut host_wait_ns = 0;
         for g in &mut gaps {
             g.device = *device;
+            attr.prepare(g, y).await;
             let split = attr.attribute(g, None);
+            y.tick(1 + split.visited).await;
             if split.host {
                 host_wait_ns += g.end - g.start;
             }
@@ -387,17 +401,17 @@ pub fn analyze_with(trace: &Trace, links: &Links, opts: &IdleOptions) -> IdleRep
 
     let (temporal, idle, notes) = match opts.mode {
         Mode::Exact => {
-            let u = union_sweep(trace, links, &mut names, &gpu, None);
+            let u = union_sweep(trace, links, &mut names, &gpu, None, y).await;
             let t = if u.ops == 0 {
                 Vec::new()
             } else {
                 let w = u.last - u.first;
                 vec![temporal_entry(rank, w, w - u.busy, u.compute, 1e-3)]
             };
-            let idle = gpu
-                .iter()
-                .filter_map(|&l| stream_breakdown_exact(trace, links, l, rank))
-                .collect();
+            let mut idle = Vec::new();
+            for &l in &gpu {
+                idle.extend(stream_breakdown_exact(trace, links, l, rank, y).await);
+            }
             (t, idle, Vec::new())
         }
         Mode::Hta => hta::breakdowns(trace, links, rank),
@@ -418,9 +432,21 @@ pub fn analyze_with(trace: &Trace, links: &Links, opts: &IdleOptions) -> IdleRep
 
     // The longest gaps in detail.
     let gap_count = raw_gaps.len();
-    raw_gaps.sort_by_key(|g| (Reverse(g.end - g.start), g.start, g.device));
+    slicing::sort_by_key(
+        &mut raw_gaps,
+        |g| (Reverse(g.end - g.start), g.start, g.device),
+        y,
+    )
+    .await;
     raw_gaps.truncate(opts.max_gaps);
-    let gaps = raw_gaps.iter().map(|g| attr.detail(g)).collect();
+    let mut gaps = Vec::with_capacity(raw_gaps.len());
+    for g in &raw_gaps {
+        attr.prepare(g, y).await;
+        // Each slice walked is a piece, sorted and merged, then named.
+        let (gap, visited) = attr.detail(g);
+        y.tick(LOOKUP * (1 + visited)).await;
+        gaps.push(gap);
+    }
 
     IdleReport {
         mode: opts.mode,
@@ -575,12 +601,13 @@ struct Union {
 }
 
 /// Union of the busy ops of some lanes: its length, the COMPUTATION part, and (optionally) its gaps.
-fn union_sweep(
+async fn union_sweep(
     trace: &Trace,
     links: &Links,
     names: &mut NameClasses,
     lanes: &[usize],
     mut gaps: Option<&mut Vec<RawGap>>,
+    y: &mut Slicer,
 ) -> Union {
     let mut u = Union {
         ops: 0,
@@ -592,6 +619,7 @@ fn union_sweep(
     let (mut seg_start, mut seg_end) = (0i64, 0i64);
     let (mut comp_start, mut comp_end) = (0i64, i64::MIN);
     for r in BusyMerge::new(trace, links, lanes) {
+        y.tick(1).await;
         let s = &trace.lanes[r.lane as usize].slices;
         let i = r.index as usize;
         let (start, end) = (s.start_ns[i], s.end_ns(i));
@@ -636,11 +664,12 @@ fn union_sweep(
 }
 
 /// HTA's stream breakdown, exact: positive gaps against the running end of the stream.
-fn stream_breakdown_exact(
+async fn stream_breakdown_exact(
     trace: &Trace,
     links: &Links,
     lane: usize,
     rank: i64,
+    y: &mut Slicer,
 ) -> Option<StreamIdle> {
     let LaneKind::GpuStream { device, stream } = trace.lanes[lane].kind else {
         return None;
@@ -649,6 +678,7 @@ fn stream_breakdown_exact(
     let mut prev_end: Option<i64> = None;
     let (mut host, mut kernel, mut other, mut gaps) = (0i64, 0i64, 0i64, 0usize);
     for i in 0..s.len() {
+        y.tick(1).await;
         if !links.kinds.of_cat(s.cat[i]).is_gpu_busy() {
             continue;
         }
@@ -748,6 +778,8 @@ fn combine(parent: Option<WaitKind>, own: WaitKind) -> WaitKind {
 struct Split {
     host: bool,
     by_kind: [i64; WaitKind::ALL.len()],
+    /// Slices of the launching thread walked to split it (the work done, for [`Slicer::tick`]).
+    visited: u64,
 }
 
 struct Attribution<'a> {
@@ -768,12 +800,19 @@ impl<'a> Attribution<'a> {
         }
     }
 
-    fn lane_kinds(&mut self, lane: usize) -> &[WaitKind] {
+    /// Computes the effective kinds of the thread that launched the op ending `g`, when a lane is
+    /// first needed, so that [`Attribution::attribute`] finds them.
+    async fn prepare(&mut self, g: &RawGap, y: &mut Slicer) {
+        let Some(launch) = self.links.launch(g.ended_by) else {
+            return;
+        };
+        let lane = launch.lane as usize;
         if self.eff[lane].is_none() {
             let s = &self.trace.lanes[lane].slices;
             let parents = self.links.parents_of_lane(lane);
             let mut eff = Vec::with_capacity(s.len());
             for i in 0..s.len() {
+                y.tick(1).await;
                 let key = (s.cat[i], s.name[i]);
                 let own = match self.own.get(&key) {
                     Some(&k) => k,
@@ -792,7 +831,6 @@ impl<'a> Attribution<'a> {
             }
             self.eff[lane] = Some(eff);
         }
-        self.eff[lane].as_deref().unwrap_or(&[])
     }
 
     /// Splits a gap by kind; `covered`, when given, receives (deepest slice, ns) pieces.
@@ -804,6 +842,7 @@ impl<'a> Attribution<'a> {
         let mut split = Split {
             host: false,
             by_kind: [0; WaitKind::ALL.len()],
+            visited: 0,
         };
         let Some(launch) = self.links.launch(g.ended_by) else {
             split.by_kind[WaitKind::NoLaunch.index()] = g.end - g.start;
@@ -824,10 +863,10 @@ impl<'a> Attribution<'a> {
                 c.push((Some(launch), WaitKind::Launch, g.end - cpu_end));
             }
         }
-        self.lane_kinds(lane);
+        // Computed by `prepare`, which is called before.
         let eff = self.eff[lane].as_deref().unwrap_or(&[]);
         let parents = self.links.parents_of_lane(lane);
-        cover(s, parents, g.start, cpu_end, |slice, ns| {
+        split.visited = cover(s, parents, g.start, cpu_end, |slice, ns| {
             let kind = match slice {
                 Some(i) => eff[i as usize],
                 None => WaitKind::NothingRecorded,
@@ -844,7 +883,8 @@ impl<'a> Attribution<'a> {
         split
     }
 
-    fn detail(&mut self, g: &RawGap) -> Gap {
+    /// The gap in detail, and the slices walked for it.
+    fn detail(&mut self, g: &RawGap) -> (Gap, u64) {
         let trace = self.trace;
         let mut pieces = Vec::new();
         let split = self.attribute(g, Some(&mut pieces));
@@ -896,7 +936,7 @@ impl<'a> Attribution<'a> {
             operator: self.links.op(op).map(named),
             label: self.links.label(trace, l).map(named),
         });
-        Gap {
+        let gap = Gap {
             device: g.device,
             device_name: super::summary::device_name(trace, g.device),
             start_ns: g.start,
@@ -911,15 +951,22 @@ impl<'a> Attribution<'a> {
             },
             cpu,
             events,
-        }
+        };
+        (gap, split.visited)
     }
 }
 
 /// Walks a lane's timeline over [a, b) and credits each piece of time to the deepest slice covering
-/// it (`None` when none does). The pieces sum to `b - a`.
-fn cover(s: &Slices, parents: &[u32], a: i64, b: i64, mut credit: impl FnMut(Option<u32>, i64)) {
+/// it (`None` when none does). The pieces sum to `b - a`. Returns the slices walked.
+fn cover(
+    s: &Slices,
+    parents: &[u32],
+    a: i64,
+    b: i64,
+    mut credit: impl FnMut(Option<u32>, i64),
+) -> u64 {
     if b <= a {
-        return;
+        return 0;
     }
     // The deepest slice containing `a`: the last one starting at or before it, or an ancestor.
     let k = s.start_ns.partition_point(|&x| x <= a);
@@ -959,6 +1006,7 @@ fn cover(s: &Slices, parents: &[u32], a: i64, b: i64, mut credit: impl FnMut(Opt
         j += 1;
     }
     advance(b, &mut stack, &mut cursor);
+    (j - k) as u64
 }
 
 // ---------------------------------------------------------------------------------------------

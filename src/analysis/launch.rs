@@ -28,6 +28,7 @@
 //!
 //! Cost: one pass over the slices and flows, two sorts; lookups are binary searches.
 
+use super::slicing::{self, Slicer};
 use crate::model::category::{Kind, Kinds};
 use crate::model::{SliceRef, Trace, NO_ID};
 use rustc_hash::FxHashMap;
@@ -55,7 +56,8 @@ pub struct LaunchIndex {
 }
 
 impl LaunchIndex {
-    pub fn build(trace: &Trace, kinds: &Kinds) -> LaunchIndex {
+    /// Builds the index, pausing as `y` says (see [`super::slicing`]).
+    pub async fn build_sliced(trace: &Trace, kinds: &Kinds, y: &mut Slicer) -> LaunchIndex {
         let mut by_corr = Vec::new();
         let mut by_ext = Vec::new();
         for (li, lane) in trace.lanes.iter().enumerate() {
@@ -64,6 +66,7 @@ impl LaunchIndex {
             }
             let s = &lane.slices;
             for i in 0..s.len() {
+                y.tick(1).await;
                 let r = SliceRef {
                     lane: li as u32,
                     index: i as u32,
@@ -79,18 +82,19 @@ impl LaunchIndex {
                 }
             }
         }
-        by_corr.sort_unstable();
+        // Sorted whole: the same order as `sort_unstable`, as the entries are all distinct.
+        slicing::sort_by_key(&mut by_corr, |e| *e, y).await;
         by_corr.dedup_by_key(|e| e.0);
-        by_ext.sort_unstable();
-        let by_flow = trace
-            .flows
-            .iter()
-            .filter(|f| {
-                !trace.lanes[f.from.lane as usize].is_gpu()
-                    && trace.lanes[f.to.lane as usize].is_gpu()
-            })
-            .map(|f| (f.to, f.from))
-            .collect();
+        slicing::sort_by_key(&mut by_ext, |e| *e, y).await;
+        let mut by_flow = FxHashMap::default();
+        for f in &trace.flows {
+            y.tick(1).await;
+            if !trace.lanes[f.from.lane as usize].is_gpu()
+                && trace.lanes[f.to.lane as usize].is_gpu()
+            {
+                by_flow.insert(f.to, f.from);
+            }
+        }
         LaunchIndex {
             by_corr,
             by_ext,

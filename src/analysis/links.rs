@@ -17,6 +17,7 @@
 //! per slice; built once per trace and shared by the analyses that need it.
 
 use super::launch::{LaunchIndex, Via};
+use super::slicing::{block_on, Slicer, LOOKUP};
 pub use crate::model::category::{Kind, Kinds};
 use crate::model::{SliceRef, Trace, NO_ID};
 use serde::Serialize;
@@ -60,6 +61,11 @@ fn some(r: SliceRef) -> Option<SliceRef> {
 
 impl Links {
     pub fn build(trace: &Trace) -> Links {
+        block_on(Links::build_sliced(trace, &mut Slicer::never()))
+    }
+
+    /// [`Links::build`] pausing as `y` says (see [`super::slicing`]).
+    pub async fn build_sliced(trace: &Trace, y: &mut Slicer) -> Links {
         let kinds = Kinds::new(trace);
         let mut parent = Vec::with_capacity(trace.lanes.len());
         for lane in &trace.lanes {
@@ -79,10 +85,11 @@ impl Links {
                     *parent = top;
                 }
                 stack.push((i as u32, s.end_ns(i)));
+                y.tick(1).await;
             }
             parent.push(p);
         }
-        let index = LaunchIndex::build(trace, &kinds);
+        let index = LaunchIndex::build_sliced(trace, &kinds, y).await;
 
         let mut links = Links {
             kinds,
@@ -101,6 +108,7 @@ impl Links {
             let mut launch = vec![NO_REF; s.len()];
             let mut op = vec![NO_REF; s.len()];
             for i in 0..s.len() {
+                y.tick(LOOKUP).await;
                 let r = SliceRef {
                     lane: li as u32,
                     index: i as u32,

@@ -13,6 +13,7 @@ pub mod launch;
 pub mod links;
 pub mod memory;
 pub mod ranks;
+pub mod slicing;
 pub mod steps;
 pub mod summary;
 pub mod tables;

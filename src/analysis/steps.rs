@@ -23,6 +23,7 @@
 
 use super::idle::{op_class, OpClass};
 use super::links::{Kind, Links};
+use super::slicing::{self, block_on, Slicer};
 use crate::model::category::is_dma_transfer;
 use crate::model::{LaneKind, SliceRef, Trace};
 use serde::Serialize;
@@ -179,6 +180,11 @@ pub fn analyze(trace: &Trace) -> StepsReport {
 }
 
 pub fn analyze_with(trace: &Trace, links: &Links) -> StepsReport {
+    block_on(analyze_sliced(trace, links, &mut Slicer::never()))
+}
+
+/// [`analyze_with`] pausing as `y` says (see [`super::slicing`]).
+pub async fn analyze_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> StepsReport {
     let kinds = &links.kinds;
     // Host steps.
     let mut host: Vec<(i64, i64, SliceRef)> = Vec::new();
@@ -189,6 +195,7 @@ pub fn analyze_with(trace: &Trace, links: &Links) -> StepsReport {
         }
         let s = &l.slices;
         for i in 0..s.len() {
+            y.tick(1).await;
             let kind = kinds.of_cat(s.cat[i]);
             if !matches!(kind, Kind::CpuOp | Kind::Annotation | Kind::Python) {
                 continue;
@@ -216,6 +223,7 @@ pub fn analyze_with(trace: &Trace, links: &Links) -> StepsReport {
     for (li, l) in trace.gpu_lanes() {
         let s = &l.slices;
         for i in 0..s.len() {
+            y.tick(1).await;
             if !kinds.of_cat(s.cat[i]).is_gpu_busy() {
                 continue;
             }
@@ -256,6 +264,7 @@ pub fn analyze_with(trace: &Trace, links: &Links) -> StepsReport {
     let mut matched = vec![0usize; n];
     let mut unmatched_ends: Vec<i64> = Vec::new();
     for &(start, end, launch) in &gpu_ops {
+        y.tick(1).await;
         let step = launch.and_then(|(ls, le)| {
             let k = host.partition_point(|h| h.0 <= ls);
             (k > 0 && le <= host[k - 1].1).then(|| k - 1)
@@ -312,6 +321,7 @@ pub fn analyze_with(trace: &Trace, links: &Links) -> StepsReport {
         let on_gpu = l.is_gpu();
         let mut open: [Option<(i64, i64)>; CATEGORIES] = [None; CATEGORIES];
         for i in 0..s.len() {
+            y.tick(1).await;
             let kind = kinds.of_cat(s.cat[i]);
             let c = match (kind, on_gpu) {
                 (Kind::Memcpy, true) => 1,
@@ -348,19 +358,21 @@ pub fn analyze_with(trace: &Trace, links: &Links) -> StepsReport {
     }
     let mut events: Vec<(i64, u8, bool)> = Vec::new();
     for (c, list) in unions.iter_mut().enumerate() {
-        *list = merge(std::mem::take(list));
+        *list = merge(std::mem::take(list), y).await;
         // Zero-length spans claim no time (and would close before they open in the sweep).
         for &(a, b) in list.iter().filter(|(a, b)| b > a) {
             events.push((a, c as u8, true));
             events.push((b, c as u8, false));
         }
     }
-    events.sort_unstable_by_key(|e| (e.0, e.2));
+    // The sweep below reads the events of one instant in any order.
+    slicing::sort_by_key(&mut events, |e| (e.0, e.2), y).await;
     let mut breakdowns = vec![Breakdown::default(); n];
     let mut active = [0u32; CATEGORIES];
     let mut si = 0;
     let mut prev_t = i64::MIN;
     for &(t, c, start) in &events {
+        y.tick(1).await;
         if prev_t != i64::MIN && t > prev_t {
             if let Some(w) = active.iter().position(|&x| x > 0) {
                 while si < n && spans[si].1 <= prev_t {
@@ -414,7 +426,7 @@ pub fn analyze_with(trace: &Trace, links: &Links) -> StepsReport {
     }
 
     StepsReport {
-        gpu: utilization(trace, links, &spans),
+        gpu: utilization(trace, links, &spans, y).await,
         device_word: super::summary::devices_word(trace),
         stats: stats(&steps),
         steps,
@@ -425,10 +437,11 @@ pub fn analyze_with(trace: &Trace, links: &Links) -> StepsReport {
 }
 
 /// Sorts and merges intervals into disjoint ones.
-fn merge(mut v: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
-    v.sort_unstable();
+async fn merge(mut v: Vec<(i64, i64)>, y: &mut Slicer) -> Vec<(i64, i64)> {
+    slicing::sort_by_key(&mut v, |e| *e, y).await;
     let mut out: Vec<(i64, i64)> = Vec::with_capacity(v.len());
     for (a, b) in v {
+        y.tick(1).await;
         match out.last_mut() {
             Some(last) if a <= last.1 => last.1 = last.1.max(b),
             _ => out.push((a, b)),
@@ -437,7 +450,12 @@ fn merge(mut v: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
     out
 }
 
-fn utilization(trace: &Trace, links: &Links, spans: &[(i64, i64)]) -> Vec<DeviceUtilization> {
+async fn utilization(
+    trace: &Trace,
+    links: &Links,
+    spans: &[(i64, i64)],
+    y: &mut Slicer,
+) -> Vec<DeviceUtilization> {
     let (Some(first), Some(last)) = (spans.first(), spans.last()) else {
         return Vec::new();
     };
@@ -456,6 +474,7 @@ fn utilization(trace: &Trace, links: &Links, spans: &[(i64, i64)]) -> Vec<Device
         };
         let s = &l.slices;
         for i in 0..s.len() {
+            y.tick(1).await;
             // Kernels only, as on CUDA: MTIA's DMA transfers are copies.
             if links.kinds.of_cat(s.cat[i]) == Kind::Kernel
                 && !is_dma_transfer(trace.str(s.name[i]))
@@ -467,23 +486,22 @@ fn utilization(trace: &Trace, links: &Links, spans: &[(i64, i64)]) -> Vec<Device
             }
         }
     }
-    per_device
-        .into_iter()
-        .map(|(device, v)| {
-            let kernel_ns: i64 = merge(v).iter().map(|(a, b)| b - a).sum();
-            DeviceUtilization {
-                name: super::summary::device_name(trace, device),
-                device,
-                kernel_ns,
-                span_ns: hi - lo,
-                utilization: if hi > lo {
-                    kernel_ns as f64 / (hi - lo) as f64
-                } else {
-                    0.0
-                },
-            }
-        })
-        .collect()
+    let mut out = Vec::with_capacity(per_device.len());
+    for (device, v) in per_device {
+        let kernel_ns: i64 = merge(v, y).await.iter().map(|(a, b)| b - a).sum();
+        out.push(DeviceUtilization {
+            name: super::summary::device_name(trace, device),
+            device,
+            kernel_ns,
+            span_ns: hi - lo,
+            utilization: if hi > lo {
+                kernel_ns as f64 / (hi - lo) as f64
+            } else {
+                0.0
+            },
+        });
+    }
+    out
 }
 
 fn stats(steps: &[Step]) -> StepStats {

@@ -11,7 +11,8 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
 impl Session {
-    /// The trace's digest as JSON; needs [`Session::analyse`] and [`Session::build_tables`].
+    /// The trace's digest as JSON; needs the analyses and tables ([`Session::analyse_step`] until
+    /// it returns `"tables"`).
     /// `file` is the file's name (the rank when the trace does not say it; may be empty).
     pub fn digest(&self, file: &str) -> Result<String, JsValue> {
         let l = self.loaded()?;
@@ -19,7 +20,7 @@ impl Session {
         let forest = l
             .forest
             .as_ref()
-            .ok_or_else(|| err("the tables are not built yet (call build_tables)"))?;
+            .ok_or_else(|| err("the tables are not built yet (call analyse_step)"))?;
         // The analyses dropped their links once done; the digest's rank section needs them again.
         let links = Links::build(&l.trace);
         let analyses = Analyses {

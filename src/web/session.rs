@@ -1,7 +1,7 @@
 //! The trace a page has open: the parser while bytes arrive, then the model, its timeline index
 //! and the view state, all in wasm memory (in a Web Worker on the page; see `www/js/worker/`).
 
-use super::tables::{Analyses, Staged};
+use super::tables::{Analyses, Running};
 use super::{err, json};
 use crate::analysis::summary::summarize;
 use crate::analysis::tables::Forest;
@@ -12,19 +12,21 @@ use crate::view::rows::RowMode;
 use crate::view::tracks::TrackLayout;
 use crate::view::viewport::Viewport;
 use crate::view::Timeline;
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 pub(super) struct Loaded {
-    pub(super) trace: Trace,
+    /// Shared with the analysis under way (`running`), which outlives any one call.
+    pub(super) trace: Rc<Trace>,
     pub(super) timeline: Timeline,
     pub(super) tracks: TrackLayout,
     pub(super) vp: Viewport,
     pub(super) st: ViewState,
-    /// Steps, idle time and findings, once [`Session::analyse`] ran.
+    /// Steps, idle time and findings, once `analyse_step` has completed them.
     pub(super) analyses: Option<Analyses>,
-    /// Analyses run so far by `analyse_stage`.
-    pub(super) staged: Staged,
-    /// The operator trees every table reads, built with the analyses.
+    /// The analysis `analyse_step` is running, between its slices.
+    pub(super) running: Option<Running>,
+    /// The operator trees every table reads, built after the analyses.
     pub(super) forest: Option<Forest>,
     /// The memory views' curves and allocations, built on first use (`memory.rs`).
     pub(super) memory: Option<super::memory::MemoryState>,
@@ -128,13 +130,13 @@ impl Session {
         );
         let vp = Viewport::new(trace.span_ns(), width, height);
         let mut loaded = Loaded {
-            trace,
+            trace: Rc::new(trace),
             timeline,
             tracks: TrackLayout::default(),
             vp,
             st: ViewState::default(),
             analyses: None,
-            staged: Staged::default(),
+            running: None,
             forest: None,
             memory: None,
         };

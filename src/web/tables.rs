@@ -1,5 +1,6 @@
-//! The analyses and tables a page shows: steps, idle time and findings (`analyse`, `report`),
-//! the operator forest and its tables (`build_tables`, `table`), slices by name.
+//! The analyses and tables a page shows: steps, idle time and findings (`report`), the operator
+//! forest and its tables (`table`), slices by name. The analyses run in slices
+//! (`analyse_step`), so that frames asked for meanwhile are drawn between them.
 
 use super::session::{Loaded, Session};
 use super::{err, json};
@@ -7,10 +8,15 @@ use crate::analysis::findings::{self, Finding};
 use crate::analysis::flops::{kernels::annotate, Flops};
 use crate::analysis::idle::{self, IdleOptions, IdleReport};
 use crate::analysis::links::Links;
+use crate::analysis::slicing::{poll_once, Slicer};
 use crate::analysis::steps::{self, StepsReport};
 use crate::analysis::tables::{call_tree, kernel_table, label_table, op_table, Forest, OpColumn};
+use crate::model::Trace;
 use crate::view::aggregate::aggregate;
 use crate::view::frame::GapShade;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 pub(super) struct Analyses {
@@ -21,25 +27,50 @@ pub(super) struct Analyses {
     pub(super) flops: Flops,
 }
 
-/// What [`Session::analyse_stage`] has computed so far, until `findings` completes the analyses.
-#[derive(Default)]
-pub(super) struct Staged {
-    links: Option<Links>,
-    steps: Option<StepsReport>,
-    idle: Option<IdleReport>,
+/// The analysis under way in a session, polled a slice at a time by [`Session::analyse_step`]:
+/// first the analyses the panels show, then the operator forest the tables read.
+pub(super) enum Running {
+    Analyses(Pin<Box<dyn Future<Output = Analyses>>>),
+    Tables(Pin<Box<dyn Future<Output = Forest>>>),
 }
 
-/// The stages of [`Session::analyse`], in the order they must run.
-const STAGES: [&str; 4] = ["links", "steps", "idle", "findings"];
+/// Units of work (slices or events visited; see `analysis::slicing`) between two pauses: about
+/// 5 ms of the release wasm build on the 1 GB scaled owlv2 trace, on a 2-core machine
+/// (BENCHMARKS.md).
+pub(super) const SLICE_UNITS: u32 = 300_000;
 
 /// Idle gaps reported one by one (with what the CPU was doing), and so shaded on the timeline.
 const VIEWER_GAPS: usize = 500;
+
+/// Links, steps, idle gaps (500 attributed), FLOPs and findings, pausing as `y` says.
+async fn analyses(trace: Rc<Trace>, mut y: Slicer) -> Analyses {
+    let (trace, y) = (&*trace, &mut y);
+    let links = Links::build_sliced(trace, y).await;
+    let steps = steps::analyze_sliced(trace, &links, y).await;
+    let opts = IdleOptions {
+        max_gaps: VIEWER_GAPS,
+        ..IdleOptions::default()
+    };
+    let idle = idle::analyze_sliced(trace, &links, &opts, y).await;
+    let flops = Flops::build_sliced(trace, &links, y).await;
+    let findings = findings::analyze_sliced(trace, &links, &steps, &idle, &flops, y).await;
+    Analyses {
+        steps,
+        idle,
+        findings,
+        flops,
+    }
+}
+
+async fn forest(trace: Rc<Trace>, mut y: Slicer) -> Forest {
+    Forest::build_sliced(&trace, &mut y).await
+}
 
 impl Loaded {
     pub(super) fn analyses(&self) -> Result<&Analyses, JsValue> {
         self.analyses
             .as_ref()
-            .ok_or_else(|| err("the analyses have not run yet (call analyse)"))
+            .ok_or_else(|| err("the analyses have not run yet (call analyse_step)"))
     }
 
     pub(super) fn gap(&self, i: usize) -> Option<&idle::Gap> {
@@ -56,48 +87,31 @@ impl Session {
         Ok(json(&t))
     }
 
-    /// Runs the analyses (links, steps, idle gaps, findings); the idle gaps are then shaded on the
-    /// GPU lanes. The tables need [`Session::build_tables`] too.
-    pub fn analyse(&mut self) -> Result<(), JsValue> {
-        for stage in STAGES {
-            self.analyse_stage(stage)?;
-        }
-        Ok(())
-    }
-
-    /// Runs one stage of [`Session::analyse`]: `"links"`, `"steps"`, `"idle"`, then `"findings"`,
-    /// which completes them. Separate calls, so that a page whose Session is in a worker gets
-    /// its frames drawn between them while the analyses run in the background.
-    pub fn analyse_stage(&mut self, stage: &str) -> Result<(), JsValue> {
+    /// Runs the next slice of the analyses: links, steps, idle gaps, FLOPs and findings, then
+    /// the operator forest the tables read. Returns `"analyses"` when this call completed the
+    /// analyses ([`Session::report`] answers from then on, and the idle gaps are shaded on the
+    /// GPU lanes), `"tables"` when it completed the forest ([`Session::table`]; so does every
+    /// call after it), and `""` when there is more to do. Each call does about `units` units of
+    /// work (0: the default, [`SLICE_UNITS`]), so that a page whose Session is in a worker gets
+    /// the frames asked for meanwhile drawn between the calls.
+    pub fn analyse_step(&mut self, units: u32) -> Result<String, JsValue> {
         let l = self.loaded_mut()?;
-        let trace = &l.trace;
-        let st = &mut l.staged;
-        let missing = |what: &str| {
-            err(format!(
-                "the '{stage}' stage needs the '{what}' stage first"
-            ))
-        };
-        match stage {
-            "links" => st.links = Some(Links::build(trace)),
-            "steps" => {
-                let links = st.links.as_ref().ok_or_else(|| missing("links"))?;
-                st.steps = Some(steps::analyze_with(trace, links));
-            }
-            "idle" => {
-                let links = st.links.as_ref().ok_or_else(|| missing("links"))?;
-                let opts = IdleOptions {
-                    max_gaps: VIEWER_GAPS,
-                    ..IdleOptions::default()
+        if l.forest.is_some() {
+            return Ok("tables".into());
+        }
+        let y = Slicer::every(u64::from(if units == 0 { SLICE_UNITS } else { units }));
+        let trace = Rc::clone(&l.trace);
+        let running = l.running.get_or_insert_with(|| match l.analyses {
+            None => Running::Analyses(Box::pin(analyses(trace, y))),
+            Some(_) => Running::Tables(Box::pin(forest(trace, y))),
+        });
+        match running {
+            Running::Analyses(f) => {
+                let Some(a) = poll_once(f.as_mut()) else {
+                    return Ok(String::new());
                 };
-                st.idle = Some(idle::analyze_with(trace, links, &opts));
-            }
-            "findings" => {
-                let links = st.links.take().ok_or_else(|| missing("links"))?;
-                let steps = st.steps.take().ok_or_else(|| missing("steps"))?;
-                let idle = st.idle.take().ok_or_else(|| missing("idle"))?;
-                let flops = Flops::build(trace, &links);
-                let findings = findings::analyze_with_flops(trace, &links, &steps, &idle, &flops);
-                l.st.gaps = idle
+                l.st.gaps = a
+                    .idle
                     .gaps
                     .iter()
                     .map(|g| GapShade {
@@ -106,16 +120,19 @@ impl Session {
                         end_ns: g.end_ns,
                     })
                     .collect();
-                l.analyses = Some(Analyses {
-                    steps,
-                    idle,
-                    findings,
-                    flops,
-                });
+                l.analyses = Some(a);
+                l.running = None;
+                Ok("analyses".into())
             }
-            _ => return Err(err(format!("no analysis stage named '{stage}'"))),
+            Running::Tables(f) => {
+                let Some(forest) = poll_once(f.as_mut()) else {
+                    return Ok(String::new());
+                };
+                l.forest = Some(forest);
+                l.running = None;
+                Ok("tables".into())
+            }
         }
-        Ok(())
     }
 
     /// An analysis as JSON: `"steps"` (StepsReport), `"idle"` (IdleReport, up to 500 gaps),
@@ -130,13 +147,6 @@ impl Session {
         }
     }
 
-    /// Builds the per-thread operator trees the tables read (see [`Session::table`]).
-    pub fn build_tables(&mut self) -> Result<(), JsValue> {
-        let l = self.loaded_mut()?;
-        l.forest = Some(Forest::build(&l.trace));
-        Ok(())
-    }
-
     /// A table as JSON: `"ops"` (the operator table, `by_shape` groups by input shapes; sorted by
     /// self device time when the trace has GPU time, else self CPU), `"kernels"`, `"labels"`, or
     /// `"calltree"` (the top-down call tree).
@@ -145,7 +155,7 @@ impl Session {
         let forest = l
             .forest
             .as_ref()
-            .ok_or_else(|| err("the tables are not built yet (call build_tables)"))?;
+            .ok_or_else(|| err("the tables are not built yet (call analyse_step)"))?;
         let t = &l.trace;
         match kind {
             "ops" => {

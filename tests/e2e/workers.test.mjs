@@ -1,6 +1,7 @@
 // End-to-end tests of the page off its main thread: the Session lives in a Web Worker, Cancel
 // during the model build returns to the trace shown before, and a worker that dies is shown as an
-// error that leaves the page usable; a file read by several workers gives what one worker gives.
+// error that leaves the page usable; a file read by several workers gives what one worker gives;
+// frames asked for while the background analyses run are drawn between their slices.
 // Nothing here is timed.
 
 import assert from "node:assert/strict";
@@ -11,6 +12,8 @@ import { gunzipSync } from "node:zlib";
 
 const SAMPLE = "real/tracelens_h100_bert_small_stack_mem.json.gz";
 const OTHER = "real/hta_a100_alexnet_cuda_sync.json.gz";
+// Big enough for the analyses to take many slices (`SLICE_UNITS` in src/web/tables.rs).
+const BIG = "real/tracelens_h100_owlv2_stack_mem.json.gz";
 
 async function ready(page, timeout = 60000) {
   await page.waitForFunction(
@@ -227,4 +230,39 @@ export async function aFileReadBySeveralWorkersGivesWhatOneWorkerGives({ page, b
     return { dead: helpers.map((h) => h.dead), rejected };
   });
   assert.deepEqual(ended, { dead: ["cancelled in a test", "cancelled in a test"], rejected: "cancelled in a test" });
+}
+
+export async function framesAreDrawnBetweenTheSlicesOfTheAnalyses({ page, baseUrl, fixturesDir }) {
+  await open(page, baseUrl);
+  // From the moment the timeline is shown until the analyses end, one frame after another (as a
+  // user panning would ask for them), each noting where the analyses stood when it arrived.
+  await page.evaluate(() => {
+    window.framesSeen = [];
+    new MutationObserver((_, obs) => {
+      const b = document.body.dataset;
+      if (b.state !== "ready" || b.analyses !== "running") return;
+      obs.disconnect();
+      const { view, app } = window.sightline;
+      const shown = app.active;
+      const next = async () => {
+        if (app.active !== shown || document.body.dataset.analyses !== "running") return;
+        view.call(() => view.session.pan(1, 0));
+        await view.draw();
+        window.framesSeen.push({ ...shown.analysis });
+        next();
+      };
+      next();
+    }).observe(document.body, { attributes: true, attributeFilter: ["data-state", "data-analyses"] });
+  });
+  await page.setInputFiles("#file-input", join(fixturesDir, BIG));
+  await ready(page, 120000);
+  const { seen, steps } = await page.evaluate(() => ({ seen: window.framesSeen, steps: window.sightline.app.timings.analyseSteps }));
+  // Frames answered after a step that left its phase under way ("" from analyse_step): they were
+  // drawn in the middle of the analyses, then in the middle of the forest, not after them.
+  const mid = (phase) => seen.filter((f) => f.phase === phase && f.last === "").length;
+  assert.ok(steps > 4, `${steps} analyse_step calls`);
+  assert.ok(mid("analyses") > 0 && mid("tables") > 0, `frames drawn mid-phase: ${JSON.stringify(seen)}`);
+  // The panels and tables arrive as before.
+  await page.waitForFunction(() => !document.querySelector("#findings .analysing"));
+  await page.waitForSelector("#ops-table tbody tr");
 }

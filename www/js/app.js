@@ -19,6 +19,7 @@ import { startMemory } from "./memory.js";
 import { Bindings } from "./worker/client.js";
 import { Workers, blobChunks, bufferChunks, readInto, responseChunks } from "./load.js";
 import { flopsColumns, renderRoofline, withFlops } from "./roofline.js";
+import { analyse as analyseInSlices } from "./analyses.js";
 
 const boot = document.querySelector("script[data-bindings]");
 // The paths are relative to the page, not to this module.
@@ -203,16 +204,17 @@ async function load(name, total, chunks, startedAt, url = null) {
 }
 
 /**
- * The analyses a panel shows (steps, idle, findings; the operator forest the tables read), in the
- * worker after the timeline is drawn; the panels say "analysing" until they arrive. Tables opened
- * meanwhile queue behind them (calls run in order in the worker).
+ * The analyses a panel shows (steps, idle, findings; then the operator forest the tables read),
+ * in the worker after the timeline is drawn, a slice at a time (analyses.js), so frames asked for
+ * meanwhile are drawn between slices; the panels say "analysing" until they arrive. Tables
+ * opened meanwhile wait for the forest (`tablesBuilt`).
  */
 function analyse(loaded, t) {
   const s = loaded.session;
   const mine = () => app.active === loaded;
-  (async () => {
-    // Stage by stage: frames asked for meanwhile are drawn between the stages.
-    for (const stage of ["links", "steps", "idle", "findings"]) await s.analyse_stage(stage);
+  // For tests and benchmarks: the steps made so far (analyses.js).
+  loaded.analysis = {};
+  const onAnalyses = async () => {
     const [findings, steps, idle] = await Promise.all(["findings", "steps", "idle"].map((k) => s.report(k)));
     if (!mine()) return;
     renderFindings($("findings"), $("findings-empty"), JSON.parse(findings), showEvidence);
@@ -220,11 +222,15 @@ function analyse(loaded, t) {
     renderIdle($("idle-chart"), JSON.parse(idle), phrases, showRange);
     // The idle gaps are now shaded on the GPU lanes.
     view.request();
-    await s.build_tables();
+  };
+  (async () => {
+    await analyseInSlices(s, { onAnalyses, progress: loaded.analysis });
     loaded.settleTables.resolve();
     if (!mine()) return;
     t.analyseMs = performance.now() - t.started - t.readyMs;
     t.analysedMs = performance.now() - t.started;
+    t.analyseSteps = loaded.analysis.steps;
+    t.analyseStepMs = loaded.analysis.stepMs;
     t.heapBytes = await s.heap_bytes();
     document.body.dataset.analyses = "ready";
     memory.analysed(s);

@@ -13,6 +13,7 @@ import { mb } from "./format.js";
 import { connectAllowed } from "./url.js";
 import { SessionWorker } from "./worker/client.js";
 import { blobChunks, readInto, responseChunks } from "./load.js";
+import { analyse } from "./analyses.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -177,8 +178,7 @@ async function compareWith(name, chunks, total) {
     if (token !== state.token) return;
     $("compare-headline").textContent = "Analysing…";
     const s = worker.session;
-    await s.analyse();
-    await s.build_tables();
+    await analyse(s);
     // BASE's analyses run in its own worker in the background: its digest needs its tables.
     await base.tablesBuilt;
     const [newDigest, baseDigest, constants, palette] = await Promise.all([s.digest(""), base.session.digest(""), worker.module.constants(), worker.module.palette()]);

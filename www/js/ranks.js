@@ -15,6 +15,7 @@ import { renderTable } from "./table.js";
 import { duration, mb } from "./format.js";
 import { SessionWorker } from "./worker/client.js";
 import { blobChunks, readInto, responseChunks } from "./load.js";
+import { analyse as analyseInSlices } from "./analyses.js";
 
 /** Ranks with a full timeline (and a live worker) at most; the others keep only their digest. */
 const MAX_SHOWN = 8;
@@ -188,8 +189,7 @@ async function digestOne(t, token, keep = false) {
     if (!t.digest) {
       t.status = "analysing";
       renderFiles();
-      await s.analyse();
-      await s.build_tables();
+      await analyseInSlices(s);
     }
     const digest = t.digest ?? (await s.digest(t.name));
     t.heapBytes = await s.heap_bytes();

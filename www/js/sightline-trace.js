@@ -27,6 +27,7 @@ import { TimelineView } from "./timeline.js";
 import { count, duration, mb } from "./format.js";
 import { Bindings, LocalSession, SessionWorker, workersAllowed } from "./worker/client.js";
 import { responseChunks, readInto } from "./load.js";
+import { analyse } from "./analyses.js";
 
 const BINDINGS = new Bindings(new URL("../sightline.js", import.meta.url).href, new URL("../sightline_bg.wasm", import.meta.url));
 const VIEWER = new URL("../index.html", import.meta.url);
@@ -369,8 +370,9 @@ export class SightlineTrace extends HTMLElement {
     paint(facts);
     const session = this.session;
     (async () => {
-      // The page's analyses (steps, idle gaps, findings); they also shade idle gaps on GPU lanes.
-      this.view.call(() => session.analyse());
+      // The page's analyses (steps, idle gaps, findings), a slice at a time so frames are drawn
+      // meanwhile; they also shade idle gaps on GPU lanes. The tables' forest is not needed here.
+      await this.view.call(() => analyse(session, { until: "analyses" }));
       const text = await this.view.call(() => session.report("findings"));
       if (this.session !== session || text === undefined) return;
       this.view.request();

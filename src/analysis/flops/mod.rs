@@ -21,6 +21,7 @@ pub mod rules;
 use self::models::{Call, Cost, Family};
 use self::peaks::Peaks;
 use super::links::{Kind, Links};
+use super::slicing::{block_on, Slicer, LOOKUP};
 use crate::model::{SliceRef, StrId, Trace};
 use serde::Serialize;
 use serde_json::Value;
@@ -99,6 +100,11 @@ fn parse_list(text: Option<&str>) -> Vec<Value> {
 
 impl Flops {
     pub fn build(trace: &Trace, links: &Links) -> Flops {
+        block_on(Flops::build_sliced(trace, links, &mut Slicer::never()))
+    }
+
+    /// [`Flops::build`] pausing as `y` says (see [`crate::analysis::slicing`]).
+    pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Flops {
         let mut instances = Vec::new();
         let mut index: HashMap<SliceRef, usize> = HashMap::new();
         // The model of each operator name, looked up once per interned name.
@@ -113,6 +119,8 @@ impl Flops {
             }
             let s = &lane.slices;
             for i in 0..s.len() {
+                // Reading a call's args is several times the work of a slice visited.
+                y.tick(4).await;
                 if s.input_dims[i].is_none() || links.kinds.of_cat(s.cat[i]) != Kind::CpuOp {
                     continue;
                 }
@@ -188,6 +196,7 @@ impl Flops {
             for (li, lane) in trace.gpu_lanes() {
                 let s = &lane.slices;
                 for i in 0..s.len() {
+                    y.tick(LOOKUP).await;
                     if !links.kinds.of_cat(s.cat[i]).is_gpu_busy() {
                         continue;
                     }

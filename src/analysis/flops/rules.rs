@@ -11,6 +11,7 @@ use super::models::Family;
 use super::Flops;
 use crate::analysis::findings::{Evidence, Finding, Severity};
 use crate::analysis::links::Links;
+use crate::analysis::slicing::Slicer;
 use crate::model::{SliceRef, Trace};
 
 pub const GEMM_SHARE: f64 = 0.20;
@@ -22,7 +23,7 @@ pub const FP32_SHARE: f64 = 0.05;
 
 const MAX_EVIDENCE: usize = 10;
 
-pub fn findings(trace: &Trace, links: &Links, flops: &Flops) -> Vec<Finding> {
+pub async fn findings(trace: &Trace, links: &Links, flops: &Flops, y: &mut Slicer) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut gpu_ns = 0i64;
     let mut kernels = 0usize;
@@ -31,6 +32,7 @@ pub fn findings(trace: &Trace, links: &Links, flops: &Flops) -> Vec<Finding> {
     for (li, lane) in trace.gpu_lanes() {
         let s = &lane.slices;
         for i in 0..s.len() {
+            y.tick(1).await;
             let kind = links.kinds.of_cat(s.cat[i]);
             if !kind.is_gpu_busy() {
                 continue;

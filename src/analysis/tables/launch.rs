@@ -6,6 +6,7 @@
 
 use super::tree::{LaneTree, Launch, NodeRef, NO_NODE};
 use crate::analysis::launch::LaunchIndex;
+use crate::analysis::slicing::Slicer;
 use crate::model::category::Kinds;
 use crate::model::{SliceRef, Trace};
 
@@ -17,18 +18,24 @@ pub(crate) struct Launchers {
 }
 
 impl Launchers {
-    pub(crate) fn new(trace: &Trace, kinds: &Kinds, trees: &[LaneTree]) -> Launchers {
+    pub(crate) async fn new(
+        trace: &Trace,
+        kinds: &Kinds,
+        trees: &[LaneTree],
+        y: &mut Slicer,
+    ) -> Launchers {
         let mut nodes: Vec<Option<(u32, Vec<u32>)>> =
             (0..trace.lanes.len()).map(|_| None).collect();
         for (ti, t) in trees.iter().enumerate() {
             let mut of_slice = vec![NO_NODE; trace.lanes[t.lane as usize].slices.len()];
             for (x, &i) in t.slice.iter().enumerate() {
+                y.tick(1).await;
                 of_slice[i as usize] = x as u32;
             }
             nodes[t.lane as usize] = Some((ti as u32, of_slice));
         }
         Launchers {
-            index: LaunchIndex::build(trace, kinds),
+            index: LaunchIndex::build_sliced(trace, kinds, y).await,
             nodes,
         }
     }

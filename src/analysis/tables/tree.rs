@@ -20,6 +20,7 @@
 //! binary search per node for memory; no string is allocated per slice.
 
 use super::launch::Launchers;
+use crate::analysis::slicing::{self, block_on, Slicer, LOOKUP};
 use crate::model::category::{Kind, Kinds};
 use crate::model::{SliceRef, StrId, Trace};
 use serde::Serialize;
@@ -185,34 +186,41 @@ impl LaneTree {
         annotation
     }
 
-    fn build(trace: &Trace, lane: usize, cats: &Categories, dropped: &[StrId]) -> LaneTree {
+    async fn build(
+        trace: &Trace,
+        lane: usize,
+        cats: &Categories,
+        dropped: &[StrId],
+        y: &mut Slicer,
+    ) -> LaneTree {
         let s = &trace.lanes[lane].slices;
-        let mut order: Vec<u32> = (0..s.len() as u32)
-            .filter(|&i| {
-                let i = i as usize;
-                cats.node_kind(s.cat[i]).is_some() && !dropped.contains(&s.name[i])
-            })
-            .collect();
+        let mut order: Vec<u32> = Vec::new();
+        for i in 0..s.len() {
+            y.tick(1).await;
+            if cats.node_kind(s.cat[i]).is_some() && !dropped.contains(&s.name[i]) {
+                order.push(i as u32);
+            }
+        }
         // The model orders a lane by start then depth, which differs from (start, longer first)
         // only around partial overlaps; sort then (stable, so equal spans keep file order).
-        let key = |i: u32| (s.start_ns[i as usize], -s.end_ns(i as usize));
-        if !order.windows(2).all(|w| key(w[0]) <= key(w[1])) {
-            order.sort_by_key(|&i| key(i));
+        let key = |i: &u32| (s.start_ns[*i as usize], -s.end_ns(*i as usize));
+        if !order.windows(2).all(|w| key(&w[0]) <= key(&w[1])) {
+            slicing::sort_by_key(&mut order, key, y).await;
         }
         let n = order.len();
-        let kind: Vec<EventKind> = order
-            .iter()
-            .map(|&i| cats.node_kind(s.cat[i as usize]).expect("filtered above"))
-            .collect();
-        let name: Vec<NameKey> = order
-            .iter()
-            .map(|&i| NameKey::of(trace, s.name[i as usize]))
-            .collect();
+        let mut kind: Vec<EventKind> = Vec::with_capacity(n);
+        let mut name: Vec<NameKey> = Vec::with_capacity(n);
+        for &i in &order {
+            y.tick(1).await;
+            kind.push(cats.node_kind(s.cat[i as usize]).expect("filtered above"));
+            name.push(NameKey::of(trace, s.name[i as usize]));
+        }
 
         // Nesting, with a stack of open nodes (PyTorch's `_populate_cpu_children`).
         let mut parent = vec![NO_NODE; n];
         let mut open: Vec<u32> = Vec::new();
         for x in 0..n {
+            y.tick(1).await;
             let (start, end) = (s.start_ns[order[x] as usize], s.end_ns(order[x] as usize));
             while let Some(&p) = open.last() {
                 let p_end = s.end_ns(order[p as usize] as usize);
@@ -238,6 +246,7 @@ impl LaneTree {
         }
         let mut folded = vec![false; n];
         for x in 0..n {
+            y.tick(1).await;
             let mut p = parent[x];
             if p == NO_NODE {
                 continue;
@@ -254,6 +263,7 @@ impl LaneTree {
 
         let mut self_cpu_ns: Vec<i64> = order.iter().map(|&i| s.dur_ns[i as usize]).collect();
         for x in 0..n {
+            y.tick(1).await;
             let p = parent[x];
             if p != NO_NODE && !folded[x] {
                 self_cpu_ns[p as usize] -= s.dur_ns[order[x] as usize];
@@ -285,28 +295,30 @@ impl LaneTree {
     }
 
     /// Sums device time up the tree and counts memory, once every GPU op has been charged.
-    fn finish(&mut self, trace: &Trace, mem: &MemoryIndex) {
+    async fn finish(&mut self, trace: &Trace, mem: &MemoryIndex<'_>, y: &mut Slicer) {
         let mut device_total = self.device_self_ns.clone();
         self.add_up(&mut device_total);
         self.device_total_ns = device_total;
+        y.tick(self.len() as u64 / 4).await;
         if mem.is_empty() {
             return;
         }
         let s = &trace.lanes[self.lane as usize].slices;
-        self.memory = self
-            .slice
-            .iter()
-            .map(|&i| {
-                let (cpu, device) = mem.within(s.start_ns[i as usize], s.end_ns(i as usize));
-                NodeMemory {
-                    cpu_bytes: cpu,
-                    self_cpu_bytes: cpu,
-                    device_bytes: device,
-                    self_device_bytes: device,
-                }
-            })
-            .collect();
+        let mut memory = Vec::with_capacity(self.len());
+        for &i in &self.slice {
+            // Two binary searches: the most costly units of the forest.
+            y.tick(4).await;
+            let (cpu, device) = mem.within(s.start_ns[i as usize], s.end_ns(i as usize));
+            memory.push(NodeMemory {
+                cpu_bytes: cpu,
+                self_cpu_bytes: cpu,
+                device_bytes: device,
+                self_device_bytes: device,
+            });
+        }
+        self.memory = memory;
         for x in 0..self.len() {
+            y.tick(1).await;
             let p = self.parent[x];
             if p != NO_NODE && !self.folded[x] {
                 let child = self.memory[x];
@@ -367,23 +379,33 @@ pub struct Forest {
 
 impl Forest {
     pub fn build(trace: &Trace) -> Forest {
+        block_on(Forest::build_sliced(trace, &mut Slicer::never()))
+    }
+
+    /// [`Forest::build`] pausing as `y` says (see [`crate::analysis::slicing`]).
+    pub async fn build_sliced(trace: &Trace, y: &mut Slicer) -> Forest {
         let cats = Categories::new(trace);
         let dropped: Vec<StrId> = DROPPED_NAMES
             .iter()
             .filter_map(|n| trace.strings.find(n))
             .collect();
-        let mut trees: Vec<LaneTree> = (0..trace.lanes.len())
-            .map(|lane| LaneTree::build(trace, lane, &cats, &dropped))
-            .filter(|t| !t.is_empty())
-            .collect();
+        let mut trees: Vec<LaneTree> = Vec::new();
+        for lane in 0..trace.lanes.len() {
+            let t = LaneTree::build(trace, lane, &cats, &dropped, y).await;
+            if !t.is_empty() {
+                trees.push(t);
+            }
+        }
 
-        let launchers = Launchers::new(trace, &cats.kinds, &trees);
+        let launchers = Launchers::new(trace, &cats.kinds, &trees, y).await;
         let mut gpu_ops = Vec::new();
         let (mut gpu_time_ns, mut unattributed_ns, mut unattributed_ops) = (0, 0, 0);
         for (lane, l) in trace.lanes.iter().enumerate() {
             let s = &l.slices;
             for i in 0..s.len() {
-                if !cats.is_gpu_op(s.cat[i]) {
+                let gpu_op = cats.is_gpu_op(s.cat[i]);
+                y.tick(if gpu_op { LOOKUP } else { 1 }).await;
+                if !gpu_op {
                     continue;
                 }
                 let dur = s.dur_ns[i];
@@ -406,11 +428,11 @@ impl Forest {
             }
         }
 
-        let mem = MemoryIndex::new(trace);
+        let mem = MemoryIndex::new(trace, y).await;
         for t in &mut trees {
-            t.finish(trace, &mem);
+            t.finish(trace, &mem, y).await;
         }
-        let stray_memory = mem.outside(trace, &trees);
+        let stray_memory = mem.outside(trace, &trees, y).await;
         Forest {
             trees,
             gpu_ops,
@@ -443,7 +465,7 @@ struct MemoryIndex<'a> {
 }
 
 impl<'a> MemoryIndex<'a> {
-    fn new(trace: &'a Trace) -> MemoryIndex<'a> {
+    async fn new(trace: &'a Trace, y: &mut Slicer) -> MemoryIndex<'a> {
         let m = &trace.memory;
         let mut cpu = Vec::with_capacity(m.len() + 1);
         let mut device = Vec::with_capacity(m.len() + 1);
@@ -451,6 +473,7 @@ impl<'a> MemoryIndex<'a> {
         cpu.push(0);
         device.push(0);
         for k in 0..m.len() {
+            y.tick(1).await;
             if CPU_MEMORY.contains(&m.device_type[k]) {
                 c += m.bytes[k];
             } else if DEVICE_MEMORY.contains(&m.device_type[k]) {
@@ -485,7 +508,7 @@ impl<'a> MemoryIndex<'a> {
 
     /// The events outside every node of every lane (nodes of all threads cover memory events, as
     /// in PyTorch). Roots hold their trees, so the union of root spans is what covers.
-    fn outside(&self, trace: &Trace, trees: &[LaneTree]) -> StrayMemory {
+    async fn outside(&self, trace: &Trace, trees: &[LaneTree], y: &mut Slicer) -> StrayMemory {
         let mut out = StrayMemory::default();
         if self.is_empty() {
             return out;
@@ -507,6 +530,7 @@ impl<'a> MemoryIndex<'a> {
         let mut next = 0;
         let m = &trace.memory;
         for k in 0..self.ts_ns.len() {
+            y.tick(1).await;
             let ts = self.ts_ns[k];
             while next < spans.len() && spans[next].0 <= ts {
                 covered_until = covered_until.max(spans[next].1);
