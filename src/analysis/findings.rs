@@ -722,7 +722,11 @@ async fn copy_self_time(trace: &Trace, links: &Links, y: &mut Slicer) -> CopyTim
         }
         let s = &l.slices;
         let parents = links.parents_of_lane(li);
-        let mut self_ns: Vec<i64> = s.dur_ns.clone();
+        let mut self_ns: Vec<i64> = Vec::with_capacity(s.len());
+        for &ns in &s.dur_ns {
+            y.tick(1).await;
+            self_ns.push(ns);
+        }
         for (i, &p) in parents.iter().enumerate() {
             y.tick(1).await;
             if p != u32::MAX {

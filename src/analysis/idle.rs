@@ -369,7 +369,7 @@ pub async fn analyze_sliced(
             g.device = *device;
             attr.prepare(g, y).await;
             let split = attr.attribute(g, None);
-            y.tick(1 + split.visited).await;
+            y.tick(LOOKUP + 2 * split.visited).await;
             if split.host {
                 host_wait_ns += g.end - g.start;
             }
@@ -619,7 +619,8 @@ async fn union_sweep(
     let (mut seg_start, mut seg_end) = (0i64, 0i64);
     let (mut comp_start, mut comp_end) = (0i64, i64::MIN);
     for r in BusyMerge::new(trace, links, lanes) {
-        y.tick(1).await;
+        // A heap pop and push per op.
+        y.tick(2).await;
         let s = &trace.lanes[r.lane as usize].slices;
         let i = r.index as usize;
         let (start, end) = (s.start_ns[i], s.end_ns(i));

@@ -86,7 +86,9 @@ impl LaunchIndex {
         slicing::sort_by_key(&mut by_corr, |e| *e, y).await;
         by_corr.dedup_by_key(|e| e.0);
         slicing::sort_by_key(&mut by_ext, |e| *e, y).await;
-        let mut by_flow = FxHashMap::default();
+        // Sized once: growing a map of this size rehashes it whole.
+        let mut by_flow =
+            FxHashMap::with_capacity_and_hasher(trace.flows.len(), Default::default());
         for f in &trace.flows {
             y.tick(1).await;
             if !trace.lanes[f.from.lane as usize].is_gpu()

@@ -128,7 +128,7 @@ pub async fn sort_by_key<T: Copy, K: Ord>(v: &mut Vec<T>, key: impl Fn(&T) -> K,
             }
             out.extend_from_slice(&v[i..mid]);
             out.extend_from_slice(&v[j..hi]);
-            y.tick(((mid - i) + (hi - j)) as u64 / 16).await;
+            y.tick(((mid - i) + (hi - j)) as u64).await;
         }
         std::mem::swap(v, &mut out);
         width *= 2;

@@ -296,18 +296,28 @@ impl LaneTree {
 
     /// Sums device time up the tree and counts memory, once every GPU op has been charged.
     async fn finish(&mut self, trace: &Trace, mem: &MemoryIndex<'_>, y: &mut Slicer) {
-        let mut device_total = self.device_self_ns.clone();
-        self.add_up(&mut device_total);
+        // `add_up`, a node at a time.
+        let mut device_total = Vec::with_capacity(self.len());
+        for &ns in &self.device_self_ns {
+            y.tick(1).await;
+            device_total.push(ns);
+        }
+        for x in (0..self.len()).rev() {
+            y.tick(1).await;
+            let p = self.parent[x];
+            if p != NO_NODE && !self.folded[x] {
+                device_total[p as usize] += device_total[x];
+            }
+        }
         self.device_total_ns = device_total;
-        y.tick(self.len() as u64 / 4).await;
         if mem.is_empty() {
             return;
         }
         let s = &trace.lanes[self.lane as usize].slices;
         let mut memory = Vec::with_capacity(self.len());
         for &i in &self.slice {
-            // Two binary searches: the most costly units of the forest.
-            y.tick(4).await;
+            // Two binary searches over every memory event: the most costly units of the forest.
+            y.tick(LOOKUP).await;
             let (cpu, device) = mem.within(s.start_ns[i as usize], s.end_ns(i as usize));
             memory.push(NodeMemory {
                 cpu_bytes: cpu,
