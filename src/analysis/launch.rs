@@ -58,15 +58,13 @@ pub struct LaunchIndex {
 impl LaunchIndex {
     /// Builds the index, pausing as `y` says (see [`super::slicing`]).
     pub async fn build_sliced(trace: &Trace, kinds: &Kinds, y: &mut Slicer) -> LaunchIndex {
-        let mut by_corr = Vec::new();
-        let mut by_ext = Vec::new();
+        let mut tables = (Vec::new(), Vec::new());
         for (li, lane) in trace.lanes.iter().enumerate() {
             if lane.is_gpu() {
                 continue;
             }
             let s = &lane.slices;
-            for i in 0..s.len() {
-                y.tick(1).await;
+            slicing::each(y, s.len(), &mut tables, |(by_corr, by_ext), i| {
                 let r = SliceRef {
                     lane: li as u32,
                     index: i as u32,
@@ -80,8 +78,11 @@ impl LaunchIndex {
                 if matches!(kind, Kind::CpuOp | Kind::Annotation) && s.external_id[i] != NO_ID {
                     by_ext.push((s.external_id[i], s.start_ns[i], s.depth[i], r));
                 }
-            }
+                1
+            })
+            .await;
         }
+        let (mut by_corr, mut by_ext) = tables;
         // Sorted whole: the same order as `sort_unstable`, as the entries are all distinct.
         slicing::sort_by_key(&mut by_corr, |e| *e, y).await;
         by_corr.dedup_by_key(|e| e.0);

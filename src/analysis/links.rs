@@ -17,7 +17,7 @@
 //! per slice; built once per trace and shared by the analyses that need it.
 
 use super::launch::{LaunchIndex, Via};
-use super::slicing::{block_on, Slicer, LOOKUP};
+use super::slicing::{self, block_on, Slicer, LOOKUP};
 pub use crate::model::category::{Kind, Kinds};
 use crate::model::{SliceRef, Trace, NO_ID};
 use serde::Serialize;
@@ -74,20 +74,20 @@ impl Links {
                 continue;
             }
             let s = &lane.slices;
-            let mut p = vec![NONE; s.len()];
-            let mut stack: Vec<(u32, i64)> = Vec::new();
-            for (i, parent) in p.iter_mut().enumerate() {
+            let mut sweep = (vec![NONE; s.len()], Vec::<(u32, i64)>::new());
+            slicing::each(y, s.len(), &mut sweep, |(p, stack), i| {
                 let start = s.start_ns[i];
                 while stack.last().is_some_and(|&(_, end)| end <= start) {
                     stack.pop();
                 }
                 if let Some(&(top, _)) = stack.last() {
-                    *parent = top;
+                    p[i] = top;
                 }
                 stack.push((i as u32, s.end_ns(i)));
-                y.tick(1).await;
-            }
-            parent.push(p);
+                1
+            })
+            .await;
+            parent.push(sweep.0);
         }
         let index = LaunchIndex::build_sliced(trace, &kinds, y).await;
 

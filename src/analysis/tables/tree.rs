@@ -195,12 +195,13 @@ impl LaneTree {
     ) -> LaneTree {
         let s = &trace.lanes[lane].slices;
         let mut order: Vec<u32> = Vec::new();
-        for i in 0..s.len() {
-            y.tick(1).await;
+        slicing::each(y, s.len(), &mut order, |order, i| {
             if cats.node_kind(s.cat[i]).is_some() && !dropped.contains(&s.name[i]) {
                 order.push(i as u32);
             }
-        }
+            1
+        })
+        .await;
         // The model orders a lane by start then depth, which differs from (start, longer first)
         // only around partial overlaps; sort then (stable, so equal spans keep file order).
         let key = |i: &u32| (s.start_ns[*i as usize], -s.end_ns(*i as usize));
@@ -208,19 +209,19 @@ impl LaneTree {
             slicing::sort_by_key(&mut order, key, y).await;
         }
         let n = order.len();
-        let mut kind: Vec<EventKind> = Vec::with_capacity(n);
-        let mut name: Vec<NameKey> = Vec::with_capacity(n);
-        for &i in &order {
-            y.tick(1).await;
-            kind.push(cats.node_kind(s.cat[i as usize]).expect("filtered above"));
-            name.push(NameKey::of(trace, s.name[i as usize]));
-        }
+        let mut columns = (Vec::with_capacity(n), Vec::with_capacity(n));
+        slicing::each(y, n, &mut columns, |(kind, name), x| {
+            let i = order[x] as usize;
+            kind.push(cats.node_kind(s.cat[i]).expect("filtered above"));
+            name.push(NameKey::of(trace, s.name[i]));
+            1
+        })
+        .await;
+        let (kind, name): (Vec<EventKind>, Vec<NameKey>) = columns;
 
         // Nesting, with a stack of open nodes (PyTorch's `_populate_cpu_children`).
-        let mut parent = vec![NO_NODE; n];
-        let mut open: Vec<u32> = Vec::new();
-        for x in 0..n {
-            y.tick(1).await;
+        let mut nesting = (vec![NO_NODE; n], Vec::<u32>::new());
+        slicing::each(y, n, &mut nesting, |(parent, open), x| {
             let (start, end) = (s.start_ns[order[x] as usize], s.end_ns(order[x] as usize));
             while let Some(&p) = open.last() {
                 let p_end = s.end_ns(order[p as usize] as usize);
@@ -232,7 +233,10 @@ impl LaneTree {
                 }
             }
             open.push(x as u32);
-        }
+            1
+        })
+        .await;
+        let mut parent = nesting.0;
 
         // Folding (PyTorch's `_remove_dup_nodes`). In tree order a parent's fate is settled
         // before its children are seen, so one pass reaches PyTorch's fixed point: a child's
@@ -244,12 +248,11 @@ impl LaneTree {
                 children[p as usize] += 1;
             }
         }
-        let mut folded = vec![false; n];
-        for x in 0..n {
-            y.tick(1).await;
+        let mut folding = (&mut parent, vec![false; n], children);
+        slicing::each(y, n, &mut folding, |(parent, folded, children), x| {
             let mut p = parent[x];
             if p == NO_NODE {
-                continue;
+                return 1;
             }
             if folded[p as usize] {
                 p = parent[p as usize];
@@ -259,16 +262,20 @@ impl LaneTree {
                 folded[x] = true;
                 children[p as usize] = children[x];
             }
-        }
+            1
+        })
+        .await;
+        let folded = folding.1;
 
         let mut self_cpu_ns: Vec<i64> = order.iter().map(|&i| s.dur_ns[i as usize]).collect();
-        for x in 0..n {
-            y.tick(1).await;
+        slicing::each(y, n, &mut self_cpu_ns, |self_cpu_ns, x| {
             let p = parent[x];
             if p != NO_NODE && !folded[x] {
                 self_cpu_ns[p as usize] -= s.dur_ns[order[x] as usize];
             }
-        }
+            1
+        })
+        .await;
         LaneTree {
             lane: lane as u32,
             slice: order,
@@ -297,46 +304,48 @@ impl LaneTree {
     /// Sums device time up the tree and counts memory, once every GPU op has been charged.
     async fn finish(&mut self, trace: &Trace, mem: &MemoryIndex<'_>, y: &mut Slicer) {
         // `add_up`, a node at a time.
-        let mut device_total = Vec::with_capacity(self.len());
-        for &ns in &self.device_self_ns {
-            y.tick(1).await;
-            device_total.push(ns);
-        }
-        for x in (0..self.len()).rev() {
-            y.tick(1).await;
+        let n = self.len();
+        let mut device_total = self.device_self_ns.clone();
+        slicing::each(y, n, &mut device_total, |device_total, k| {
+            let x = n - 1 - k;
             let p = self.parent[x];
             if p != NO_NODE && !self.folded[x] {
                 device_total[p as usize] += device_total[x];
             }
-        }
+            1
+        })
+        .await;
         self.device_total_ns = device_total;
         if mem.is_empty() {
             return;
         }
         let s = &trace.lanes[self.lane as usize].slices;
-        let mut memory = Vec::with_capacity(self.len());
-        for &i in &self.slice {
-            // Two binary searches over every memory event: the most costly units of the forest.
-            y.tick(LOOKUP).await;
-            let (cpu, device) = mem.within(s.start_ns[i as usize], s.end_ns(i as usize));
+        let mut memory = Vec::with_capacity(n);
+        slicing::each(y, n, &mut memory, |memory, x| {
+            let i = self.slice[x] as usize;
+            let (cpu, device) = mem.within(s.start_ns[i], s.end_ns(i));
             memory.push(NodeMemory {
                 cpu_bytes: cpu,
                 self_cpu_bytes: cpu,
                 device_bytes: device,
                 self_device_bytes: device,
             });
-        }
-        self.memory = memory;
-        for x in 0..self.len() {
-            y.tick(1).await;
+            // Two binary searches over every memory event: the most costly units of the forest.
+            LOOKUP
+        })
+        .await;
+        slicing::each(y, n, &mut memory, |memory, x| {
             let p = self.parent[x];
             if p != NO_NODE && !self.folded[x] {
-                let child = self.memory[x];
-                let m = &mut self.memory[p as usize];
+                let child = memory[x];
+                let m = &mut memory[p as usize];
                 m.self_cpu_bytes -= child.cpu_bytes;
                 m.self_device_bytes -= child.device_bytes;
             }
-        }
+            1
+        })
+        .await;
+        self.memory = memory;
     }
 }
 
