@@ -10,12 +10,14 @@
 //! [`block_on`] with [`Slicer::never`] runs it to the end, which is what the synchronous
 //! functions (`Links::build`, `steps::analyze_with`, ...) are, for the CLI, Python and tests.
 //!
+//! The hottest passes tick once per chunk through [`each`] rather than once per entry.
+//!
 //! Pausing changes when work runs, never what it computes: every analysis gives the same result
 //! with any budget (tested on the real fixtures in `tests/slicing.rs`).
 //!
-//! A sort of a whole lane's worth of entries is sliced too ([`sort_by_key`]). Not sliced: the sorts
-//! of index tables by id (`sort_unstable` on up to a few hundred thousand entries) and passes that
-//! are one library call (a column cloned, an order checked); they are a few ms at 1 GB.
+//! The sorts of a lane's or a table's worth of entries are sliced too ([`sort_by_key`]). Not
+//! sliced: passes that are one library call (a column cloned, a lane's order checked), sorts of a
+//! few thousand entries, and HTA mode's breakdowns, which the page does not use.
 
 use std::future::Future;
 use std::ops::Range;
