@@ -370,7 +370,9 @@ fn printed_data(v: &Value, path: &mut String, out: &mut Vec<String>) {
 
 /// Idle, steps and findings name the device as the trace does: `MTIA`/`XPU` where its process is
 /// labelled so, `GPU` where nothing names it (the PrivateUse1 fixture) and on CUDA. Checked on the
-/// analyses' sentences and on what `sightline idle`, `steps` and `report` print.
+/// analyses' sentences and on what `sightline idle`, `steps`, `report`, `kernels`, `labels` and
+/// `ops` print: on MTIA and XPU neither `GPU` nor `CUDA` (the operator table heads its device
+/// columns `Self MTIA`, `Self XPU`, as PyTorch does).
 #[test]
 fn idle_steps_and_findings_say_the_devices_name() {
     for (name, word) in [
@@ -395,7 +397,7 @@ fn idle_steps_and_findings_say_the_devices_name() {
         for f in findings::analyze(&t) {
             text += &format!("{} {} {}\n", f.title, f.detail, f.advice);
         }
-        for cmd in ["idle", "steps", "report"] {
+        for cmd in ["idle", "steps", "report", "kernels", "labels", "ops"] {
             let out = std::process::Command::new(env!("CARGO_BIN_EXE_sightline"))
                 .arg(cmd)
                 .arg(common::local_fixture(&format!("devices/{name}")))
@@ -406,7 +408,11 @@ fn idle_steps_and_findings_say_the_devices_name() {
         }
         if word != "GPU" {
             assert!(!text.contains("GPU"), "{name}: {text}");
+            assert!(!text.contains("CUDA"), "{name}: {text}");
             assert!(text.contains(&device), "{name}: {text}");
+            assert!(text.contains(&format!("Self {word} time total")), "{name}");
+            assert!(text.contains(&format!("{word} time total")), "{name}");
+            assert!(text.contains(&format!("{word} inside")), "{name}");
         }
     }
 }
@@ -624,4 +630,67 @@ fn rocm_trace_advice_names_hip_graphs() {
             "{id}: {a}"
         );
     }
+}
+
+/// What `sightline COMMAND FILE` prints.
+fn cli_text(cmd: &str, file: &std::path::Path) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sightline"))
+        .arg(cmd)
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{cmd} {}", file.display());
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The operator table heads its device columns as PyTorch's does on that device: `Self CUDA` on
+/// CUDA and on ROCm (PyTorch's ROCm build records through torch.cuda), `Self device` where the
+/// trace does not name its backend (PrivateUse1). The kernel table shows its Tensor Cores column
+/// (an NVIDIA kernel-name list) on CUDA only.
+#[test]
+fn tables_name_the_device_as_pytorch_does() {
+    let real = common::shared_fixtures().join("real");
+    let cuda = real.join("hta_a100_alexnet_cuda_sync.json.gz");
+    let rocm = real.join("tracelens_mi300_bert_small.json.gz");
+    let other = common::local_fixture("devices/privateuse1_flows_only.json");
+    for (file, table, tensor_cores) in [
+        (&cuda, "Self CUDA", true),
+        (&rocm, "Self CUDA", false),
+        (&other, "Self device", false),
+    ] {
+        let ops = cli_text("ops", file);
+        assert!(ops.contains(table), "{}: {ops}", file.display());
+        let kernels = cli_text("kernels", file);
+        assert_eq!(
+            kernels.contains("Tensor Cores"),
+            tensor_cores,
+            "{}",
+            file.display()
+        );
+        assert!(kernels.contains("GPU time total"), "{}", file.display());
+        let labels = cli_text("labels", file);
+        assert!(
+            labels.contains("GPU inside"),
+            "{}: {labels}",
+            file.display()
+        );
+    }
+    for cmd in ["ops", "kernels", "labels"] {
+        assert!(!cli_text(cmd, &other).contains("CUDA"), "{cmd}");
+    }
+}
+
+/// `--help` names no one backend's device: "device", with CUDA only where it says what PyTorch
+/// heads its columns with and that the Tensor Cores column is CUDA's.
+#[test]
+fn help_is_device_neutral() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sightline"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("kernels FILE"), "{text}");
+    assert!(!text.contains("GPU"), "{text}");
+    assert_eq!(text.matches("CUDA").count(), 2, "{text}");
 }

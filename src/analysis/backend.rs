@@ -152,3 +152,17 @@ pub fn allocator_setting(backend: Backend) -> &'static str {
         Backend::Other => "",
     }
 }
+
+/// The device as PyTorch's `key_averages().table()` heads its columns (`Self CUDA`, `Self XPU`:
+/// its `use_device.upper()`): `CUDA` on CUDA and ROCm (PyTorch's ROCm build records through
+/// `torch.cuda`), the device word where all devices share one (`MTIA`, `XPU`), else `device`
+/// (a PrivateUse1 backend, whose name the trace does not hold, or mixed devices).
+pub fn table_word(trace: &Trace) -> String {
+    match of_trace(trace) {
+        Some(Backend::Cuda | Backend::Rocm) => "CUDA".into(),
+        _ => match super::summary::devices_word(trace).as_str() {
+            "GPU" | "device" => "device".into(),
+            word => word.into(),
+        },
+    }
+}
