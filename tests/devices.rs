@@ -694,3 +694,17 @@ fn help_is_device_neutral() {
     assert!(!text.contains("GPU"), "{text}");
     assert_eq!(text.matches("CUDA").count(), 2, "{text}");
 }
+
+/// On a real CUDA trace (the PyTorch 1.9 schema, whose runtime calls are `Runtime`), the
+/// launch-bound finding names CUDA graphs and nothing of ROCm.
+#[test]
+fn cuda_trace_advice_names_cuda_graphs() {
+    let bytes = std::fs::read(
+        common::shared_fixtures().join("real/kineto_v100_resnet50_legacy_pt19.pt.trace.json.gz"),
+    )
+    .unwrap();
+    let t = parse_bytes(&bytes).unwrap();
+    let f = findings::analyze(&t);
+    let a = &finding(&f, "small_kernels", "CUDA").advice;
+    assert!(a.contains("CUDA graphs") && !a.contains("HIP"), "{a}");
+}

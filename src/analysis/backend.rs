@@ -100,6 +100,15 @@ pub fn fewer_launches(backend: Backend) -> String {
     }
 }
 
+/// What takes launch overhead off the critical path: larger fused kernels, and graphs where
+/// they exist.
+pub fn against_launch_overhead(backend: Backend) -> String {
+    match graphs(backend) {
+        Some(g) => format!("larger fused kernels or {g}"),
+        None => "fewer and larger kernels (fusion, e.g. torch.compile)".into(),
+    }
+}
+
 /// What a first step does that later ones do not, on these devices (`None`: the host only).
 pub fn warmup_work(backend: Option<Backend>) -> &'static str {
     match backend {

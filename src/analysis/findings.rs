@@ -552,10 +552,7 @@ pub fn analyze_with_flops(
             advice: format!(
                 "Take the named CPU work off the critical path: a faster input pipeline, fewer \
                  synchronizations (.item(), .cpu(), printing tensors), {} against launch overhead.",
-                match backend::graphs(backend::of_device(trace, d.device)) {
-                    Some(g) => format!("larger fused kernels or {g}"),
-                    None => "fewer and larger kernels (fusion, e.g. torch.compile)".into(),
-                }
+                backend::against_launch_overhead(backend::of_device(trace, d.device))
             ),
             evidence: Evidence {
                 slices,

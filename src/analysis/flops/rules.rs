@@ -145,7 +145,7 @@ pub fn findings(trace: &Trace, links: &Links, flops: &Flops) -> Vec<Finding> {
             out.push(Finding {
                 id: "fp32_gemm_on_tensor_core_gpu",
                 severity: Severity::Warning,
-                title: if trace.meta.rocm {
+                title: if backend::of_trace(trace) == Some(backend::Backend::Rocm) {
                     "FP32 GEMMs on a GPU with Matrix Cores"
                 } else {
                     "FP32 GEMMs on a GPU with Tensor Cores"
