@@ -29,6 +29,16 @@ export class TimelineView {
     this.meta = null;
     this.frameTimes = [];
     this.textWidth = new Map();
+    // Frames: asked for (`asked`, a sequence), on the canvas (`shown`), asked for in this task
+    // (`queued`), being laid out (`fetching`) with another asked for meanwhile (`dirty`), arrived
+    // and waiting for the animation frame that paints them (`arrived`, `pending`); see request().
+    // `drawing`, `redraw`: draw().
+    this.asked = 0;
+    this.shown = 0;
+    this.queued = false;
+    this.fetching = null;
+    this.dirty = false;
+    this.arrived = null;
     this.pending = false;
     this.drawing = null;
     this.redraw = false;
@@ -115,33 +125,65 @@ export class TimelineView {
     }
   }
 
+  /**
+   * Asks for a frame of the current view, painted at the next animation frame. The worker lays it
+   * out at once (requests made in one task are one frame); one asked for while a frame is being
+   * laid out is asked for as soon as that one arrives, so the worker lays out the next frame while
+   * the page waits for the display and paints: at most one frame in the worker and one waiting
+   * to be painted, and only the newest is painted.
+   */
   request() {
-    if (this.pending) return;
-    this.pending = true;
-    requestAnimationFrame(() => {
-      this.pending = false;
-      this.draw();
+    if (this.queued) return;
+    if (this.fetching) {
+      this.dirty = true;
+      return;
+    }
+    this.queued = true;
+    queueMicrotask(() => {
+      this.queued = false;
+      const f = (this.fetching = this.fetch());
+      f.replies.then((replies) => {
+        this.fetching = null;
+        this.arrived = { f, replies };
+        if (this.dirty) {
+          this.dirty = false;
+          this.request();
+        }
+        if (this.pending) return;
+        this.pending = true;
+        requestAnimationFrame(() => {
+          this.pending = false;
+          const a = this.arrived;
+          this.arrived = null;
+          if (a) this.paint(a.f, a.replies);
+        });
+      });
     });
   }
 
-  /** Resolves once no frame is asked for or being drawn (tests wait for it before reading). */
+  /** Resolves once no frame is asked for, being laid out or waiting to be painted. */
   async idle() {
-    while (this.pending || this.drawing) {
+    for (;;) {
       if (this.drawing) await this.drawing;
-      else await new Promise((resolve) => requestAnimationFrame(() => resolve()));
+      else if (this.fetching) await this.fetching.replies;
+      else if (this.queued || this.pending || this.arrived) await new Promise((resolve) => requestAnimationFrame(() => resolve()));
+      else return;
     }
   }
 
   /**
-   * Draws a frame; resolves to the milliseconds it took (the layout in the worker, the transfer
-   * and the painting). A draw asked for while one is in flight is done once, after it.
+   * Draws a frame now; resolves to the milliseconds it took (the layout in the worker, the
+   * transfer and the painting). A draw asked for while one is in flight is done once, after it.
    */
   draw() {
     if (this.drawing) {
       this.redraw = true;
       return this.drawing;
     }
-    this.drawing = this.drawOnce().finally(() => {
+    this.drawing = (async () => {
+      const f = this.fetch();
+      return this.paint(f, await f.replies);
+    })().finally(() => {
       this.drawing = null;
       if (this.redraw) {
         this.redraw = false;
@@ -151,14 +193,21 @@ export class TimelineView {
     return this.drawing;
   }
 
-  async drawOnce() {
-    const t0 = performance.now();
-    const ctx = this.ctx;
-    const th = this.theme;
+  /** Asks the worker for a frame and the layers' data, for the same view. */
+  fetch() {
     const session = this.session;
+    const t0 = performance.now();
     const framed = session ? this.call(() => session.frame()) : undefined;
     const layered = Promise.all(this.layers.map((l) => (session ? this.call(() => l.fetch(session)) : undefined)));
-    const [frame, layers] = [await framed, await layered];
+    return { session, t0, seq: ++this.asked, replies: Promise.all([framed, layered]) };
+  }
+
+  /** Paints a frame's replies, unless a newer frame is on the canvas already; returns its ms. */
+  paint({ session, t0, seq }, [frame, layers]) {
+    if (seq < this.shown) return 0;
+    this.shown = seq;
+    const ctx = this.ctx;
+    const th = this.theme;
     if (session !== this.session) return 0;
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     ctx.fillStyle = th.bg;
