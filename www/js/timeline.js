@@ -2,8 +2,9 @@
 // into Session calls. It decides nothing about what to draw: rectangles, labels, ticks, steps and
 // arrows all come from `session.frame()`, in CSS pixels of the timeline area. The Session is in a
 // Web Worker (worker/client.js): every call is async, and calls run in the order they are made, so
-// a pan followed by a frame request draws the panned view. One frame is in flight at a time;
-// requests made meanwhile are merged into one more.
+// a pan followed by a frame request draws the panned view. At most one frame is being laid out in
+// the worker and one waits to be painted; requests made meanwhile are merged into one more (see
+// request()).
 
 export const GUTTER = 190; // lane names, left of the timeline area
 const RULER = 26; // time ruler, above it
