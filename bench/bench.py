@@ -231,13 +231,15 @@ def write_markdown(path, args, files, rows, peer, web):
     if peer:
         sections["peers"] = ("Peers on the same files", "\n".join(lines))
     if web:
-        lines = ["| file | MB | chosen -> timeline drawn | chosen -> every table ready | MB/s | longest page task | peak JS heap | peak wasm memory | frame p50 / p95 zoomed out | frame p50 / p95 zoom+pan |",
-                 "|---|---|---|---|---|---|---|---|---|---|"]
+        lines = ["| file | MB | chosen -> timeline drawn | chosen -> every table ready | MB/s | longest page task | peak JS heap | peak wasm memory (session worker) | memory held at once (÷ file) | frame p50 / p95 zoomed out | frames painted per s, dragged zoomed out | frame p50 / p95 zoom+pan | frame p50 / p95 while the analyses run |",
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for w in web.get("sightline", []):
             lines.append(
                 f"| {w['file']} | {w['mb']:.0f} | {fmt_s(w['drawn_s'])} | {fmt_s(w['ready_s'])} | {w['mb'] / w['ready_s']:.0f} | "
                 f"{w['longest_task_ms']:.0f} ms | {w['js_heap'] / 1e6:.0f} MB | {w['wasm_memory'] / 1e6:.0f} MB | "
-                f"{w['frame_idle_p50']:.1f} / {w['frame_idle_p95']:.1f} ms | {w['frame_zoom_p50']:.1f} / {w['frame_zoom_p95']:.1f} ms |")
+                f"{w['held'] / 1e6:.0f} MB ({w['held'] / (w['mb'] * 1e6):.2f}x) | "
+                f"{w['frame_idle_p50']:.1f} / {w['frame_idle_p95']:.1f} ms | {w['drag_fps']:.0f} | "
+                f"{w['frame_zoom_p50']:.1f} / {w['frame_zoom_p95']:.1f} ms | {w['frame_busy_p50']:.0f} / {w['frame_busy_p95']:.0f} ms |")
         for s in web.get("speedscope", []):
             lines.append("")
             lines.append(f"speedscope (npm {s['version']}) on {s['file']}: {fmt_s(s['ready_s'])} from file chosen to "

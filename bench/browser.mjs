@@ -5,7 +5,10 @@
 //
 // sightline: file, mb, ready_s (file chosen to every table ready), drawn_s (to the timeline drawn),
 // longest_task_ms (the page thread's longest task during the load), js_heap and wasm_memory (bytes),
-// frame_idle_p50/p95 (zoomed out) and frame_zoom_p50/p95 (zooming and panning), in ms.
+// held (the most memory held at once: JS heap plus every worker's wasm memory, parse workers and
+// their part buffers in transit included), frame_idle_p50/p95 (zoomed out), frame_zoom_p50/p95
+// (zooming and panning) and frame_busy_p50/p95 (frames drawn while the background analyses run),
+// in ms, and drag_fps (frames painted per second while dragged zoomed out).
 //
 // speedscope: when node_modules/speedscope is installed (bench/run installs it) and the smallest
 // FILE is at most 100 MB. speedscope rejects Kineto traces for the one span whose pid/tid are
@@ -34,6 +37,16 @@ const at = args.indexOf("--runs");
 if (at >= 0) runs = Math.max(1, Number(args.splice(at, 2)[1]) || 1);
 const noSpeedscope = args.indexOf("--no-speedscope");
 if (noSpeedscope >= 0) args.splice(noSpeedscope, 1);
+/**
+ * The most memory one load held at once: the session worker's wasm memory at the end, or, when
+ * parse workers ran, their wasm memory at its peak with the part buffers in transit and the session
+ * worker's memory at that moment, whichever is more; plus the page's JS heap.
+ */
+function heldAtOnce(r) {
+  const helpers = r.helpers || [];
+  const atHandOver = helpers.reduce((sum, h) => sum + h.wasm_memory_bytes + h.part_bytes, 0) + Math.max(0, ...helpers.map((h) => h.loading_wasm_memory_bytes));
+  return Math.max(r.wasm_memory_bytes, atHandOver) + r.peak_js_heap_bytes;
+}
 const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const SPEEDSCOPE = join(root, "node_modules", "speedscope");
@@ -223,6 +236,10 @@ try {
       frame_idle_p95: pick((r) => r.zoomed_out.p95_ms),
       frame_zoom_p50: pick((r) => r.zooming.median_ms),
       frame_zoom_p95: pick((r) => r.zooming.p95_ms),
+      frame_busy_p50: pick((r) => (r.frames_during_analysis ? r.frames_during_analysis.median_ms : 0)),
+      frame_busy_p95: pick((r) => (r.frames_during_analysis ? r.frames_during_analysis.p95_ms : 0)),
+      drag_fps: pick((r) => r.zoomed_out_dragging.painted_per_s),
+      held: pick(heldAtOnce),
     });
   }
   if (noSpeedscope < 0 && args.length > 0) {

@@ -149,6 +149,29 @@ async function framesInPage(n) {
   const out = [];
   for (let i = 0; i < n; i++) out.push(await view.draw());
   const zoomedOut = { ...stats(out), rects: await rects() };
+  // Zoomed out, dragged sideways as a user drags: a pan and a request every animation frame for
+  // two seconds, the way the page's pointer handler does it. Intervals between painted frames.
+  const painted = [];
+  const onFrame = view.cb.onFrame;
+  view.cb.onFrame = (meta) => {
+    painted.push(performance.now());
+    if (onFrame) onFrame(meta);
+  };
+  await new Promise((done) => {
+    const until = performance.now() + 2000;
+    const tick = (t) => {
+      s.pan(-4, 0);
+      view.request();
+      if (t < until) requestAnimationFrame(tick);
+      else done();
+    };
+    requestAnimationFrame(tick);
+  });
+  await view.idle();
+  view.cb.onFrame = onFrame;
+  const gaps = painted.slice(1).map((t, i) => t - painted[i]);
+  const dragging = { ...stats(gaps), painted_per_s: +(painted.length / ((painted[painted.length - 1] - painted[0]) / 1000)).toFixed(1) };
+  s.reset_view();
   // Zoomed out, scrolling through every lane top to bottom.
   const scroll = [];
   let most = 0;
@@ -207,6 +230,7 @@ async function framesInPage(n) {
     longest_main_thread_task_ms: longestTask,
     frames_during_analysis: busy.length ? stats(busy) : null,
     zoomed_out: zoomedOut,
+    zoomed_out_dragging: dragging,
     zoomed_out_scrolling: scrolling,
     zooming: { ...stats(zoom), deepest_rects: deepRects },
     // The first interval also pays for presenting the synchronous frames drawn just before.

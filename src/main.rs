@@ -13,21 +13,24 @@ commands:
   summary FILE [--json]   what the trace holds: events, lanes, devices, diagnostics, parse speed
   ops FILE [--json] [--by-shape] [--sort COLUMN] [--top N]
                           the operator table as PyTorch prints key_averages(): calls, self and
-                          total CPU and CUDA time, memory; --by-shape groups by Input Dims too;
-                          --sort takes a JSON field or PyTorch's sort_by name (default: self CUDA
-                          time when GPU time was charged, else self CPU); --top defaults to 30
-                          in text, all rows in JSON
+                          total CPU and device time (headed CUDA, XPU, MTIA as PyTorch heads
+                          them), memory; --by-shape groups by Input Dims too; --sort takes a
+                          JSON field or PyTorch's sort_by name (default: self device time when
+                          device time was charged, else self CPU); --top defaults to 30 in
+                          text, all rows in JSON
   kernels FILE [--json] [--top N]
-                          GPU ops by name: calls, total/avg/min/median/max, share of GPU time,
-                          kind, Tensor Cores, occupancy, grid/block variants, launching operators
+                          device ops by name: calls, total/avg/min/median/max, share of device
+                          time, kind, Tensor Cores (CUDA), occupancy, grid/block variants,
+                          launching operators
   labels FILE [--json] [--top N]
-                          record_function labels: calls, CPU total/self, GPU time launched
-                          inside, per-instance min/median/max, their spans on the GPU
+                          record_function labels: calls, CPU total/self, device time launched
+                          inside, per-instance min/median/max, their spans on the device
   idle FILE [--json] [--compat hta] [--top N]
-                          GPU idle time: HTA's temporal and per-stream breakdowns, the idle gaps of
-                          each device and what the CPU thread that ended each one was doing
-  steps FILE [--json]     ProfilerStep#N spans with the TensorBoard plugin's time breakdown, GPU
-                          utilization, step statistics
+                          device idle time: HTA's temporal and per-stream breakdowns, the idle
+                          gaps of each device and what the CPU thread that ended each one was
+                          doing
+  steps FILE [--json]     ProfilerStep#N spans with the TensorBoard plugin's time breakdown,
+                          device utilization, step statistics
   memory FILE [--json] [--points N] [--at US] [--allocations] [--top N]
                           memory per device (profile_memory=True): peak allocated and reserved,
                           what held the peak by operator and Python frame, the least allocated
@@ -41,7 +44,7 @@ commands:
   report FILE [--json] [--compat hta] [--top N]
                           everything: findings (with evidence), steps, idle time and its causes
   diff BASE NEW [--json] [--per-step|--total] [--by-shape] [--top N] [--fail-if EXPR]...
-                          before and after: operators, GPU ops (matched through their launching
+                          before and after: operators, device ops (matched through their launching
                           operator across hardware), labels, steps, idle time and findings, per
                           step unless --total; each --fail-if (step_time>+5%,
                           op:aten::copy_.self_cpu>+10%, finding:pageable_memcpy; see README)

@@ -370,7 +370,9 @@ fn printed_data(v: &Value, path: &mut String, out: &mut Vec<String>) {
 
 /// Idle, steps and findings name the device as the trace does: `MTIA`/`XPU` where its process is
 /// labelled so, `GPU` where nothing names it (the PrivateUse1 fixture) and on CUDA. Checked on the
-/// analyses' sentences and on what `sightline idle`, `steps` and `report` print.
+/// analyses' sentences and on what `sightline idle`, `steps`, `report`, `kernels`, `labels` and
+/// `ops` print: on MTIA and XPU neither `GPU` nor `CUDA` (the operator table heads its device
+/// columns `Self MTIA`, `Self XPU`, as PyTorch does).
 #[test]
 fn idle_steps_and_findings_say_the_devices_name() {
     for (name, word) in [
@@ -395,7 +397,7 @@ fn idle_steps_and_findings_say_the_devices_name() {
         for f in findings::analyze(&t) {
             text += &format!("{} {} {}\n", f.title, f.detail, f.advice);
         }
-        for cmd in ["idle", "steps", "report"] {
+        for cmd in ["idle", "steps", "report", "kernels", "labels", "ops"] {
             let out = std::process::Command::new(env!("CARGO_BIN_EXE_sightline"))
                 .arg(cmd)
                 .arg(common::local_fixture(&format!("devices/{name}")))
@@ -406,7 +408,11 @@ fn idle_steps_and_findings_say_the_devices_name() {
         }
         if word != "GPU" {
             assert!(!text.contains("GPU"), "{name}: {text}");
+            assert!(!text.contains("CUDA"), "{name}: {text}");
             assert!(text.contains(&device), "{name}: {text}");
+            assert!(text.contains(&format!("Self {word} time total")), "{name}");
+            assert!(text.contains(&format!("{word} time total")), "{name}");
+            assert!(text.contains(&format!("{word} inside")), "{name}");
         }
     }
 }
@@ -425,4 +431,280 @@ fn mtia_dma_transfers_are_copies_in_the_steps() {
     for (a, b) in mtia.steps.iter().zip(&xpu.steps) {
         assert_eq!(a.breakdown.memcpy_ns, b.breakdown.memcpy_ns, "{}", a.name);
     }
+}
+
+/// A device kind as a synthetic trace writes it: the device process's label, the runtime's
+/// category and launch call, the category of its kernels, the kernels' queue arg.
+struct DeviceKind {
+    label: &'static str,
+    runtime: &'static str,
+    launch: &'static str,
+    kernel_cat: &'static str,
+    queue_arg: Option<&'static str>,
+}
+
+const MTIA: DeviceKind = DeviceKind {
+    label: "MTIA 0",
+    runtime: "mtia_runtime",
+    launch: "runFunction - add_kernel",
+    kernel_cat: "mtia_ccp_events",
+    queue_arg: None,
+};
+const XPU: DeviceKind = DeviceKind {
+    label: "XPU 0",
+    runtime: "xpu_runtime",
+    launch: "urEnqueueKernelLaunch",
+    kernel_cat: "kernel",
+    queue_arg: Some("sycl queue"),
+};
+const ROCM: DeviceKind = DeviceKind {
+    label: "GPU 0",
+    runtime: "cuda_runtime",
+    launch: "hipLaunchKernel",
+    kernel_cat: "kernel",
+    queue_arg: Some("stream"),
+};
+const CUDA: DeviceKind = DeviceKind {
+    label: "GPU 0",
+    runtime: "cuda_runtime",
+    launch: "cudaLaunchKernel",
+    kernel_cat: "kernel",
+    queue_arg: Some("stream"),
+};
+
+/// The smallest trace on which the device findings fire: 5 steps of 250 launches of a 1 us kernel
+/// each, 4 us apart (under 50% busy, all kernels tiny), the first step 3x as long as the others;
+/// on a GPU, memory allocated to 95% of the device's. Without `host_ops`, only the runtime calls
+/// and the kernels (a trace recorded with the device activity alone).
+fn device_findings(k: &DeviceKind, host_ops: bool) -> Vec<findings::Finding> {
+    use serde_json::json;
+    let (host, dev) = (100, 0);
+    let mut ev = vec![
+        json!({"name": "process_name", "ph": "M", "pid": host, "tid": 0, "args": {"name": "python3"}}),
+        json!({"name": "process_labels", "ph": "M", "pid": host, "tid": 0, "args": {"labels": "CPU"}}),
+        json!({"name": "process_name", "ph": "M", "pid": dev, "tid": 0, "args": {"name": k.label}}),
+        json!({"name": "process_labels", "ph": "M", "pid": dev, "tid": 0, "args": {"labels": k.label}}),
+    ];
+    let gpu = k.label.starts_with("GPU");
+    let mut start = 1000.0;
+    let mut correlation = 1;
+    for step in 1..=5 {
+        let dur = if step == 1 { 3000.0 } else { 1000.0 };
+        if host_ops {
+            ev.push(
+                json!({"ph": "X", "cat": "user_annotation", "name": format!("ProfilerStep#{step}"),
+                "pid": host, "tid": host, "ts": start, "dur": dur}),
+            );
+            ev.push(
+                json!({"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": host, "tid": host,
+                "ts": start + 1.0, "dur": dur - 2.0, "args": {"External id": step}}),
+            );
+        }
+        for j in 0..250 {
+            let ts = start + 2.0 + 3.9 * j as f64;
+            ev.push(
+                json!({"ph": "X", "cat": k.runtime, "name": k.launch, "pid": host, "tid": host,
+                "ts": ts, "dur": 1.0, "args": {"correlation": correlation}}),
+            );
+            let mut args = json!({"correlation": correlation, "device": 0});
+            if let Some(q) = k.queue_arg {
+                args[q] = json!(7);
+            }
+            ev.push(
+                json!({"ph": "X", "cat": k.kernel_cat, "name": "add_kernel", "pid": dev,
+                "tid": 7, "ts": ts + 1.5, "dur": 1.0, "args": args}),
+            );
+            correlation += 1;
+        }
+        if gpu && host_ops {
+            ev.push(
+                json!({"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]",
+                "pid": host, "tid": host, "ts": start + 500.0, "args": {"Addr": step, "Bytes": 1000,
+                "Total Allocated": 950_000_000, "Total Reserved": 950_000_000,
+                "Device Type": 1, "Device Id": 0}}),
+            );
+        }
+        start += dur;
+    }
+    let properties = if gpu {
+        json!([{"id": 0, "name": "Test GPU", "totalGlobalMem": 1_000_000_000u64}])
+    } else {
+        json!([])
+    };
+    let trace = json!({"schemaVersion": 1, "deviceProperties": properties, "traceEvents": ev});
+    let t = parse_bytes(trace.to_string().as_bytes()).expect("a trace");
+    findings::analyze(&t)
+}
+
+fn finding<'a>(f: &'a [findings::Finding], id: &str, kind: &str) -> &'a findings::Finding {
+    f.iter().find(|x| x.id == id).unwrap_or_else(|| {
+        panic!(
+            "{kind}: no {id} in {:?}",
+            f.iter().map(|x| x.id).collect::<Vec<_>>()
+        )
+    })
+}
+
+/// Findings recommend what exists on the trace's device: CUDA graphs on CUDA, CUDA/HIP graphs
+/// through torch.cuda on ROCm, no graph API at all on MTIA and XPU (fewer, larger kernels
+/// through fusion instead), each backend's warm-up work, profiler activity and allocator setting.
+#[test]
+fn findings_advise_what_the_device_has() {
+    for (name, k) in [
+        ("MTIA", &MTIA),
+        ("XPU", &XPU),
+        ("ROCm", &ROCM),
+        ("CUDA", &CUDA),
+    ] {
+        let with_ops = device_findings(k, true);
+        let bare = device_findings(k, false);
+        let mut ids = vec!["low_gpu_utilization", "small_kernels", "warmup_outlier"];
+        if k.label.starts_with("GPU") {
+            ids.push("memory_near_capacity");
+        }
+        let mut text = String::new();
+        for id in ids {
+            let f = finding(&with_ops, id, name);
+            text += &format!("{}\n{}\n{}\n", f.title, f.detail, f.advice);
+        }
+        let bare_f = finding(&bare, "no_cpu_activity", name);
+        text += &format!("{}\n{}\n{}\n", bare_f.title, bare_f.detail, bare_f.advice);
+        for f in with_ops.iter().chain(&bare) {
+            text += &format!("{}\n{}\n{}\n", f.title, f.detail, f.advice);
+        }
+        let util = &finding(&with_ops, "low_gpu_utilization", name).advice;
+        let small = &finding(&with_ops, "small_kernels", name).advice;
+        let warmup = &finding(&with_ops, "warmup_outlier", name).detail;
+        match name {
+            "MTIA" | "XPU" => {
+                for word in ["CUDA", "cuDNN", "HIP", "GPU", "graph"] {
+                    assert!(!text.contains(word), "{name}: {word} in\n{text}");
+                }
+                assert!(
+                    util.contains("fusion (e.g. torch.compile)"),
+                    "{name}: {util}"
+                );
+                assert!(small.contains("torch.compile"), "{name}: {small}");
+                assert!(
+                    bare_f.advice.contains(&format!("ProfilerActivity.{name}]")),
+                    "{name}: {}",
+                    bare_f.advice
+                );
+            }
+            "ROCm" => {
+                for f in [util, small] {
+                    assert!(f.contains("CUDA/HIP graphs (torch.cuda.CUDAGraph)"), "{f}");
+                }
+                assert!(warmup.contains("HIP context, MIOpen"), "{warmup}");
+                assert!(!text.contains("cuDNN"), "{text}");
+                assert!(!text.contains("PYTORCH_CUDA_ALLOC_CONF"), "{text}");
+                assert!(text.contains("PYTORCH_HIP_ALLOC_CONF"), "{text}");
+                assert!(bare_f.advice.contains("ProfilerActivity.CUDA]"));
+            }
+            _ => {
+                for f in [util, small] {
+                    assert!(f.contains("CUDA graphs"), "{f}");
+                }
+                assert!(!text.contains("HIP"), "{text}");
+                assert!(warmup.contains("CUDA context, cuDNN"), "{warmup}");
+                assert!(text.contains("PYTORCH_CUDA_ALLOC_CONF"), "{text}");
+                assert!(bare_f.advice.contains("ProfilerActivity.CUDA]"));
+            }
+        }
+    }
+}
+
+/// On a real ROCm trace (MI300X), the low-utilization and starved findings name HIP graphs.
+#[test]
+fn rocm_trace_advice_names_hip_graphs() {
+    let bytes =
+        std::fs::read(common::shared_fixtures().join("real/tracelens_mi300_bert_small.json.gz"))
+            .unwrap();
+    let t = parse_bytes(&bytes).unwrap();
+    assert!(t.meta.rocm);
+    let f = findings::analyze(&t);
+    for id in ["low_gpu_utilization", "gpu_starved_by_cpu"] {
+        let a = &finding(&f, id, "ROCm").advice;
+        assert!(
+            a.contains("CUDA/HIP graphs (torch.cuda.CUDAGraph)"),
+            "{id}: {a}"
+        );
+    }
+}
+
+/// What `sightline COMMAND FILE` prints.
+fn cli_text(cmd: &str, file: &std::path::Path) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sightline"))
+        .arg(cmd)
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{cmd} {}", file.display());
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The operator table heads its device columns as PyTorch's does on that device: `Self CUDA` on
+/// CUDA and on ROCm (PyTorch's ROCm build records through torch.cuda), `Self device` where the
+/// trace does not name its backend (PrivateUse1). The kernel table shows its Tensor Cores column
+/// (an NVIDIA kernel-name list) on CUDA only.
+#[test]
+fn tables_name_the_device_as_pytorch_does() {
+    let real = common::shared_fixtures().join("real");
+    let cuda = real.join("hta_a100_alexnet_cuda_sync.json.gz");
+    let rocm = real.join("tracelens_mi300_bert_small.json.gz");
+    let other = common::local_fixture("devices/privateuse1_flows_only.json");
+    for (file, table, tensor_cores) in [
+        (&cuda, "Self CUDA", true),
+        (&rocm, "Self CUDA", false),
+        (&other, "Self device", false),
+    ] {
+        let ops = cli_text("ops", file);
+        assert!(ops.contains(table), "{}: {ops}", file.display());
+        let kernels = cli_text("kernels", file);
+        assert_eq!(
+            kernels.contains("Tensor Cores"),
+            tensor_cores,
+            "{}",
+            file.display()
+        );
+        assert!(kernels.contains("GPU time total"), "{}", file.display());
+        let labels = cli_text("labels", file);
+        assert!(
+            labels.contains("GPU inside"),
+            "{}: {labels}",
+            file.display()
+        );
+    }
+    for cmd in ["ops", "kernels", "labels"] {
+        assert!(!cli_text(cmd, &other).contains("CUDA"), "{cmd}");
+    }
+}
+
+/// `--help` names no one backend's device: "device", with CUDA only where it says what PyTorch
+/// heads its columns with and that the Tensor Cores column is CUDA's.
+#[test]
+fn help_is_device_neutral() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sightline"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("kernels FILE"), "{text}");
+    assert!(!text.contains("GPU"), "{text}");
+    assert_eq!(text.matches("CUDA").count(), 2, "{text}");
+}
+
+/// On a real CUDA trace (the PyTorch 1.9 schema, whose runtime calls are `Runtime`), the
+/// launch-bound finding names CUDA graphs and nothing of ROCm.
+#[test]
+fn cuda_trace_advice_names_cuda_graphs() {
+    let bytes = std::fs::read(
+        common::shared_fixtures().join("real/kineto_v100_resnet50_legacy_pt19.pt.trace.json.gz"),
+    )
+    .unwrap();
+    let t = parse_bytes(&bytes).unwrap();
+    let f = findings::analyze(&t);
+    let a = &finding(&f, "small_kernels", "CUDA").advice;
+    assert!(a.contains("CUDA graphs") && !a.contains("HIP"), "{a}");
 }

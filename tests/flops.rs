@@ -275,12 +275,17 @@ fn the_roofline_findings_reach_the_report() {
 
 /// One FP32 `aten::mm` of 4096x4096x4096 taking 20 ms on an A100 (about 35% of its FP32 peak).
 fn fp32_gemm_trace(gpu: &str) -> sightline::model::Trace {
+    fp32_gemm_trace_launched(gpu, "cudaLaunchKernel")
+}
+
+/// [`fp32_gemm_trace`] with the kernel launched by `launch` (`hipLaunchKernel`: a ROCm trace).
+fn fp32_gemm_trace_launched(gpu: &str, launch: &str) -> sightline::model::Trace {
     let json = format!(
         r#"{{"deviceProperties":[{{"id":0,"name":"{gpu}","totalGlobalMem":85899345920}}],
         "traceEvents":[
         {{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":100,"dur":50,
           "args":{{"External id":1,"Input Dims":[[4096,4096],[4096,4096]],"Input type":["float","float"]}}}},
-        {{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":110,"dur":10,
+        {{"ph":"X","cat":"cuda_runtime","name":"{launch}","pid":1,"tid":1,"ts":110,"dur":10,
           "args":{{"External id":1,"correlation":7}}}},
         {{"ph":"X","cat":"kernel","name":"sgemm_128x128","pid":0,"tid":7,"ts":200,"dur":20000,
           "args":{{"External id":1,"correlation":7,"device":0,"stream":7}}}}
@@ -305,6 +310,26 @@ fn fp32_gemms_on_tensor_core_gpus_are_flagged() {
     assert!(finding_ids(&a100).contains(&"fp32_gemm_on_tensor_core_gpu"));
     assert!(!finding_ids(&fp32_gemm_trace("Tesla V100-SXM2-32GB"))
         .contains(&"fp32_gemm_on_tensor_core_gpu"));
+}
+
+/// The FP32 finding names the matrix units as their maker does: Tensor Cores on NVIDIA, Matrix
+/// Cores on AMD (a ROCm trace).
+#[test]
+fn fp32_gemm_finding_names_the_matrix_units() {
+    let title = |t: &sightline::model::Trace| {
+        sightline::analysis::findings::analyze(t)
+            .into_iter()
+            .find(|f| f.id == "fp32_gemm_on_tensor_core_gpu")
+            .map(|f| f.title)
+    };
+    let a100 = title(&fp32_gemm_trace("NVIDIA A100-SXM4-80GB")).unwrap();
+    assert!(a100.contains("Tensor Cores"), "{a100}");
+    let mi300 = title(&fp32_gemm_trace_launched(
+        "AMD Instinct MI300X",
+        "hipLaunchKernel",
+    ))
+    .unwrap();
+    assert!(mi300.contains("Matrix Cores"), "{mi300}");
 }
 
 /// Every real fixture's GPU, as its `deviceProperties` names it, gets the roofs of that part.

@@ -109,3 +109,67 @@ fn drawn_rows_hold_every_shown_slice_once(trace: &sightline::model::Trace, name:
         }
     }
 }
+
+/// Frames drawn from the rows' items kept for the window (`lod::ItemCache`) equal frames of a
+/// fresh timeline: the same view again, scrolled, in another row layout, and panned.
+#[test]
+fn frames_that_reuse_the_rows_items_equal_fresh_ones() {
+    let python = RowMode {
+        python: true,
+        fold: true,
+    };
+    let no_python = RowMode {
+        python: false,
+        fold: true,
+    };
+    let fresh = |trace: &sightline::model::Trace, mode: RowMode| {
+        let mut tl = Timeline::new(trace);
+        tl.set_mode(trace, mode);
+        tl
+    };
+    for path in common::all_shared_traces() {
+        let bytes = std::fs::read(&path).unwrap();
+        let trace = parse_bytes(&bytes).unwrap();
+        let name = path.display();
+        let all: FxHashSet<u32> = (0..trace.lanes.len() as u32).collect();
+        let st = ViewState::default();
+        let mut tl = fresh(&trace, python);
+        let tracks = TrackLayout::with_rows(&trace, &tl.row_counts(), &FxHashSet::default(), &all);
+        let mut vp = Viewport::new(trace.span_ns(), 900.0, 400.0);
+        vp.set_content_height(tracks.height);
+        let draw = |tl: &Timeline, tracks: &TrackLayout, vp: &Viewport| {
+            let f = frame::layout(&trace, tl, tracks, vp, &st);
+            (f.rects, serde_json::to_string(&f.meta).unwrap())
+        };
+        let first = draw(&tl, &tracks, &vp);
+        assert_eq!(
+            draw(&tl, &tracks, &vp),
+            first,
+            "{name}: the same view again"
+        );
+        vp.scroll_by(250.0);
+        let fresh_python = fresh(&trace, python);
+        assert_eq!(
+            draw(&tl, &tracks, &vp),
+            draw(&fresh_python, &tracks, &vp),
+            "{name}: scrolled"
+        );
+        if tl.set_mode(&trace, no_python) {
+            let tracks =
+                TrackLayout::with_rows(&trace, &tl.row_counts(), &FxHashSet::default(), &all);
+            let other = fresh(&trace, no_python);
+            assert_eq!(
+                draw(&tl, &tracks, &vp),
+                draw(&other, &tracks, &vp),
+                "{name}: another row layout"
+            );
+            tl.set_mode(&trace, python);
+        }
+        vp.pan_px(37.0);
+        assert_eq!(
+            draw(&tl, &tracks, &vp),
+            draw(&fresh_python, &tracks, &vp),
+            "{name}: panned"
+        );
+    }
+}

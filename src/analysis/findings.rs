@@ -24,7 +24,11 @@
 //!   ([`super::flops::rules`]).
 //! - `gpu_starved_by_cpu`: a device idle at least 10% of its window, at least half of it waiting for the
 //!   host (gaps whose launch came after the gap began), naming what the CPU was doing.
+//!
+//! Advice names only APIs the trace's device has ([`super::backend`]): CUDA graphs on CUDA, HIP
+//! graphs through `torch.cuda` on ROCm, none on MTIA or XPU.
 
+use super::backend;
 use super::idle::{self, IdleOptions, IdleReport, WaitKind};
 use super::links::{Kind, Links};
 use super::slicing::{self, block_on, Slicer, LOOKUP};
@@ -178,9 +182,11 @@ pub async fn analyze_sliced(
                     String::new()
                 }
             ),
-            advice: "Profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] (and \
-                     record_shapes=True for shapes) so operators and labels are recorded."
-                .into(),
+            advice: format!(
+                "Profile with activities=[ProfilerActivity.CPU, {}] (and record_shapes=True for \
+                 shapes) so operators and labels are recorded.",
+                backend::profiler_activity(trace)
+            ),
             evidence: Evidence {
                 ranges: idle
                     .devices
@@ -295,12 +301,13 @@ pub async fn analyze_sliced(
                 severity: Severity::Warning,
                 title: "A first step is much slower than the others".into(),
                 detail: format!(
-                    "{} took {}, {:.1}x the median step ({}): warm-up work (CUDA context, cuDNN \
-                     autotuning, allocator growth) falls inside the recorded window.",
+                    "{} took {}, {:.1}x the median step ({}): warm-up work ({}) falls inside the \
+                     recorded window.",
                     first.name,
                     ms(first.dur_ns),
                     first.vs_median,
-                    ms(median as i64)
+                    ms(median as i64),
+                    backend::warmup_work(backend::of_trace(trace))
                 ),
                 advice: "Skip warm-up iterations with schedule(wait=1, warmup=2, ...) so that the \
                          active steps show the steady state."
@@ -419,8 +426,9 @@ pub async fn analyze_sliced(
                 ),
                 advice: format!(
                     "See where {} waits (sightline idle): feed it faster, batch more work per \
-                     step (larger batches, fused or compiled kernels, CUDA graphs).",
-                    device_name(trace, g.device)
+                     step: larger batches, {}.",
+                    device_name(trace, g.device),
+                    backend::fewer_launches(backend::of_device(trace, g.device))
                 ),
                 evidence: Evidence {
                     slices: gaps
@@ -499,10 +507,11 @@ pub async fn analyze_sliced(
                     device_name(trace, d.id),
                     pct(s)
                 ),
-                advice: "Reduce peak memory (smaller batch, activation checkpointing, mixed \
-                         precision) or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True \
-                         against fragmentation; an out-of-memory error is one step away."
-                    .into(),
+                advice: format!(
+                    "Reduce peak memory (smaller batch, activation checkpointing, mixed \
+                     precision){}; an out-of-memory error is one step away.",
+                    backend::allocator_setting(backend::of_device(trace, d.id))
+                ),
                 evidence: Evidence {
                     slices: slice.into_iter().collect(),
                     ranges: vec![TimeRange {
@@ -554,11 +563,11 @@ pub async fn analyze_sliced(
                     host_waits.join(", ")
                 }
             ),
-            advice:
+            advice: format!(
                 "Take the named CPU work off the critical path: a faster input pipeline, fewer \
-                     synchronizations (.item(), .cpu(), printing tensors), larger fused kernels or \
-                     CUDA graphs against launch overhead."
-                    .into(),
+                 synchronizations (.item(), .cpu(), printing tensors), {} against launch overhead.",
+                backend::against_launch_overhead(backend::of_device(trace, d.device))
+            ),
             evidence: Evidence {
                 slices,
                 ranges: gaps

@@ -123,7 +123,7 @@ pub enum WaitKind {
     Copy,
     /// `cuda*Synchronize` / `hip*Synchronize` / `cu*Synchronize` calls.
     Sync,
-    /// A blocking `cudaMemcpy` (not `Async`).
+    /// A blocking `cudaMemcpy` / `hipMemcpy` (not `Async`).
     BlockingMemcpy,
     /// Device or pinned memory allocation and release: `cudaMalloc`, `cudaFree`, `cudaHostAlloc`...
     Alloc,
@@ -167,8 +167,10 @@ impl WaitKind {
             WaitKind::Collate => "collate",
             WaitKind::Copy => "copies (aten::copy_/to/contiguous)",
             WaitKind::Sync => "synchronizations",
-            WaitKind::BlockingMemcpy => "blocking cudaMemcpy",
-            WaitKind::Alloc => "memory allocation (cudaMalloc/cudaFree)",
+            // Runtime-neutral words: the kinds are told by name on every backend (cudaMemcpy,
+            // hipMemcpy, ...), and a trace of one is not to be described with another's calls.
+            WaitKind::BlockingMemcpy => "blocking memcpy calls",
+            WaitKind::Alloc => "memory allocation and release calls",
             WaitKind::Launch => "kernel launches",
             WaitKind::CpuOps => "other CPU operators",
             WaitKind::Python => "Python code",

@@ -4,6 +4,7 @@
 //! prints it and the viewer renders the same structure, so the numbers on the page and in the
 //! terminal are one computation.
 
+pub mod backend;
 pub mod diff;
 pub mod digest;
 pub mod findings;

@@ -241,7 +241,7 @@ fn print(a: &Args, d: &Diff, top: usize) {
     if !d.kernels.is_empty() {
         println!();
         println!(
-            "GPU ops ({per}, by name, launching operator and module; {} of {} rows)",
+            "Device ops ({per}, by name, launching operator and module; {} of {} rows)",
             top.min(d.kernels.len()),
             d.kernels.len()
         );
@@ -288,7 +288,7 @@ fn print(a: &Args, d: &Diff, top: usize) {
     let i = &d.idle;
     if i.base.devices + i.new.devices > 0 {
         println!();
-        println!("GPU idle ({per}, summed over devices)");
+        println!("Device idle ({per}, summed over devices)");
         println!("  {:<42}{:>12}{:>12}{:>12}", "", "base", "new", "delta");
         for (what, b, n) in [
             ("idle", i.base.idle_us, i.new.idle_us),

@@ -64,7 +64,7 @@ pub fn run(opts: &Opts) -> Result<(), String> {
     });
     print!("{}", layout(&cols, rows));
     println!(
-        "GFLOPs and MB per call (MB = 10^6 bytes); Kernel: GPU time of all calls; % peak: of the \
+        "GFLOPs and MB per call (MB = 10^6 bytes); Kernel: device time of all calls; % peak: of the \
          roof at the op's arithmetic intensity"
     );
     Ok(())

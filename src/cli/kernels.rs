@@ -1,10 +1,18 @@
-//! `sightline kernels FILE [--json] [--top N]`: the GPU ops grouped by name (the kernel table).
+//! `sightline kernels FILE [--json] [--top N]`: the device ops grouped by name (the kernel table).
+//! The text names the device as the trace does (`GPU`, `MTIA`, `XPU`), and shows the Tensor
+//! Cores column on CUDA only: it matches NVIDIA kernel names, so elsewhere it would say "no"
+//! without knowing.
 
 use super::ops::{fmt_time, layout, name_width, share, truncate_name, Column};
 use super::{load, print_json, Opts};
+use sightline::analysis::backend::{self, Backend};
 use sightline::analysis::flops::{kernels::annotate, Flops};
 use sightline::analysis::links::Links;
+use sightline::analysis::summary::devices_word;
 use sightline::analysis::tables::{kernel_table, Forest};
+
+/// The index of the Tensor Cores column.
+const TENSOR_CORES: usize = 9;
 
 pub fn run(opts: &Opts) -> Result<(), String> {
     let top = opts.count("--top")?;
@@ -23,12 +31,15 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         return print_json(&table);
     }
     if table.rows.is_empty() {
-        println!("no GPU ops (kernels, memcpy, memset) in this trace");
+        println!("no device ops (kernels, memcpy, memset) in this trace");
         return Ok(());
     }
     let name_width = name_width(table.rows.iter().map(|r| r.name.as_str()));
     let launcher_width = 40;
-    let cols = [
+    let word = devices_word(trace);
+    let tensor_cores = backend::of_trace(trace) == Some(Backend::Cuda);
+    let share_title = format!("{word} time %");
+    let mut cols = vec![
         Column::right("Name", name_width),
         Column::right("Kind", 13),
         Column::right("# of Calls", 12),
@@ -37,7 +48,7 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         Column::right("Min", 12),
         Column::right("Median", 12),
         Column::right("Max", 12),
-        Column::right("GPU time %", 12),
+        Column::right(share_title.as_str(), 12.max(share_title.len())),
         Column::right("Tensor Cores", 12),
         Column::right("Occupancy", 12),
         Column::right("Grid/block", 12),
@@ -46,6 +57,9 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         Column::right("TB/s", 7),
         Column::left("Launched by", launcher_width),
     ];
+    if !tensor_cores {
+        cols.remove(TENSOR_CORES);
+    }
     let opt = |x: Option<f64>, d: usize| x.map_or("-".to_string(), |v| format!("{v:.d$}"));
     let rows = table.rows.iter().take(top.unwrap_or(30)).map(|r| {
         let launcher = match r.launched_by.first() {
@@ -68,7 +82,7 @@ pub fn run(opts: &Opts) -> Result<(), String> {
             }
             None => String::new(),
         };
-        vec![
+        let mut cells = vec![
             truncate_name(&r.name, 55),
             r.kind.as_str().to_string(),
             r.calls.to_string(),
@@ -90,7 +104,11 @@ pub fn run(opts: &Opts) -> Result<(), String> {
             opt(r.flops.tflops_s, 2),
             opt(r.flops.tb_s, 3),
             launcher,
-        ]
+        ];
+        if !tensor_cores {
+            cells.remove(TENSOR_CORES);
+        }
+        cells
     });
     print!("{}", layout(&cols, rows));
     let kinds: Vec<String> = table
@@ -105,7 +123,7 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         })
         .collect();
     println!(
-        "GPU time total: {} ({})",
+        "{word} time total: {} ({})",
         fmt_time(table.gpu_time_us),
         kinds.join(", ")
     );

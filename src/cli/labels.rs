@@ -1,7 +1,9 @@
-//! `sightline labels FILE [--json] [--top N]`: `record_function` labels on the CPU and the GPU.
+//! `sightline labels FILE [--json] [--top N]`: `record_function` labels on the CPU and the device,
+//! which the text names as the trace does (`GPU`, `MTIA`, `XPU`).
 
 use super::ops::{fmt_time, layout, name_width, truncate_name, Column};
 use super::{load, print_json, Opts};
+use sightline::analysis::summary::devices_word;
 use sightline::analysis::tables::labels::Spread;
 use sightline::analysis::tables::{label_table, Forest};
 
@@ -21,6 +23,12 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         return Ok(());
     }
     let name_width = name_width(table.rows.iter().map(|r| r.name.as_str()));
+    let word = devices_word(trace);
+    let device_col = |what: &str| {
+        let title = format!("{word} {what}");
+        let width = title.len().max(12);
+        Column::right(title, width)
+    };
     let cols = [
         Column::right("Name", name_width),
         Column::right("# of Calls", 12),
@@ -29,10 +37,10 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         Column::right("CPU min", 12),
         Column::right("CPU median", 12),
         Column::right("CPU max", 12),
-        Column::right("CUDA inside", 12),
-        Column::right("GPU spans", 12),
-        Column::right("GPU total", 12),
-        Column::right("GPU median", 12),
+        device_col("inside"),
+        device_col("spans"),
+        device_col("total"),
+        device_col("median"),
     ];
     let spread = |s: &Option<Spread>, pick: fn(&Spread) -> f64| {
         s.as_ref().map_or("-".to_string(), |s| fmt_time(pick(s)))
@@ -53,6 +61,9 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         ]
     });
     print!("{}", layout(&cols, rows));
-    println!("CUDA inside: GPU time of the kernels, memcpy and memset launched inside the label");
+    println!(
+        "{word} inside: {word} time of the kernels, memcpy and memset launched inside the label; \
+         {word} spans/total/median: the label's spans on the {word} timeline"
+    );
     Ok(())
 }

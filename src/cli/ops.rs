@@ -5,7 +5,10 @@
 //! spaces apart, dashed rules, times in us/ms/s with three decimals, memory in B/KB/MB/GB).
 
 use super::{load, print_json, Opts};
+use sightline::analysis::backend;
+use sightline::analysis::summary::devices_word;
 use sightline::analysis::tables::{op_table, Forest, OpColumn, OpTable};
+use sightline::model::Trace;
 
 pub fn run(opts: &Opts) -> Result<(), String> {
     let sort = match opts.value("--sort") {
@@ -38,14 +41,17 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         }
         return print_json(&table);
     }
-    print!("{}", render(&table, top.unwrap_or(30)));
+    print!("{}", render(&table, trace, top.unwrap_or(30)));
     Ok(())
 }
 
 /// The table as PyTorch's `_build_table` prints it, first `limit` rows. Column widths come from
-/// all rows, as PyTorch sizes them before it applies its row limit.
-pub fn render(t: &OpTable, limit: usize) -> String {
+/// all rows, as PyTorch sizes them before it applies its row limit. The device columns are
+/// headed as PyTorch heads them for the trace's device (`Self CUDA`, `Self XPU`, `Self MTIA`:
+/// [`backend::table_word`]), 12 wide as PyTorch makes them, also where the header is longer.
+pub fn render(t: &OpTable, trace: &Trace, limit: usize) -> String {
     let device = t.has_device_time();
+    let dev = backend::table_word(trace);
     let device_mem = t.rows.iter().any(|r| r.self_device_mem_bytes > 0);
     let mut cols = vec![
         Column::right("Name", name_width(t.rows.iter().map(|r| r.name.as_str()))),
@@ -56,7 +62,12 @@ pub fn render(t: &OpTable, limit: usize) -> String {
         Column::right("CPU time avg", 12),
     ];
     if device {
-        for h in ["Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"] {
+        for h in [
+            format!("Self {dev}"),
+            format!("Self {dev} %"),
+            format!("{dev} total"),
+            format!("{dev} time avg"),
+        ] {
             cols.push(Column::right(h, 12));
         }
     }
@@ -64,8 +75,8 @@ pub fn render(t: &OpTable, limit: usize) -> String {
         cols.push(Column::right("CPU Mem", 12));
         cols.push(Column::right("Self CPU Mem", 12));
         if device_mem {
-            cols.push(Column::right("CUDA Mem", 12));
-            cols.push(Column::right("Self CUDA Mem", 12));
+            cols.push(Column::right(format!("{dev} Mem"), 12));
+            cols.push(Column::right(format!("Self {dev} Mem"), 12));
         }
     }
     cols.push(Column::right("# of Calls", 12));
@@ -116,13 +127,14 @@ pub fn render(t: &OpTable, limit: usize) -> String {
     ));
     if device {
         out.push_str(&format!(
-            "Self CUDA time total: {}\n",
+            "Self {dev} time total: {}\n",
             fmt_time(t.gpu_time_us)
         ));
     }
     if t.unattributed_gpu_ops > 0 {
+        let word = devices_word(trace);
         out.push_str(&format!(
-            "GPU time launched by no operator: {} ({} GPU ops)\n",
+            "{word} time launched by no operator: {} ({} {word} ops)\n",
             fmt_time(t.unattributed_gpu_us),
             t.unattributed_gpu_ops
         ));
@@ -132,23 +144,23 @@ pub fn render(t: &OpTable, limit: usize) -> String {
 
 /// A column of a text table.
 pub(super) struct Column {
-    title: &'static str,
+    title: String,
     width: usize,
     left: bool,
 }
 
 impl Column {
-    pub(super) fn right(title: &'static str, width: usize) -> Column {
+    pub(super) fn right(title: impl Into<String>, width: usize) -> Column {
         Column {
-            title,
+            title: title.into(),
             width,
             left: false,
         }
     }
 
-    pub(super) fn left(title: &'static str, width: usize) -> Column {
+    pub(super) fn left(title: impl Into<String>, width: usize) -> Column {
         Column {
-            title,
+            title: title.into(),
             width,
             left: true,
         }
@@ -174,7 +186,7 @@ pub(super) fn layout(cols: &[Column], rows: impl Iterator<Item = Vec<String>>) -
         .map(|c| format!("{}  ", "-".repeat(c.width)))
         .collect::<String>()
         + "\n";
-    let titles: Vec<&str> = cols.iter().map(|c| c.title).collect();
+    let titles: Vec<&str> = cols.iter().map(|c| c.title.as_str()).collect();
     let mut out = rule.clone();
     out.push_str(&line(&titles));
     out.push_str(&rule);

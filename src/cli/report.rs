@@ -84,7 +84,7 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         "Top operators ({} of {all_rows}; `sightline ops` prints them all)",
         top.min(all_rows)
     );
-    print!("{}", ops_cli::render(&report.top_operators, top));
+    print!("{}", ops_cli::render(&report.top_operators, trace, top));
     println!();
     steps_cli::print(&report.steps);
     println!();

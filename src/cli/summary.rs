@@ -80,7 +80,8 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         if sightline::model::category::device_label(&d.name).is_some() {
             println!("  {}{mem}", d.name);
         } else {
-            println!("  GPU {}: {}{mem}", d.id, d.name);
+            let device = sightline::analysis::summary::device_name(&loaded.trace, d.id);
+            println!("  {device}: {}{mem}", d.name);
         }
     }
     println!("lanes       {}", s.lanes.len());

@@ -1,14 +1,15 @@
 //! One frame of the timeline as a draw list, and hit testing against the same geometry.
 //!
 //! [`layout`] visits only the tracks and rows inside the viewport, and each row through
-//! [`lod::summarize_row`], so its cost follows the pixels on screen, not the events in the trace.
+//! [`super::lod::summarize_row`], so its cost follows the pixels on screen, not the events in the
+//! trace; the rows' items are kept while the window stays (see [`super::lod::ItemCache`]).
 //! The result is flat: rectangles as `f32`s ([`RECT_STRIDE`] per rectangle) for a typed array, and
 //! a small serializable [`FrameMeta`] (track titles, labels, ticks, steps, arrows). Coordinates are
 //! CSS pixels of the timeline area, `y` already scrolled. The painter adds nothing but pixels:
 //! colours come from [`super::colour::PALETTE`] by slot, text is truncated to the given width.
 
 use super::details::Arrow;
-use super::lod::{self, Item, Window};
+use super::lod::{Item, Window};
 use super::ruler::{self, format_duration, Tick};
 use super::search::Search;
 use super::tracks::{self, Track, TrackKind, TrackLayout, BOX_PX, ROW_PX};
@@ -157,7 +158,6 @@ pub fn layout(
     let (y0, y1) = (vp.scroll_px, vp.scroll_px + vp.height_px);
     let mut rects = Vec::new();
     let mut labels = Vec::new();
-    let mut items = Vec::new();
     let mut shown = Vec::new();
     let mut gaps = Vec::new();
     for t in &tracks_.tracks[tracks_.visible(y0, y1)] {
@@ -190,11 +190,11 @@ pub fn layout(
             let Some(row) = index.rows.get(d as usize) else {
                 continue;
             };
-            items.clear();
-            lod::summarize_row(s, row, win, MIN_BOX_PX, &mut items);
+            let mut cache = tl.items.borrow_mut();
+            let items = cache.row(s, row, (lane, d), win, MIN_BOX_PX);
             let row_start = rects.len();
             let y = ry - vp.scroll_px;
-            for it in &items {
+            for it in items {
                 let (index, x0, x1, alpha, mark) = match *it {
                     Item::Slice { index, x0, x1 } => (index, x0, x1, 1.0, 0),
                     Item::Mark {
@@ -455,6 +455,7 @@ pub fn hit(
 mod tests {
     use super::*;
     use crate::parse::parse_bytes;
+    use crate::view::lod::columns;
     use crate::view::search::Search;
 
     /// A CPU lane with a deep stack and thousands of tiny slices, and a GPU stream.
@@ -483,9 +484,9 @@ mod tests {
         f.rects.chunks(RECT_STRIDE)
     }
 
-    /// The pixel columns `[c0, c1)` of a span, as [`lod::columns`] counts them for marks.
+    /// The pixel columns `[c0, c1)` of a span, as [`columns`] counts them for marks.
     fn cols(x0: f64, x1: f64, width: f64) -> std::ops::Range<i64> {
-        let (c0, c1) = lod::columns(x0, x1);
+        let (c0, c1) = columns(x0, x1);
         (c0.max(0.0) as i64)..(c1.min(width) as i64)
     }
 

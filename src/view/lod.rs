@@ -18,6 +18,7 @@
 
 use super::rows::{LaneRows, HIDDEN};
 use crate::model::{Lane, Slices};
+use rustc_hash::FxHashMap;
 
 /// The slices of one row of a lane, in start order, with cumulative durations.
 #[derive(Debug, Default, Clone)]
@@ -168,6 +169,57 @@ impl RowIndex {
             .filter(|&(d, _)| d <= tol_ns)
             .min_by(|a, b| a.0.total_cmp(&b.0))
             .map(|(_, k)| k)
+    }
+}
+
+/// The items of the rows drawn in one window, kept for the frames after it: a frame that only
+/// scrolls, selects, searches or shades (no pan, no zoom, no resize) reuses them instead of walking
+/// its rows again, which zoomed out on a large trace means every pixel column's slices.
+#[derive(Debug, Default)]
+pub struct ItemCache {
+    /// The window the items are for, as bits: `start_ns`, `ns_per_px`, `width_px`.
+    window: Option<[u64; 3]>,
+    rows: FxHashMap<(u32, u32), Vec<Item>>,
+    items: usize,
+}
+
+/// At most this many items are kept (about 10 MB); scrolling through more rows starts over.
+const CACHED_ITEMS: usize = 1 << 18;
+
+impl ItemCache {
+    /// Forgets every row: their slices moved (another row layout).
+    pub fn clear(&mut self) {
+        self.window = None;
+        self.rows.clear();
+        self.items = 0;
+    }
+
+    /// What to draw of row `depth` of `lane` (its `row` of slices `s`) in `win`, as
+    /// [`summarize_row`] gives it, summarized on the first call for this window.
+    pub fn row(
+        &mut self,
+        s: &Slices,
+        row: &RowIndex,
+        (lane, depth): (u32, u32),
+        win: Window,
+        min_px: f64,
+    ) -> &[Item] {
+        let key = [
+            win.start_ns.to_bits(),
+            win.ns_per_px.to_bits(),
+            win.width_px.to_bits(),
+        ];
+        if self.window != Some(key) || self.items > CACHED_ITEMS {
+            self.clear();
+            self.window = Some(key);
+        }
+        let items = &mut self.items;
+        self.rows.entry((lane, depth)).or_insert_with(|| {
+            let mut out = Vec::new();
+            summarize_row(s, row, win, min_px, &mut out);
+            *items += out.len();
+            out
+        })
     }
 }
 

@@ -21,9 +21,10 @@ pub mod tracks;
 pub mod viewport;
 
 use crate::model::{SliceRef, StrId, Trace, NO_ID};
-use lod::LaneIndex;
+use lod::{ItemCache, LaneIndex};
 use rows::{LaneRows, RowMode};
 use rustc_hash::FxHashMap;
+use std::cell::RefCell;
 
 /// Indexes over a trace that drawing and navigation need; built once, in O(slices).
 #[derive(Debug)]
@@ -32,6 +33,9 @@ pub struct Timeline {
     pub lanes: Vec<LaneIndex>,
     /// Per lane, which row each slice is drawn on (see [`rows`]).
     pub rows: Vec<LaneRows>,
+    /// The rows' items drawn in the current window, reused by the next frames (see
+    /// [`lod::ItemCache`]); a cell, because drawing a frame reads the timeline.
+    pub(crate) items: RefCell<ItemCache>,
     /// How the rows were laid out.
     pub mode: RowMode,
     /// Palette slot per interned string, used as a slice name.
@@ -116,6 +120,7 @@ impl Timeline {
         Timeline {
             lanes,
             rows,
+            items: RefCell::default(),
             mode: RowMode::MODEL,
             name_slot,
             cat_slot,
@@ -140,6 +145,7 @@ impl Timeline {
             .map(|(l, r)| LaneIndex::with_rows(l, r))
             .collect();
         self.mode = mode;
+        self.items.get_mut().clear();
         true
     }
 

@@ -31,14 +31,18 @@ pub(super) struct MemoryState {
     full: bool,
     /// The steps, for "held since step N".
     steps: Vec<Step>,
+    /// The last window's columns (`memory_columns`), keyed by its first and last ns and its
+    /// columns: the frames that only scroll, select or search ask for the same again.
+    columns: Option<((i64, i64, u32), Vec<f64>)>,
 }
 
 /// The memory curves, read from the trace on first use.
-fn series<'a>(memory: &'a mut Option<MemoryState>, trace: &Trace) -> &'a MemoryState {
+fn series<'a>(memory: &'a mut Option<MemoryState>, trace: &Trace) -> &'a mut MemoryState {
     memory.get_or_insert_with(|| MemoryState {
         memory: Memory::series(trace),
         full: false,
         steps: Vec::new(),
+        columns: None,
     })
 }
 
@@ -59,6 +63,7 @@ fn full<'a>(
             memory: Memory::build(trace, &links),
             full: true,
             steps,
+            columns: None,
         });
     }
     series(memory, trace)
@@ -227,6 +232,12 @@ impl Session {
         let (t0, t1) = (vp.start_ns.floor() as i64, vp.end_ns().ceil() as i64);
         let trace = &l.trace;
         let state = series(&mut l.memory, trace);
+        let key = (t0, t1, columns);
+        if let Some((k, out)) = &state.columns {
+            if *k == key {
+                return Ok(out.clone());
+            }
+        }
         let n = columns as usize * PER_COLUMN;
         let mut out = vec![f64::NAN; state.memory.devices.len() * n];
         for (d, series) in state.memory.devices.iter().enumerate() {
@@ -237,6 +248,7 @@ impl Session {
                 out[o + 2] = p.reserved_max_bytes as f64;
             }
         }
+        state.columns = Some((key, out.clone()));
         Ok(out)
     }
 

@@ -382,13 +382,13 @@ const TABS = [
     id: "kernels",
     title: "Kernels",
     render: (host) =>
-      withTable(host, "kernels", (t) => renderTable(host, t.rows, { id: "kernels-table", columns: flopsColumns(t.rows), csvName: "kernels.csv", onRowClick: (r) => highlight(r.name), caption: "GPU kernels, memcpy and memset by name" })),
+      withTable(host, "kernels", (t) => renderTable(host, t.rows, { id: "kernels-table", columns: flopsColumns(t.rows), csvName: "kernels.csv", onRowClick: (r) => highlight(r.name), caption: "Device ops (kernels, memcpy, memset) by name" })),
   },
   {
     id: "labels",
     title: "Labels",
     render: (host) =>
-      withTable(host, "labels", (t) => renderTable(host, t.rows, { id: "labels-table", csvName: "labels.csv", onRowClick: (r) => highlight(r.name), caption: "record_function labels: their CPU time and the GPU time launched inside", empty: "No record_function labels in this trace." })),
+      withTable(host, "labels", (t) => renderTable(host, t.rows, { id: "labels-table", csvName: "labels.csv", onRowClick: (r) => highlight(r.name), caption: "record_function labels: their CPU time and the device time launched inside", empty: "No record_function labels in this trace." })),
   },
   { id: "calltree", title: "Call tree", render: (host) => withTable(host, "calltree", (t) => renderTree(host, t, { id: "calltree-table", onRowClick: (n) => highlight(n.name) })) },
   { id: "roofline", title: "Roofline", render: (host) => withTable(host, "flops", (r) => renderRoofline(host, r, app.active.session, pick)) },
@@ -410,7 +410,7 @@ function opsTableOf(host, t, flops) {
   // Input shapes arrive as JSON lists; shown as PyTorch prints them ("[[32, 16], []]").
   const shown = (k, v) => (k === "input_shapes" && Array.isArray(v) ? JSON.stringify(v).replace(/,/g, ", ") : v);
   const rows = (flops ? withFlops(t.rows, flops) : t.rows).map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => keep(k)).map(([k, v]) => [k, shown(k, v)])));
-  const unattributed = t.unattributed_gpu_us > 0 ? ` · ${duration(t.unattributed_gpu_us * 1e3)} of GPU time not charged to an operator` : "";
+  const unattributed = t.unattributed_gpu_us > 0 ? ` · ${duration(t.unattributed_gpu_us * 1e3)} of device time not charged to an operator` : "";
   renderTable(host, rows, {
     id: "ops-table",
     columns: flops ? flopsColumns(rows) : undefined,

@@ -35,7 +35,7 @@ export function renderDetails(host, d, onPick) {
   }
   if (d.launched && d.launched.count) {
     const l = d.launched;
-    host.append(h3(`Launched ${l.count} GPU event${l.count > 1 ? "s" : ""}, ${duration(l.gpu_ns)} on the GPU${l.partial ? " (first part only)" : ""}`));
+    host.append(h3(`Launched ${l.count} device event${l.count > 1 ? "s" : ""}, ${duration(l.gpu_ns)} on the device${l.partial ? " (first part only)" : ""}`));
     host.append(refs(l.events, onPick));
     if (l.events.length < l.count) host.append(p("muted", `and ${l.count - l.events.length} more`));
   }

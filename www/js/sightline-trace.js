@@ -349,7 +349,7 @@ export class SightlineTrace extends HTMLElement {
     const gpu = summary.lanes.filter((l) => l.kind === "gpu" && l.slices > 0).length;
     const cpu = summary.lanes.filter((l) => l.kind !== "gpu" && l.slices > 0).length;
     facts.push({ cls: "fact", text: `${count(summary.model.slices)} slices` });
-    facts.push({ cls: "fact", text: `${cpu} CPU lane${cpu === 1 ? "" : "s"}, ${gpu} GPU stream${gpu === 1 ? "" : "s"}` });
+    facts.push({ cls: "fact", text: `${cpu} CPU lane${cpu === 1 ? "" : "s"}, ${gpu} device stream${gpu === 1 ? "" : "s"}` });
     const notes = (summary.diagnostics || []).reduce((n, d) => n + d.count, 0);
     if (summary.truncated) facts.push({ cls: "warning", text: "truncated: shown up to the cut" });
     else if (notes) facts.push({ cls: "fact", text: `${count(notes)} events repaired or skipped` });

@@ -2,8 +2,9 @@
 // into Session calls. It decides nothing about what to draw: rectangles, labels, ticks, steps and
 // arrows all come from `session.frame()`, in CSS pixels of the timeline area. The Session is in a
 // Web Worker (worker/client.js): every call is async, and calls run in the order they are made, so
-// a pan followed by a frame request draws the panned view. One frame is in flight at a time;
-// requests made meanwhile are merged into one more.
+// a pan followed by a frame request draws the panned view. At most one frame is being laid out in
+// the worker and one waits to be painted; requests made meanwhile are merged into one more (see
+// request()).
 
 export const GUTTER = 190; // lane names, left of the timeline area
 const RULER = 26; // time ruler, above it
@@ -29,6 +30,16 @@ export class TimelineView {
     this.meta = null;
     this.frameTimes = [];
     this.textWidth = new Map();
+    // Frames: asked for (`asked`, a sequence), on the canvas (`shown`), asked for in this task
+    // (`queued`), being laid out (`fetching`) with another asked for meanwhile (`dirty`), arrived
+    // and waiting for the animation frame that paints them (`arrived`, `pending`); see request().
+    // `drawing`, `redraw`: draw().
+    this.asked = 0;
+    this.shown = 0;
+    this.queued = false;
+    this.fetching = null;
+    this.dirty = false;
+    this.arrived = null;
     this.pending = false;
     this.drawing = null;
     this.redraw = false;
@@ -115,33 +126,65 @@ export class TimelineView {
     }
   }
 
+  /**
+   * Asks for a frame of the current view, painted at the next animation frame. The worker lays it
+   * out at once (requests made in one task are one frame); one asked for while a frame is being
+   * laid out is asked for as soon as that one arrives, so the worker lays out the next frame while
+   * the page waits for the display and paints: at most one frame in the worker and one waiting
+   * to be painted, and only the newest is painted.
+   */
   request() {
-    if (this.pending) return;
-    this.pending = true;
-    requestAnimationFrame(() => {
-      this.pending = false;
-      this.draw();
+    if (this.queued) return;
+    if (this.fetching) {
+      this.dirty = true;
+      return;
+    }
+    this.queued = true;
+    queueMicrotask(() => {
+      this.queued = false;
+      const f = (this.fetching = this.fetch());
+      f.replies.then((replies) => {
+        this.fetching = null;
+        this.arrived = { f, replies };
+        if (this.dirty) {
+          this.dirty = false;
+          this.request();
+        }
+        if (this.pending) return;
+        this.pending = true;
+        requestAnimationFrame(() => {
+          this.pending = false;
+          const a = this.arrived;
+          this.arrived = null;
+          if (a) this.paint(a.f, a.replies);
+        });
+      });
     });
   }
 
-  /** Resolves once no frame is asked for or being drawn (tests wait for it before reading). */
+  /** Resolves once no frame is asked for, being laid out or waiting to be painted. */
   async idle() {
-    while (this.pending || this.drawing) {
+    for (;;) {
       if (this.drawing) await this.drawing;
-      else await new Promise((resolve) => requestAnimationFrame(() => resolve()));
+      else if (this.fetching) await this.fetching.replies;
+      else if (this.queued || this.pending || this.arrived) await new Promise((resolve) => requestAnimationFrame(() => resolve()));
+      else return;
     }
   }
 
   /**
-   * Draws a frame; resolves to the milliseconds it took (the layout in the worker, the transfer
-   * and the painting). A draw asked for while one is in flight is done once, after it.
+   * Draws a frame now; resolves to the milliseconds it took (the layout in the worker, the
+   * transfer and the painting). A draw asked for while one is in flight is done once, after it.
    */
   draw() {
     if (this.drawing) {
       this.redraw = true;
       return this.drawing;
     }
-    this.drawing = this.drawOnce().finally(() => {
+    this.drawing = (async () => {
+      const f = this.fetch();
+      return this.paint(f, await f.replies);
+    })().finally(() => {
       this.drawing = null;
       if (this.redraw) {
         this.redraw = false;
@@ -151,14 +194,21 @@ export class TimelineView {
     return this.drawing;
   }
 
-  async drawOnce() {
-    const t0 = performance.now();
-    const ctx = this.ctx;
-    const th = this.theme;
+  /** Asks the worker for a frame and the layers' data, for the same view. */
+  fetch() {
     const session = this.session;
+    const t0 = performance.now();
     const framed = session ? this.call(() => session.frame()) : undefined;
     const layered = Promise.all(this.layers.map((l) => (session ? this.call(() => l.fetch(session)) : undefined)));
-    const [frame, layers] = [await framed, await layered];
+    return { session, t0, seq: ++this.asked, replies: Promise.all([framed, layered]) };
+  }
+
+  /** Paints a frame's replies, unless a newer frame is on the canvas already; returns its ms. */
+  paint({ session, t0, seq }, [frame, layers]) {
+    if (seq < this.shown) return 0;
+    this.shown = seq;
+    const ctx = this.ctx;
+    const th = this.theme;
     if (session !== this.session) return 0;
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     ctx.fillStyle = th.bg;
@@ -231,7 +281,10 @@ export class TimelineView {
     const ctx = this.ctx;
     const k = this.k;
     const n = r.length / k.rect_stride;
-    // Batch by colour and alpha: one path and one fill per batch.
+    // Batch by colour and alpha: one fill style per batch. Each box is its own fillRect, not one
+    // path per batch: snapped to device pixels, a rectangle is a plain blit for the rasterizer,
+    // where a path of thousands of rectangles goes through path scan conversion (at 1 GB zoomed
+    // out, 10k boxes: the canvas commit fell from 16.7 to 10.2 ms a frame; BENCHMARKS.md).
     const batches = new Map();
     const outlines = [];
     const selected = [];
@@ -254,9 +307,7 @@ export class TimelineView {
     for (const [key, list] of batches) {
       ctx.fillStyle = this.palette[key >> 3] || "#888";
       ctx.globalAlpha = (key & 7) / 7;
-      ctx.beginPath();
-      for (const o of list) this.rectPath(r[o], r[o + 1], r[o + 2], r[o + 3]);
-      ctx.fill();
+      for (const o of list) this.box(r[o], r[o + 1], r[o + 2], r[o + 3]);
     }
     ctx.globalAlpha = 1;
     if (outlines.length) {
@@ -274,11 +325,11 @@ export class TimelineView {
   }
 
   /** A rectangle on device-pixel edges, at least one device pixel wide: crisp on HiDPI. */
-  rectPath(x, y, w, h) {
+  box(x, y, w, h) {
     const d = this.dpr;
     const x0 = Math.round(x * d) / d;
     const x1 = Math.max(x0 + 1 / d, Math.round((x + w) * d) / d);
-    this.ctx.rect(x0, Math.round(y * d) / d, x1 - x0, Math.round(h * d) / d);
+    this.ctx.fillRect(x0, Math.round(y * d) / d, x1 - x0, Math.round(h * d) / d);
   }
 
   paintLabels(labels) {

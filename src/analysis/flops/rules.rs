@@ -2,16 +2,18 @@
 //! - `low_gemm_efficiency`: GEMMs (and convolutions) take at least [`GEMM_SHARE`] of the GPU
 //!   time and reach under [`LOW_EFFICIENCY`] of their roof, taken together.
 //! - `small_kernels`: at least [`SMALL_MIN_COUNT`] kernels and [`SMALL_SHARE`] of all kernels
-//!   run under [`SMALL_KERNEL_NS`]: the GPU spends its time on launch overhead (fuse them,
-//!   `torch.compile`, CUDA graphs).
+//!   run under [`SMALL_KERNEL_NS`]: the device spends its time on launch overhead (fuse them,
+//!   `torch.compile`, and CUDA/HIP graphs where the device has them: [`crate::analysis::backend`]).
 //! - `fp32_gemm_on_tensor_core_gpu`: FP32 GEMMs or convolutions take at least [`FP32_SHARE`] of
 //!   the GPU time on a GPU whose Tensor/Matrix Cores would run them as TF32 or BF16.
 
 use super::models::Family;
 use super::Flops;
+use crate::analysis::backend;
 use crate::analysis::findings::{Evidence, Finding, Severity};
 use crate::analysis::links::Links;
 use crate::analysis::slicing::Slicer;
+use crate::analysis::summary::devices_word;
 use crate::model::{SliceRef, Trace};
 
 pub const GEMM_SHARE: f64 = 0.20;
@@ -60,13 +62,20 @@ pub async fn findings(trace: &Trace, links: &Links, flops: &Flops, y: &mut Slice
             title: "Many tiny kernels: launch-bound".into(),
             detail: format!(
                 "{small_count} of {kernels} kernels ({:.0}%) ran under {} µs; at that size the \
-                 launch overhead, not the GPU, sets the pace.",
+                 launch overhead, not the {}, sets the pace.",
                 100.0 * small_count as f64 / kernels as f64,
-                SMALL_KERNEL_NS / 1000
+                SMALL_KERNEL_NS / 1000,
+                devices_word(trace)
             ),
-            advice: "Fuse small ops (torch.compile), capture the step in CUDA graphs, or batch \
-                     more work per kernel."
-                .into(),
+            advice: match backend::of_trace(trace).and_then(backend::graphs) {
+                Some(g) => format!(
+                    "Fuse small ops (torch.compile), capture the step in {g}, or batch more \
+                     work per kernel."
+                ),
+                None => "Fuse small ops (torch.compile) or batch more work per kernel: fewer, \
+                         larger kernels."
+                    .into(),
+            },
             evidence: Evidence {
                 slices: small,
                 ranges: Vec::new(),
@@ -138,7 +147,12 @@ pub async fn findings(trace: &Trace, links: &Links, flops: &Flops, y: &mut Slice
             out.push(Finding {
                 id: "fp32_gemm_on_tensor_core_gpu",
                 severity: Severity::Warning,
-                title: "FP32 GEMMs on a GPU with Tensor Cores".into(),
+                title: if backend::of_trace(trace) == Some(backend::Backend::Rocm) {
+                    "FP32 GEMMs on a GPU with Matrix Cores"
+                } else {
+                    "FP32 GEMMs on a GPU with Tensor Cores"
+                }
+                .into(),
                 detail: format!(
                     "{} FP32 GEMM/convolution calls take {:.1}% of the GPU time ({:.2} ms); {} \
                      runs them {:.0}x faster as TF32 and {:.0}x as BF16.",
