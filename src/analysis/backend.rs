@@ -14,7 +14,7 @@
 //! ([`crate::model::TraceMeta::rocm`]), [`Backend::Cuda`] when the trace holds CUDA runtime or
 //! driver calls, else [`Backend::Other`].
 
-use super::summary::device_word;
+use super::summary::{device_word, word_of_device};
 use crate::model::Trace;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,12 +51,7 @@ fn of_word(trace: &Trace, word: &str) -> Backend {
 
 /// The backend of one device (by its index, as [`super::summary::device_name`] finds it).
 pub fn of_device(trace: &Trace, device: i64) -> Backend {
-    let word = trace
-        .processes
-        .iter()
-        .position(|p| p.device == Some(device))
-        .map_or("GPU", |p| device_word(trace, p as u32));
-    of_word(trace, word)
+    of_word(trace, word_of_device(trace, device))
 }
 
 /// The backend all the trace's devices share: `None` without devices (a CPU-only trace),

@@ -155,12 +155,17 @@ fn devices(trace: &Trace) -> Vec<DeviceProperties> {
 
 /// A device as its users call it: `GPU 0`, `MTIA 0`, `XPU 1` (the word of its process's label).
 pub fn device_name(trace: &Trace, device: i64) -> String {
-    let word = trace
+    format!("{} {device}", word_of_device(trace, device))
+}
+
+/// The word of a device (by its index): its process's, as [`device_word`] reads it; `GPU` when
+/// no process holds the device.
+pub fn word_of_device(trace: &Trace, device: i64) -> &str {
+    trace
         .processes
         .iter()
         .position(|p| p.device == Some(device))
-        .map_or("GPU", |p| device_word(trace, p as u32));
-    format!("{word} {device}")
+        .map_or("GPU", |p| device_word(trace, p as u32))
 }
 
 pub fn summarize(trace: &Trace) -> Summary {
