@@ -11,16 +11,12 @@
 // TRACE defaults to real/tracelens_h100_owlv2_stack_mem.json.gz. Prints one JSON object.
 
 import { join, resolve } from "node:path";
-import { root, start } from "./viewer.mjs";
+import { openAnalysed, root, start, viewerPage } from "./viewer.mjs";
 
 async function measure({ browser, server }, trace, n = 120) {
-  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  const page = await viewerPage({ browser, server });
   try {
-    await page.goto(server.baseUrl);
-    await page.waitForFunction(() => window.sightlineReady === true);
-    await page.setInputFiles("#file-input", trace);
-    await page.waitForFunction(() => document.body.dataset.analyses === "ready" || document.body.dataset.state === "error", null, { timeout: 900000 });
-    if ((await page.evaluate(() => document.body.dataset.state)) !== "ready") throw new Error(await page.textContent("#error"));
+    await openAnalysed(page, trace);
     return await page.evaluate(inPage, n);
   } finally {
     await page.close();
@@ -33,11 +29,7 @@ async function inPage(n) {
   // The peak's panel asked for after the analyses: let it finish, so it is not timed below.
   while (!memory.state.live) await new Promise((r) => setTimeout(r, 50));
   const s = view.session;
-  const stats = (xs) => {
-    const v = xs.slice().sort((a, b) => a - b);
-    const q = (p) => v[Math.min(v.length - 1, Math.floor(p * v.length))];
-    return { median_ms: +q(0.5).toFixed(2), p95_ms: +q(0.95).toFixed(2), max_ms: +v[v.length - 1].toFixed(2), n: v.length };
-  };
+  const { stats } = window.benchPage;
   const w = view.areaSize().w;
   const frames = async () => {
     s.reset_view();

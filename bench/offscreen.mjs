@@ -8,41 +8,28 @@
 //   node bench/offscreen.mjs [TRACE]
 //
 // Prints one JSON object: layout_ms (the worker's frame() round trip), page_paint_ms and
-// worker_paint_ms (p50/p95 of the paint call), page_raf_ms and worker_raf_ms (intervals between
+// worker_paint_ms (p50/p95/max of the paint call), page_raf_ms and worker_raf_ms (intervals between
 // animation frames while painting one per frame). ARCHITECTURE.md says what was chosen from it.
 
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { root, start } from "./viewer.mjs";
+import { openAnalysed, root, start, viewerPage } from "./viewer.mjs";
 
 const N = 120;
 
 export async function offscreen({ browser, server }, trace) {
-  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  const worker = readFileSync(join(root, "bench", "offscreen-worker.js"), "utf8");
+  const page = await viewerPage({ browser, server }, (page) =>
+    page.route("**/js/bench-offscreen-worker.js", (route) => route.fulfill({ contentType: "text/javascript", body: worker })),
+  );
   try {
-    const worker = readFileSync(join(root, "bench", "offscreen-worker.js"), "utf8");
-    await page.route("**/js/bench-offscreen-worker.js", (route) => route.fulfill({ contentType: "text/javascript", body: worker }));
-    await page.goto(server.baseUrl);
-    await page.waitForFunction(() => window.sightlineReady === true);
-    await page.setInputFiles("#file-input", trace);
-    await page.waitForFunction(() => document.body.dataset.analyses === "ready" || document.body.dataset.state === "error", null, { timeout: 900000 });
+    await openAnalysed(page, trace);
     return await page.evaluate(async (n) => {
       const { view } = window.sightline;
       const s = view.session;
-      const stats = (xs) => {
-        const v = xs.slice().sort((a, b) => a - b);
-        const q = (p) => +v[Math.min(v.length - 1, Math.floor(p * v.length))].toFixed(2);
-        return { median_ms: q(0.5), p95_ms: q(0.95), n: v.length };
-      };
-      s.reset_view();
-      await view.draw();
-      for (;;) {
-        const t = view.meta.tracks.find((t) => t.kind === "lane" && t.all_rows > t.rows);
-        if (!t) break;
-        s.click(-10, t.y + 5);
-        await view.draw();
-      }
+      const { stats, unfoldedZoomedOut } = window.benchPage;
+      await unfoldedZoomedOut();
       const layout = [];
       let frame;
       for (let i = 0; i < 40; i++) {

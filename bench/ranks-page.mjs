@@ -14,7 +14,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
-import { start } from "./viewer.mjs";
+import { start, viewerPage } from "./viewer.mjs";
 
 /** Resident memory of `pid`'s descendants (Chromium's processes, for this script), bytes (Linux /proc). */
 function treeRss(pid) {
@@ -49,10 +49,8 @@ async function measureJob(ctx, dir) {
     .filter((f) => /\.json(\.gz)?$/.test(f))
     .sort()
     .map((f) => join(dir, f));
-  const page = await ctx.browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  const page = await viewerPage(ctx);
   try {
-    await page.goto(ctx.server.baseUrl);
-    await page.waitForFunction(() => window.sightlineReady === true);
     const idle = treeRss(process.pid);
     await page.setInputFiles("#file-input", files);
     await page.waitForFunction(() => ["ready", "error"].includes(document.body.dataset.ranks), null, { timeout: 600000 });

@@ -35,12 +35,60 @@ export async function start() {
   return { browser, server };
 }
 
-/** Opens `trace` in a fresh page and measures it; see the file's header. */
-export async function measure({ browser, server, workers, busyFrames = true }, trace, frames = 120) {
+/**
+ * A fresh page of the viewer, its module started, with the page-side helpers (`pageHelpers`)
+ * installed; `prepare(page)` runs before it loads (request routes, say). The caller closes it.
+ */
+export async function viewerPage({ browser, server }, prepare = async () => {}) {
   const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
   try {
+    await prepare(page);
     await page.goto(server.baseUrl);
     await page.waitForFunction(() => window.sightlineReady === true);
+    await page.evaluate(pageHelpers);
+    return page;
+  } catch (err) {
+    await page.close();
+    throw err;
+  }
+}
+
+/** Chooses `trace` in the page's file input and waits for every analysis; throws its error. */
+export async function openAnalysed(page, trace) {
+  await page.setInputFiles("#file-input", trace);
+  await page.waitForFunction(() => document.body.dataset.analyses === "ready" || document.body.dataset.state === "error", null, { timeout: 900000 });
+  if ((await page.evaluate(() => document.body.dataset.state)) !== "ready") throw new Error(await page.textContent("#error"));
+}
+
+/**
+ * Run in the page: `window.benchPage` = { stats(ms[]) (median, p95, max, n), unfoldedZoomedOut()
+ * (the whole trace, every deep lane unfolded: the frames after it walk all rows) }.
+ */
+function pageHelpers() {
+  const stats = (xs) => {
+    const v = xs.slice().sort((a, b) => a - b);
+    const q = (p) => v[Math.min(v.length - 1, Math.floor(p * v.length))];
+    return { median_ms: +q(0.5).toFixed(2), p95_ms: +q(0.95).toFixed(2), max_ms: +v[v.length - 1].toFixed(2), n: v.length };
+  };
+  const unfoldedZoomedOut = async () => {
+    const { view } = window.sightline;
+    const s = view.session;
+    s.reset_view();
+    await view.draw();
+    for (;;) {
+      const t = view.meta.tracks.find((t) => t.kind === "lane" && t.all_rows > t.rows);
+      if (!t) break;
+      s.click(-10, t.y + 5);
+      await view.draw();
+    }
+  };
+  window.benchPage = { stats, unfoldedZoomedOut };
+}
+
+/** Opens `trace` in a fresh page and measures it; see the file's header. */
+export async function measure({ browser, server, workers, busyFrames = true }, trace, frames = 120) {
+  const page = await viewerPage({ browser, server });
+  try {
     await parseWorkers(page, workers);
     // Sample the JS heap while loading: Chromium's performance.memory is the only window on it.
     await page.evaluate((busyFrames) => {
@@ -92,10 +140,8 @@ export async function measure({ browser, server, workers, busyFrames = true }, t
 export async function cancelLatency({ browser, server, workers }, trace, points = [0.25, 0.5, 0.75, "building"]) {
   const out = [];
   for (const point of points) {
-    const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+    const page = await viewerPage({ browser, server });
     try {
-      await page.goto(server.baseUrl);
-      await page.waitForFunction(() => window.sightlineReady === true);
       await parseWorkers(page, workers);
       await page.evaluate(() => {
         window.__longest = 0;
@@ -131,21 +177,9 @@ async function framesInPage(n) {
   clearInterval(window.__heapTimer);
   const longestTask = window.__longest;
   const s = view.session;
-  const stats = (xs) => {
-    const v = xs.slice().sort((a, b) => a - b);
-    const q = (p) => v[Math.min(v.length - 1, Math.floor(p * v.length))];
-    return { median_ms: +q(0.5).toFixed(2), p95_ms: +q(0.95).toFixed(2), max_ms: +v[v.length - 1].toFixed(2), n: v.length };
-  };
+  const { stats, unfoldedZoomedOut } = window.benchPage;
   const rects = async () => (await s.frame()).rects.length / view.k.rect_stride;
-  s.reset_view();
-  await view.draw();
-  // Unfold every deep lane so the frames below walk all rows.
-  for (;;) {
-    const t = view.meta.tracks.find((t) => t.kind === "lane" && t.all_rows > t.rows);
-    if (!t) break;
-    s.click(-10, t.y + 5);
-    await view.draw();
-  }
+  await unfoldedZoomedOut();
   const out = [];
   for (let i = 0; i < n; i++) out.push(await view.draw());
   const zoomedOut = { ...stats(out), rects: await rects() };
