@@ -617,10 +617,7 @@ fn findings_advise_what_the_device_has() {
 /// On a real ROCm trace (MI300X), the low-utilization and starved findings name HIP graphs.
 #[test]
 fn rocm_trace_advice_names_hip_graphs() {
-    let bytes =
-        std::fs::read(common::shared_fixtures().join("real/tracelens_mi300_bert_small.json.gz"))
-            .unwrap();
-    let t = parse_bytes(&bytes).unwrap();
+    let t = common::shared_trace("real/tracelens_mi300_bert_small.json.gz");
     assert!(t.meta.rocm);
     let f = findings::analyze(&t);
     for id in ["low_gpu_utilization", "gpu_starved_by_cpu"] {
@@ -699,11 +696,7 @@ fn help_is_device_neutral() {
 /// launch-bound finding names CUDA graphs and nothing of ROCm.
 #[test]
 fn cuda_trace_advice_names_cuda_graphs() {
-    let bytes = std::fs::read(
-        common::shared_fixtures().join("real/kineto_v100_resnet50_legacy_pt19.pt.trace.json.gz"),
-    )
-    .unwrap();
-    let t = parse_bytes(&bytes).unwrap();
+    let t = common::shared_trace("real/kineto_v100_resnet50_legacy_pt19.pt.trace.json.gz");
     let f = findings::analyze(&t);
     let a = &finding(&f, "small_kernels", "CUDA").advice;
     assert!(a.contains("CUDA graphs") && !a.contains("HIP"), "{a}");

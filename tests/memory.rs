@@ -11,11 +11,6 @@ use sightline::model::Trace;
 use sightline::parse::parse_bytes;
 use std::process::Command;
 
-fn load(name: &str) -> Trace {
-    let bytes = std::fs::read(common::shared_fixtures().join(name)).unwrap();
-    parse_bytes(&bytes).unwrap()
-}
-
 const WITH_MEMORY: &[&str] = &[
     "real/tracelens_h100_bert_small_stack_mem.json.gz",
     "real/tracelens_h100_owlv2_stack_mem.json.gz",
@@ -64,7 +59,7 @@ fn naive_columns(
 #[test]
 fn the_curve_is_the_traces_own_totals_and_loses_no_spike() {
     for name in WITH_MEMORY {
-        let trace = load(name);
+        let trace = common::shared_trace(name);
         let links = Links::build(&trace);
         let mem = Memory::build(&trace, &links);
         let m = &trace.memory;
@@ -124,7 +119,7 @@ fn the_curve_is_the_traces_own_totals_and_loses_no_spike() {
 #[test]
 fn allocations_pair_with_frees_of_the_same_block() {
     for name in WITH_MEMORY {
-        let trace = load(name);
+        let trace = common::shared_trace(name);
         let links = Links::build(&trace);
         let mem = Memory::build(&trace, &links);
         let m = &trace.memory;
@@ -172,7 +167,7 @@ fn allocations_pair_with_frees_of_the_same_block() {
 
 #[test]
 fn holders_at_the_peak_add_up_to_the_peak() {
-    let trace = load("real/tracelens_h100_owlv2_stack_mem.json.gz");
+    let trace = common::shared_trace("real/tracelens_h100_owlv2_stack_mem.json.gz");
     let links = Links::build(&trace);
     let st = steps::analyze_with(&trace, &links);
     let mem = Memory::build(&trace, &links);
@@ -197,7 +192,7 @@ fn holders_at_the_peak_add_up_to_the_peak() {
 
 #[test]
 fn the_allocation_table_flags_blocks_never_freed() {
-    let trace = load("pytorch-cpu/encoder_stack_memory.pt.trace.json.gz");
+    let trace = common::shared_trace("pytorch-cpu/encoder_stack_memory.pt.trace.json.gz");
     let links = Links::build(&trace);
     let st = steps::analyze_with(&trace, &links);
     let mem = Memory::build(&trace, &links);
@@ -292,7 +287,10 @@ fn memory_growth_fires_on_a_rising_floor_only() {
             .collect::<Vec<_>>(),
         [64, 68, 72, 76]
     );
-    assert!(!ids(&load("real/tracelens_h100_owlv2_stack_mem.json.gz")).contains(&"memory_growth"));
+    assert!(!ids(&common::shared_trace(
+        "real/tracelens_h100_owlv2_stack_mem.json.gz"
+    ))
+    .contains(&"memory_growth"));
 }
 
 #[test]

@@ -52,11 +52,7 @@ fn every_shared_fixture_counts_its_events_exactly() {
 
 #[test]
 fn real_gpu_traces_have_gpu_lanes_and_flows() {
-    let bytes = std::fs::read(
-        common::shared_fixtures().join("real/hta_v100_train_1rank_ns_resolution.pt.trace.json.gz"),
-    )
-    .unwrap();
-    let t = parse_bytes(&bytes).unwrap();
+    let t = common::shared_trace("real/hta_v100_train_1rank_ns_resolution.pt.trace.json.gz");
     assert!(t.gpu_lanes().count() >= 1);
     assert!(!t.lanes[0].is_gpu(), "CPU lanes come first");
     let ac2g = t.strings.find("ac2g").unwrap();
@@ -402,11 +398,7 @@ fn a_parse_on_several_threads_equals_the_one_thread_parse() {
 #[test]
 fn a_thread_in_the_gpu_process_stays_a_thread() {
     // Kineto put a Python thread (tid 0) under pid 0, the process labelled "GPU 0".
-    let bytes = std::fs::read(
-        common::shared_fixtures().join("real/tracelens_h100_bert_small_stack_mem.json.gz"),
-    )
-    .unwrap();
-    let t = parse_bytes(&bytes).unwrap();
+    let t = common::shared_trace("real/tracelens_h100_bert_small_stack_mem.json.gz");
     let lane = t
         .lanes
         .iter()

@@ -24,6 +24,13 @@ pub fn shared_fixtures() -> PathBuf {
     }
 }
 
+/// The trace at `name` under the shared fixtures (`real/...`), parsed.
+pub fn shared_trace(name: &str) -> Trace {
+    let path = shared_fixtures().join(name);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    sightline::parse::parse_bytes(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 pub fn local_fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
