@@ -92,8 +92,9 @@ impl Session {
     /// analyses ([`Session::report`] answers from then on, and the idle gaps are shaded on the
     /// GPU lanes), `"tables"` when it completed the forest ([`Session::table`]; so does every
     /// call after it), and `""` when there is more to do. Each call does about `units` units of
-    /// work (0: the default, [`SLICE_UNITS`]), so that a page whose Session is in a worker gets
-    /// the frames asked for meanwhile drawn between the calls.
+    /// work (0: the default, [`SLICE_UNITS`]; the call that starts a phase sets it for the whole
+    /// phase), so that a page whose Session is in a worker gets the frames asked for meanwhile
+    /// drawn between the calls.
     pub fn analyse_step(&mut self, units: u32) -> Result<String, JsValue> {
         let l = self.loaded_mut()?;
         if l.forest.is_some() {
