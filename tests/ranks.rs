@@ -8,7 +8,7 @@ mod common;
 use common::{local_fixture, shared_fixtures, Rng};
 use serde_json::Value;
 use sightline::analysis::digest::Digest;
-use sightline::analysis::ranks::{self, Align, RanksReport};
+use sightline::analysis::ranks::{self, Align, OverlapScope, RanksReport};
 use sightline::parse::parse_bytes;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -183,6 +183,56 @@ fn generated_jobs_straggler_and_waits_match_expected() {
         jobs += 1;
     }
     assert!(jobs >= 2, "{jobs} jobs in {root:?}");
+}
+
+/// HTA's `TraceAnalysis` leaves the last `ProfilerStep` out by default, and so must `overlap`: on
+/// the NCCL rank (steps 4-6) HTA gives 14.31% over steps 4 and 5 and 15.14% with the last step;
+/// over the whole trace in exact ns it is 15.61%.
+#[test]
+fn overlap_follows_htas_steps_and_offers_the_whole_trace() {
+    let reference: Value =
+        serde_json::from_slice(&std::fs::read(local_fixture("hta/hta_reference.json")).unwrap())
+            .unwrap();
+    let file = "real/hta_a100_nccl_rank0of2.json.gz";
+    let r = &reference["comm_comp_overlap"][file];
+    let want = r["default"][0]["comp_comm_overlap_pctg"].as_f64().unwrap();
+    let d = digest_file(&shared_fixtures().join(file));
+    let hta = ranks::analyze(std::slice::from_ref(&d), Align::Auto);
+    let o = &hta.overlap[0];
+    assert_eq!(o.comm_comp_overlap_pct, Some(want));
+    assert_eq!(o.covers, OverlapScope::HtaSteps);
+    assert_eq!(o.steps.as_deref(), Some(&[4, 5][..]));
+
+    let whole = ranks::analyze_with(&[d], Align::Auto, OverlapScope::WholeTrace);
+    let w = &whole.overlap[0];
+    assert_eq!(w.covers, OverlapScope::WholeTrace);
+    assert_eq!(w.steps, None);
+    let with_last = r["include_last_profiler_step"][0]["comp_comm_overlap_pctg"]
+        .as_f64()
+        .unwrap();
+    let w = w.comm_comp_overlap_pct.unwrap();
+    assert!(w != want && (w - with_last).abs() < 1.0, "{w} {with_last}");
+
+    // The CLI says what the column covers, and --whole-trace changes it.
+    let run = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_sightline"))
+            .arg("ranks")
+            .arg(shared_fixtures().join(file))
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = run(&[]);
+    assert!(text.contains(&format!("{want:.2}%")), "{text}");
+    assert!(
+        text.contains("last ProfilerStep left out (rank 0: #4 #5)"),
+        "{text}"
+    );
+    let text = run(&["--whole-trace"]);
+    assert!(text.contains(&format!("{w:.2}%")), "{text}");
+    assert!(!text.contains("left out"), "{text}");
 }
 
 #[test]

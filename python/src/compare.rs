@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use sightline::analysis::diff::gate::Condition;
 use sightline::analysis::diff::{diff, DiffOptions, Mode};
 use sightline::analysis::digest::Digest;
-use sightline::analysis::ranks::{self, Align};
+use sightline::analysis::ranks::{self, Align, OverlapScope};
 use sightline::model::Trace as Model;
 use sightline::parse::{parse_parallel, ParseError, Parser as CoreParser};
 use std::io::{Seek, SeekFrom};
@@ -64,7 +64,18 @@ fn rank_digest(path: &Path) -> Result<Digest, String> {
 /// `sightline ranks PATH... --json [--align ALIGN]`. Files that are not traces are listed in
 /// `unreadable_files`; `NotATrace` when none is a trace.
 #[pyfunction]
-pub fn ranks_json(py: Python<'_>, paths: Vec<String>, align: &str) -> PyResult<String> {
+#[pyo3(signature = (paths, align, whole_trace = false))]
+pub fn ranks_json(
+    py: Python<'_>,
+    paths: Vec<String>,
+    align: &str,
+    whole_trace: bool,
+) -> PyResult<String> {
+    let scope = if whole_trace {
+        OverlapScope::WholeTrace
+    } else {
+        OverlapScope::HtaSteps
+    };
     let align = Align::parse(align).ok_or_else(|| {
         PyValueError::new_err(format!(
             "align takes 'auto', 'none' or 'collectives', not '{align}'"
@@ -93,7 +104,7 @@ pub fn ranks_json(py: Python<'_>, paths: Vec<String>, align: &str) -> PyResult<S
                 .collect();
             return Err(why.join("; "));
         }
-        let mut report = ranks::analyze(&digests, align);
+        let mut report = ranks::analyze_with(&digests, align, scope);
         report.unreadable_files = unreadable;
         Ok(report)
     });

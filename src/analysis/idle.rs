@@ -28,14 +28,16 @@
 //! included, so that they can be checked against HTA itself:
 //! - Times are rounded like HTA's parser: start up and end down to whole microseconds, in f64 on the
 //!   file's own timestamps (so an op shorter than a microsecond can get a negative duration).
-//! - GPU events are every event with `args.stream` set and not -1, whatever its category or lane
+//! - GPU events are every event with `args.stream` set and not -1 (read as Python's `int()`, -1
+//!   when it raises: ROCm's runtime calls carry `"0x0"`), whatever its category or lane
 //!   (HTA's parser drops only `python_function` and `Trace` events): kernels, memcpys, memsets,
 //!   `cuda_sync` events, and on CPU lanes the `cpu_op` Inductor records around each Triton launch
 //!   (its `stream` is the raw CUDA stream handle, 0 for the default stream). Device work without a
 //!   `stream` arg (Intel XPU's kernels carry `sycl queue` instead) is not counted, as in HTA.
 //!   `cuda_sync` events count in the temporal breakdown (they widen the window) but not in the
 //!   stream breakdown; the stream breakdown groups events by their `stream` value, as HTA does (a
-//!   stream that only CPU events carry has device -1); COMPUTATION excludes names matching HTA's
+//!   stream that only CPU events carry has device -1); COMPUTATION excludes HTA's memory class
+//!   (`^Memcpy|^Memset|^dma`: MTIA's DMA transfers are non-compute) and names matching
 //!   `(^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync)`.
 //! - With more than one distinct `ProfilerStep#N` name, GPU events whose correlation matches no CPU
 //!   event starting before the last ProfilerStep's start are dropped (HTA counts the
@@ -1015,7 +1017,7 @@ fn cover(
 // ---------------------------------------------------------------------------------------------
 // HTA 0.5.0 compatibility.
 
-mod hta {
+pub(crate) mod hta {
     use super::*;
 
     /// Start and end in whole microseconds, rounded as HTA's parser does: `ts` and `dur` read as
@@ -1046,10 +1048,82 @@ mod hta {
             .unwrap_or(ns as f64 / 1000.0)
     }
 
-    /// HTA's computation test: not `(^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync)`.
+    /// HTA's `get_kernel_type(name) == COMPUTATION`: neither communication (`^nccl.*Kernel`) nor
+    /// memory (`^Memcpy|^Memset|^dma`, MTIA's DMA transfers), and not matching
+    /// `(^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync)`. HTA tests memory before computation, so a
+    /// `dma*` op is non-compute time in its temporal breakdown.
     fn is_compute(name: &str) -> bool {
-        let nccl = name.starts_with("nccl") && name[4..].contains("Kernel");
-        !(nccl || name.contains("Memcpy") || name.starts_with("Memset") || name.contains("Sync"))
+        !(is_comm(name)
+            || name.starts_with("dma")
+            || name.contains("Memcpy")
+            || name.starts_with("Memset")
+            || name.contains("Sync"))
+    }
+
+    #[cfg(test)]
+    #[test]
+    fn stream_values_read_as_pythons_int() {
+        for (json, want) in [
+            ("7", 7),
+            ("-1", -1),
+            ("\"0x0\"", -1),
+            ("\"7\"", 7),
+            ("\" 12 \"", 12),
+            ("\"1_000\"", 1000),
+            ("\"1__0\"", -1),
+            ("\"\"", -1),
+            ("7.9", 7),
+            ("true", 1),
+            ("null", -1),
+            ("[1]", -1),
+        ] {
+            assert_eq!(stream_value(json), want, "{json}");
+        }
+    }
+
+    /// HTA's `is_comm_kernel`: `^nccl.*Kernel`.
+    fn is_comm(name: &str) -> bool {
+        name.starts_with("nccl") && name[4..].contains("Kernel")
+    }
+
+    /// An `args.stream` value as HTA 0.5.0 reads it: `int(value)`, and -1 when Python's `int()`
+    /// raises (its `normalize_gpu_stream_numbers`). ROCm's runtime calls carry `"stream": "0x0"`,
+    /// which is -1 there: those calls are CPU events whose correlation launches the device work.
+    fn stream_value(json: &str) -> i64 {
+        let v = json.trim();
+        if let Some(text) = v.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+            // int(str): surrounding whitespace, one sign, digits with single inner underscores.
+            let t = text.trim();
+            let (neg, digits) = match t.as_bytes().first() {
+                Some(b'-') => (true, &t[1..]),
+                Some(b'+') => (false, &t[1..]),
+                _ => (false, t),
+            };
+            let ok = !digits.is_empty()
+                && !digits.starts_with('_')
+                && !digits.ends_with('_')
+                && !digits.contains("__")
+                && digits.bytes().all(|b| b.is_ascii_digit() || b == b'_');
+            let n = ok
+                .then(|| digits.replace('_', "").parse::<i64>().ok())
+                .flatten();
+            return n.map_or(-1, |n| if neg { -n } else { n });
+        }
+        match v {
+            "true" => 1,
+            "false" => 0,
+            // int(float) truncates toward zero; null and containers raise.
+            _ => v
+                .parse::<i64>()
+                .ok()
+                .or_else(|| {
+                    v.parse::<f64>()
+                        .ok()
+                        .filter(|f| f.is_finite())
+                        .map(|f| f as i64)
+                })
+                .unwrap_or(-1),
+        }
     }
 
     struct Ev {
@@ -1061,8 +1135,18 @@ mod hta {
         order: usize,
         sync: bool,
         compute: bool,
+        /// HTA's COMMUNICATION class, `^nccl.*Kernel`.
+        comm: bool,
         /// Launch time in us, when HTA finds one.
         runtime: Option<i64>,
+    }
+
+    /// HTA's device events of a trace, sorted by start, after its step filter.
+    struct Events {
+        evs: Vec<Ev>,
+        notes: Vec<String>,
+        /// The `ProfilerStep` numbers HTA keeps when it filters by steps (two or more step names).
+        steps: Option<Vec<i64>>,
     }
 
     pub(super) fn breakdowns(
@@ -1070,6 +1154,73 @@ mod hta {
         links: &Links,
         rank: i64,
     ) -> (Vec<Temporal>, Vec<StreamIdle>, Vec<String>) {
+        let Events { evs, notes, .. } = events(trace, links);
+        if evs.is_empty() {
+            return (Vec::new(), Vec::new(), notes);
+        }
+        let (w0, w1, busy) = merge(evs.iter()).unwrap_or((0, 0, 0));
+        let compute = merge(evs.iter().filter(|e| e.compute)).map_or(0, |m| m.2);
+        let window = w1 - w0;
+        let temporal = vec![temporal_entry(rank, window, window - busy, compute, 1.0)];
+        let idle = stream_idle(trace, &evs, rank);
+        (temporal, idle, notes)
+    }
+
+    /// (first group start, last group end, sum of group lengths) of events sorted by start, HTA's
+    /// `merge_kernel_intervals`.
+    fn merge<'e>(it: impl Iterator<Item = &'e Ev>) -> Option<(i64, i64, i64)> {
+        let groups = merged(it);
+        let sum = groups.iter().map(|g| g.1 - g.0).sum();
+        Some((groups.first()?.0, groups.last()?.1, sum))
+    }
+
+    /// HTA's `merge_kernel_intervals`: an event joins the group before it when it starts at or
+    /// before the latest end so far.
+    fn merged<'e>(it: impl Iterator<Item = &'e Ev>) -> Vec<(i64, i64)> {
+        let mut groups: Vec<(i64, i64)> = Vec::new();
+        let mut cummax: Option<i64> = None;
+        for e in it {
+            match (groups.last_mut(), cummax) {
+                (Some(g), Some(c)) if e.ts <= c => {
+                    g.0 = g.0.min(e.ts);
+                    g.1 = g.1.max(e.end);
+                }
+                _ => groups.push((e.ts, e.end)),
+            }
+            cummax = Some(cummax.map_or(e.end, |c| c.max(e.end)));
+        }
+        groups
+    }
+
+    /// HTA 0.5.0's `get_comm_comp_overlap` for one rank over its default steps: the `ProfilerStep`
+    /// numbers kept, and the communication and overlap time in whole us. `None` when HTA filters
+    /// nothing (fewer than two step names), where the exact figure over the whole trace applies.
+    pub(crate) fn comm_comp_overlap(trace: &Trace, links: &Links) -> Option<(Vec<i64>, i64, i64)> {
+        let Events { evs, steps, .. } = events(trace, links);
+        let steps = steps?;
+        let comm = merged(evs.iter().filter(|e| e.comm));
+        let comp = merged(evs.iter().filter(|e| e.compute));
+        // HTA's status sweep: +1/-1 at communication starts/ends, +2/-2 at computation's, sorted
+        // by time in melt order (stable); the time while the running sum is 3 overlaps.
+        let mut status: Vec<(i64, i64)> = Vec::with_capacity(2 * (comm.len() + comp.len()));
+        for (groups, w) in [(&comm, 1), (&comp, 2)] {
+            status.extend(groups.iter().map(|g| (g.0, w)));
+            status.extend(groups.iter().map(|g| (g.1, -w)));
+        }
+        status.sort_by_key(|s| s.0);
+        let mut running = 0;
+        let mut overlap = 0;
+        for (k, &(t, w)) in status.iter().enumerate() {
+            running += w;
+            if running == 3 {
+                overlap += status.get(k + 1).map_or(0, |n| n.0 - t);
+            }
+        }
+        let communication = comm.iter().map(|g| g.1 - g.0).sum();
+        Some((steps, communication, overlap))
+    }
+
+    fn events(trace: &Trace, links: &Links) -> Events {
         let origin = trace.meta.origin_ns;
         let kinds = &links.kinds;
         // HTA's device events: every event whose `args.stream` is set and not -1, on any lane and
@@ -1080,15 +1231,14 @@ mod hta {
             if matches!(kinds.of_cat(s.cat[i]), Kind::Python | Kind::TraceSpan) {
                 return None;
             }
-            let v = trace.args.field(s.args[i], "stream")?;
-            let stream = v.trim().parse::<i64>().ok().unwrap_or(i64::MIN);
+            let stream = stream_value(trace.args.field(s.args[i], "stream")?);
             (stream != -1).then_some(stream)
         };
         let has_stream = |lane: usize, i: usize| stream_of(lane, i).is_some();
         // Step names, CPU correlations, the first event.
         let mut step_names: Vec<StrId> = Vec::new();
         let mut cpu_corr: Vec<(i64, i64)> = Vec::new();
-        let mut steps: Vec<i64> = Vec::new();
+        let mut steps: Vec<(i64, Option<i64>)> = Vec::new();
         let mut first: Option<i64> = None;
         // The earliest CPU event without a correlation: HTA's merge on `correlation` pairs a
         // device event without one (-1) with such events, e.g. a Triton launch `cpu_op`.
@@ -1103,7 +1253,10 @@ mod hta {
                 let (ts, _) = round(origin, s.start_ns[i], s.dur_ns[i]);
                 if name.starts_with("ProfilerStep") {
                     step_names.push(s.name[i]);
-                    steps.push(ts);
+                    let number = name
+                        .strip_prefix("ProfilerStep#")
+                        .and_then(|n| n.parse().ok());
+                    steps.push((ts, number));
                 }
                 if s.correlation[i] != NO_ID {
                     cpu_corr.push((s.correlation[i], ts));
@@ -1119,8 +1272,18 @@ mod hta {
         step_names.dedup();
         cpu_corr.sort_unstable();
         let last_step = (step_names.len() > 1)
-            .then(|| steps.iter().copied().max())
+            .then(|| steps.iter().map(|s| s.0).max())
             .flatten();
+        let kept_steps = last_step.map(|last| {
+            let mut kept: Vec<i64> = steps
+                .iter()
+                .filter(|s| s.0 < last)
+                .filter_map(|s| s.1)
+                .collect();
+            kept.sort_unstable();
+            kept.dedup();
+            kept
+        });
         let mut notes = Vec::new();
         let first = first.filter(|&t| last_step.is_none_or(|last| t < last));
 
@@ -1176,6 +1339,7 @@ mod hta {
                     order: i,
                     sync: kinds.of_cat(s.cat[i]) == Kind::Sync,
                     compute: is_compute(trace.str(s.name[i])),
+                    comm: is_comm(trace.str(s.name[i])),
                     runtime,
                 });
             }
@@ -1196,32 +1360,16 @@ mod hta {
                  HTA does not count them; the exact mode does"
             ));
         }
-        if evs.is_empty() {
-            return (Vec::new(), Vec::new(), notes);
-        }
         evs.sort_by_key(|e| (e.ts, e.lane, e.order));
-        let merge = |it: &mut dyn Iterator<Item = &Ev>| -> Option<(i64, i64, i64)> {
-            // (first group start, last group end, sum of group lengths), HTA's merge_kernel_intervals.
-            let mut groups: Vec<(i64, i64)> = Vec::new();
-            let mut cummax: Option<i64> = None;
-            for e in it {
-                match (groups.last_mut(), cummax) {
-                    (Some(g), Some(c)) if e.ts <= c => {
-                        g.0 = g.0.min(e.ts);
-                        g.1 = g.1.max(e.end);
-                    }
-                    _ => groups.push((e.ts, e.end)),
-                }
-                cummax = Some(cummax.map_or(e.end, |c| c.max(e.end)));
-            }
-            let sum = groups.iter().map(|g| g.1 - g.0).sum();
-            Some((groups.first()?.0, groups.last()?.1, sum))
-        };
-        let (w0, w1, busy) = merge(&mut evs.iter()).unwrap_or((0, 0, 0));
-        let compute = merge(&mut evs.iter().filter(|e| e.compute)).map_or(0, |m| m.2);
-        let window = w1 - w0;
-        let temporal = vec![temporal_entry(rank, window, window - busy, compute, 1.0)];
+        Events {
+            evs,
+            notes,
+            steps: kept_steps,
+        }
+    }
 
+    /// HTA's stream idle breakdown of its events (sorted by start).
+    fn stream_idle(trace: &Trace, evs: &[Ev], rank: i64) -> Vec<StreamIdle> {
         // Per stream: consecutive events by start, gaps against the previous event's end.
         #[derive(Default, Clone)]
         struct Acc {
@@ -1270,6 +1418,6 @@ mod hta {
             })
             .collect();
         idle.sort_by_key(|s| (s.device < 0, s.device, s.stream));
-        (temporal, idle, notes)
+        idle
     }
 }

@@ -1,5 +1,7 @@
-//! `sightline ranks PATH... [--json] [--align auto|none|collectives]`: the traces of one distributed
-//! job, side by side.
+//! `sightline ranks PATH... [--json] [--align auto|none|collectives] [--whole-trace]`: the traces of
+//! one distributed job, side by side. The communication/computation overlap covers HTA's steps
+//! (every `ProfilerStep` but the last, as HTA's `TraceAnalysis` does by default); `--whole-trace`
+//! takes every device op instead.
 //!
 //! Each path is a trace or a folder (searched recursively for `*.json` and `*.json.gz`). Traces are
 //! parsed one per core at a time, each reduced to its [`Digest`] and dropped, so memory holds one
@@ -7,22 +9,25 @@
 
 use super::print_json;
 use sightline::analysis::digest::Digest;
-use sightline::analysis::ranks::{self, Align, RanksReport};
+use sightline::analysis::ranks::{self, Align, OverlapScope, RanksReport};
 use sightline::parse::parse_parallel;
 use std::path::{Path, PathBuf};
 
-const USAGE: &str = "usage: sightline ranks PATH... [--json] [--align auto|none|collectives]";
+const USAGE: &str =
+    "usage: sightline ranks PATH... [--json] [--align auto|none|collectives] [--whole-trace]";
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut paths = Vec::new();
     let mut json = false;
     let mut align = Align::Auto;
+    let mut scope = OverlapScope::HtaSteps;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let value =
             |v: Option<&String>| v.cloned().ok_or(format!("--align needs a value\n{USAGE}"));
         match a.as_str() {
             "--json" => json = true,
+            "--whole-trace" => scope = OverlapScope::WholeTrace,
             "--align" => align = parse_align(&value(it.next())?)?,
             _ if a.starts_with("--align=") => align = parse_align(&a["--align=".len()..])?,
             _ if a.starts_with("--") => return Err(format!("unknown option '{a}'\n{USAGE}")),
@@ -48,7 +53,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if digests.is_empty() {
         return Err("none of the files is a trace".to_string());
     }
-    let mut report = ranks::analyze(&digests, align);
+    let mut report = ranks::analyze_with(&digests, align, scope);
     report.unreadable_files = unreadable;
     if json {
         return print_json(&report);
@@ -187,6 +192,9 @@ fn print(r: &RanksReport) {
             x.file
         );
     }
+    if let Some(line) = overlap_covers(&r.overlap) {
+        println!("  {line}");
+    }
 
     if !r.collectives.is_empty() {
         println!("\nCollectives (ms, summed over ranks; bandwidth from the median transfer time)");
@@ -240,4 +248,22 @@ fn print(r: &RanksReport) {
         println!("    {}", f.detail);
         println!("    {}", f.advice);
     }
+}
+
+/// What the overlap column covers, when any rank's figure leaves steps out.
+fn overlap_covers(overlap: &[ranks::Overlap]) -> Option<String> {
+    let steps: Vec<String> = overlap
+        .iter()
+        .filter_map(|o| {
+            let s = o.steps.as_ref()?;
+            let list: Vec<String> = s.iter().map(|n| format!("#{n}")).collect();
+            Some(format!("rank {}: {}", o.rank, list.join(" ")))
+        })
+        .collect();
+    (!steps.is_empty()).then(|| {
+        format!(
+            "overlap covers HTA's steps, the last ProfilerStep left out ({}); --whole-trace takes every device op",
+            steps.join("; ")
+        )
+    })
 }

@@ -187,17 +187,21 @@ def show(trace_or_path: Union[Trace, Source], height: int = 480) -> Any:
 
 
 
-def ranks(paths: Union[PathArg, Sequence[PathArg]], align: str = "auto") -> Dict[str, Any]:
+def ranks(
+    paths: Union[PathArg, Sequence[PathArg]], align: str = "auto", whole_trace: bool = False
+) -> Dict[str, Any]:
     """The traces of one distributed job side by side, as ``sightline ranks PATH... --json
-    [--align ALIGN]``: per rank step, compute, communication and idle time, collectives with wait
-    and bandwidth, stragglers, clock offsets and findings. ``paths`` is a trace file or a folder
-    (searched recursively for ``*.json`` and ``*.json.gz``), or a list of them. ``align`` is
-    ``"auto"``, ``"none"`` or ``"collectives"``. Files that are not traces are listed under
+    [--align ALIGN] [--whole-trace]``: per rank step, compute, communication and idle time,
+    collectives with wait and bandwidth, stragglers, clock offsets and findings. ``paths`` is a
+    trace file or a folder (searched recursively for ``*.json`` and ``*.json.gz``), or a list of
+    them. ``align`` is ``"auto"``, ``"none"`` or ``"collectives"``. ``overlap`` covers HTA's steps
+    (every ``ProfilerStep`` but the last, HTA's default) unless ``whole_trace`` is true; each row
+    says which in ``covers`` and ``steps``. Files that are not traces are listed under
     ``unreadable_files``; :class:`NotATrace` when none is. Row lists (``ranks``, ``collectives``,
     ...) become tables with :func:`rows`."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    return json.loads(_ranks_json([os.fspath(p) for p in paths], align))
+    return json.loads(_ranks_json([os.fspath(p) for p in paths], align, whole_trace))
 
 
 def _diff_source(source: DiffSource) -> Tuple[Any, str]:

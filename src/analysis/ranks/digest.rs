@@ -41,7 +41,7 @@
 
 use super::collective::{self, Collective};
 use super::intervals;
-use crate::analysis::idle::{op_class, OpClass};
+use crate::analysis::idle::{hta, op_class, OpClass};
 use crate::analysis::links::{Kind, Links};
 use crate::analysis::steps::{Step, StepsReport};
 use crate::model::{ArgsId, SliceRef, Trace};
@@ -72,9 +72,26 @@ pub struct Distributed {
     pub memcpy_ns: i64,
     pub idle_ns: i64,
     pub kernels: u64,
+    /// Communication and overlap over HTA's steps (`TraceAnalysis`' default); `None` when HTA
+    /// keeps the whole trace (fewer than two `ProfilerStep` names) or on the CPU basis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hta_steps: Option<HtaSteps>,
     /// Largest `Total Allocated` of the GPU's `[memory]` events (the CPU's when there are none).
     pub peak_memory_bytes: Option<i64>,
     pub collectives: Vec<Instance>,
+}
+
+/// HTA's `get_comm_comp_overlap` as HTA computes it by default (`include_last_profiler_step=False`,
+/// [`hta::comm_comp_overlap`]): over the device ops whose launch starts before the last
+/// `ProfilerStep`'s CPU start (every step but the last, whose device work is often cut short by
+/// the end of the recording), in HTA's classes and whole microseconds.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HtaSteps {
+    /// The `ProfilerStep` numbers covered, in order.
+    pub steps: Vec<i64>,
+    pub communication_ns: i64,
+    /// |communication ∩ compute| over those device ops.
+    pub overlap_ns: i64,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -215,6 +232,14 @@ pub fn distributed(
             .collect(),
     );
     let idle_ns = (window.1 - window.0) - intervals::length_within(&busy, window.0, window.1);
+    let hta_steps = (basis == Basis::Gpu)
+        .then(|| hta::comm_comp_overlap(trace, links))
+        .flatten()
+        .map(|(steps, comm_us, overlap_us)| HtaSteps {
+            steps,
+            communication_ns: comm_us * 1000,
+            overlap_ns: overlap_us * 1000,
+        });
 
     // Collective instances.
     let mut collectives: Vec<Instance> = Vec::new();
@@ -282,6 +307,7 @@ pub fn distributed(
         memcpy_ns: intervals::length(&mem_u),
         idle_ns,
         kernels,
+        hta_steps,
         peak_memory_bytes: peak_memory(trace),
         collectives,
     }

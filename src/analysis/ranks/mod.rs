@@ -170,6 +170,23 @@ pub struct Overlap {
     /// communication.
     pub comm_comp_overlap_pct: Option<f64>,
     pub basis: digest::Basis,
+    /// What the figure covers: `hta_steps` (HTA's default, every `ProfilerStep` but the last) or
+    /// `whole_trace` (asked for, or HTA keeps the whole trace: fewer than two steps, CPU basis).
+    pub covers: OverlapScope,
+    /// The `ProfilerStep` numbers covered when `covers` is `hta_steps`.
+    pub steps: Option<Vec<i64>>,
+}
+
+/// Which device ops the communication/computation overlap is taken over.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OverlapScope {
+    /// HTA's `TraceAnalysis` default (`include_last_profiler_step=False`): the ops launched before
+    /// the last `ProfilerStep` starts, when the trace has two or more.
+    #[default]
+    HtaSteps,
+    /// Every device op of the trace.
+    WholeTrace,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -232,12 +249,41 @@ pub struct RankRange {
     pub end_ns: i64,
 }
 
+/// One rank's overlap over `scope`; HTA's steps fall back to the whole trace where HTA keeps it.
+fn overlap_of(d: &Digest, rank: i64, scope: OverlapScope) -> Overlap {
+    let x = &d.distributed;
+    let steps = x
+        .hta_steps
+        .as_ref()
+        .filter(|_| scope == OverlapScope::HtaSteps);
+    let (comm, both) = steps.map_or((x.communication_ns, x.overlap_ns), |h| {
+        (h.communication_ns, h.overlap_ns)
+    });
+    Overlap {
+        rank,
+        comm_comp_overlap_pct: (comm > 0)
+            .then(|| (10_000.0 * both as f64 / comm as f64).round() / 100.0),
+        basis: x.basis,
+        covers: if steps.is_some() {
+            OverlapScope::HtaSteps
+        } else {
+            OverlapScope::WholeTrace
+        },
+        steps: steps.map(|h| h.steps.clone()),
+    }
+}
+
 pub(crate) fn us(ns: i64) -> f64 {
     ns as f64 / 1e3
 }
 
-/// Compares the ranks' digests.
+/// Compares the ranks' digests, with the overlap over HTA's steps.
 pub fn analyze(all: &[Digest], mode: Align) -> RanksReport {
+    analyze_with(all, mode, OverlapScope::HtaSteps)
+}
+
+/// Compares the ranks' digests, with the overlap over `scope`.
+pub fn analyze_with(all: &[Digest], mode: Align, scope: OverlapScope) -> RanksReport {
     // The job most traces belong to: (world size, backend) by count, ties to the smaller.
     let mut jobs: BTreeMap<(Option<i64>, Option<&str>), usize> = BTreeMap::new();
     for d in all.iter().filter(|d| d.distributed.rank.is_some()) {
@@ -349,15 +395,7 @@ pub fn analyze(all: &[Digest], mode: Align) -> RanksReport {
         .collect();
     let overlap = digests
         .iter()
-        .map(|d| Overlap {
-            rank: rank(d),
-            comm_comp_overlap_pct: (d.distributed.communication_ns > 0).then(|| {
-                (10_000.0 * d.distributed.overlap_ns as f64 / d.distributed.communication_ns as f64)
-                    .round()
-                    / 100.0
-            }),
-            basis: d.distributed.basis,
-        })
+        .map(|d| overlap_of(d, rank(d), scope))
         .collect();
     let collectives = collective_rows(&digests, &matched);
     let stragglers = stragglers::find(&digests, &matched);
