@@ -36,6 +36,17 @@ def test_ranks_of_files_equal_the_clis() -> None:
     assert [r["rank"] for r in got["ranks"]] == list(range(8))
 
 
+def test_ranks_overlap_over_htas_steps_or_the_whole_trace() -> None:
+    nccl = SHARED / "real" / "hta_a100_nccl_rank0of2.json.gz"
+    steps = sightline.ranks(nccl)
+    assert steps == cli_json("ranks", nccl)
+    assert steps["overlap"][0]["covers"] == "hta_steps" and steps["overlap"][0]["steps"] == [4, 5]
+    whole = sightline.ranks(nccl, whole_trace=True)
+    assert whole == cli_json("ranks", nccl, "--whole-trace")
+    assert whole["overlap"][0]["covers"] == "whole_trace"
+    assert whole["overlap"][0]["comm_comp_overlap_pct"] != steps["overlap"][0]["comm_comp_overlap_pct"]
+
+
 def test_ranks_rows_as_tables() -> None:
     got = sightline.ranks(GLOO)
     t = sightline.rows(got, "ranks")
