@@ -753,3 +753,61 @@ fn tables_timing() {
         100.0 * all / parse
     );
 }
+
+/// The TensorBoard plugin's estimated SM efficiency per kernel name, recomputed from the raw JSON of
+/// real CUDA traces: min(`blocks per SM`, 1) weighted by duration over the calls whose `blocks per
+/// SM` is positive (`docs/gpu_utilization.md`), and the mean `blocks per SM` weighted the same way.
+#[test]
+fn sm_efficiency_follows_the_tensorboard_plugins_formula() {
+    let mut checked = 0;
+    for name in [
+        "tracelens_h100_bert_small_stack_mem.json.gz",
+        "hta_a100_nccl_rank0of2.json.gz",
+    ] {
+        let path = common::shared_fixtures().join("real").join(name);
+        let raw: Value =
+            serde_json::from_slice(&common::gunzip(&std::fs::read(&path).unwrap())).unwrap();
+        // name -> (sum of min(bps, 1) x dur, sum of bps x dur, sum of dur)
+        let mut want: HashMap<String, (f64, f64, f64)> = HashMap::new();
+        for e in raw["traceEvents"].as_array().unwrap() {
+            if e["cat"] != "kernel" {
+                continue;
+            }
+            let Some(bps) = e["args"]["blocks per SM"].as_f64().filter(|b| *b > 0.0) else {
+                continue;
+            };
+            let dur = e["dur"].as_f64().unwrap();
+            let w = want
+                .entry(e["name"].as_str().unwrap().to_string())
+                .or_default();
+            w.0 += bps.min(1.0) * dur;
+            w.1 += bps * dur;
+            w.2 += dur;
+        }
+        assert!(!want.is_empty(), "{name}: no kernel reports blocks per SM");
+        let trace = parse_file(&path);
+        let kernels = kernel_table(&trace, &Forest::build(&trace));
+        for row in &kernels.rows {
+            match want.get(&row.name) {
+                Some(&(eff, blocks, dur)) if dur > 0.0 => {
+                    let got = row.est_sm_efficiency_pct.unwrap();
+                    assert!(
+                        (got - 100.0 * eff / dur).abs() < 1e-6,
+                        "{name} {}",
+                        row.name
+                    );
+                    let got = row.mean_blocks_per_sm.unwrap();
+                    assert!(
+                        (got - blocks / dur).abs() < 1e-6 * (1.0 + got),
+                        "{name} {}",
+                        row.name
+                    );
+                    assert!(row.est_sm_efficiency_pct.unwrap() <= 100.0);
+                    checked += 1;
+                }
+                _ => assert!(row.est_sm_efficiency_pct.is_none(), "{name} {}", row.name),
+            }
+        }
+    }
+    assert!(checked > 20, "{checked} kernels checked");
+}

@@ -51,6 +51,7 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         Column::right(share_title.as_str(), 12.max(share_title.len())),
         Column::right("Tensor Cores", 12),
         Column::right("Occupancy", 12),
+        Column::right("SM eff.", 8),
         Column::right("Grid/block", 12),
         Column::right("GFLOPs/call", 12),
         Column::right("TFLOP/s", 9),
@@ -94,6 +95,8 @@ pub fn run(opts: &Opts) -> Result<(), String> {
             share(r.gpu_time_pct, table.gpu_time_us),
             if r.tensor_cores { "yes" } else { "no" }.to_string(),
             r.mean_occupancy_pct
+                .map_or("-".to_string(), |o| format!("{o:.1}%")),
+            r.est_sm_efficiency_pct
                 .map_or("-".to_string(), |o| format!("{o:.1}%")),
             match r.launch_configs.len() {
                 0 => "-".to_string(),

@@ -3,11 +3,15 @@
 //! Per name: calls; total, mean, min, median and max duration; share of all GPU op time; the kind
 //! HTA gives it ([`kernel_kind`]); whether the name says it uses Tensor Cores ([`uses_tensor_cores`],
 //! the TensorBoard plugin's list); the mean `est. achieved occupancy %` weighted by duration, over
-//! the calls that report it (TensorBoard weights the same way); the grid/block variants; and the
+//! the calls that report it (TensorBoard weights the same way); the TensorBoard plugin's estimated
+//! SM efficiency, min(`blocks per SM`, 1) weighted by duration over the calls with a positive
+//! `blocks per SM` (its `docs/gpu_utilization.md`; it skips the others), and the mean `blocks per
+//! SM` weighted the same way; the grid/block variants; and the
 //! operators that launched it, as charged in the [`Forest`] (GPU ops no link leads anywhere from
 //! are listed under no operator, never dropped).
 //!
-//! Grid, block and occupancy are read from each GPU op's args, the only per-op parsing here.
+//! Grid, block, occupancy and blocks per SM are read from each GPU op's args, the only per-op
+//! parsing here.
 
 use super::tree::{Forest, NameKey};
 use super::{median_us, percent, us};
@@ -109,6 +113,11 @@ pub struct KernelRow {
     pub gpu_time_pct: f64,
     /// Duration-weighted mean of `est. achieved occupancy %`; `None` when no call reports it.
     pub mean_occupancy_pct: Option<f64>,
+    /// Duration-weighted mean of min(`blocks per SM`, 1) x 100 over the calls whose `blocks per SM`
+    /// is positive; `None` when no call reports one (ROCm and other devices do not).
+    pub est_sm_efficiency_pct: Option<f64>,
+    /// Duration-weighted mean of `blocks per SM` over the same calls.
+    pub mean_blocks_per_sm: Option<f64>,
     /// Distinct (grid, block) launches, most time first; empty for memcpy/memset.
     pub launch_configs: Vec<LaunchConfig>,
     /// The operators that launched it, most time first; `name: None` gathers the calls that no
@@ -156,6 +165,7 @@ struct KernelArgs {
     grid: Option<[i64; 3]>,
     block: Option<[i64; 3]>,
     occupancy: Option<f64>,
+    blocks_per_sm: Option<f64>,
 }
 
 impl KernelArgs {
@@ -166,6 +176,7 @@ impl KernelArgs {
                 "grid" => a.grid = serde_json::from_str(value).ok(),
                 "block" => a.block = serde_json::from_str(value).ok(),
                 "est. achieved occupancy %" => a.occupancy = value.trim().parse().ok(),
+                "blocks per SM" => a.blocks_per_sm = value.trim().parse().ok(),
                 _ => {}
             }
         }
@@ -193,6 +204,10 @@ struct Sums {
     durations_ns: Vec<i64>,
     occupancy_weighted: f64,
     occupancy_weight_ns: i64,
+    /// Sums of min(blocks per SM, 1) x ns, blocks per SM x ns, and ns, over positive values.
+    sm_efficiency_weighted: f64,
+    blocks_weighted: f64,
+    blocks_weight_ns: i64,
 }
 
 pub fn kernel_table(trace: &Trace, forest: &Forest) -> KernelTable {
@@ -211,6 +226,9 @@ pub fn kernel_table(trace: &Trace, forest: &Forest) -> KernelTable {
                 durations_ns: Vec::new(),
                 occupancy_weighted: 0.0,
                 occupancy_weight_ns: 0,
+                sm_efficiency_weighted: 0.0,
+                blocks_weighted: 0.0,
+                blocks_weight_ns: 0,
             });
             sums.len() - 1
         });
@@ -220,6 +238,11 @@ pub fn kernel_table(trace: &Trace, forest: &Forest) -> KernelTable {
         if let Some(occupancy) = args.occupancy {
             r.occupancy_weighted += occupancy * dur as f64;
             r.occupancy_weight_ns += dur;
+        }
+        if let Some(blocks) = args.blocks_per_sm.filter(|b| *b > 0.0) {
+            r.sm_efficiency_weighted += blocks.min(1.0) * dur as f64;
+            r.blocks_weighted += blocks * dur as f64;
+            r.blocks_weight_ns += dur;
         }
         if let (Some(grid), Some(block)) = (args.grid, args.block) {
             configs.entry((row, grid, block)).or_default().add(dur);
@@ -289,6 +312,10 @@ pub fn kernel_table(trace: &Trace, forest: &Forest) -> KernelTable {
                 gpu_time_pct: percent(total, gpu_ns),
                 mean_occupancy_pct: (r.occupancy_weight_ns > 0)
                     .then(|| r.occupancy_weighted / r.occupancy_weight_ns as f64),
+                est_sm_efficiency_pct: (r.blocks_weight_ns > 0)
+                    .then(|| 100.0 * r.sm_efficiency_weighted / r.blocks_weight_ns as f64),
+                mean_blocks_per_sm: (r.blocks_weight_ns > 0)
+                    .then(|| r.blocks_weighted / r.blocks_weight_ns as f64),
                 launch_configs,
                 launched_by,
                 flops: KernelFlops::default(),
