@@ -25,6 +25,9 @@ commands:
   labels FILE [--json] [--top N]
                           record_function labels: calls, CPU total/self, device time launched
                           inside, per-instance min/median/max, their spans on the device
+  modules FILE [--json] [--top N]
+                          nn.Module hierarchy (with_modules=True): calls, host total/self,
+                          device time launched inside each module and outside its children
   idle FILE [--json] [--compat hta] [--top N]
                           device idle time: HTA's temporal and per-stream breakdowns, the idle
                           gaps of each device and what the CPU thread that ended each one was
@@ -121,6 +124,7 @@ fn main() -> ExitCode {
         "ops" => cli::ops::run(&opts),
         "kernels" => cli::kernels::run(&opts),
         "labels" => cli::labels::run(&opts),
+        "modules" => cli::modules::run(&opts),
         "memory" => cli::memory::run(&opts),
         "flops" => cli::flops::run(&opts),
         "idle" => cli::idle::run(&opts),

@@ -44,6 +44,48 @@ fn summary_json_has_the_documented_fields() {
     assert_eq!(v["file"]["gzipped"], true);
 }
 
+/// `modules --json`: the field names, a tree (every parent listed before its children), and
+/// the text view indented under the device's word; a trace without modules says how to record them.
+#[test]
+fn modules_json_has_the_documented_fields() {
+    let path = common::shared_fixtures().join("real/tracelens_h100_bert_small_stack_mem.json.gz");
+    let (code, out, _) = run(&["modules", path.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert!(rows.len() > 40);
+    let mut seen = std::collections::HashSet::new();
+    for r in rows {
+        for key in [
+            "module",
+            "parent",
+            "calls",
+            "host_self_us",
+            "host_total_us",
+            "device_self_us",
+            "device_total_us",
+        ] {
+            assert!(r.get(key).is_some(), "{key} in {r}");
+        }
+        if let Some(p) = r["parent"].as_str() {
+            assert!(seen.contains(p), "{p} before {}", r["module"]);
+        }
+        seen.insert(r["module"].as_str().unwrap().to_string());
+    }
+    assert_eq!(rows[0]["module"], "BertLMHeadModel_0");
+    assert!(v["unattributed_device_us"].as_f64().is_some());
+    let (code, out, _) = run(&["modules", path.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("GPU total") && out.contains("\n  BertModel_0 "),
+        "{out}"
+    );
+    let cpu = common::shared_fixtures().join("real/hta_a100_alexnet_cuda_sync.json.gz");
+    let (code, out, _) = run(&["modules", cpu.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(out.contains("with_modules=True"), "{out}");
+}
+
 #[test]
 fn a_damaged_trace_exits_zero_and_says_so() {
     let path = common::local_fixture("parse/truncated_mid_event.json");

@@ -8,7 +8,7 @@ mod common;
 
 use serde_json::Value;
 use sightline::analysis::tables::{
-    call_tree, kernel_table, label_table, op_table, EventKind, Forest, OpTable,
+    call_tree, kernel_table, label_table, module_table, op_table, EventKind, Forest, OpTable,
 };
 use sightline::model::Trace;
 use std::collections::HashMap;
@@ -810,4 +810,130 @@ fn sm_efficiency_follows_the_tensorboard_plugins_formula() {
         }
     }
     assert!(checked > 20, "{checked} kernels checked");
+}
+
+/// Modules by hand: a model calling an encoder twice (two rows of one path, host self net of the
+/// children), a kernel launched by an operator in the encoder's linear, one in the model itself,
+/// one launched from the backward thread (outside every module), and one no link leads from.
+#[test]
+fn modules_by_hand() {
+    let py = |name: &str, ts: i64, dur: i64| {
+        format!(
+            r#"{{"ph":"X","cat":"python_function","name":"nn.Module: {name}","pid":1,"tid":1,"ts":{ts},"dur":{dur}}}"#
+        )
+    };
+    let launch = |tid: i64, ts: i64, corr: i64, kts: i64, kdur: i64| {
+        format!(
+            r#"{{"ph":"X","cat":"cpu_op","name":"aten::op","pid":1,"tid":{tid},"ts":{ts},"dur":3}},
+               {{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":{tid},"ts":{ts},"dur":2,"args":{{"correlation":{corr}}}}},
+               {{"ph":"X","cat":"kernel","name":"k{corr}","pid":0,"tid":7,"ts":{kts},"dur":{kdur},"args":{{"device":0,"stream":7,"correlation":{corr}}}}}"#
+        )
+    };
+    let events = [
+        py("Net_0", 0, 100),
+        py("Encoder_0", 10, 30),
+        py("Linear_0", 12, 10),
+        launch(1, 14, 1, 50, 5),
+        py("Encoder_0", 50, 20),
+        launch(1, 80, 2, 90, 7),
+        launch(2, 200, 3, 210, 11),
+        r#"{"ph":"X","cat":"kernel","name":"orphan","pid":0,"tid":7,"ts":300,"dur":13,"args":{"device":0,"stream":7}}"#.to_string(),
+    ];
+    let trace = parse_text(&format!(r#"{{"traceEvents":[{}]}}"#, events.join(",")));
+    let table = module_table(&trace, &Forest::build(&trace));
+    type Row<'a> = (&'a str, Option<&'a str>, u32, u64, f64, f64, f64, f64);
+    let rows: Vec<Row> = table
+        .rows
+        .iter()
+        .map(|r| {
+            (
+                r.module.as_str(),
+                r.parent.as_deref(),
+                r.depth,
+                r.calls,
+                r.host_total_us,
+                r.host_self_us,
+                r.device_total_us,
+                r.device_self_us,
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("Net_0", None, 0, 1, 100.0, 50.0, 12.0, 7.0),
+            ("Net_0/Encoder_0", Some("Net_0"), 1, 2, 50.0, 40.0, 5.0, 0.0),
+            (
+                "Net_0/Encoder_0/Linear_0",
+                Some("Net_0/Encoder_0"),
+                2,
+                1,
+                10.0,
+                10.0,
+                5.0,
+                5.0
+            ),
+        ]
+    );
+    assert_eq!(table.unattributed_device_us, 24.0);
+    assert_eq!(table.device_time_us, 36.0);
+}
+
+/// On every trace recorded with modules: device self over the rows plus unattributed is the
+/// trace's device op time, a parent's totals hold its children's, and self never exceeds total.
+#[test]
+fn modules_account_for_all_device_time() {
+    let mut with_modules = 0;
+    for path in common::all_shared_traces() {
+        let trace = parse_file(&path);
+        let forest = Forest::build(&trace);
+        let table = module_table(&trace, &forest);
+        let kernels = kernel_table(&trace, &forest);
+        let name = path.display();
+        let self_sum: f64 = table.rows.iter().map(|r| r.device_self_us).sum();
+        assert!(
+            (self_sum + table.unattributed_device_us - kernels.gpu_time_us).abs()
+                < 1e-6 * (1.0 + kernels.gpu_time_us),
+            "{name}: {self_sum} + {} != {}",
+            table.unattributed_device_us,
+            kernels.gpu_time_us
+        );
+        if table.rows.is_empty() {
+            continue;
+        }
+        with_modules += 1;
+        let by_path: HashMap<&str, _> = table.rows.iter().map(|r| (r.module.as_str(), r)).collect();
+        let mut children: HashMap<&str, (f64, f64)> = HashMap::new();
+        for r in &table.rows {
+            assert!(
+                r.host_self_us <= r.host_total_us + 1e-9,
+                "{name} {}",
+                r.module
+            );
+            assert!(r.host_self_us >= -1e-9, "{name} {}", r.module);
+            assert!(
+                r.device_self_us <= r.device_total_us + 1e-9,
+                "{name} {}",
+                r.module
+            );
+            if let Some(p) = &r.parent {
+                assert!(by_path.contains_key(p.as_str()), "{name}: {p}");
+                let c = children.entry(p.as_str()).or_default();
+                c.0 += r.host_total_us;
+                c.1 += r.device_total_us;
+            }
+        }
+        for (p, (host, device)) in children {
+            let r = by_path[p];
+            assert!(
+                (r.host_total_us - r.host_self_us - host).abs() < 1e-3,
+                "{name} {p}"
+            );
+            assert!(
+                (r.device_total_us - r.device_self_us - device).abs() < 1e-3,
+                "{name} {p}"
+            );
+        }
+    }
+    assert!(with_modules >= 5, "{with_modules} traces with modules");
 }

@@ -15,7 +15,9 @@ use serde_json::{json, Value};
 use sightline::analysis::flops::{kernels::annotate, Flops};
 use sightline::analysis::idle::{self, IdleOptions, Mode};
 use sightline::analysis::links::Links;
-use sightline::analysis::tables::{kernel_table, label_table, op_table, Forest, OpColumn};
+use sightline::analysis::tables::{
+    kernel_table, label_table, module_table, op_table, Forest, OpColumn,
+};
 use sightline::analysis::{findings, steps, summary};
 use sightline::model::Trace as Model;
 use sightline::parse::{parse_parallel, ParseError, Parser as CoreParser};
@@ -167,6 +169,12 @@ impl PyTrace {
     /// `sightline labels --json`.
     fn labels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let t = py.allow_threads(|| label_table(&self.model, self.forest()));
+        table(py, &t, "rows")
+    }
+
+    /// `sightline modules --json`.
+    fn modules<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let t = py.allow_threads(|| module_table(&self.model, self.forest()));
         table(py, &t, "rows")
     }
 

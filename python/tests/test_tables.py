@@ -91,6 +91,11 @@ def test_labels(case: Any) -> None:
     assert_table(t.labels(), cli_json("labels", path), "rows")
 
 
+def test_modules(case: Any) -> None:
+    path, t = case
+    assert_table(t.modules(), cli_json("modules", path), "rows")
+
+
 def test_steps(case: Any) -> None:
     path, t = case
     assert_table(t.steps(), cli_json("steps", path), "steps")

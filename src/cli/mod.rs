@@ -7,6 +7,7 @@ pub mod idle;
 pub mod kernels;
 pub mod labels;
 pub mod memory;
+pub mod modules;
 pub mod ops;
 pub mod ranks;
 pub mod report;

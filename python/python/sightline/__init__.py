@@ -102,6 +102,12 @@ class Trace:
         """``record_function`` labels on the CPU and the GPU (``sightline labels --json``)."""
         return _tables.table(self._native.labels())
 
+    def modules(self) -> pa.Table:
+        """The ``nn.Module`` hierarchy of a trace recorded with ``with_modules=True``
+        (``sightline modules --json``): per module path its parent, calls, host self/total and
+        device self/total; ``unattributed_device_us`` in the metadata."""
+        return _tables.table(self._native.modules())
+
     def steps(self) -> pa.Table:
         """``ProfilerStep#N`` spans with the TensorBoard plugin's time breakdown
         (``sightline steps --json``'s ``steps``; totals, GPU utilization and step statistics in

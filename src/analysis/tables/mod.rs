@@ -1,5 +1,5 @@
 //! The tables users hold against PyTorch's, HTA's and TensorBoard's: operators, kernels, labels,
-//! and the same data as a call tree.
+//! `nn.Module`s, and the same data as a call tree.
 //!
 //! Every table reads one [`Forest`]: per-thread trees of the CPU events, built and folded as
 //! PyTorch builds them for `prof.key_averages()`, with each GPU op charged to the operator that
@@ -11,12 +11,14 @@ pub mod calltree;
 pub mod kernels;
 pub mod labels;
 mod launch;
+pub mod modules;
 pub mod ops;
 pub mod tree;
 
 pub use calltree::{call_tree, BottomUpNode, CallTree};
 pub use kernels::{kernel_table, KernelFlops, KernelTable};
 pub use labels::{label_table, LabelTable};
+pub use modules::{module_table, ModuleTable};
 pub use ops::{op_table, OpColumn, OpTable};
 pub use tree::{EventKind, Forest};
 

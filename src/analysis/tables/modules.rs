@@ -1,0 +1,185 @@
+//! The module table: the `nn.Module` hierarchy that `with_modules=True` records (Python frames
+//! named `nn.Module: <Class>_<k>`, `k` numbering the instances of one class), as the TensorBoard
+//! plugin's module view showed it.
+//!
+//! A row is a module path, the names of the module frames from the outermost down joined by `/`
+//! (`BertModel_0/BertEncoder_0/BertLayer_1`), so one module called from two parents is two rows.
+//! Per row, from the [`Forest`]'s Python nodes:
+//! - calls: its frames; host total: their summed duration; host self: total minus the frames of
+//!   the modules called directly inside it;
+//! - device total: the GPU ops (kernels, memcpy, memset) whose launch site lies inside one of its
+//!   frames on that thread; device self: those whose innermost enclosing module is this one.
+//!
+//! Launches outside every module frame (the backward pass, which runs on autograd's thread, the
+//! optimizer, the data loader) and GPU ops no link leads to a launch for are `unattributed`, so
+//! device self over all rows plus unattributed is the trace's GPU op time.
+
+use super::tree::{EventKind, Forest, NO_NODE};
+use super::us;
+use crate::model::Trace;
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// The prefix PyTorch gives module frames.
+const MODULE_PREFIX: &str = "nn.Module: ";
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ModuleTable {
+    /// Rows in tree order: each module after its parent, siblings by first call.
+    pub rows: Vec<ModuleRow>,
+    /// GPU op time launched outside every module frame, or with no launch found.
+    pub unattributed_device_us: f64,
+    /// Sum of the durations of all GPU ops (device self over the rows plus unattributed).
+    pub device_time_us: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ModuleRow {
+    /// The module path, `/`-joined frame names without the `nn.Module: ` prefix.
+    pub module: String,
+    /// The last part of the path (`BertLayer_1`).
+    pub name: String,
+    /// The parent's path; `None` for a top-level module.
+    pub parent: Option<String>,
+    /// 0 for a top-level module.
+    pub depth: u32,
+    pub calls: u64,
+    pub host_self_us: f64,
+    pub host_total_us: f64,
+    pub device_self_us: f64,
+    pub device_total_us: f64,
+}
+
+/// Sums of one row, in ns.
+struct Sums {
+    path: String,
+    parent: Option<usize>,
+    depth: u32,
+    first_ns: i64,
+    calls: u64,
+    host_total: i64,
+    host_self: i64,
+    device_self: i64,
+    device_total: i64,
+}
+
+pub fn module_table(trace: &Trace, forest: &Forest) -> ModuleTable {
+    let mut index: FxHashMap<String, usize> = FxHashMap::default();
+    let mut sums: Vec<Sums> = Vec::new();
+    // Per tree and node: the row of the innermost module frame holding the node (itself included).
+    let mut module_of: Vec<Vec<Option<usize>>> = Vec::with_capacity(forest.trees.len());
+    for tree in &forest.trees {
+        let s = &trace.lanes[tree.lane as usize].slices;
+        let mut inner: Vec<Option<usize>> = vec![None; tree.len()];
+        // Tree order puts a parent before its children, so one forward pass sees every parent's
+        // answer first.
+        for n in 0..tree.len() {
+            let parent = tree.parent[n];
+            let outer = (parent != NO_NODE)
+                .then(|| inner[parent as usize])
+                .flatten();
+            let name = tree.name[n].as_str(trace);
+            let Some(leaf) = name
+                .strip_prefix(MODULE_PREFIX)
+                .filter(|_| tree.kind[n] == EventKind::Python)
+            else {
+                inner[n] = outer;
+                continue;
+            };
+            let path = match outer {
+                Some(o) => format!("{}/{leaf}", sums[o].path),
+                None => leaf.to_string(),
+            };
+            let slice = tree.slice[n] as usize;
+            let dur = s.dur_ns[slice];
+            let depth = outer.map_or(0, |o| sums[o].depth + 1);
+            let row = *index.entry(path.clone()).or_insert_with(|| {
+                sums.push(Sums {
+                    depth,
+                    path,
+                    parent: outer,
+                    first_ns: s.start_ns[slice],
+                    calls: 0,
+                    host_total: 0,
+                    host_self: 0,
+                    device_self: 0,
+                    device_total: 0,
+                });
+                sums.len() - 1
+            });
+            let r = &mut sums[row];
+            r.calls += 1;
+            r.host_total += dur;
+            r.host_self += dur;
+            r.first_ns = r.first_ns.min(s.start_ns[slice]);
+            if let Some(o) = outer {
+                sums[o].host_self -= dur;
+            }
+            inner[n] = Some(row);
+        }
+        module_of.push(inner);
+    }
+
+    let mut unattributed = 0i64;
+    for op in &forest.gpu_ops {
+        let s = &trace.lanes[op.slice.lane as usize].slices;
+        let dur = s.dur_ns[op.slice.index as usize];
+        let row = op
+            .launch
+            .and_then(|l| module_of[l.site.tree as usize][l.site.node as usize]);
+        let Some(row) = row else {
+            unattributed += dur;
+            continue;
+        };
+        sums[row].device_self += dur;
+        let mut up = Some(row);
+        while let Some(r) = up {
+            sums[r].device_total += dur;
+            up = sums[r].parent;
+        }
+    }
+
+    ModuleTable {
+        rows: tree_order(&sums)
+            .into_iter()
+            .map(|k| {
+                let r = &sums[k];
+                ModuleRow {
+                    module: r.path.clone(),
+                    name: r.path.rsplit('/').next().unwrap_or_default().to_string(),
+                    parent: r.parent.map(|p| sums[p].path.clone()),
+                    depth: r.depth,
+                    calls: r.calls,
+                    host_self_us: us(r.host_self),
+                    host_total_us: us(r.host_total),
+                    device_self_us: us(r.device_self),
+                    device_total_us: us(r.device_total),
+                }
+            })
+            .collect(),
+        unattributed_device_us: us(unattributed),
+        device_time_us: us(forest.gpu_time_ns),
+    }
+}
+
+/// Row indices depth first: each row after its parent, siblings by their first call.
+fn tree_order(sums: &[Sums]) -> Vec<usize> {
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); sums.len()];
+    let mut roots = Vec::new();
+    for (k, r) in sums.iter().enumerate() {
+        match r.parent {
+            Some(p) => children[p].push(k),
+            None => roots.push(k),
+        }
+    }
+    let by_first = |v: &mut Vec<usize>| v.sort_by_key(|&k| (sums[k].first_ns, k));
+    by_first(&mut roots);
+    children.iter_mut().for_each(by_first);
+    let mut out = Vec::with_capacity(sums.len());
+    let mut stack: Vec<usize> = roots.into_iter().rev().collect();
+    while let Some(k) = stack.pop() {
+        out.push(k);
+        stack.extend(children[k].iter().rev());
+    }
+    out
+}
