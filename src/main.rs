@@ -58,6 +58,11 @@ commands:
                           collectives matched across ranks (wait, transfer, bus bandwidth),
                           HTA's communication-computation overlap, stragglers per step; --align
                           aligns clocks on matched collectives (auto: only across hosts)
+  serve [LOGDIR] [--port N] [--host H]
+                          the page and LOGDIR's runs (tensorboard_trace_handler folders) over
+                          HTTP at http://127.0.0.1:6006/: pick a worker, a run (its ranks) or two
+                          runs to compare; --port 0 picks a free port; --host 0.0.0.0 shares the
+                          traces with other machines (see README)
 
 Exit status: 0 for a trace (also a damaged one), 1 when a diff --fail-if condition holds, 2 when
 the input is not a trace or the command line is wrong.";
@@ -98,6 +103,16 @@ fn main() -> ExitCode {
             Ok(true) => ExitCode::from(1),
             Err(e) => {
                 eprintln!("sightline: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
+    // `serve` takes an optional LOGDIR and runs until stopped.
+    if cmd == "serve" {
+        return match cli::serve::run(rest) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("sightline serve: {e}");
                 ExitCode::from(2)
             }
         };

@@ -11,6 +11,7 @@ pub mod modules;
 pub mod ops;
 pub mod ranks;
 pub mod report;
+pub mod serve;
 pub mod steps;
 pub mod summary;
 

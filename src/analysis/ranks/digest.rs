@@ -502,13 +502,19 @@ fn rank_of(trace: &Trace, file: &str) -> (Option<i64>, RankSource, Option<i64>) 
             d.world_size.or(named_world),
         );
     }
-    match number_after(
-        file,
-        &["rank_", "rank-", "rank", "worker_", "worker-", "worker"],
-    ) {
+    match rank_in_file_name(file) {
         Some(r) => (Some(r), RankSource::FileName, named_world),
         None => (None, RankSource::Unknown, named_world),
     }
+}
+
+/// The rank a trace's file name gives (`rank3`, `rank_3`, `worker3`, ...), as `rank_of` reads it
+/// when the trace has no `distributedInfo`.
+pub fn rank_in_file_name(file: &str) -> Option<i64> {
+    number_after(
+        file,
+        &["rank_", "rank-", "rank", "worker_", "worker-", "worker"],
+    )
 }
 
 /// The number right after the first of `prefixes` found in `name` (case-insensitive).
