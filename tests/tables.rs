@@ -937,3 +937,79 @@ fn modules_account_for_all_device_time() {
     }
     assert!(with_modules >= 5, "{with_modules} traces with modules");
 }
+
+/// The plugin's device figures over the steps' span, recomputed from the raw JSON as its
+/// `gpu_metrics_parser.py` does: SM efficiency from the sweep of every kernel's `blocks per SM`
+/// (`merge_ranges_with_value`, a start before an end at the same time), clipped to the span and
+/// averaged over it; occupancy weighted by kernel time within the span.
+#[test]
+fn device_sm_efficiency_and_occupancy_follow_the_plugin() {
+    for name in [
+        "tracelens_h100_bert_small_stack_mem.json.gz",
+        "hta_a100_nccl_rank0of2.json.gz",
+    ] {
+        let path = common::shared_fixtures().join("real").join(name);
+        let raw: Value =
+            serde_json::from_slice(&common::gunzip(&std::fs::read(&path).unwrap())).unwrap();
+        let trace = parse_file(&path);
+        let report = sightline::analysis::steps::analyze(&trace);
+        let g = &report.gpu[0];
+        let origin = trace.meta.origin_ns as f64 / 1e3;
+        let (lo, hi) = (
+            origin + report.steps[0].start_ns as f64 / 1e3,
+            origin + report.steps.last().unwrap().end_ns as f64 / 1e3,
+        );
+        let mut endpoints: Vec<(f64, u8, f64)> = Vec::new();
+        let (mut occ, mut occ_w) = (0.0, 0.0);
+        for e in raw["traceEvents"].as_array().unwrap() {
+            if e["cat"] != "kernel" {
+                continue;
+            }
+            let (ts, dur) = (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap());
+            if let Some(b) = e["args"]["blocks per SM"].as_f64().filter(|b| *b > 0.0) {
+                endpoints.push((ts, 0, b));
+                endpoints.push((ts + dur, 1, b));
+            }
+            if let Some(o) = e["args"]["est. achieved occupancy %"].as_f64() {
+                let (a, b) = (ts.max(lo), (ts + dur).min(hi));
+                if a < b && o >= 0.0 {
+                    occ += o * (b - a);
+                    occ_w += b - a;
+                }
+            }
+        }
+        endpoints.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let (mut sum, mut running, mut last) = (0.0, 0.0, endpoints[0].0);
+        for &(t, kind, b) in &endpoints {
+            if t > last && running > 0.0 {
+                let (x, y) = (last.max(lo), t.min(hi));
+                if y > x {
+                    sum += f64::min(running, 1.0) * (y - x);
+                }
+            }
+            last = t;
+            running += if kind == 0 { b } else { -b };
+        }
+        let want = 100.0 * sum / (hi - lo);
+        let got = g.est_sm_efficiency_pct.unwrap();
+        assert!(
+            (got - want).abs() < 0.01,
+            "{name}: SM efficiency {got} vs {want}"
+        );
+        let got = g.est_achieved_occupancy_pct.unwrap();
+        assert!((got - occ / occ_w).abs() < 0.01, "{name}: occupancy {got}");
+        assert!(
+            g.tensor_core_pct.is_some(),
+            "{name}: CUDA has a Tensor Core share"
+        );
+        // Each step's figures are over its own span.
+        for s in &report.steps {
+            assert_eq!(s.gpu.len(), report.gpu.len());
+            assert!(s.gpu[0].est_sm_efficiency_pct.unwrap() <= 100.0 + 1e-9);
+        }
+    }
+    // Off CUDA no Tensor Core share, and without blocks per SM no SM efficiency.
+    let trace = common::shared_trace("real/tracelens_mi300_bert_small.json.gz");
+    let report = sightline::analysis::steps::analyze(&trace);
+    assert!(report.gpu.iter().all(|g| g.tensor_core_pct.is_none()));
+}

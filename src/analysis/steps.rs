@@ -17,13 +17,17 @@
 //!   driver calls; DataLoader = `enumerate(DataLoader)#*.__next__` and `enumerate(DataPipe)#*`; CPU Exec
 //!   = other operators, annotations (not the steps themselves) and Python frames.
 //! - GPU utilization of a device = |union of its kernels within [first step start, last step end]| /
-//!   that span.
+//!   that span. Over the same span, the plugin's `docs/gpu_utilization.md` figures: estimated SM
+//!   efficiency (at each instant min(sum of the running kernels' `blocks per SM`, 1), averaged over
+//!   the span), estimated achieved occupancy (weighted by kernel time) and the Tensor Core share of
+//!   kernel time (CUDA only). Each step has the same figures over its own span.
 //! - Statistics: mean, median, p90 (linear interpolation) of step durations, and the first steps'
 //!   durations against the median.
 
 use super::idle::{op_class, OpClass};
 use super::links::{Kind, Links};
 use super::slicing::{self, block_on, Slicer};
+use super::tables::kernels::uses_tensor_cores;
 use crate::model::category::is_dma_transfer;
 use crate::model::{LaneKind, SliceRef, Trace};
 use serde::Serialize;
@@ -60,6 +64,8 @@ pub struct Step {
     /// GPU ops launched inside the step.
     pub gpu_ops: usize,
     pub breakdown: Breakdown,
+    /// Per device, the figures of [`StepsReport::gpu`] over this step's span.
+    pub gpu: Vec<DeviceUtilization>,
 }
 
 /// Time of a span by category (priority order); the fields sum to the span's duration.
@@ -122,6 +128,15 @@ pub struct DeviceUtilization {
     pub kernel_ns: i64,
     pub span_ns: i64,
     pub utilization: f64,
+    /// The plugin's estimated SM efficiency over the span: at each instant min(sum of the running
+    /// kernels' `blocks per SM`, 1), averaged over the whole span (idle counts 0), in percent;
+    /// `None` when no kernel reports `blocks per SM`.
+    pub est_sm_efficiency_pct: Option<f64>,
+    /// `est. achieved occupancy %` of the kernels, weighted by their time within the span.
+    pub est_achieved_occupancy_pct: Option<f64>,
+    /// Share of kernel time (within the span) in kernels whose names say they use Tensor Cores;
+    /// `None` off CUDA, where NVIDIA's kernel names do not apply.
+    pub tensor_core_pct: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -422,11 +437,22 @@ pub async fn analyze_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Ste
             dur_ns: end - start,
             gpu_ops: matched[k],
             breakdown: b,
+            gpu: Vec::new(),
         });
     }
 
+    let kernels = device_kernels(trace, links, y).await;
+    if !synthetic {
+        for st in &mut steps {
+            st.gpu = utilization(trace, &kernels, st.start_ns, st.end_ns, y).await;
+        }
+    }
+    let gpu = match (spans.first(), spans.last()) {
+        (Some(first), Some(last)) => utilization(trace, &kernels, first.0, last.1, y).await,
+        _ => Vec::new(),
+    };
     StepsReport {
-        gpu: utilization(trace, links, &spans, y).await,
+        gpu,
         device_word: super::summary::devices_word(trace),
         stats: stats(&steps),
         steps,
@@ -450,17 +476,24 @@ async fn merge(mut v: Vec<(i64, i64)>, y: &mut Slicer) -> Vec<(i64, i64)> {
     out
 }
 
-async fn utilization(
-    trace: &Trace,
-    links: &Links,
-    spans: &[(i64, i64)],
-    y: &mut Slicer,
-) -> Vec<DeviceUtilization> {
-    let (Some(first), Some(last)) = (spans.first(), spans.last()) else {
-        return Vec::new();
-    };
-    let (lo, hi) = (first.0, last.1);
-    let mut per_device: Vec<(i64, Vec<(i64, i64)>)> = Vec::new();
+/// A kernel as the plugin's GPU figures read it.
+#[derive(Clone, Copy)]
+struct DeviceKernel {
+    start_ns: i64,
+    end_ns: i64,
+    /// `blocks per SM`, when positive (the plugin skips the others).
+    blocks_per_sm: Option<f64>,
+    /// `est. achieved occupancy %`, when not negative.
+    occupancy: Option<f64>,
+    tensor_cores: bool,
+}
+
+/// Per device (in order of first lane), its kernels sorted by start, and the longest one's length.
+type Kernels = Vec<(i64, Vec<DeviceKernel>, i64)>;
+
+/// The kernels of each device (kernels only, as on CUDA: MTIA's DMA transfers are copies).
+async fn device_kernels(trace: &Trace, links: &Links, y: &mut Slicer) -> Kernels {
+    let mut per_device: Kernels = Vec::new();
     for (_, l) in trace.gpu_lanes() {
         let LaneKind::GpuStream { device, .. } = l.kind else {
             continue;
@@ -468,40 +501,120 @@ async fn utilization(
         let idx = match per_device.iter().position(|d| d.0 == device) {
             Some(i) => i,
             None => {
-                per_device.push((device, Vec::new()));
+                per_device.push((device, Vec::new(), 0));
                 per_device.len() - 1
             }
         };
         let s = &l.slices;
         for i in 0..s.len() {
             y.tick(1).await;
-            // Kernels only, as on CUDA: MTIA's DMA transfers are copies.
-            if links.kinds.of_cat(s.cat[i]) == Kind::Kernel
-                && !is_dma_transfer(trace.str(s.name[i]))
-            {
-                let (a, b) = (s.start_ns[i].max(lo), s.end_ns(i).min(hi));
-                if b > a {
-                    per_device[idx].1.push((a, b));
+            let name = trace.str(s.name[i]);
+            if links.kinds.of_cat(s.cat[i]) != Kind::Kernel || is_dma_transfer(name) {
+                continue;
+            }
+            let mut k = DeviceKernel {
+                start_ns: s.start_ns[i],
+                end_ns: s.end_ns(i),
+                blocks_per_sm: None,
+                occupancy: None,
+                tensor_cores: uses_tensor_cores(name),
+            };
+            for (key, value) in trace.args.members(s.args[i]) {
+                let v = || value.trim().parse::<f64>().ok();
+                match key {
+                    "blocks per SM" => k.blocks_per_sm = v().filter(|b| *b > 0.0),
+                    "est. achieved occupancy %" => k.occupancy = v().filter(|o| *o >= 0.0),
+                    _ => {}
                 }
             }
+            let d = &mut per_device[idx];
+            d.2 = d.2.max(k.end_ns - k.start_ns);
+            d.1.push(k);
         }
     }
-    let mut out = Vec::with_capacity(per_device.len());
-    for (device, v) in per_device {
-        let kernel_ns: i64 = merge(v, y).await.iter().map(|(a, b)| b - a).sum();
+    for d in &mut per_device {
+        slicing::sort_by_key(&mut d.1, |k| k.start_ns, y).await;
+    }
+    per_device
+}
+
+/// The plugin's GPU figures of each device over [lo, hi): utilization, estimated SM efficiency,
+/// occupancy, and the Tensor Core share of kernel time.
+async fn utilization(
+    trace: &Trace,
+    kernels: &Kernels,
+    lo: i64,
+    hi: i64,
+    y: &mut Slicer,
+) -> Vec<DeviceUtilization> {
+    let cuda = super::backend::of_trace(trace) == Some(super::backend::Backend::Cuda);
+    let mut out = Vec::with_capacity(kernels.len());
+    for (device, ks, longest) in kernels {
+        // Kernels overlapping the span: none starting before `lo - longest` reaches it.
+        let from = ks.partition_point(|k| k.start_ns < lo.saturating_sub(*longest));
+        let mut clipped = Vec::new();
+        let mut blocks: Vec<(i64, bool, f64)> = Vec::new();
+        let (mut occ_weighted, mut occ_ns) = (0.0, 0i64);
+        let (mut tc_ns, mut all_ns) = (0i64, 0i64);
+        for k in ks[from..].iter().take_while(|k| k.start_ns < hi) {
+            y.tick(1).await;
+            let (a, b) = (k.start_ns.max(lo), k.end_ns.min(hi));
+            if b <= a {
+                continue;
+            }
+            clipped.push((a, b));
+            all_ns += b - a;
+            tc_ns += if k.tensor_cores { b - a } else { 0 };
+            if let Some(o) = k.occupancy {
+                occ_weighted += o * (b - a) as f64;
+                occ_ns += b - a;
+            }
+            if let Some(bps) = k.blocks_per_sm {
+                // The whole kernel goes into the sweep, as the plugin merges before it clips.
+                blocks.push((k.start_ns, false, bps));
+                blocks.push((k.end_ns, true, bps));
+            }
+        }
+        let kernel_ns: i64 = merge(clipped, y).await.iter().map(|(a, b)| b - a).sum();
+        let span = hi - lo;
         out.push(DeviceUtilization {
-            name: super::summary::device_name(trace, device),
-            device,
+            name: super::summary::device_name(trace, *device),
+            device: *device,
             kernel_ns,
-            span_ns: hi - lo,
-            utilization: if hi > lo {
-                kernel_ns as f64 / (hi - lo) as f64
+            span_ns: span,
+            utilization: if span > 0 {
+                kernel_ns as f64 / span as f64
             } else {
                 0.0
             },
+            est_sm_efficiency_pct: (!blocks.is_empty() && span > 0)
+                .then(|| 100.0 * sm_efficiency_ns(blocks, lo, hi) / span as f64),
+            est_achieved_occupancy_pct: (occ_ns > 0).then(|| occ_weighted / occ_ns as f64),
+            tensor_core_pct: (cuda && all_ns > 0).then(|| 100.0 * tc_ns as f64 / all_ns as f64),
         });
     }
     out
+}
+
+/// The plugin's `merge_ranges_with_value` then `intersection_ranges_lists_with_value`: sweeping
+/// the kernels' starts and ends (a start before an end at the same time), each stretch while the
+/// running sum of `blocks per SM` is positive counts min(sum, 1); the integral within [lo, hi).
+fn sm_efficiency_ns(mut endpoints: Vec<(i64, bool, f64)>, lo: i64, hi: i64) -> f64 {
+    endpoints.sort_by_key(|e| (e.0, e.1));
+    let mut total = 0.0;
+    let mut running = 0.0;
+    let mut last = endpoints[0].0;
+    for &(t, is_end, bps) in &endpoints {
+        if t > last && running > 0.0 {
+            let (a, b) = (last.max(lo), t.min(hi));
+            if b > a {
+                total += f64::min(running, 1.0) * (b - a) as f64;
+            }
+        }
+        last = t;
+        running += if is_end { -bps } else { bps };
+    }
+    total
 }
 
 fn stats(steps: &[Step]) -> StepStats {

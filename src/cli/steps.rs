@@ -72,8 +72,18 @@ pub fn print(r: &StepsReport) {
     }
     println!("{pct}");
     for g in &r.gpu {
+        let mut estimates = String::new();
+        for (what, v) in [
+            ("est. SM efficiency", g.est_sm_efficiency_pct),
+            ("est. achieved occupancy", g.est_achieved_occupancy_pct),
+            ("Tensor Cores", g.tensor_core_pct),
+        ] {
+            if let Some(v) = v {
+                estimates.push_str(&format!(", {what} {v:.1}%"));
+            }
+        }
         println!(
-            "  {} utilization {:.1}% (kernels {} ms of {} ms)",
+            "  {} utilization {:.1}% (kernels {} ms of {} ms){estimates}",
             g.name,
             100.0 * g.utilization,
             ms(g.kernel_ns as f64),

@@ -10,7 +10,9 @@ use crate::analysis::idle::{self, IdleOptions, IdleReport};
 use crate::analysis::links::Links;
 use crate::analysis::slicing::{poll_once, Slicer};
 use crate::analysis::steps::{self, StepsReport};
-use crate::analysis::tables::{call_tree, kernel_table, label_table, op_table, Forest, OpColumn};
+use crate::analysis::tables::{
+    call_tree, kernel_table, label_table, module_table, op_table, Forest, OpColumn,
+};
 use crate::model::Trace;
 use crate::view::aggregate::aggregate;
 use crate::view::frame::GapShade;
@@ -149,8 +151,8 @@ impl Session {
     }
 
     /// A table as JSON: `"ops"` (the operator table, `by_shape` groups by input shapes; sorted by
-    /// self device time when the trace has GPU time, else self CPU), `"kernels"`, `"labels"`, or
-    /// `"calltree"` (the top-down call tree).
+    /// self device time when the trace has GPU time, else self CPU), `"kernels"`, `"labels"`,
+    /// `"modules"` (the `nn.Module` tree), or `"calltree"` (the top-down call tree).
     pub fn table(&self, kind: &str, by_shape: bool) -> Result<String, JsValue> {
         let l = self.loaded()?;
         let forest = l
@@ -177,6 +179,7 @@ impl Session {
                 Ok(json(&table))
             }
             "labels" => Ok(json(&label_table(t, forest))),
+            "modules" => Ok(json(&module_table(t, forest))),
             "calltree" => Ok(json(&call_tree(t, forest))),
             _ => Err(err(format!("no table named '{kind}'"))),
         }
