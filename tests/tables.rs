@@ -838,6 +838,10 @@ fn modules_by_hand() {
         launch(1, 80, 2, 90, 7),
         launch(2, 200, 3, 210, 11),
         r#"{"ph":"X","cat":"kernel","name":"orphan","pid":0,"tid":7,"ts":300,"dur":13,"args":{"device":0,"stream":7}}"#.to_string(),
+        // The backward node of the linear's operator, on autograd's thread, linked by fwdbwd.
+        r#"{"ph":"s","id":9,"pid":1,"tid":1,"ts":14,"cat":"fwdbwd","name":"fwdbwd"}"#.to_string(),
+        r#"{"ph":"X","cat":"cpu_op","name":"AddmmBackward0","pid":1,"tid":2,"ts":199,"dur":6}"#.to_string(),
+        r#"{"ph":"f","id":9,"pid":1,"tid":2,"ts":199,"cat":"fwdbwd","name":"fwdbwd","bp":"e"}"#.to_string(),
     ];
     let trace = parse_text(&format!(r#"{{"traceEvents":[{}]}}"#, events.join(",")));
     let table = module_table(&trace, &Forest::build(&trace));
@@ -877,6 +881,20 @@ fn modules_by_hand() {
     );
     assert_eq!(table.unattributed_device_us, 24.0);
     assert_eq!(table.device_time_us, 36.0);
+    // The backward node holds the launch at 200 (11 us of device time): charged to the linear and
+    // every module above it.
+    let backward: Vec<(u64, f64, f64)> = table
+        .rows
+        .iter()
+        .map(|r| {
+            (
+                r.backward_calls,
+                r.backward_host_total_us,
+                r.backward_device_total_us,
+            )
+        })
+        .collect();
+    assert_eq!(backward, [(1, 6.0, 11.0); 3]);
 }
 
 /// On every trace recorded with modules: device self over the rows plus unattributed is the

@@ -33,13 +33,17 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         let width = title.len().max(12);
         Column::right(title, width)
     };
-    let cols = [
+    // A CPU-only trace has no device columns to show.
+    let device = table.device_time_us > 0.0;
+    let mut cols = vec![
         Column::left("Module", name_width),
         Column::right("# of Calls", 12),
         Column::right("Host total", 12),
         Column::right("Host self", 12),
         device_col("total"),
         device_col("self"),
+        Column::right("Bwd host", 12),
+        device_col("bwd"),
     ];
     let rows = table
         .rows
@@ -47,22 +51,45 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         .zip(&labels)
         .take(top.unwrap_or(usize::MAX))
         .map(|(r, l)| {
-            vec![
+            let mut cells = vec![
                 truncate_name(l, 70),
                 r.calls.to_string(),
                 fmt_time(r.host_total_us),
                 fmt_time(r.host_self_us),
                 fmt_time(r.device_total_us),
                 fmt_time(r.device_self_us),
-            ]
+                fmt_time(r.backward_host_total_us),
+                fmt_time(r.backward_device_total_us),
+            ];
+            if !device {
+                drop_device(&mut cells);
+            }
+            cells
         });
+    if !device {
+        drop_device(&mut cols);
+    }
     print!("{}", layout(&cols, rows));
+    if !device {
+        println!("Bwd host: the backward nodes of its forward operators (fwdbwd flows)");
+        return Ok(());
+    }
     println!(
         "{word} total/self: {word} time of the kernels, memcpy and memset launched inside the \
-         module's calls / not inside a module it calls; launched outside every module (backward, \
-         optimizer): {} of {}",
+         module's calls / not inside a module it calls; Bwd host / {word} bwd: the backward nodes \
+         of its forward operators (fwdbwd flows) and the {word} time under them; launched outside \
+         every module (backward, optimizer): {} of {}",
         fmt_time(table.unattributed_device_us),
         fmt_time(table.device_time_us)
     );
     Ok(())
+}
+
+/// The device columns (total, self, backward), last first.
+const DEVICE_COLUMNS: [usize; 3] = [7, 5, 4];
+
+fn drop_device<T>(v: &mut Vec<T>) {
+    for k in DEVICE_COLUMNS {
+        v.remove(k);
+    }
 }

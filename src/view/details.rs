@@ -7,6 +7,8 @@
 //! - For a GPU slice: the runtime call with its correlation id and the innermost CPU op above that
 //!   call (the launching op); a flow arrow stands in when the ids are missing.
 //! - The flows (ac2g, fwdbwd, ...) touching it, and for a CPU slice those of its runtime calls.
+//! - Its forward operator (for a backward one) or backward operators (for a forward one), by the
+//!   `fwdbwd` flows of the slice or of its innermost ancestor that has one.
 //!
 //! Descendant walks stop after [`MAX_WALK`] slices and lists after [`MAX_LISTED`] entries, and say
 //! so; a top-level step can hold hundreds of thousands of slices.
@@ -68,6 +70,12 @@ pub struct SliceDetails {
     pub launched: Option<Launched>,
     pub launched_by: Option<LaunchedBy>,
     pub flows: Vec<Arrow>,
+    /// For a backward operator (or a slice inside one), the forward operator that the autograd
+    /// engine's `fwdbwd` flow leads back to.
+    pub forward: Option<Brief>,
+    /// For a forward operator (or a slice inside one), the backward operators its `fwdbwd` flows
+    /// lead to.
+    pub backward: Vec<Brief>,
 }
 
 pub fn brief(trace: &Trace, r: SliceRef) -> Brief {
@@ -91,10 +99,9 @@ pub fn details(trace: &Trace, tl: &Timeline, r: SliceRef) -> Option<SliceDetails
     if i >= s.len() {
         return None;
     }
-    let ancestors: Vec<Brief> = ancestors(trace, tl, r)
-        .into_iter()
-        .map(|a| brief(trace, a))
-        .collect();
+    let outer = ancestors(trace, tl, r);
+    let (forward, backward) = forward_backward(trace, tl, r, &outer);
+    let ancestors: Vec<Brief> = outer.into_iter().map(|a| brief(trace, a)).collect();
     let (launched, launched_by) = if lane.is_gpu() {
         (None, Some(launcher(trace, tl, r)))
     } else {
@@ -110,7 +117,38 @@ pub fn details(trace: &Trace, tl: &Timeline, r: SliceRef) -> Option<SliceDetails
         launched,
         launched_by,
         flows: arrows(trace, tl, r),
+        forward,
+        backward,
     })
+}
+
+/// The `fwdbwd` flows of `r`, else of its innermost ancestor that has one: Kineto draws them
+/// from the forward operator to the backward node (`MseLossBackward0`), so a slice selected inside
+/// either finds its counterpart.
+fn forward_backward(
+    trace: &Trace,
+    tl: &Timeline,
+    r: SliceRef,
+    outer: &[SliceRef],
+) -> (Option<Brief>, Vec<Brief>) {
+    let Some(cat) = trace.strings.find("fwdbwd") else {
+        return (None, Vec::new());
+    };
+    for &x in std::iter::once(&r).chain(outer.iter().rev()) {
+        let flows = tl.flows_of(x).iter().map(|&f| trace.flows[f as usize]);
+        let (mut forward, mut backward) = (None, Vec::new());
+        for f in flows.filter(|f| f.cat == cat) {
+            if f.to == x && f.from != x {
+                forward = Some(brief(trace, f.from));
+            } else if f.from == x && f.to != x && backward.len() < MAX_LISTED {
+                backward.push(brief(trace, f.to));
+            }
+        }
+        if forward.is_some() || !backward.is_empty() {
+            return (forward, backward);
+        }
+    }
+    (None, Vec::new())
 }
 
 /// The slices containing `r` on its lane, outermost first.
@@ -274,6 +312,37 @@ mod tests {
             }
         }
         panic!("{name} not found")
+    }
+
+    /// The `fwdbwd` flow of PyTorch 2.x: from the forward op (`s`) to the backward node (`f`,
+    /// `bp: "e"`) on autograd's thread; a slice inside either finds the other.
+    #[test]
+    fn forward_and_backward_operators_through_fwdbwd() {
+        let json = r#"{"traceEvents":[
+          {"ph":"X","name":"aten::mse_loss","cat":"cpu_op","pid":1,"tid":1,"ts":0,"dur":20,"args":{"Sequence number":7}},
+          {"ph":"X","name":"aten::sub","cat":"cpu_op","pid":1,"tid":1,"ts":2,"dur":5},
+          {"ph":"s","id":1,"pid":1,"tid":1,"ts":0,"cat":"fwdbwd","name":"fwdbwd"},
+          {"ph":"X","name":"autograd::engine::evaluate_function: MseLossBackward0","cat":"cpu_op","pid":1,"tid":2,"ts":100,"dur":40},
+          {"ph":"X","name":"MseLossBackward0","cat":"cpu_op","pid":1,"tid":2,"ts":102,"dur":30,"args":{"Sequence number":7}},
+          {"ph":"X","name":"aten::mse_loss_backward","cat":"cpu_op","pid":1,"tid":2,"ts":104,"dur":20},
+          {"ph":"f","id":1,"pid":1,"tid":2,"ts":102,"cat":"fwdbwd","name":"fwdbwd","bp":"e"}
+        ]}"#;
+        let t = parse_bytes(json.as_bytes()).unwrap();
+        let tl = Timeline::new(&t);
+        let inner = details(&t, &tl, find(&t, "aten::mse_loss_backward")).unwrap();
+        assert_eq!(inner.forward.unwrap().name, "aten::mse_loss");
+        assert!(inner.backward.is_empty());
+        let fwd = details(&t, &tl, find(&t, "aten::sub")).unwrap();
+        assert_eq!(fwd.forward.map(|b| b.name), None);
+        let names: Vec<String> = fwd.backward.into_iter().map(|b| b.name).collect();
+        assert_eq!(names, ["MseLossBackward0"]);
+        let outer = details(
+            &t,
+            &tl,
+            find(&t, "autograd::engine::evaluate_function: MseLossBackward0"),
+        )
+        .unwrap();
+        assert!(outer.forward.is_none() && outer.backward.is_empty());
     }
 
     #[test]

@@ -13,6 +13,11 @@
 //! Launches outside every module frame (the backward pass, which runs on autograd's thread, the
 //! optimizer, the data loader) and GPU ops no link leads to a launch for are `unattributed`, so
 //! device self over all rows plus unattributed is the trace's GPU op time.
+//!
+//! The backward pass is charged back to modules through the autograd engine's `fwdbwd` flows
+//! (forward operator -> backward node, e.g. `aten::linear` -> `AddmmBackward0`): a module's
+//! backward host total is the duration of the backward nodes whose forward operator ran inside its
+//! calls, and its backward device total the GPU time charged to those nodes and under them.
 
 use super::tree::{EventKind, Forest, NO_NODE};
 use super::us;
@@ -48,6 +53,10 @@ pub struct ModuleRow {
     pub host_total_us: f64,
     pub device_self_us: f64,
     pub device_total_us: f64,
+    /// Backward nodes linked by `fwdbwd` to the forward operators inside this module's calls.
+    pub backward_calls: u64,
+    pub backward_host_total_us: f64,
+    pub backward_device_total_us: f64,
 }
 
 /// Sums of one row, in ns.
@@ -61,6 +70,9 @@ struct Sums {
     host_self: i64,
     device_self: i64,
     device_total: i64,
+    backward_calls: u64,
+    backward_host: i64,
+    backward_device: i64,
 }
 
 pub fn module_table(trace: &Trace, forest: &Forest) -> ModuleTable {
@@ -104,6 +116,9 @@ pub fn module_table(trace: &Trace, forest: &Forest) -> ModuleTable {
                     host_self: 0,
                     device_self: 0,
                     device_total: 0,
+                    backward_calls: 0,
+                    backward_host: 0,
+                    backward_device: 0,
                 });
                 sums.len() - 1
             });
@@ -139,6 +154,10 @@ pub fn module_table(trace: &Trace, forest: &Forest) -> ModuleTable {
         }
     }
 
+    if !sums.is_empty() {
+        backward(trace, forest, &module_of, &mut sums);
+    }
+
     ModuleTable {
         rows: tree_order(&sums)
             .into_iter()
@@ -154,11 +173,58 @@ pub fn module_table(trace: &Trace, forest: &Forest) -> ModuleTable {
                     host_total_us: us(r.host_total),
                     device_self_us: us(r.device_self),
                     device_total_us: us(r.device_total),
+                    backward_calls: r.backward_calls,
+                    backward_host_total_us: us(r.backward_host),
+                    backward_device_total_us: us(r.backward_device),
                 }
             })
             .collect(),
         unattributed_device_us: us(unattributed),
         device_time_us: us(forest.gpu_time_ns),
+    }
+}
+
+/// Charges each `fwdbwd` flow's backward node to the modules holding its forward operator.
+fn backward(trace: &Trace, forest: &Forest, module_of: &[Vec<Option<usize>>], sums: &mut [Sums]) {
+    let Some(cat) = trace.strings.find("fwdbwd") else {
+        return;
+    };
+    // Per lane, the tree and node of each slice that is a node.
+    let mut node_of: Vec<Vec<(u32, u32)>> = vec![Vec::new(); trace.lanes.len()];
+    for (t, tree) in forest.trees.iter().enumerate() {
+        let lane = &mut node_of[tree.lane as usize];
+        lane.resize(
+            trace.lanes[tree.lane as usize].slices.len(),
+            (NO_NODE, NO_NODE),
+        );
+        for n in 0..tree.len() {
+            lane[tree.slice[n] as usize] = (t as u32, n as u32);
+        }
+    }
+    let node = |r: crate::model::SliceRef| {
+        node_of[r.lane as usize]
+            .get(r.index as usize)
+            .copied()
+            .filter(|n| n.0 != NO_NODE)
+    };
+    for f in trace.flows.iter().filter(|f| f.cat == cat) {
+        let (Some(fwd), Some(bwd)) = (node(f.from), node(f.to)) else {
+            continue;
+        };
+        let Some(row) = module_of[fwd.0 as usize][fwd.1 as usize] else {
+            continue;
+        };
+        let tree = &forest.trees[bwd.0 as usize];
+        let host =
+            trace.lanes[tree.lane as usize].slices.dur_ns[tree.slice[bwd.1 as usize] as usize];
+        let device = tree.device_total_ns[bwd.1 as usize];
+        let mut up = Some(row);
+        while let Some(r) = up {
+            sums[r].backward_calls += 1;
+            sums[r].backward_host += host;
+            sums[r].backward_device += device;
+            up = sums[r].parent;
+        }
     }
 }
 
