@@ -20,6 +20,7 @@ import { Bindings } from "./worker/client.js";
 import { Workers, blobChunks, bufferChunks, readInto, responseChunks } from "./load.js";
 import { flopsColumns, renderRoofline, withFlops } from "./roofline.js";
 import { analyse as analyseInSlices } from "./analyses.js";
+import { renderOverview } from "./overview.js";
 
 const boot = document.querySelector("script[data-bindings]");
 // The paths are relative to the page, not to this module.
@@ -218,6 +219,7 @@ function analyse(loaded, t) {
     const [findings, steps, idle] = await Promise.all(["findings", "steps", "idle"].map((k) => s.report(k)));
     if (!mine()) return;
     renderFindings($("findings"), $("findings-empty"), JSON.parse(findings), showEvidence);
+    renderOverview($("overview-summary"), JSON.parse(steps), JSON.parse(findings), { onEvidence: showEvidence, onRange: showRange, findingsPanel: $("findings-panel") });
     renderSteps($("steps-chart"), JSON.parse(steps), showRange);
     renderIdle($("idle-chart"), JSON.parse(idle), phrases, showRange);
     // The idle gaps are now shaded on the GPU lanes.
@@ -272,7 +274,7 @@ async function show(loaded) {
   $("search").value = "";
   $("search-count").textContent = "";
   showNotice(summary);
-  for (const id of ["findings", "steps-chart", "idle-chart"]) $(id).replaceChildren(analysing());
+  for (const id of ["overview-summary", "findings", "steps-chart", "idle-chart"]) $(id).replaceChildren(analysing());
   $("findings-empty").hidden = true;
   document.body.dataset.analyses = "running";
   setState("ready");

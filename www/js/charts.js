@@ -5,7 +5,7 @@
 import { count, duration } from "./format.js";
 
 /** Step breakdown categories, in the TensorBoard plugin's priority order, with their colours. */
-const STEP_PARTS = [
+export const STEP_PARTS = [
   ["kernel_ns", "Kernel", "#4f8fdc"],
   ["memcpy_ns", "Memcpy", "#e86a5a"],
   ["memset_ns", "Memset", "#b0b0b0"],

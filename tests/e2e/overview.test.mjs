@@ -1,0 +1,79 @@
+// The Overview panel (www/js/overview.js): the first panel of a trace, with the TensorBoard
+// plugin's GPU figures per device, the step time breakdown and the top findings. Figures are
+// checked against `sightline steps --json` of the same traces (the numbers the page is given).
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { openTrace } from "./lib.mjs";
+
+const SAMPLE = "tracelens_h100_bert_small_stack_mem.json.gz";
+
+/** The overview's figures by device: { "GPU 0": { utilization: "6.94 %", ... } }. */
+function figures(page) {
+  return page.$$eval("#overview-summary .ov-device", (rows) =>
+    Object.fromEntries(
+      rows.map((r) => [
+        r.querySelector(".ov-device-name").textContent,
+        Object.fromEntries([...r.querySelectorAll(".ov-figure")].map((f) => [f.dataset.figure, f.querySelector(".ov-value").textContent])),
+      ]),
+    ),
+  );
+}
+
+export async function overviewShowsGpuFiguresBreakdownAndTopFindings({ page, baseUrl, samplesDir, screenshot }) {
+  await openTrace(page, baseUrl, join(samplesDir, SAMPLE), { analyses: true });
+  await page.waitForSelector("#overview-summary .ov-figure");
+  // The first panel under the timeline, shown without a click.
+  assert.equal(await page.$eval(".panels > .panel", (p) => p.id), "overview-panel");
+  assert.ok(await page.isVisible("#overview-panel"));
+  // sightline steps --json: utilization 0.06940, est. SM efficiency 4.469 %, est. achieved
+  // occupancy 4.081 %, Tensor Cores 32.19 % of kernel time.
+  assert.deepEqual(await figures(page), {
+    "GPU 0": { utilization: "6.94 %", est_sm_efficiency_pct: "4.47 %", est_achieved_occupancy_pct: "4.08 %", tensor_core_pct: "32.2 %" },
+  });
+  // The breakdown: one stacked bar of the total, its legend, one row per step and the total.
+  const legend = await page.$$eval("#overview-summary .ov-legend span", (s) => s.map((x) => x.textContent));
+  assert.deepEqual(legend.map((t) => t.replace(/ [\d.]+ %$/, "")), ["Kernel", "Memcpy", "Runtime", "CPU Exec"]);
+  assert.equal((await page.$$("#overview-summary .ov-total > span")).length, 4);
+  const heads = await page.$$eval("#overview-summary .ov-step-table th", (t) => t.map((x) => x.textContent));
+  assert.deepEqual(heads, ["Step", "Kernel", "Memcpy", "Runtime", "CPU Exec", "Total", "GPU util."]);
+  const rows = await page.$$eval("#overview-summary .ov-step-table tbody tr", (t) => t.map((r) => [...r.cells].map((c) => c.textContent)));
+  // ProfilerStep#6: kernel 307,197 ns, memcpy 2,240, runtime 380,575, CPU exec 3,736,102.
+  assert.deepEqual(rows, [["ProfilerStep#6", "307 µs", "2.24 µs", "381 µs", "3.74 ms", "4.43 ms", "6.94 %"]]);
+  // A step row shows the step on the timeline.
+  await page.click("#overview-summary .ov-step-table tbody tr");
+  await page.waitForFunction(() => window.sightline.view.meta && window.sightline.view.meta.range !== null);
+  // The top findings, most costly first, at most five; a click shows the evidence.
+  const ids = await page.$$eval("#overview-summary .ov-finding-list li", (l) => l.map((li) => li.dataset.id));
+  const all = await page.$$eval("#findings li", (l) => l.map((li) => li.dataset.id));
+  assert.ok(ids.length >= 3 && ids.length <= 5, ids.join(", "));
+  assert.deepEqual(ids, all.slice(0, ids.length));
+  assert.equal(ids[0], "low_gpu_utilization");
+  await screenshot("overview-h100");
+  // The link to every finding brings the Findings panel into view.
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.click("#overview-summary .ov-all-findings");
+  await page.waitForFunction(() => {
+    const r = document.getElementById("findings-panel").getBoundingClientRect();
+    return r.top >= -1 && r.top < window.innerHeight / 2;
+  });
+}
+
+export async function overviewLeavesOutFiguresAFamilyCannotEstimate({ page, baseUrl, fixturesDir }) {
+  // On ROCm the trace records no blocks per SM, occupancy or Tensor Core use: only utilization.
+  await openTrace(page, baseUrl, join(fixturesDir, "real/tracelens_mi300_bert_small.json.gz"), { analyses: true });
+  await page.waitForSelector("#overview-summary .ov-figure");
+  const f = await figures(page);
+  assert.deepEqual(Object.keys(f), ["GPU 2"]);
+  assert.deepEqual(Object.keys(f["GPU 2"]), ["utilization"]);
+}
+
+export async function overviewOfACpuOnlyTraceSaysThereIsNoDevice({ page, baseUrl, fixturesDir }) {
+  await openTrace(page, baseUrl, join(fixturesDir, "pytorch-cpu/encoder_stack_memory.pt.trace.json.gz"), { analyses: true });
+  await page.waitForSelector("#overview-summary .ov-steps");
+  assert.equal((await page.$$("#overview-summary .ov-figure")).length, 0);
+  assert.match(await page.textContent("#overview-summary .ov-devices"), /^No device/);
+  // One step spans the trace: all CPU Exec.
+  const heads = await page.$$eval("#overview-summary .ov-step-table th", (t) => t.map((x) => x.textContent));
+  assert.deepEqual(heads, ["Step", "CPU Exec", "Total"]);
+}
