@@ -21,6 +21,7 @@ import { Workers, blobChunks, bufferChunks, readInto, responseChunks } from "./l
 import { flopsColumns, renderRoofline, withFlops } from "./roofline.js";
 import { analyse as analyseInSlices } from "./analyses.js";
 import { renderOverview } from "./overview.js";
+import { kernelColumns } from "./kernel-columns.js";
 
 const boot = document.querySelector("script[data-bindings]");
 // The paths are relative to the page, not to this module.
@@ -384,7 +385,7 @@ const TABS = [
     id: "kernels",
     title: "Kernels",
     render: (host) =>
-      withTable(host, "kernels", (t) => renderTable(host, t.rows, { id: "kernels-table", columns: flopsColumns(t.rows), csvName: "kernels.csv", onRowClick: (r) => highlight(r.name), caption: "Device ops (kernels, memcpy, memset) by name" })),
+      withTable(host, "kernels", (t) => renderTable(host, t.rows, { id: "kernels-table", columns: kernelColumns(t.rows), csvName: "kernels.csv", onRowClick: (r) => highlight(r.name), caption: "Device ops (kernels, memcpy, memset) by name" })),
   },
   {
     id: "labels",

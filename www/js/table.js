@@ -8,7 +8,7 @@ const MAX_ROWS = 1000;
 
 /**
  * Renders `rows` into `host` (emptied first) and returns the table element.
- * options: { id, columns: [{key, label, kind}], onRowClick(row, tr), csvName, caption }
+ * options: { id, columns: [{key, label, kind, title}], onRowClick(row, tr), csvName, caption }
  */
 /** Fills `nav` with one tab button per entry of `tabs` ({id, title}), `selected` marked; a click
  * calls `onSelect(id)`, which is expected to call this again. */
@@ -55,6 +55,7 @@ export function renderTable(host, rows, options = {}) {
     const th = document.createElement("th");
     th.textContent = c.label;
     th.className = isNumeric(c.kind) ? "num" : "";
+    if (c.title) th.title = c.title;
     th.addEventListener("click", () => {
       sortDir = sortKey === c.key ? -sortDir : isNumeric(c.kind) ? -1 : 1;
       sortKey = c.key;

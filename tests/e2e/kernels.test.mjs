@@ -1,0 +1,36 @@
+// The Kernels tab's GPU figures per kernel (www/js/kernel-columns.js): estimated SM efficiency
+// ("SM eff.") and blocks per SM beside the mean occupancy, as `sightline kernels --json` gives
+// them; left out on a trace whose device records no blocks per SM (ROCm).
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { openTrace } from "./lib.mjs";
+
+async function kernelsTable(page) {
+  await page.click('#tabs button:text-is("Kernels")');
+  await page.waitForSelector("#kernels-table tbody tr");
+  const heads = await page.$$eval("#kernels-table th", (t) => t.map((x) => x.textContent.replace(/ [▲▼]$/, "")));
+  const rows = await page.$$eval("#kernels-table tbody tr", (t) => t.map((r) => [...r.cells].map((c) => c.textContent)));
+  return { heads, rows };
+}
+
+export async function kernelsTableHasSmEfficiencyBesideOccupancy({ page, baseUrl, samplesDir }) {
+  await openTrace(page, baseUrl, join(samplesDir, "tracelens_h100_bert_small_stack_mem.json.gz"), { analyses: true });
+  const { heads, rows } = await kernelsTable(page);
+  const occ = heads.indexOf("Mean occupancy %");
+  assert.ok(occ > 0, heads.join("|"));
+  assert.deepEqual(heads.slice(occ, occ + 3), ["Mean occupancy %", "SM eff.", "Blocks/SM"]);
+  assert.match(await page.$eval("#kernels-table th:text-is('SM eff.')", (th) => th.title), /min\(blocks per SM, 1\)/);
+  // sightline kernels --json: the bf16 cutlass GEMM (17 calls, grid 40x2 on 132 SMs) has mean
+  // occupancy 4 %, est. SM efficiency 60.6061 % and 0.606061 blocks per SM.
+  const gemm = rows.find((r) => r[0].startsWith("void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_align8>"));
+  assert.ok(gemm, "the cutlass GEMM row");
+  assert.deepEqual(gemm.slice(occ, occ + 3), ["4.00 %", "60.6 %", "0.606"]);
+}
+
+export async function kernelsTableLeavesOutSmEfficiencyWithoutBlocksPerSm({ page, baseUrl, fixturesDir }) {
+  await openTrace(page, baseUrl, join(fixturesDir, "real/tracelens_mi300_bert_small.json.gz"), { analyses: true });
+  const { heads, rows } = await kernelsTable(page);
+  assert.ok(rows.length > 10);
+  assert.ok(!heads.some((h) => /sm eff|blocks/i.test(h)), heads.join("|"));
+}
