@@ -25,6 +25,12 @@ commands:
   labels FILE [--json] [--top N]
                           record_function labels: calls, CPU total/self, device time launched
                           inside, per-instance min/median/max, their spans on the device
+  path FILE... [--step NAME] [--annotation NAME --instance K] [--what-if EDIT]... [--json]
+                          the critical path of each step (one trace per rank): what bounds it
+                          (CPU, data loading, syncs, device compute, communication, launch and
+                          kernel-kernel overhead), and --what-if 'NAME=0' / 'NAME*F' /
+                          'rankR:NAME=0' (NAME: a slice name with * globs, DataLoader, kernels,
+                          memcpy, communication) replayed to predict each step's time
   modules FILE [--json] [--top N]
                           nn.Module hierarchy (with_modules=True): calls, host total/self,
                           device time launched inside each module and outside its children
@@ -113,6 +119,16 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("sightline serve: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
+    // `path` takes several files and repeated --what-if options.
+    if cmd == "path" {
+        return match cli::path::run(rest) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("sightline: {e}");
                 ExitCode::from(2)
             }
         };

@@ -5,6 +5,7 @@
 //! terminal are one computation.
 
 pub mod backend;
+pub mod critical;
 pub mod diff;
 pub mod digest;
 pub mod findings;

@@ -9,6 +9,7 @@ pub mod labels;
 pub mod memory;
 pub mod modules;
 pub mod ops;
+pub mod path;
 pub mod ranks;
 pub mod report;
 pub mod serve;

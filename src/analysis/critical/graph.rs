@@ -1,0 +1,393 @@
+//! The dependency graph of one trace: time points of the CPU threads and device streams, joined by
+//! edges whose weights reproduce the measured times exactly (every node's time is the maximum over
+//! its incoming edges of source time plus weight, and at least one edge reaches it exactly).
+//!
+//! - A CPU thread is a chain of its slice boundaries (operators, labels, runtime calls; not Python
+//!   frames). The edge between two boundaries weighs the time between them and is charged to the
+//!   innermost slice open then (none: nothing recorded). A blocking call (`*Synchronize`,
+//!   `cudaMemcpy*`/`hipMemcpy*`) that returned after device work ended inside it weighs 0; a sync
+//!   edge from that device op's end carries the wait instead, so a faster device shortens it.
+//! - A device op is a start and an end node with its duration between. It follows the op before
+//!   it on its stream and its launch (the runtime call, [`Links::launch`]): when the stream was
+//!   idle at the launch, the launch edge weighs the measured launch delay and the stream edge 0
+//!   (launch overhead); when work was queued, the stream edge weighs the gap after the op before
+//!   (kernel-kernel overhead) and the launch edge at most the call's duration, so that in a replay
+//!   an op never starts before its launch.
+//! - A virtual source at the trace's start reaches each chain's and stream's first node.
+//!
+//! Cross-stream waits (`cudaStreamWaitEvent`) are not edges yet: such a wait shows as
+//! kernel-kernel overhead on the waiting stream.
+
+use crate::analysis::idle::{op_class, OpClass};
+use crate::analysis::links::{Kind, Links};
+use crate::model::{SliceRef, Trace};
+
+/// What an edge stands for; with its attributed slice, what a path segment is bound by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EdgeKind {
+    /// Time on a CPU thread inside a slice (or in no slice).
+    Cpu,
+    /// A blocking call's return after the device op it waited for.
+    Sync,
+    /// A device op's duration.
+    Device(OpClass),
+    /// From a launch call to its device op, the stream idle meanwhile.
+    Launch,
+    /// From one device op to the next on its stream.
+    Stream,
+    /// From the source to a chain's or stream's first node.
+    Start,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Edge {
+    pub from: u32,
+    pub to: u32,
+    pub weight: i64,
+    pub kind: EdgeKind,
+    /// The slice the time is charged to: the innermost open CPU slice, the device op, or the
+    /// device op a launch or stream edge leads to.
+    pub slice: Option<SliceRef>,
+}
+
+pub struct Graph {
+    /// Measured time of each node (ns from the trace's start); node 0 is the source.
+    pub time: Vec<i64>,
+    /// The lane of each node (`u32::MAX` for the source).
+    pub lane: Vec<u32>,
+    pub edges: Vec<Edge>,
+    /// Incoming edges of each node, as ranges into `in_edges`.
+    pub in_start: Vec<u32>,
+    pub in_edges: Vec<u32>,
+    /// Nodes in an order where every edge goes forward.
+    pub order: Vec<u32>,
+    /// For each CPU slice that is a chain boundary: its start and end nodes; per lane, by index.
+    pub cpu_nodes: Vec<Vec<(u32, u32)>>,
+    /// For each device op: its start and end nodes; per lane, by index.
+    pub device_nodes: Vec<Vec<(u32, u32)>>,
+    /// Per CPU lane and slice, the innermost enclosing chain slice (`u32::MAX` for none).
+    pub parent: Vec<Vec<u32>>,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// Names of the calls that block the CPU until device work is done.
+pub fn is_blocking(name: &str) -> bool {
+    name.contains("Synchronize")
+        || name.starts_with("cudaMemcpy")
+        || name.starts_with("hipMemcpy")
+        || name == "cudaEventQuery"
+}
+
+/// Whether a CPU slice is a chain boundary (Python frames and the whole-trace span are not).
+fn on_chain(kind: Kind) -> bool {
+    matches!(kind, Kind::CpuOp | Kind::Annotation | Kind::Runtime)
+}
+
+pub fn build(trace: &Trace, links: &Links) -> Graph {
+    let kinds = &links.kinds;
+    let mut g = Graph {
+        time: vec![0],
+        lane: vec![NONE],
+        edges: Vec::new(),
+        in_start: Vec::new(),
+        in_edges: Vec::new(),
+        order: Vec::new(),
+        cpu_nodes: trace.lanes.iter().map(|_| Vec::new()).collect(),
+        device_nodes: trace.lanes.iter().map(|_| Vec::new()).collect(),
+        parent: trace.lanes.iter().map(|_| Vec::new()).collect(),
+    };
+    let start = trace
+        .lanes
+        .iter()
+        .filter_map(|l| l.slices.start_ns.iter().min().copied())
+        .min()
+        .unwrap_or(0);
+    g.time[0] = start;
+
+    // Device ops first, so that blocking calls can find what they waited for.
+    struct Op {
+        lane: usize,
+        index: usize,
+        start: u32,
+        end: u32,
+    }
+    let mut ops: Vec<Op> = Vec::new();
+    for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| l.is_gpu()) {
+        let s = &l.slices;
+        g.device_nodes[li] = vec![(NONE, NONE); s.len()];
+        let mut idx: Vec<usize> = (0..s.len())
+            .filter(|&i| kinds.of_cat(s.cat[i]).is_gpu_busy())
+            .collect();
+        idx.sort_by_key(|&i| (s.start_ns[i], s.end_ns(i)));
+        for i in idx {
+            let a = g.push_node(s.start_ns[i], li);
+            let b = g.push_node(s.end_ns(i), li);
+            g.device_nodes[li][i] = (a, b);
+            ops.push(Op {
+                lane: li,
+                index: i,
+                start: a,
+                end: b,
+            });
+        }
+    }
+    // Device op ends in time order, for the blocking calls.
+    let mut ends: Vec<(i64, u32)> = ops
+        .iter()
+        .map(|o| (g.time[o.end as usize], o.end))
+        .collect();
+    ends.sort_unstable();
+
+    // CPU chains. `chain_in[n]`: the chain edge into node n.
+    let mut blocking_waits: Vec<(u32, u32, i64)> = Vec::new();
+    let mut chain_in: Vec<u32> = Vec::new();
+    for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| !l.is_gpu()) {
+        let s = &l.slices;
+        let mut idx: Vec<usize> = (0..s.len())
+            .filter(|&i| on_chain(kinds.of_cat(s.cat[i])))
+            .collect();
+        if idx.is_empty() {
+            continue;
+        }
+        idx.sort_by_key(|&i| (s.start_ns[i], std::cmp::Reverse(s.end_ns(i))));
+        g.cpu_nodes[li] = vec![(NONE, NONE); s.len()];
+        g.parent[li] = vec![NONE; s.len()];
+        // Boundaries in time order; the stack of open slices, each closing at its end cut to its
+        // parent's (a slice that outlives its parent, in a damaged trace, ends with it).
+        let mut chain = Chain {
+            lane: li,
+            last: None,
+            stack: Vec::new(),
+        };
+        for &i in &idx {
+            chain.close_until(&mut g, &mut chain_in, s.start_ns[i]);
+            let parent = chain.stack.last().copied();
+            g.parent[li][i] = parent.map_or(NONE, |p| p.0 as u32);
+            let n = chain.boundary(&mut g, &mut chain_in, s.start_ns[i], parent.map(|p| p.0));
+            g.cpu_nodes[li][i].0 = n;
+            let end = s.end_ns(i).max(s.start_ns[i]);
+            chain.stack.push((i, parent.map_or(end, |p| end.min(p.1))));
+        }
+        chain.close_until(&mut g, &mut chain_in, i64::MAX);
+        // Blocking calls: the device op that ended last inside the call.
+        for &i in &idx {
+            let (a, b) = g.cpu_nodes[li][i];
+            if a == NONE || b == NONE || kinds.of_cat(s.cat[i]) != Kind::Runtime {
+                continue;
+            }
+            if !is_blocking(trace.str(s.name[i])) {
+                continue;
+            }
+            let (t0, t1) = (s.start_ns[i], s.end_ns(i));
+            let k = ends.partition_point(|e| e.0 <= t1);
+            if k > 0 && ends[k - 1].0 > t0 {
+                blocking_waits.push((ends[k - 1].1, b, t1 - ends[k - 1].0));
+            }
+        }
+    }
+    // The wait moves from the chain to the sync edge: the chain edges inside the call weigh 0.
+    for &(op_end, call_end, w) in &blocking_waits {
+        let e = chain_in[call_end as usize];
+        if e != NONE && g.edges[e as usize].kind == EdgeKind::Cpu {
+            g.edges[e as usize].weight = 0;
+        }
+        g.edges.push(Edge {
+            from: op_end,
+            to: call_end,
+            weight: w,
+            kind: EdgeKind::Sync,
+            slice: None,
+        });
+    }
+
+    // Device edges: durations, stream order, launches.
+    let mut prev_on_lane: Vec<Option<usize>> = vec![None; trace.lanes.len()];
+    for (k, o) in ops.iter().enumerate() {
+        let s = &trace.lanes[o.lane].slices;
+        let r = SliceRef {
+            lane: o.lane as u32,
+            index: o.index as u32,
+        };
+        let (t0, t1) = (s.start_ns[o.index], s.end_ns(o.index));
+        let class = op_class(kinds.of_cat(s.cat[o.index]), trace.str(s.name[o.index]));
+        g.edges.push(Edge {
+            from: o.start,
+            to: o.end,
+            weight: t1 - t0,
+            kind: EdgeKind::Device(class),
+            slice: Some(r),
+        });
+        let prev = prev_on_lane[o.lane].map(|p| &ops[p]);
+        let prev_end = prev.map(|p| g.time[p.end as usize]);
+        let launch = links.launch(r).and_then(|l| {
+            let n = g.cpu_nodes.get(l.lane as usize)?.get(l.index as usize)?.0;
+            let ls = &trace.lanes[l.lane as usize].slices;
+            let (ls0, ldur) = (ls.start_ns[l.index as usize], ls.dur_ns[l.index as usize]);
+            // A device op that starts before its launch (clock skew) gets no launch edge.
+            (n != NONE && ls0 <= t0).then_some((n, ls0, ldur))
+        });
+        let idle_at_launch = match (launch, prev_end) {
+            (Some((_, ls0, _)), Some(pe)) => pe <= ls0,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if let Some((n, ls0, ldur)) = launch {
+            let delay = t0 - ls0;
+            g.edges.push(Edge {
+                from: n,
+                to: o.start,
+                weight: if idle_at_launch {
+                    delay
+                } else {
+                    delay.min(ldur)
+                },
+                kind: EdgeKind::Launch,
+                slice: Some(r),
+            });
+        }
+        match (prev, prev_end) {
+            (Some(p), Some(pe)) => g.edges.push(Edge {
+                from: p.end,
+                to: o.start,
+                // Overlapping ops on one stream (a damaged or unusual trace) keep the edge exact.
+                weight: if idle_at_launch {
+                    0.min(t0 - pe)
+                } else {
+                    t0 - pe
+                },
+                kind: EdgeKind::Stream,
+                slice: Some(r),
+            }),
+            _ if launch.is_none() => g.edges.push(Edge {
+                from: 0,
+                to: o.start,
+                weight: t0 - g.time[0],
+                kind: EdgeKind::Start,
+                slice: None,
+            }),
+            _ => {}
+        }
+        prev_on_lane[o.lane] = Some(k);
+    }
+
+    // Incoming edges and an order (Kahn's algorithm; edges follow time except a negative stream
+    // gap, so the sort by time only breaks ties).
+    let n = g.time.len();
+    let mut count = vec![0u32; n + 1];
+    for e in &g.edges {
+        count[e.to as usize + 1] += 1;
+    }
+    for k in 0..n {
+        count[k + 1] += count[k];
+    }
+    g.in_start = count.clone();
+    let mut fill = count;
+    g.in_edges = vec![0; g.edges.len()];
+    for (k, e) in g.edges.iter().enumerate() {
+        g.in_edges[fill[e.to as usize] as usize] = k as u32;
+        fill[e.to as usize] += 1;
+    }
+    let mut out_start = vec![0u32; n + 1];
+    for e in &g.edges {
+        out_start[e.from as usize + 1] += 1;
+    }
+    for k in 0..n {
+        out_start[k + 1] += out_start[k];
+    }
+    let mut out = vec![0u32; g.edges.len()];
+    let mut fill = out_start.clone();
+    for (k, e) in g.edges.iter().enumerate() {
+        out[fill[e.from as usize] as usize] = k as u32;
+        fill[e.from as usize] += 1;
+    }
+    let mut indegree: Vec<u32> = (0..n).map(|v| g.in_start[v + 1] - g.in_start[v]).collect();
+    let mut ready: Vec<u32> = (0..n as u32)
+        .filter(|&v| indegree[v as usize] == 0)
+        .collect();
+    ready.sort_by_key(|&v| std::cmp::Reverse(g.time[v as usize]));
+    while let Some(v) = ready.pop() {
+        g.order.push(v);
+        for &e in &out[out_start[v as usize] as usize..out_start[v as usize + 1] as usize] {
+            let w = g.edges[e as usize].to as usize;
+            indegree[w] -= 1;
+            if indegree[w] == 0 {
+                ready.push(w as u32);
+            }
+        }
+    }
+    // A cycle (only possible through equal times in a damaged trace) leaves nodes out: they keep
+    // their measured times in a replay.
+    g
+}
+
+/// One CPU thread's chain while it is built: its last node and the stack of open slices with the
+/// time each closes (its end, cut to its parent's: a slice that outlives its parent, in a damaged
+/// trace, ends with it).
+struct Chain {
+    lane: usize,
+    last: Option<u32>,
+    stack: Vec<(usize, i64)>,
+}
+
+impl Chain {
+    /// The node at `t` (the last one when it is at `t`), reached from the last by an edge charged
+    /// to `top`, the innermost slice open since.
+    fn boundary(
+        &mut self,
+        g: &mut Graph,
+        chain_in: &mut Vec<u32>,
+        t: i64,
+        top: Option<usize>,
+    ) -> u32 {
+        if let Some(n) = self.last.filter(|&n| g.time[n as usize] == t) {
+            return n;
+        }
+        let n = g.push_node(t, self.lane);
+        let (from, kind) = match self.last {
+            Some(p) => (p, EdgeKind::Cpu),
+            None => (0, EdgeKind::Start),
+        };
+        chain_in.resize(g.time.len(), NONE);
+        chain_in[n as usize] = g.edges.len() as u32;
+        g.edges.push(Edge {
+            from,
+            to: n,
+            weight: t - g.time[from as usize],
+            kind,
+            slice: top.filter(|_| kind == EdgeKind::Cpu).map(|i| SliceRef {
+                lane: self.lane as u32,
+                index: i as u32,
+            }),
+        });
+        self.last = Some(n);
+        n
+    }
+
+    /// Closes the open slices that end at or before `t`.
+    fn close_until(&mut self, g: &mut Graph, chain_in: &mut Vec<u32>, t: i64) {
+        while let Some(&(top, end)) = self.stack.last() {
+            if end > t {
+                break;
+            }
+            let n = self.boundary(g, chain_in, end, Some(top));
+            g.cpu_nodes[self.lane][top].1 = n;
+            self.stack.pop();
+        }
+    }
+}
+
+impl Graph {
+    fn push_node(&mut self, t: i64, lane: usize) -> u32 {
+        self.time.push(t);
+        self.lane.push(lane as u32);
+        (self.time.len() - 1) as u32
+    }
+
+    pub fn incoming(&self, v: u32) -> impl Iterator<Item = &Edge> {
+        let (a, b) = (self.in_start[v as usize], self.in_start[v as usize + 1]);
+        self.in_edges[a as usize..b as usize]
+            .iter()
+            .map(|&e| &self.edges[e as usize])
+    }
+}

@@ -1,0 +1,374 @@
+//! The critical path of each step: the chain of CPU work, launches and device work that set the
+//! step's length, and what-if replays that predict a step's length after a change.
+//!
+//! The trace becomes a dependency [`graph`] whose edges reproduce the measured times exactly. A
+//! step's path is walked back from its end: at each node, through the incoming edge that arrives
+//! exactly at its time (the binding dependency), preferring a device op's end or a sync over the
+//! CPU chain when both do, so that a CPU thread waiting on the device is charged to the device. The
+//! path is contiguous in time, so its length is the step's span; everything off it has slack.
+//!
+//! Segments are charged to their slice and bound by one of: `cpu_op`, `cpu_launch` (runtime calls),
+//! `data_loading` (inside a DataLoader `__next__`), `sync_wait` (a blocking call's return after
+//! the device op it waited for, or a blocking call that found none), `cpu_untraced` (a thread in
+//! no recorded slice, or only in its `ProfilerStep`), `gpu_compute`, `gpu_memcpy`,
+//! `gpu_communication`, `kernel_launch_overhead` (launch to start, the stream idle) and
+//! `kernel_kernel_overhead` (the gap after the op before, work queued). HTA's five categories are
+//! their sums ([`hta_category`]).
+//!
+//! A what-if ([`whatif`]) scales the durations of matching slices (CPU time inside them, or device
+//! ops) and replays the graph: each node's time is the maximum over its incoming edges, so
+//! dependencies are kept and a change off the path buys nothing.
+
+pub mod graph;
+pub mod whatif;
+
+use crate::analysis::idle::OpClass;
+use crate::analysis::links::{Kind, Links};
+use crate::analysis::steps::StepsReport;
+use crate::analysis::summary::lane_name;
+use crate::model::{SliceRef, Trace};
+use graph::{EdgeKind, Graph};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// What the path's steps are.
+#[derive(Debug, Clone, Default)]
+pub struct PathOptions {
+    /// Only the steps with this name (`ProfilerStep#3`).
+    pub step: Option<String>,
+    /// HTA's annotation window: the `instance`-th CPU slice (from 0, in start order) whose name
+    /// contains `annotation`, instead of the steps.
+    pub annotation: Option<(String, usize)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StepPath {
+    pub rank: i64,
+    pub step: String,
+    pub start_us: f64,
+    pub end_us: f64,
+    pub length_us: f64,
+    /// Share of the path's length by category, in percent.
+    pub bound_by: BTreeMap<&'static str, f64>,
+    /// The same in HTA's categories.
+    pub hta_bound_by: BTreeMap<&'static str, f64>,
+    /// In time order; consecutive pieces of one slice and category are one segment.
+    pub segments: Vec<Segment>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Segment {
+    pub start_us: f64,
+    pub end_us: f64,
+    pub rank: i64,
+    pub lane: String,
+    /// The slice the time is charged to (empty for time in no slice).
+    pub name: String,
+    /// The edge: `cpu`, `sync`, `device`, `launch`, `stream`, `start`.
+    pub kind: &'static str,
+    pub bound_by: &'static str,
+    /// The slice, for a viewer to select (`None` for time in no slice).
+    #[serde(skip)]
+    pub slice: Option<SliceRef>,
+}
+
+/// A step's window on the graph.
+#[derive(Debug, Clone)]
+pub struct Window {
+    pub name: String,
+    pub start: u32,
+    pub end: u32,
+}
+
+/// The graph of a trace and its steps' windows.
+pub struct Analysis {
+    pub graph: Graph,
+    pub windows: Vec<Window>,
+    pub rank: i64,
+}
+
+impl Analysis {
+    pub fn build(
+        trace: &Trace,
+        links: &Links,
+        steps: &StepsReport,
+        opts: &PathOptions,
+    ) -> Result<Analysis, String> {
+        let graph = graph::build(trace, links);
+        let windows = windows(trace, &graph, steps, opts)?;
+        Ok(Analysis {
+            graph,
+            windows,
+            rank: trace.rank(),
+        })
+    }
+
+    /// The critical path of each window.
+    pub fn paths(&self, trace: &Trace, links: &Links) -> Vec<StepPath> {
+        self.windows
+            .iter()
+            .map(|w| self.path(trace, links, w))
+            .collect()
+    }
+
+    fn path(&self, trace: &Trace, links: &Links, w: &Window) -> StepPath {
+        let g = &self.graph;
+        let (t0, t1) = (g.time[w.start as usize], g.time[w.end as usize]);
+        let mut segments: Vec<Segment> = Vec::new();
+        let mut v = w.end;
+        while g.time[v as usize] > t0 {
+            let tv = g.time[v as usize];
+            let Some(e) = g
+                .incoming(v)
+                .filter(|e| g.time[e.from as usize] + e.weight == tv)
+                .max_by_key(|e| preference(e.kind))
+            else {
+                break;
+            };
+            let from = g.time[e.from as usize].max(t0);
+            if tv > from {
+                let bound_by = category(trace, links, g, e);
+                let (name, lane) = match e.slice {
+                    Some(r) => (trace.slice_name(r).to_string(), r.lane as usize),
+                    None => (String::new(), g.lane[v as usize] as usize),
+                };
+                let lane = if lane == u32::MAX as usize {
+                    String::new()
+                } else {
+                    lane_name(trace, lane)
+                };
+                let seg = Segment {
+                    start_us: us(from),
+                    end_us: us(tv),
+                    rank: self.rank,
+                    lane,
+                    name,
+                    kind: kind_word(e.kind),
+                    bound_by,
+                    slice: e.slice,
+                };
+                match segments.last_mut() {
+                    Some(s)
+                        if s.slice == seg.slice
+                            && s.bound_by == seg.bound_by
+                            && s.kind == seg.kind
+                            && s.start_us == seg.end_us =>
+                    {
+                        s.start_us = seg.start_us
+                    }
+                    _ => segments.push(seg),
+                }
+            }
+            v = e.from;
+        }
+        segments.reverse();
+        let length = (t1 - t0) as f64;
+        let mut bound_by: BTreeMap<&'static str, f64> = BTreeMap::new();
+        let mut hta: BTreeMap<&'static str, f64> = BTreeMap::new();
+        for s in &segments {
+            let share = 100.0 * (s.end_us - s.start_us) * 1e3 / length.max(1.0);
+            *bound_by.entry(s.bound_by).or_default() += share;
+            *hta.entry(hta_category(s.bound_by)).or_default() += share;
+        }
+        StepPath {
+            rank: self.rank,
+            step: w.name.clone(),
+            start_us: us(t0),
+            end_us: us(t1),
+            length_us: length / 1e3,
+            bound_by,
+            hta_bound_by: hta,
+            segments,
+        }
+    }
+}
+
+/// Microseconds from the trace's start.
+fn us(t: i64) -> f64 {
+    t as f64 / 1e3
+}
+
+/// Which of several edges arriving exactly at a node the path takes: the dependency that explains
+/// a wait (a sync, the device) before the CPU chain that merely reached the same instant.
+fn preference(kind: EdgeKind) -> u8 {
+    match kind {
+        EdgeKind::Sync => 6,
+        EdgeKind::Device(_) => 5,
+        EdgeKind::Stream => 4,
+        EdgeKind::Launch => 3,
+        EdgeKind::Cpu => 2,
+        EdgeKind::Start => 1,
+    }
+}
+
+fn kind_word(kind: EdgeKind) -> &'static str {
+    match kind {
+        EdgeKind::Cpu => "cpu",
+        EdgeKind::Sync => "sync",
+        EdgeKind::Device(_) => "device",
+        EdgeKind::Launch => "launch",
+        EdgeKind::Stream => "stream",
+        EdgeKind::Start => "start",
+    }
+}
+
+/// The categories, in the order they are documented.
+pub const CATEGORIES: [&str; 11] = [
+    "cpu_op",
+    "cpu_launch",
+    "data_loading",
+    "sync_wait",
+    "cpu_untraced",
+    "gpu_compute",
+    "gpu_memcpy",
+    "gpu_communication",
+    "kernel_launch_overhead",
+    "kernel_kernel_overhead",
+    "other",
+];
+
+/// HTA's `bound_by` for one of ours: CPU time is `cpu_bound`, device copies are compute there.
+pub fn hta_category(c: &str) -> &'static str {
+    match c {
+        "gpu_compute" | "gpu_memcpy" => "gpu_compute_bound",
+        "gpu_communication" => "gpu_communication_bound",
+        "kernel_launch_overhead" => "gpu_kernel_launch_overhead",
+        "kernel_kernel_overhead" => "gpu_kernel_kernel_overhead",
+        _ => "cpu_bound",
+    }
+}
+
+/// Whether a name is a DataLoader's `__next__` span.
+pub fn is_data_loading(name: &str) -> bool {
+    name.starts_with("enumerate(DataLoader)") || name.starts_with("enumerate(DataPipe)")
+}
+
+fn category(trace: &Trace, links: &Links, g: &Graph, e: &graph::Edge) -> &'static str {
+    match e.kind {
+        EdgeKind::Sync => "sync_wait",
+        EdgeKind::Device(OpClass::Computation) => "gpu_compute",
+        EdgeKind::Device(OpClass::Memory) => "gpu_memcpy",
+        EdgeKind::Device(OpClass::Communication) => "gpu_communication",
+        EdgeKind::Launch => "kernel_launch_overhead",
+        EdgeKind::Stream => "kernel_kernel_overhead",
+        EdgeKind::Start => "cpu_untraced",
+        EdgeKind::Cpu => {
+            let Some(r) = e.slice else {
+                return "cpu_untraced";
+            };
+            let lane = r.lane as usize;
+            let s = &trace.lanes[lane].slices;
+            let mut up = r.index;
+            while up != u32::MAX {
+                if is_data_loading(trace.str(s.name[up as usize])) {
+                    return "data_loading";
+                }
+                up = g.parent[lane][up as usize];
+            }
+            let i = r.index as usize;
+            let name = trace.str(s.name[i]);
+            match links.kinds.of_cat(s.cat[i]) {
+                Kind::Runtime if graph::is_blocking(name) => "sync_wait",
+                Kind::Runtime => "cpu_launch",
+                _ if name.starts_with("ProfilerStep#") => "cpu_untraced",
+                _ => "cpu_op",
+            }
+        }
+    }
+}
+
+/// The windows the options ask for: each step from its `ProfilerStep`'s CPU start to its end
+/// (the last device op it launched, else its CPU end), an annotation's instance, or the whole
+/// trace when it has no steps.
+fn windows(
+    trace: &Trace,
+    g: &Graph,
+    steps: &StepsReport,
+    opts: &PathOptions,
+) -> Result<Vec<Window>, String> {
+    let node_of = |r: SliceRef| {
+        g.cpu_nodes
+            .get(r.lane as usize)?
+            .get(r.index as usize)
+            .copied()
+    };
+    if let Some((name, instance)) = &opts.annotation {
+        let mut found: Vec<(i64, SliceRef)> = Vec::new();
+        for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| !l.is_gpu()) {
+            for i in 0..l.slices.len() {
+                if trace.str(l.slices.name[i]).contains(name.as_str()) {
+                    found.push((
+                        l.slices.start_ns[i],
+                        SliceRef {
+                            lane: li as u32,
+                            index: i as u32,
+                        },
+                    ));
+                }
+            }
+        }
+        found.sort_by_key(|f| f.0);
+        let count = found.len();
+        let (_, r) = found.get(*instance).copied().ok_or_else(|| {
+            format!(
+                "--annotation '{name}' has {count} instance(s); --instance {instance} is not one"
+            )
+        })?;
+        let (a, b) = node_of(r)
+            .filter(|n| n.0 != u32::MAX && n.1 != u32::MAX)
+            .ok_or_else(|| format!("'{}' is not a CPU operator or label", trace.slice_name(r)))?;
+        return Ok(vec![Window {
+            name: format!("{} #{instance}", trace.slice_name(r)),
+            start: a,
+            end: b,
+        }]);
+    }
+    // Device op ends by time, to find a step's end on the device.
+    let mut ends: Vec<(i64, u32)> = g
+        .device_nodes
+        .iter()
+        .flatten()
+        .filter(|n| n.1 != u32::MAX)
+        .map(|n| (g.time[n.1 as usize], n.1))
+        .collect();
+    ends.sort_unstable();
+    let mut out = Vec::new();
+    if steps.synthetic {
+        let end = (0..g.time.len() as u32).max_by_key(|&v| g.time[v as usize]);
+        if let Some(end) = end {
+            out.push(Window {
+                name: "(whole trace)".to_string(),
+                start: 0,
+                end,
+            });
+        }
+        return Ok(out);
+    }
+    for st in &steps.steps {
+        if opts.step.as_ref().is_some_and(|n| *n != st.name) {
+            continue;
+        }
+        let Some((a, b)) = st.slice.and_then(node_of) else {
+            continue;
+        };
+        if a == u32::MAX || b == u32::MAX {
+            continue;
+        }
+        let k = ends.partition_point(|e| e.0 <= st.end_ns);
+        let end = match k.checked_sub(1).map(|k| ends[k]) {
+            Some((t, n)) if t == st.end_ns && t > g.time[b as usize] => n,
+            _ => b,
+        };
+        out.push(Window {
+            name: st.name.clone(),
+            start: a,
+            end,
+        });
+    }
+    if let Some(n) = &opts.step {
+        if out.is_empty() {
+            return Err(format!("no step named '{n}'"));
+        }
+    }
+    Ok(out)
+}

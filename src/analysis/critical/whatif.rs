@@ -1,0 +1,297 @@
+//! What-if: `NAME=0` removes, `NAME*F` scales; `rankR:` limits an edit to one rank. NAME is a
+//! slice name with `*` globs, or a kind: `DataLoader` (the CPU time inside a DataLoader's
+//! `__next__`), `kernels` (computation kernels), `memcpy` (copies and fills) or `communication`.
+//! A CPU slice's edit scales every piece of CPU time inside it (its children's too); a device op's
+//! its duration. Launch delays, gaps and sync returns keep their weights, and the graph is replayed
+//! with its dependencies: an op still waits for its launch and the op before it on its stream.
+
+use super::graph::{EdgeKind, Graph};
+use super::{is_data_loading, Analysis};
+use crate::analysis::idle::OpClass;
+use crate::model::{StrId, Trace};
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Edit {
+    /// The edit as written.
+    pub text: String,
+    pub rank: Option<i64>,
+    pub target: Target,
+    pub factor: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Target {
+    /// A slice name, `*` matching any run of characters.
+    Name(String),
+    DataLoader,
+    Kernels,
+    Memcpy,
+    Communication,
+}
+
+impl Edit {
+    /// Parses `[rankR:]NAME=0` or `[rankR:]NAME*F` (F a non-negative number).
+    pub fn parse(text: &str) -> Result<Edit, String> {
+        let t = text.trim();
+        let (rank, rest) = match t.strip_prefix("rank").and_then(|r| r.split_once(':')) {
+            Some((r, rest)) if !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()) => (
+                Some(r.parse::<i64>().map_err(|e| format!("'{text}': {e}"))?),
+                rest,
+            ),
+            _ => (None, t),
+        };
+        let (name, factor) = if let Some(name) = rest.strip_suffix("=0") {
+            (name, 0.0)
+        } else if let Some((name, f)) = rest.rsplit_once('*') {
+            let f: f64 = f.trim().parse().map_err(|_| {
+                format!("what-if '{text}': after the last '*' comes a factor (NAME*0.5)")
+            })?;
+            if !f.is_finite() || f < 0.0 {
+                return Err(format!("what-if '{text}': the factor must be 0 or more"));
+            }
+            (name, f)
+        } else {
+            return Err(format!(
+                "what-if '{text}': write NAME=0 to remove or NAME*F to scale (e.g. 'aten::copy_=0', 'DataLoader*0.5')"
+            ));
+        };
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(format!("what-if '{text}': no name before '=' or '*'"));
+        }
+        let target = match name {
+            "DataLoader" => Target::DataLoader,
+            "kernels" => Target::Kernels,
+            "memcpy" => Target::Memcpy,
+            "communication" => Target::Communication,
+            n => Target::Name(n.to_string()),
+        };
+        Ok(Edit {
+            text: text.to_string(),
+            rank,
+            target,
+            factor,
+        })
+    }
+}
+
+/// `*` matches any run of characters, everything else itself.
+pub fn glob(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !text.starts_with(first) || !text[first.len()..].ends_with(last) {
+        return false;
+    }
+    let mut rest = &text[first.len()..text.len() - last.len()];
+    for p in &parts[1..parts.len() - 1] {
+        match rest.find(p) {
+            Some(k) => rest = &rest[k + p.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// The factor of each edge under `edits` (1 where none applies), and how many slices or device
+/// ops each edit matched.
+pub fn factors(trace: &Trace, a: &Analysis, edits: &[Edit]) -> (Vec<f64>, Vec<usize>) {
+    let g = &a.graph;
+    let mut factor = vec![1.0; g.edges.len()];
+    let mut matched = vec![0usize; edits.len()];
+    // Per edit, whether each interned name matches.
+    let names: Vec<Option<Vec<bool>>> = edits
+        .iter()
+        .map(|e| match &e.target {
+            Target::Name(p) => Some(
+                (0..trace.strings.len())
+                    .map(|k| glob(p, trace.str(StrId(k as u32))))
+                    .collect(),
+            ),
+            Target::DataLoader => Some(
+                (0..trace.strings.len())
+                    .map(|k| is_data_loading(trace.str(StrId(k as u32))))
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .collect();
+    let applies = |e: &Edit| e.rank.is_none_or(|r| r == a.rank);
+    // Count matched slices and device ops once each.
+    for (k, e) in edits.iter().enumerate() {
+        if !applies(e) {
+            continue;
+        }
+        for (li, l) in trace.lanes.iter().enumerate() {
+            let s = &l.slices;
+            let nodes = if l.is_gpu() {
+                &g.device_nodes[li]
+            } else {
+                &g.cpu_nodes[li]
+            };
+            for (i, n) in nodes.iter().enumerate() {
+                if n.0 == u32::MAX {
+                    continue;
+                }
+                let hit = match (&names[k], &e.target) {
+                    (Some(m), Target::DataLoader) => !l.is_gpu() && m[s.name[i].0 as usize],
+                    (Some(m), _) => m[s.name[i].0 as usize],
+                    (None, t) => l.is_gpu() && device_target(g, li, i, t),
+                };
+                matched[k] += hit as usize;
+            }
+        }
+    }
+    for (x, edge) in g.edges.iter().enumerate() {
+        let Some(r) = edge.slice else { continue };
+        for (k, e) in edits.iter().enumerate() {
+            if !applies(e) {
+                continue;
+            }
+            let s = &trace.lanes[r.lane as usize].slices;
+            let hit = match edge.kind {
+                EdgeKind::Device(class) => match (&names[k], &e.target) {
+                    (Some(_), Target::DataLoader) => false,
+                    (Some(m), _) => m[s.name[r.index as usize].0 as usize],
+                    (None, t) => class_target(class, t),
+                },
+                EdgeKind::Cpu => match &names[k] {
+                    // The slice or any slice holding it.
+                    Some(m) => {
+                        let mut up = r.index;
+                        let mut hit = false;
+                        while up != u32::MAX {
+                            if m[s.name[up as usize].0 as usize] {
+                                hit = true;
+                                break;
+                            }
+                            up = g.parent[r.lane as usize][up as usize];
+                        }
+                        hit
+                    }
+                    None => false,
+                },
+                _ => false,
+            };
+            if hit {
+                factor[x] *= e.factor;
+            }
+        }
+    }
+    (factor, matched)
+}
+
+fn class_target(class: OpClass, t: &Target) -> bool {
+    matches!(
+        (class, t),
+        (OpClass::Computation, Target::Kernels)
+            | (OpClass::Memory, Target::Memcpy)
+            | (OpClass::Communication, Target::Communication)
+    )
+}
+
+fn device_target(g: &Graph, lane: usize, i: usize, t: &Target) -> bool {
+    let (a, b) = g.device_nodes[lane][i];
+    g.incoming(b)
+        .find(|e| e.from == a)
+        .is_some_and(|e| matches!(e.kind, EdgeKind::Device(c) if class_target(c, t)))
+}
+
+/// Node times with each edge's weight multiplied by its factor: each node at the latest of its
+/// incoming edges' source time plus weight, the sources at their measured times.
+pub fn replay(g: &Graph, factor: &[f64]) -> Vec<f64> {
+    let mut t: Vec<f64> = g.time.iter().map(|&x| x as f64).collect();
+    for &v in &g.order {
+        let mut best: Option<f64> = None;
+        for (k, e) in incoming_indexed(g, v) {
+            let arrive = t[e.from as usize] + e.weight as f64 * factor[k];
+            best = Some(best.map_or(arrive, |b: f64| b.max(arrive)));
+        }
+        if let Some(b) = best {
+            t[v as usize] = b;
+        }
+    }
+    t
+}
+
+fn incoming_indexed(g: &Graph, v: u32) -> impl Iterator<Item = (usize, &super::graph::Edge)> {
+    let (a, b) = (g.in_start[v as usize], g.in_start[v as usize + 1]);
+    g.in_edges[a as usize..b as usize]
+        .iter()
+        .map(|&e| (e as usize, &g.edges[e as usize]))
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WhatIf {
+    pub edits: Vec<Edit>,
+    pub steps: Vec<Prediction>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Prediction {
+    pub rank: i64,
+    pub step: String,
+    pub measured_us: f64,
+    pub predicted_us: f64,
+    pub saving_us: f64,
+}
+
+/// Each window's measured and predicted length under `edits`; an edit that matches nothing on any
+/// of the ranks is the caller's error to report (see [`factors`]' counts).
+pub fn predict(a: &Analysis, factor: &[f64]) -> Vec<Prediction> {
+    let g = &a.graph;
+    let t = replay(g, factor);
+    a.windows
+        .iter()
+        .map(|w| {
+            let measured = (g.time[w.end as usize] - g.time[w.start as usize]) as f64 / 1e3;
+            let predicted = (t[w.end as usize] - t[w.start as usize]) / 1e3;
+            Prediction {
+                rank: a.rank,
+                step: w.name.clone(),
+                measured_us: measured,
+                predicted_us: predicted,
+                saving_us: measured - predicted,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob("aten::*", "aten::copy_"));
+        assert!(glob("*copy*", "aten::copy_"));
+        assert!(glob("a*b*c", "aXbYc"));
+        assert!(!glob("a*b*c", "aXcYb"));
+        assert!(glob("exact", "exact") && !glob("exact", "exactly"));
+        assert!(glob("*", ""));
+    }
+
+    #[test]
+    fn edits_parse_and_say_what_is_wrong() {
+        let e = Edit::parse("rank2:slow_rank_work=0").unwrap();
+        assert_eq!((e.rank, e.factor), (Some(2), 0.0));
+        assert_eq!(e.target, Target::Name("slow_rank_work".into()));
+        let e = Edit::parse("DataLoader*0.5").unwrap();
+        assert_eq!((e.target, e.factor), (Target::DataLoader, 0.5));
+        let e = Edit::parse("aten::*mm*2").unwrap();
+        assert_eq!(
+            (e.target, e.factor),
+            (Target::Name("aten::*mm".into()), 2.0)
+        );
+        for bad in ["copy", "=0", "x*-1", "x*fast", "rank:x=0"] {
+            let r = Edit::parse(bad);
+            assert!(r.is_err() || bad == "rank:x=0", "{bad}");
+        }
+        // "rank:" without a number is a name, not a rank.
+        assert_eq!(Edit::parse("rank:x=0").unwrap().rank, None);
+    }
+}

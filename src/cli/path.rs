@@ -1,0 +1,159 @@
+//! `sightline path FILE... [--step NAME] [--annotation NAME --instance K] [--what-if EDIT]...
+//! [--json]`: the critical path of each step of each trace (one per rank), what bounds it, and
+//! what an edit of durations would buy ([`sightline::analysis::critical`]).
+
+use super::{load, print_json};
+use sightline::analysis::critical::whatif::{self, Edit, WhatIf};
+use sightline::analysis::critical::{Analysis, PathOptions, StepPath, CATEGORIES};
+use sightline::analysis::links::Links;
+use sightline::analysis::steps;
+
+const USAGE: &str = "usage: sightline path FILE... [--step NAME] [--annotation NAME --instance K] \
+                     [--what-if EDIT]... [--json]";
+
+#[derive(serde::Serialize)]
+struct Report {
+    paths: Vec<StepPath>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    what_if: Option<WhatIf>,
+}
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let mut files: Vec<String> = Vec::new();
+    let mut opts = PathOptions::default();
+    let mut annotation: Option<String> = None;
+    let mut instance: Option<usize> = None;
+    let mut edits: Vec<Edit> = Vec::new();
+    let mut json = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |flag: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))
+        };
+        match a.as_str() {
+            "--json" => json = true,
+            "--step" => opts.step = Some(value("--step")?),
+            "--annotation" => annotation = Some(value("--annotation")?),
+            "--instance" => {
+                let v = value("--instance")?;
+                instance = Some(
+                    v.parse()
+                        .map_err(|_| format!("--instance takes a count from 0, not '{v}'"))?,
+                );
+            }
+            "--what-if" => edits.push(Edit::parse(&value("--what-if")?)?),
+            _ if a.starts_with("--") => return Err(format!("unknown option '{a}'\n{USAGE}")),
+            _ => files.push(a.clone()),
+        }
+    }
+    if files.is_empty() {
+        return Err(format!("missing FILE (a .json or .json.gz trace)\n{USAGE}"));
+    }
+    match (annotation, instance) {
+        (Some(n), k) => opts.annotation = Some((n, k.unwrap_or(0))),
+        (None, Some(_)) => return Err(format!("--instance goes with --annotation\n{USAGE}")),
+        (None, None) => {}
+    }
+
+    let mut paths = Vec::new();
+    let mut predictions = Vec::new();
+    let mut matched = vec![0usize; edits.len()];
+    for file in &files {
+        let loaded = load(file)?;
+        let trace = &loaded.trace;
+        let links = Links::build(trace);
+        let steps = steps::analyze_with(trace, &links);
+        let a =
+            Analysis::build(trace, &links, &steps, &opts).map_err(|e| format!("{file}: {e}"))?;
+        paths.extend(a.paths(trace, &links));
+        if !edits.is_empty() {
+            let (factor, counts) = whatif::factors(trace, &a, &edits);
+            for (m, c) in matched.iter_mut().zip(counts) {
+                *m += c;
+            }
+            predictions.extend(whatif::predict(&a, &factor));
+        }
+    }
+    // An edit that matches nothing is a mistake (a misspelt name), as a misspelt --fail-if is.
+    if let Some(k) = matched.iter().position(|&m| m == 0) {
+        return Err(format!(
+            "what-if '{}' matches no slice or device op in the trace(s)",
+            edits[k].text
+        ));
+    }
+    let report = Report {
+        paths,
+        what_if: (!edits.is_empty()).then_some(WhatIf {
+            edits,
+            steps: predictions,
+        }),
+    };
+    if json {
+        return print_json(&report);
+    }
+    print(&report);
+    Ok(())
+}
+
+fn print(r: &Report) {
+    if r.paths.is_empty() {
+        println!("no steps to follow");
+        return;
+    }
+    let ms = |us: f64| format!("{:.3}", us / 1e3);
+    println!("Critical path per step (ms; share of the step by what bounds it)");
+    for p in &r.paths {
+        let shares: Vec<String> = CATEGORIES
+            .iter()
+            .filter_map(|c| {
+                let v = *p.bound_by.get(c)?;
+                (v >= 0.05).then(|| format!("{c} {v:.1}%"))
+            })
+            .collect();
+        println!(
+            "  rank {} {:<20} {:>10} ms  {}",
+            p.rank,
+            p.step,
+            ms(p.length_us),
+            shares.join(", ")
+        );
+        // The longest segments of the path.
+        let mut top: Vec<_> = p.segments.iter().collect();
+        top.sort_by(|a, b| (b.end_us - b.start_us).total_cmp(&(a.end_us - a.start_us)));
+        for s in top.iter().take(3) {
+            let name = if s.name.is_empty() {
+                "(nothing recorded)"
+            } else {
+                s.name.as_str()
+            };
+            println!(
+                "      {:>10} ms  {:<24} {}  [{}]",
+                ms(s.end_us - s.start_us),
+                s.bound_by,
+                super::ops::truncate_name(name, 60),
+                s.lane
+            );
+        }
+    }
+    if let Some(w) = &r.what_if {
+        let edits: Vec<&str> = w.edits.iter().map(|e| e.text.as_str()).collect();
+        println!("\nWhat if {} (ms)", edits.join(", "));
+        for s in &w.steps {
+            println!(
+                "  rank {} {:<20} measured {:>10}  predicted {:>10}  saves {:>10} ({:.1}%)",
+                s.rank,
+                s.step,
+                ms(s.measured_us),
+                ms(s.predicted_us),
+                ms(s.saving_us),
+                if s.measured_us > 0.0 {
+                    100.0 * s.saving_us / s.measured_us
+                } else {
+                    0.0
+                }
+            );
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! The critical path and what-if replays: the properties every trace must keep (the path spans the
+//! step, an unedited replay reproduces it, scaling every weight scales the step, an edit off the
+//! path buys nothing), known answers on hand-made traces, the known straggler of the gloo job, and
+//! the `path` command's JSON and errors.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use serde_json::Value;
+use sightline::analysis::critical::graph::EdgeKind;
+use sightline::analysis::critical::whatif::{self, Edit};
+use sightline::analysis::critical::{Analysis, PathOptions};
+use sightline::analysis::links::Links;
+use sightline::analysis::steps;
+use sightline::model::Trace;
+use sightline::parse::parse_bytes;
+use std::process::Command;
+
+fn analyse(trace: &Trace) -> (Links, Analysis) {
+    let links = Links::build(trace);
+    let steps = steps::analyze_with(trace, &links);
+    let a = Analysis::build(trace, &links, &steps, &PathOptions::default()).unwrap();
+    (links, a)
+}
+
+fn parse(events: &[String]) -> Trace {
+    parse_bytes(format!(r#"{{"traceEvents":[{}]}}"#, events.join(",")).as_bytes()).unwrap()
+}
+
+#[test]
+fn every_trace_keeps_the_paths_properties() {
+    let mut windows = 0;
+    for path in common::all_shared_traces() {
+        let trace = parse_bytes(&std::fs::read(&path).unwrap()).unwrap();
+        let (links, a) = analyse(&trace);
+        let name = path.display().to_string();
+        let g = &a.graph;
+        assert_eq!(g.order.len(), g.time.len(), "{name}: every node ordered");
+        for p in a.paths(&trace, &links) {
+            // Contiguous segments spanning the window; shares summing to 100.
+            let span = p.end_us - p.start_us;
+            assert!((p.length_us - span).abs() < 1e-6, "{name} {}", p.step);
+            let covered: f64 = p.segments.iter().map(|s| s.end_us - s.start_us).sum();
+            assert!(
+                (covered - span).abs() < 1e-3,
+                "{name} {}: {covered} of {span}",
+                p.step
+            );
+            for w in p.segments.windows(2) {
+                assert!(
+                    (w[0].end_us - w[1].start_us).abs() < 1e-6,
+                    "{name} {}",
+                    p.step
+                );
+            }
+            if span > 0.0 {
+                let total: f64 = p.bound_by.values().sum();
+                assert!((total - 100.0).abs() < 1e-6, "{name} {}: {total}", p.step);
+            }
+            windows += 1;
+        }
+        // Replaying the measured weights gives the measured steps; every weight times k gives k
+        // times each step.
+        let same = whatif::predict(&a, &vec![1.0; g.edges.len()]);
+        for s in &same {
+            assert!(
+                (s.predicted_us - s.measured_us).abs() < 1e-6,
+                "{name} {}",
+                s.step
+            );
+        }
+        let doubled = whatif::predict(&a, &vec![2.0; g.edges.len()]);
+        for s in &doubled {
+            assert!(
+                (s.predicted_us - 2.0 * s.measured_us).abs() < 1e-6 * (1.0 + s.measured_us),
+                "{name} {}: {} vs 2 x {}",
+                s.step,
+                s.predicted_us,
+                s.measured_us
+            );
+        }
+        // Removing CPU time and device ops off a step's path, inside the step, changes nothing:
+        // the path keeps its weights and everything else only moves earlier.
+        let paths = a.paths(&trace, &links);
+        let (Some(w), Some(p)) = (a.windows.first(), paths.first()) else {
+            continue;
+        };
+        let on_path: std::collections::HashSet<_> =
+            p.segments.iter().filter_map(|s| s.slice).collect();
+        let (t0, t1) = (g.time[w.start as usize], g.time[w.end as usize]);
+        let mut factor = vec![1.0; g.edges.len()];
+        let mut removed = 0;
+        for (k, e) in g.edges.iter().enumerate() {
+            // What an edit scales: CPU time and device durations (never negative).
+            let edited = matches!(e.kind, EdgeKind::Cpu | EdgeKind::Device(_));
+            let inside = g.time[e.from as usize] >= t0 && g.time[e.to as usize] <= t1;
+            if let Some(r) = e.slice.filter(|_| edited && inside) {
+                if !on_path.contains(&r) {
+                    factor[k] = 0.0;
+                    removed += 1;
+                }
+            }
+        }
+        let s = &whatif::predict(&a, &factor)[0];
+        assert!(
+            (s.predicted_us - s.measured_us).abs() < 1e-6,
+            "{name} {}: {removed} edges off the path removed: {} -> {}",
+            s.step,
+            s.measured_us,
+            s.predicted_us
+        );
+    }
+    assert!(windows > 20, "{windows} steps followed");
+}
+
+/// One thread launches a kernel, runs a CPU op, then synchronizes: the path runs through the
+/// kernel and the sync; removing the kernel saves its time up to the CPU op's end; removing the
+/// CPU op saves nothing, since the device was the bound.
+#[test]
+fn a_sync_waits_for_the_device_and_what_if_knows_it() {
+    let ev = vec![
+        r#"{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":200}"#.to_string(),
+        r#"{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":0,"dur":10}"#.to_string(),
+        r#"{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":2,"dur":5,"args":{"correlation":1}}"#.to_string(),
+        r#"{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":10,"dur":150,"args":{"device":0,"stream":7,"correlation":1}}"#.to_string(),
+        r#"{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":20,"dur":30}"#.to_string(),
+        r#"{"ph":"X","cat":"cuda_runtime","name":"cudaDeviceSynchronize","pid":1,"tid":1,"ts":60,"dur":105}"#.to_string(),
+        r#"{"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":200,"dur":10}"#.to_string(),
+    ];
+    let trace = parse(&ev);
+    let (links, a) = analyse(&trace);
+    let paths = a.paths(&trace, &links);
+    let p = &paths[0];
+    assert_eq!(p.step, "ProfilerStep#1");
+    assert_eq!(p.length_us, 200.0);
+    let kinds: Vec<(&str, &str, f64)> = p
+        .segments
+        .iter()
+        .map(|s| (s.bound_by, s.name.as_str(), s.end_us - s.start_us))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("cpu_op", "aten::mm", 2.0),
+            ("kernel_launch_overhead", "gemm", 8.0),
+            ("gpu_compute", "gemm", 150.0),
+            ("sync_wait", "", 5.0),
+            ("cpu_untraced", "ProfilerStep#1", 35.0),
+        ]
+    );
+    assert_eq!(p.hta_bound_by["gpu_compute_bound"], 75.0);
+    let predict = |edit: &str| {
+        let edits = [Edit::parse(edit).unwrap()];
+        let (factor, matched) = whatif::factors(&trace, &a, &edits);
+        assert_eq!(matched, [1], "{edit}");
+        whatif::predict(&a, &factor)[0].predicted_us
+    };
+    // Without the kernel the sync returns when the CPU reaches it, at 60: 60 + 35.
+    assert_eq!(predict("gemm=0"), 95.0);
+    assert_eq!(predict("aten::add=0"), 200.0);
+    assert_eq!(predict("gemm*0.5"), 200.0 - 75.0);
+    assert_eq!(predict("kernels*2"), 350.0);
+}
+
+/// Rank 2 of the gloo job sleeps 40 ms inside `slow_rank_work` in steps 3 and 5: on its own trace
+/// the path runs through the sleep, and removing it predicts those steps 40 ms shorter.
+#[test]
+fn the_straggler_sleep_is_on_its_path_and_removing_it_saves_it() {
+    let dir = common::shared_fixtures().join("pytorch-cpu-ranks/gloo4_straggler");
+    let trace = parse_bytes(&std::fs::read(dir.join("worker2.pt.trace.json.gz")).unwrap()).unwrap();
+    let (links, a) = analyse(&trace);
+    for p in a.paths(&trace, &links) {
+        let slow: f64 = p
+            .segments
+            .iter()
+            .filter(|s| s.name == "slow_rank_work" || s.name.contains("sleep"))
+            .map(|s| s.end_us - s.start_us)
+            .sum();
+        let straggling = p.step == "ProfilerStep#3" || p.step == "ProfilerStep#5";
+        assert_eq!(slow > 39_000.0, straggling, "{}: {slow} us", p.step);
+    }
+    let edits = [Edit::parse("slow_rank_work=0").unwrap()];
+    let (factor, _) = whatif::factors(&trace, &a, &edits);
+    for s in whatif::predict(&a, &factor) {
+        let straggling = s.step == "ProfilerStep#3" || s.step == "ProfilerStep#5";
+        if straggling {
+            assert!(
+                (s.saving_us - 40_000.0).abs() < 2_000.0,
+                "{}: {}",
+                s.step,
+                s.saving_us
+            );
+        } else {
+            assert_eq!(s.saving_us, 0.0, "{}", s.step);
+        }
+    }
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sightline"))
+        .args(args)
+        .output()
+        .unwrap();
+    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        text(out.stdout),
+        text(out.stderr),
+    )
+}
+
+#[test]
+fn path_json_has_the_documented_fields_and_bad_edits_exit_two() {
+    let file = common::shared_fixtures().join("real/param_dlrm_v100_rank0of8.pt.trace.json.gz");
+    let file = file.to_str().unwrap();
+    let (code, out, err) = run(&["path", file, "--json", "--what-if", "kernels*0.5"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let p = &v["paths"][0];
+    for key in [
+        "rank",
+        "step",
+        "start_us",
+        "end_us",
+        "length_us",
+        "bound_by",
+        "segments",
+    ] {
+        assert!(p.get(key).is_some(), "{key}");
+    }
+    for key in [
+        "start_us", "end_us", "rank", "lane", "name", "kind", "bound_by",
+    ] {
+        assert!(p["segments"][0].get(key).is_some(), "segment {key}");
+    }
+    let w = &v["what_if"];
+    assert_eq!(w["edits"][0]["text"], "kernels*0.5");
+    for key in ["rank", "step", "measured_us", "predicted_us", "saving_us"] {
+        assert!(w["steps"][0].get(key).is_some(), "what_if {key}");
+    }
+    assert!(w["steps"][0]["saving_us"].as_f64().unwrap() >= 0.0);
+    let (code, _, err) = run(&["path", file, "--what-if", "no_such_op=0"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("matches no slice"), "{err}");
+    let (code, _, err) = run(&["path", file, "--what-if", "aten::mm"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("NAME=0"), "{err}");
+    let (code, _, err) = run(&["path", file, "--step", "ProfilerStep#99"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no step named"), "{err}");
+    let (code, out, _) = run(&["path", file]);
+    assert_eq!(code, 0);
+    assert!(out.contains("Critical path per step"), "{out}");
+}
