@@ -22,6 +22,7 @@ import { flopsColumns, renderRoofline, withFlops } from "./roofline.js";
 import { analyse as analyseInSlices } from "./analyses.js";
 import { renderOverview } from "./overview.js";
 import { kernelColumns } from "./kernel-columns.js";
+import { startModules } from "./modules-view.js";
 
 const boot = document.querySelector("script[data-bindings]");
 // The paths are relative to the page, not to this module.
@@ -69,6 +70,8 @@ const view = new TimelineView($("timeline"), $("overview"), { constants: JSON.pa
 });
 // The memory chart under the timeline, its panel and its tab (memory.js).
 const memory = startMemory({ app, view, pick, fail });
+// The Modules tab, listed once the shown trace's module table has rows (modules-view.js).
+const modules = startModules({ app, tableOf, withTable, highlight, showTabs });
 // For tests and benchmarks: the page's state, and the workers.
 window.sightline = { app, view, workers, version, memory };
 
@@ -237,6 +240,7 @@ function analyse(loaded, t) {
     t.heapBytes = await s.heap_bytes();
     document.body.dataset.analyses = "ready";
     memory.analysed(s);
+    modules.analysed(loaded);
     status();
   })().catch((err) => {
     loaded.settleTables.reject(err);
@@ -394,6 +398,7 @@ const TABS = [
       withTable(host, "labels", (t) => renderTable(host, t.rows, { id: "labels-table", csvName: "labels.csv", onRowClick: (r) => highlight(r.name), caption: "record_function labels: their CPU time and the device time launched inside", empty: "No record_function labels in this trace." })),
   },
   { id: "calltree", title: "Call tree", render: (host) => withTable(host, "calltree", (t) => renderTree(host, t, { id: "calltree-table", onRowClick: (n) => highlight(n.name) })) },
+  modules.tab,
   { id: "roofline", title: "Roofline", render: (host) => withTable(host, "flops", (r) => renderRoofline(host, r, app.active.session, pick)) },
   { id: "names", title: "All slices by name", render: namesTable },
   memory.tab,
@@ -468,10 +473,16 @@ function rangeTable(host) {
 
 function selectTab(id) {
   app.tab = id;
-  renderTabs($("tabs"), TABS, id, selectTab);
+  showTabs();
   TABS.find((t) => t.id === id).render($("tab-body"));
 }
 
+/** The tab buttons: every tab but those hidden for the shown trace (a tab's `hidden()`). */
+function showTabs() {
+  renderTabs($("tabs"), TABS.filter((t) => !(t.hidden && t.hidden())), app.tab, selectTab);
+}
+
+/** Highlights the slices named `name` and selects the first; resolves to how many there are. */
 async function highlight(name) {
   const s = app.active && app.active.session;
   if (!s) return;
@@ -479,6 +490,7 @@ async function highlight(name) {
   $("search").value = "";
   $("search-count").textContent = n === undefined ? "" : `${count(n)} × ${name.length > 40 ? name.slice(0, 40) + "…" : name}`;
   step(true);
+  return n;
 }
 
 // ---- search --------------------------------------------------------------
