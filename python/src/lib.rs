@@ -12,6 +12,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use serde::Serialize;
 use serde_json::{json, Value};
+use sightline::analysis::critical::whatif::Edit;
+use sightline::analysis::critical::{PathOptions, PathReport};
 use sightline::analysis::flops::{kernels::annotate, Flops};
 use sightline::analysis::idle::{self, IdleOptions, Mode};
 use sightline::analysis::links::Links;
@@ -207,6 +209,37 @@ impl PyTrace {
             Ok(findings::analyze_with(&self.model, links, &steps, &idle))
         })?;
         table(py, &json!({ "rows": f }), "rows")
+    }
+
+    /// `sightline path FILE --json [--step S] [--annotation A --instance K] [--what-if E]...`.
+    #[pyo3(signature = (step, annotation, instance, edits))]
+    fn path_json(
+        &self,
+        py: Python<'_>,
+        step: Option<String>,
+        annotation: Option<String>,
+        instance: usize,
+        edits: Vec<String>,
+    ) -> PyResult<String> {
+        let edits = edits
+            .iter()
+            .map(|e| Edit::parse(e))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(PyValueError::new_err)?;
+        let opts = PathOptions {
+            step,
+            annotation: annotation.map(|a| (a, instance)),
+        };
+        let report = py.allow_threads(|| {
+            let links = self.links();
+            let steps = steps::analyze_with(&self.model, links);
+            PathReport::of(&self.model, links, &steps, &opts, &edits)
+        });
+        let report = report.map_err(PyValueError::new_err)?;
+        if let Some(e) = report.unmatched_edit() {
+            return Err(PyValueError::new_err(e));
+        }
+        serde_json::to_string(&report).map_err(|e| PyValueError::new_err(e.to_string()))
     }
 
     /// `sightline report --json [--compat hta] [--top N]`.

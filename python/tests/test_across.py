@@ -124,3 +124,19 @@ def test_bad_input_raises(tmp_path: Path) -> None:
         sightline.diff(BASE, NEW, top=-1)
     with pytest.raises(TypeError):
         sightline.diff(1, NEW)  # type: ignore[arg-type]
+
+
+def test_critical_path_and_what_if_equal_the_clis() -> None:
+    worker2 = GLOO / "worker2.pt.trace.json.gz"
+    t = sightline.open(worker2)
+    got = t.critical_path(what_if=["slow_rank_work=0"])
+    assert got == cli_json("path", worker2, "--what-if", "slow_rank_work=0")
+    saved = {s["step"]: s["saving_us"] for s in got["what_if"]["steps"]}
+    assert saved["ProfilerStep#3"] > 39_000 and saved["ProfilerStep#4"] == 0
+    assert sightline.what_if(worker2, "slow_rank_work=0") == got["what_if"]
+    one = t.critical_path(step="ProfilerStep#3")
+    assert [p["step"] for p in one["paths"]] == ["ProfilerStep#3"]
+    with pytest.raises(ValueError, match="matches no slice"):
+        t.critical_path(what_if=["no_such_op=0"])
+    with pytest.raises(ValueError, match="NAME=0"):
+        sightline.what_if(t, "aten::mm")

@@ -3,20 +3,13 @@
 //! what an edit of durations would buy ([`sightline::analysis::critical`]).
 
 use super::{load, print_json};
-use sightline::analysis::critical::whatif::{self, Edit, WhatIf};
-use sightline::analysis::critical::{Analysis, PathOptions, StepPath, CATEGORIES};
+use sightline::analysis::critical::whatif::Edit;
+use sightline::analysis::critical::{PathOptions, PathReport, CATEGORIES};
 use sightline::analysis::links::Links;
 use sightline::analysis::steps;
 
 const USAGE: &str = "usage: sightline path FILE... [--step NAME] [--annotation NAME --instance K] \
                      [--what-if EDIT]... [--json]";
-
-#[derive(serde::Serialize)]
-struct Report {
-    paths: Vec<StepPath>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    what_if: Option<WhatIf>,
-}
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut files: Vec<String> = Vec::new();
@@ -57,39 +50,19 @@ pub fn run(args: &[String]) -> Result<(), String> {
         (None, None) => {}
     }
 
-    let mut paths = Vec::new();
-    let mut predictions = Vec::new();
-    let mut matched = vec![0usize; edits.len()];
+    let mut report = PathReport::default();
     for file in &files {
         let loaded = load(file)?;
         let trace = &loaded.trace;
         let links = Links::build(trace);
         let steps = steps::analyze_with(trace, &links);
-        let a =
-            Analysis::build(trace, &links, &steps, &opts).map_err(|e| format!("{file}: {e}"))?;
-        paths.extend(a.paths(trace, &links));
-        if !edits.is_empty() {
-            let (factor, counts) = whatif::factors(trace, &a, &edits);
-            for (m, c) in matched.iter_mut().zip(counts) {
-                *m += c;
-            }
-            predictions.extend(whatif::predict(&a, &factor));
-        }
+        let one = PathReport::of(trace, &links, &steps, &opts, &edits)
+            .map_err(|e| format!("{file}: {e}"))?;
+        report.append(one);
     }
-    // An edit that matches nothing is a mistake (a misspelt name), as a misspelt --fail-if is.
-    if let Some(k) = matched.iter().position(|&m| m == 0) {
-        return Err(format!(
-            "what-if '{}' matches no slice or device op in the trace(s)",
-            edits[k].text
-        ));
+    if let Some(e) = report.unmatched_edit() {
+        return Err(e);
     }
-    let report = Report {
-        paths,
-        what_if: (!edits.is_empty()).then_some(WhatIf {
-            edits,
-            steps: predictions,
-        }),
-    };
     if json {
         return print_json(&report);
     }
@@ -97,7 +70,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn print(r: &Report) {
+fn print(r: &PathReport) {
     if r.paths.is_empty() {
         println!("no steps to follow");
         return;

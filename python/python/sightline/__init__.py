@@ -40,6 +40,7 @@ __all__ = [
     "rows",
     "show",
     "table_meta",
+    "what_if",
 ]
 
 #: Bytes read from a file object per call into the parser.
@@ -135,6 +136,22 @@ class Trace:
         ``findings``)."""
         return _tables.table(self._native.findings())
 
+    def critical_path(
+        self,
+        step: Optional[str] = None,
+        annotation: Optional[str] = None,
+        instance: int = 0,
+        what_if: Sequence[str] = (),
+    ) -> Dict[str, Any]:
+        """The critical path of each step, as ``sightline path FILE --json``: ``paths`` with
+        ``bound_by`` shares and ``segments``; ``step`` picks one step by name, ``annotation`` and
+        ``instance`` HTA's annotation window instead. ``what_if`` edits (``"NAME=0"``,
+        ``"NAME*F"``, ``"DataLoader=0"``, ...) add ``what_if`` with each step's predicted time;
+        an edit that matches nothing raises ``ValueError``."""
+        if instance < 0:
+            raise ValueError(f"instance counts from 0, not {instance}")
+        return json.loads(self._native.path_json(step, annotation, instance, list(what_if)))
+
     def report(self, compat: Optional[str] = None, top: Optional[int] = None) -> Dict[str, Any]:
         """Everything at once, as ``sightline report --json [--compat hta] [--top N]``: ``top``
         limits the operators (default 15) and the gaps listed one by one (default 10)."""
@@ -191,6 +208,19 @@ def show(trace_or_path: Union[Trace, Source], height: int = 480) -> Any:
     ``_repr_html_`` when IPython is absent)."""
     return _html.show(trace_or_path, height)
 
+
+
+def what_if(
+    trace_or_path: Union[Trace, PathArg], *edits: str, step: Optional[str] = None
+) -> Dict[str, Any]:
+    """What an edit of durations would buy: ``sightline path FILE --what-if EDIT... --json``'s
+    ``what_if`` (``edits``, and per step ``measured_us``, ``predicted_us``, ``saving_us``). Edits
+    are ``"NAME=0"`` (remove), ``"NAME*F"`` (scale), optionally ``"rankR:"`` first; NAME is a slice
+    name with ``*`` globs, or ``DataLoader``, ``kernels``, ``memcpy``, ``communication``."""
+    if not edits:
+        raise ValueError("what_if needs at least one edit, e.g. 'aten::copy_=0'")
+    trace = trace_or_path if isinstance(trace_or_path, Trace) else open(trace_or_path)
+    return trace.critical_path(step=step, what_if=edits)["what_if"]
 
 
 def ranks(

@@ -183,6 +183,72 @@ impl Analysis {
     }
 }
 
+/// What `sightline path --json` prints: the paths, and the what-if when edits were given.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PathReport {
+    pub paths: Vec<StepPath>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub what_if: Option<whatif::WhatIf>,
+    /// Slices and device ops each edit matched (the caller reports an edit that matched none on
+    /// every trace).
+    #[serde(skip)]
+    pub matched: Vec<usize>,
+}
+
+impl PathReport {
+    /// One trace's paths and, with `edits`, their predictions.
+    pub fn of(
+        trace: &Trace,
+        links: &Links,
+        steps: &StepsReport,
+        opts: &PathOptions,
+        edits: &[whatif::Edit],
+    ) -> Result<PathReport, String> {
+        let a = Analysis::build(trace, links, steps, opts)?;
+        let mut report = PathReport {
+            paths: a.paths(trace, links),
+            what_if: None,
+            matched: vec![0; edits.len()],
+        };
+        if !edits.is_empty() {
+            let (factor, matched) = whatif::factors(trace, &a, edits);
+            report.matched = matched;
+            report.what_if = Some(whatif::WhatIf {
+                edits: edits.to_vec(),
+                steps: whatif::predict(&a, &factor),
+            });
+        }
+        Ok(report)
+    }
+
+    /// Another trace's report after this one's (the ranks of one job).
+    pub fn append(&mut self, other: PathReport) {
+        self.paths.extend(other.paths);
+        for (m, o) in self.matched.iter_mut().zip(&other.matched) {
+            *m += o;
+        }
+        if self.matched.is_empty() {
+            self.matched = other.matched;
+        }
+        match (&mut self.what_if, other.what_if) {
+            (Some(w), Some(o)) => w.steps.extend(o.steps),
+            (w @ None, o) => *w = o,
+            _ => {}
+        }
+    }
+
+    /// An error naming the first edit that matched nothing: a misspelt name, as a misspelt
+    /// `--fail-if` is.
+    pub fn unmatched_edit(&self) -> Option<String> {
+        let w = self.what_if.as_ref()?;
+        let k = self.matched.iter().position(|&m| m == 0)?;
+        Some(format!(
+            "what-if '{}' matches no slice or device op in the trace(s)",
+            w.edits[k].text
+        ))
+    }
+}
+
 /// Microseconds from the trace's start.
 fn us(t: i64) -> f64 {
     t as f64 / 1e3
