@@ -326,13 +326,22 @@ function showRange(t0, t1) {
 
 function showDetails(d) {
   if (d && d.gap) renderGap($("details"), d.gap, phrases, pick);
-  else renderDetails($("details"), d, pick);
+  else renderDetails($("details"), d, pick, { onFrame: frameSlice });
   view.request();
 }
 
 async function pick(lane, index) {
   const d = await view.call(() => app.active.session.select(lane, index));
   if (d !== undefined) showDetails(JSON.parse(d));
+}
+
+/** Selects a slice and fits the view to it (as F does). */
+async function frameSlice(lane, index) {
+  const s = app.active && app.active.session;
+  if (!s) return;
+  await pick(lane, index);
+  await view.call(() => s.fit_selection());
+  view.request();
 }
 
 function status() {

@@ -3,8 +3,12 @@
 
 import { duration } from "./format.js";
 
-/** Renders details `d` (from Session.select/click) into `host`; `onPick(lane, index)` selects. */
-export function renderDetails(host, d, onPick) {
+/**
+ * Renders details `d` (from Session.select/click) into `host`; `onPick(lane, index)` selects.
+ * extras: { onFrame(lane, index) }: selects a slice and fits the view to it (the forward and
+ * backward operators' buttons; `onPick` when absent).
+ */
+export function renderDetails(host, d, onPick, extras = {}) {
   host.replaceChildren();
   if (!d) {
     host.append(p("muted", "Click a slice to see its args, where it came from and what it launched."));
@@ -46,6 +50,10 @@ export function renderDetails(host, d, onPick) {
     if (items.length) host.append(refs(items, onPick));
     else host.append(p("muted", "no runtime call with this correlation id in the trace"));
   }
+  // A backward node's forward operator and a forward operator's backward nodes (fwdbwd flows).
+  const onFrame = extras.onFrame || onPick;
+  if (d.forward) host.append(jumps("Forward", [d.forward], onFrame));
+  if (d.backward && d.backward.length) host.append(jumps("Backward", d.backward, onFrame));
   if (d.flows && d.flows.length) {
     host.append(p("muted", `${d.flows.length} flow arrow${d.flows.length > 1 ? "s" : ""} drawn (${[...new Set(d.flows.map((f) => f.category))].join(", ")})`));
   }
@@ -69,6 +77,28 @@ function refs(list, onPick) {
     ul.append(li);
   }
   return ul;
+}
+
+/** "Forward: NAME [Show]", one line per operator (at most 10), each button framing its slice. */
+function jumps(label, list, onFrame) {
+  const box = document.createElement("div");
+  box.className = `fwdbwd ${label.toLowerCase()}`;
+  for (const b of list.slice(0, 10)) {
+    const line = p("fwdbwd-line", `${label}: `);
+    const name = document.createElement("span");
+    name.className = "fwdbwd-name";
+    name.textContent = b.name;
+    name.title = `${b.category} · starts ${duration(b.start_ns)} · ${duration(b.dur_ns)}`;
+    const show = document.createElement("button");
+    show.type = "button";
+    show.textContent = "Show";
+    show.title = `Select this ${label.toLowerCase()} operator and fit the timeline to it`;
+    show.addEventListener("click", () => onFrame(b.lane, b.index));
+    line.append(name, document.createTextNode(" "), show);
+    box.append(line);
+  }
+  if (list.length > 10) box.append(p("muted", `and ${list.length - 10} more`));
+  return box;
 }
 
 function table(rows, mono = false) {
