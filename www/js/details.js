@@ -1,7 +1,9 @@
 // The details panel of a selected slice: every arg, the slices above it, the GPU work it launched
-// or what launched it, and its flows. Everything from the trace is set with textContent.
+// or what launched it, its flows, a backward node's forward operator and back, and for a Python
+// frame its source links (source-links.js). Everything from the trace is set with textContent.
 
 import { duration } from "./format.js";
+import { sourceLinks } from "./source-links.js";
 
 /**
  * Renders details `d` (from Session.select/click) into `host`; `onPick(lane, index)` selects.
@@ -23,6 +25,9 @@ export function renderDetails(host, d, onPick, extras = {}) {
     ["depth", String(d.depth)],
   ]);
   host.append(name, kv);
+  // A Python frame (`path/file.py(12): fn`): open it in an editor, copy path:line.
+  const source = sourceLinks(d.name);
+  if (source) host.append(source);
 
   if (d.args && typeof d.args === "object" && Object.keys(d.args).length) {
     host.append(h3("Args"));
