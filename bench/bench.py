@@ -6,7 +6,8 @@
 What it does, in order:
 1. Makes the inputs under bench-out/ (kept between runs): the 56 MB owlv2 fixture unzipped, and
    scaled copies of it (1 GB, 2 GB) made with ../shared/tools/scale_trace.py.
-2. Native: `sightline summary` (parse alone) and `sightline report` (parse, model, every analysis),
+2. Native: `sightline summary` (parse alone), `sightline report` (parse, model, every analysis)
+   and `sightline path` (parse, then every step's critical path),
    wall time (median of --runs), MB/s, peak RSS, model bytes per slice.
 3. Peers on the same files: HTA (parse + temporal + idle breakdown) on the 56 MB file, Python's
    json.load as the floor for "read it at all", speedscope in headless Chromium on the 56 MB file when
@@ -103,12 +104,13 @@ def native(files, runs):
         parse_s, parse_rss, out = median_run([BIN, "summary", path, "--json"], runs)
         summary = json.loads(out)
         report_s, report_rss, _ = median_run([BIN, "report", path, "--json"], runs)
+        path_s, path_rss, _ = median_run([BIN, "path", path, "--json"], runs)
         m = summary["model"]
         rows.append({
             "file": os.path.basename(path), "mb": size / 1e6, "events": summary["events"]["total"],
             "slices": m["slices"], "parse_s": parse_s, "report_s": report_s,
             "parse_mbps": size / 1e6 / parse_s, "report_mbps": size / 1e6 / report_s,
-            "peak_rss": max(parse_rss, report_rss), "model_bytes": m["total_bytes"],
+            "path_s": path_s, "peak_rss": max(parse_rss, report_rss, path_rss), "model_bytes": m["total_bytes"],
             "bytes_per_slice": m["bytes_per_slice"],
         })
     return rows
@@ -210,13 +212,14 @@ def write_markdown(path, args, files, rows, peer, web):
         "machines like this are noisy, so the ratios matter more than the seconds.",
     ]))
     lines = [
-        "| file | MB | events | parse | parse MB/s | report (all analyses) | report MB/s | peak RSS | model | model / JSON | bytes per slice (columns) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| file | MB | events | parse | parse MB/s | report (all analyses) | report MB/s | path (every step's critical path) | path minus parse | peak RSS | model | model / JSON | bytes per slice (columns) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['file']} | {r['mb']:.0f} | {r['events']:,} | {fmt_s(r['parse_s'])} | {r['parse_mbps']:.0f} | "
-            f"{fmt_s(r['report_s'])} | {r['report_mbps']:.0f} | {r['peak_rss'] / 1e6:.0f} MB | "
+            f"{fmt_s(r['report_s'])} | {r['report_mbps']:.0f} | {fmt_s(r['path_s'])} | "
+            f"{fmt_s(max(r['path_s'] - r['parse_s'], 0.0))} | {r['peak_rss'] / 1e6:.0f} MB | "
             f"{r['model_bytes'] / 1e6:.0f} MB | {r['model_bytes'] / (r['mb'] * 1e6):.2f}x | {r['bytes_per_slice']:.1f} |")
     sections["native"] = ("Native (`sightline`, release build)", "\n".join(lines))
     by_mb = {round(r["mb"]): r for r in rows}
