@@ -252,3 +252,52 @@ fn path_json_has_the_documented_fields_and_bad_edits_exit_two() {
     assert_eq!(code, 0);
     assert!(out.contains("Critical path per step"), "{out}");
 }
+
+/// Findings whose fix is a change of durations carry its what-if saving and come first, largest
+/// saving first; the saving is the replay of the same edits.
+#[test]
+fn findings_say_what_their_fix_saves_and_are_ordered_by_it() {
+    let path = common::shared_fixtures().join("pytorch-cpu/cnn_dataloader_sched.pt.trace.json.gz");
+    let (code, out, err) = run(&["report", path.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let findings = v["findings"].as_array().unwrap();
+    let savings: Vec<Option<f64>> = findings
+        .iter()
+        .map(|f| f["saving"]["per_step_us"].as_f64())
+        .collect();
+    let ids: Vec<&str> = findings.iter().map(|f| f["id"].as_str().unwrap()).collect();
+    assert!(
+        ids.contains(&"dataloader_bound") && ids.contains(&"cpu_copy_overhead"),
+        "{ids:?}"
+    );
+    // Those with a saving first, in decreasing order.
+    let with: Vec<f64> = savings.iter().map_while(|s| *s).collect();
+    assert!(with.len() >= 2, "{savings:?}");
+    assert!(
+        savings[with.len()..].iter().all(|s| s.is_none()),
+        "{savings:?}"
+    );
+    assert!(with.windows(2).all(|w| w[0] >= w[1]), "{with:?}");
+    let dl = findings
+        .iter()
+        .find(|f| f["id"] == "dataloader_bound")
+        .unwrap();
+    assert_eq!(dl["saving"]["edits"][0], "DataLoader=0");
+    assert!(dl["saving"]["sentence"]
+        .as_str()
+        .unwrap()
+        .starts_with("Fixing this saves about"));
+    // The same as the what-if itself.
+    let trace = parse_bytes(&std::fs::read(&path).unwrap()).unwrap();
+    let (_, a) = analyse(&trace);
+    let (factor, _) = whatif::factors(&trace, &a, &[Edit::parse("DataLoader=0").unwrap()]);
+    let p = whatif::predict(&a, &factor);
+    let mean = p.iter().map(|s| s.saving_us).sum::<f64>() / p.len() as f64;
+    let got = dl["saving"]["per_step_us"].as_f64().unwrap();
+    assert!((got - mean).abs() < 1e-6, "{got} vs {mean}");
+    // The finding keeps its own fields beside the saving.
+    for key in ["id", "severity", "title", "detail", "advice", "evidence"] {
+        assert!(dl.get(key).is_some(), "{key}");
+    }
+}

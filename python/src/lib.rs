@@ -13,7 +13,7 @@ use pyo3::types::PyTuple;
 use serde::Serialize;
 use serde_json::{json, Value};
 use sightline::analysis::critical::whatif::Edit;
-use sightline::analysis::critical::{PathOptions, PathReport};
+use sightline::analysis::critical::{savings, PathOptions, PathReport};
 use sightline::analysis::flops::{kernels::annotate, Flops};
 use sightline::analysis::idle::{self, IdleOptions, Mode};
 use sightline::analysis::links::Links;
@@ -257,6 +257,7 @@ impl PyTrace {
             let steps = steps::analyze_with(&self.model, links);
             let idle = self.idle_report(compat, max_gaps)?;
             let findings = findings::analyze_with(&self.model, links, &steps, &idle);
+            let findings = savings::assess(&self.model, links, &steps, findings);
             let mut top_operators = self.op_table(false);
             let analysis_seconds = t.elapsed().as_secs_f64();
             top_operators.rows.truncate(top);

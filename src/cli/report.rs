@@ -2,7 +2,8 @@
 //! steps, idle time, findings).
 
 use super::{idle as idle_cli, load, ops as ops_cli, print_json, steps as steps_cli, Opts};
-use sightline::analysis::findings::{self, Finding};
+use sightline::analysis::critical::savings::{self, Assessed};
+use sightline::analysis::findings;
 use sightline::analysis::idle::{self, IdleReport};
 use sightline::analysis::links::Links;
 use sightline::analysis::steps::{self, StepsReport};
@@ -22,7 +23,9 @@ struct Report<'a> {
     top_operators: OpTable,
     steps: StepsReport,
     idle: IdleReport,
-    findings: Vec<Finding>,
+    /// Ordered by what fixing each would save per step (the critical path's what-if), where a fix
+    /// is a change of durations; the others after, in their own order.
+    findings: Vec<Assessed>,
 }
 
 pub fn run(opts: &Opts) -> Result<(), String> {
@@ -34,6 +37,7 @@ pub fn run(opts: &Opts) -> Result<(), String> {
     let steps = steps::analyze_with(trace, &links);
     let idle = idle::analyze_with(trace, &links, &io);
     let findings = findings::analyze_with(trace, &links, &steps, &idle);
+    let findings = savings::assess(trace, &links, &steps, findings);
     let forest = Forest::build(trace);
     let mut top_operators = op_table(trace, &forest, false);
     top_operators.sort_by(if top_operators.has_device_time() {
@@ -74,9 +78,13 @@ pub fn run(opts: &Opts) -> Result<(), String> {
     if report.findings.is_empty() {
         println!("  nothing to report");
     }
-    for f in &report.findings {
+    for a in &report.findings {
+        let f = &a.finding;
         println!("  [{:?}] {} ({})", f.severity, f.title, f.id);
         println!("      {}", f.detail);
+        if let Some(s) = &a.saving {
+            println!("      {} (what-if: {})", s.sentence, s.edits.join(", "));
+        }
         println!("      advice: {}", f.advice);
     }
     println!();

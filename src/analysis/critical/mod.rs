@@ -20,6 +20,7 @@
 //! dependencies are kept and a change off the path buys nothing.
 
 pub mod graph;
+pub mod savings;
 pub mod whatif;
 
 use crate::analysis::idle::OpClass;

@@ -1,0 +1,121 @@
+//! What fixing a finding would buy: each finding whose fix is a change of durations gets a what-if
+//! on the step graph, and the findings are ordered by the time their fix saves per step.
+//!
+//! The edits stand for the advice, at its best case:
+//! - `dataloader_bound`: the DataLoader's `__next__` off the main thread (`DataLoader=0`);
+//! - `cpu_copy_overhead`: no implicit copies (`aten::copy_`, `aten::to`, `aten::_to_copy`,
+//!   `aten::contiguous` removed);
+//! - `pageable_memcpy`: pinned memory, taken as copies twice as fast (`Memcpy*Pageable*` x 0.5;
+//!   the CPU still waits where it did, so this is a floor);
+//! - `communication_heavy`: communication hidden behind compute (`communication=0`).
+//!
+//! Other findings (settings, utilization, the CPU starving the device) name no single duration to
+//! change, and carry no saving.
+
+use super::whatif::{self, Edit};
+use super::{Analysis, PathOptions};
+use crate::analysis::findings::Finding;
+use crate::analysis::links::Links;
+use crate::analysis::steps::StepsReport;
+use crate::model::Trace;
+use serde::Serialize;
+
+/// A finding with what its fix would save.
+#[derive(Debug, Clone, Serialize)]
+pub struct Assessed {
+    #[serde(flatten)]
+    pub finding: Finding,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub saving: Option<Saving>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Saving {
+    /// The what-if edits that stand for the fix.
+    pub edits: Vec<String>,
+    /// Mean time saved per step, and its share of the mean step.
+    pub per_step_us: f64,
+    pub pct: f64,
+    /// "Fixing this saves about 12.3 ms per step (8.1%)."
+    pub sentence: String,
+}
+
+fn edits_for(id: &str) -> &'static [&'static str] {
+    match id {
+        "dataloader_bound" => &["DataLoader=0"],
+        "cpu_copy_overhead" => &[
+            "aten::copy_=0",
+            "aten::to=0",
+            "aten::_to_copy=0",
+            "aten::contiguous=0",
+        ],
+        "pageable_memcpy" => &["Memcpy*Pageable**0.5"],
+        "communication_heavy" => &["communication=0"],
+        _ => &[],
+    }
+}
+
+/// The findings with their savings, the largest first; those without one keep their order after.
+pub fn assess(
+    trace: &Trace,
+    links: &Links,
+    steps: &StepsReport,
+    findings: Vec<Finding>,
+) -> Vec<Assessed> {
+    let needed = findings.iter().any(|f| !edits_for(f.id).is_empty());
+    let analysis = needed
+        .then(|| Analysis::build(trace, links, steps, &PathOptions::default()).ok())
+        .flatten();
+    let mut out: Vec<Assessed> = findings
+        .into_iter()
+        .map(|finding| {
+            let saving = analysis
+                .as_ref()
+                .and_then(|a| saving(trace, a, edits_for(finding.id)));
+            Assessed { finding, saving }
+        })
+        .collect();
+    // Stable: equal savings (and none) keep the findings' own order.
+    out.sort_by(|a, b| {
+        let s = |x: &Assessed| x.saving.as_ref().map_or(-1.0, |s| s.per_step_us);
+        s(b).total_cmp(&s(a))
+    });
+    out
+}
+
+fn saving(trace: &Trace, a: &Analysis, texts: &[&str]) -> Option<Saving> {
+    if texts.is_empty() || a.windows.is_empty() {
+        return None;
+    }
+    let edits: Vec<Edit> = texts.iter().filter_map(|t| Edit::parse(t).ok()).collect();
+    let (factor, matched) = whatif::factors(trace, a, &edits);
+    // Only the edits that found something stand for the fix.
+    let used: Vec<String> = edits
+        .iter()
+        .zip(&matched)
+        .filter(|(_, &m)| m > 0)
+        .map(|(e, _)| e.text.clone())
+        .collect();
+    if used.is_empty() {
+        return None;
+    }
+    let predictions = whatif::predict(a, &factor);
+    let n = predictions.len() as f64;
+    let measured: f64 = predictions.iter().map(|p| p.measured_us).sum();
+    let saved: f64 = predictions.iter().map(|p| p.saving_us).sum();
+    let per_step_us = saved / n;
+    let pct = if measured > 0.0 {
+        100.0 * saved / measured
+    } else {
+        0.0
+    };
+    Some(Saving {
+        sentence: format!(
+            "Fixing this saves about {:.1} ms per step ({pct:.1}%).",
+            per_step_us / 1e3
+        ),
+        edits: used,
+        per_step_us,
+        pct,
+    })
+}
