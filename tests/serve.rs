@@ -26,11 +26,16 @@ impl Drop for Served {
 fn serve(args: &[&str], dist: Option<&Path>) -> Served {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_sightline"));
     cmd.arg("serve").args(args).args(["--port", "0"]);
-    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     match dist {
         Some(d) => cmd.env("SIGHTLINE_DIST", d),
         None => cmd.env_remove("SIGHTLINE_DIST"),
     };
+    serve_with(cmd)
+}
+
+/// Starts `cmd` (a `sightline serve ... --port 0`) and reads the URL it prints.
+fn serve_with(mut cmd: Command) -> Served {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("start sightline serve");
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut said = String::new();
@@ -299,6 +304,12 @@ fn a_file_downloads_byte_for_byte() {
             "{path}"
         );
         assert_eq!(r.header("content-type"), Some("application/gzip"));
+        // A length, so the page's progress bar knows the total; never chunked.
+        assert_eq!(
+            r.header("content-length"),
+            Some(r.body.len().to_string().as_str())
+        );
+        assert_eq!(r.header("transfer-encoding"), None);
         // Not Content-Encoding: the page reads the gzip itself.
         assert_eq!(r.header("content-encoding"), None);
     }
@@ -518,6 +529,10 @@ fn the_page_is_served_with_its_policy_and_content_types() {
         index.header("content-security-policy"),
         Some(page_policy().as_str())
     );
+    // The page learns it is served by `sightline serve` (here without LOGDIR) from a <meta>.
+    assert!(index
+        .text()
+        .contains(r#"<meta name="sightline-serve" content="page">"#));
     let with_query = get(s.port, "/?url=logdir/a.json");
     assert_eq!(with_query.body, index.body);
     for (path, ctype) in [

@@ -20,6 +20,7 @@ import { Bindings } from "./worker/client.js";
 import { Workers, blobChunks, bufferChunks, readInto, responseChunks } from "./load.js";
 import { flopsColumns, renderRoofline, withFlops } from "./roofline.js";
 import { analyse as analyseInSlices } from "./analyses.js";
+import { startLogdir } from "./logdir.js";
 import { renderOverview } from "./overview.js";
 import { kernelColumns } from "./kernel-columns.js";
 import { startModules } from "./modules-view.js";
@@ -617,3 +618,5 @@ startEmbedding(hooks);
 startLinks(hooks);
 startCompare(hooks);
 startRanks(hooks);
+// Served by `sightline serve LOGDIR`: the runs to open, on the start screen (logdir.js).
+startLogdir();

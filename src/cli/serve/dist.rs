@@ -62,6 +62,20 @@ pub fn meta_csp(html: &str) -> Option<String> {
     Some(tag[c..c + len].to_string())
 }
 
+/// `index.html` with `<meta name="sightline-serve" content="logdir">` (`"page"` without LOGDIR)
+/// before `</head>`: how the page knows a server beside it lists runs (`www/js/logdir.js`), without
+/// asking a static host for an API it does not have.
+pub fn mark_served(html: &str, logdir: bool) -> String {
+    let meta = format!(
+        "<meta name=\"sightline-serve\" content=\"{}\">\n",
+        if logdir { "logdir" } else { "page" }
+    );
+    match html.find("</head>") {
+        Some(at) => format!("{}{meta}{}", &html[..at], &html[at..]),
+        None => html.to_string(),
+    }
+}
+
 /// The Content-Type for a file name.
 pub fn content_type(name: &str) -> &'static str {
     let ext = name
@@ -92,6 +106,9 @@ mod tests {
         let html = r#"<head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'self'"></head>"#;
         assert_eq!(meta_csp(html).as_deref(), Some("default-src 'self'"));
         assert_eq!(meta_csp("<html></html>"), None);
+        let marked = mark_served(html, true);
+        assert!(marked.ends_with("<meta name=\"sightline-serve\" content=\"logdir\">\n</head>"));
+        assert_eq!(meta_csp(&marked).as_deref(), Some("default-src 'self'"));
     }
 
     #[test]

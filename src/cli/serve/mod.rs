@@ -8,32 +8,34 @@
 //! - `/logdir/<path>`: a trace file's bytes, streamed. Only trace files (`*.json[.gz]`) under
 //!   LOGDIR; the path rules are in [`paths`].
 //! - anything else: the built page (`dist/`, found as [`dist::find`] says), `/` being
-//!   `index.html`, served with the page's own Content-Security-Policy as an HTTP header.
+//!   `index.html`, served with the page's own Content-Security-Policy as an HTTP header; the
+//!   root `index.html` says it is served here ([`dist::mark_served`]), so the page lists the runs.
 //!
 //! Bound to 127.0.0.1 unless `--host` says otherwise. While bound to a loopback address, requests
 //! must name a loopback host (`Host: 127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT`), so a web page
 //! elsewhere cannot read the traces by pointing a DNS name at 127.0.0.1 (DNS rebinding).
 //!
-//! HTTP lives here, in the CLI; the library has none.
+//! HTTP lives here, in the CLI ([`http`]); the library has none.
 
 pub mod dist;
+pub mod http;
 pub mod listing;
 pub mod paths;
 pub mod store;
 
+use http::Request;
 use listing::{Entry, HeaderRank};
 use paths::Refusal;
 use std::collections::HashMap;
 use std::io::Cursor;
+use std::net::TcpListener;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use store::{Body, Store};
-use tiny_http::{Header, Method, Request, Response, Server};
 
 /// TensorBoard's port.
 pub const DEFAULT_PORT: u16 = 6006;
-const THREADS: usize = 8;
 
 struct Options {
     logdir: Option<String>,
@@ -109,36 +111,20 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .map_err(|e| format!("--host {}: {e}", opts.host))?
         .next()
         .ok_or(format!("--host {}: no address", opts.host))?;
-    let server = Server::http(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let bound = server
-        .server_addr()
-        .to_ip()
-        .ok_or("the server has no IP address")?;
+    let listener = TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let loopback = bound.ip().is_loopback();
-    let state = Arc::new(State {
+    let state = State {
         logdir,
         dist: Mutex::new(dist),
         ranks: Mutex::new(HashMap::new()),
         loopback_port: loopback.then_some(bound.port()),
-    });
+    };
     announce(&state, bound, &opts)?;
 
-    let server = Arc::new(server);
-    let threads: Vec<_> = (0..THREADS)
-        .map(|_| {
-            let server = Arc::clone(&server);
-            let state = Arc::clone(&state);
-            std::thread::spawn(move || loop {
-                match server.recv() {
-                    Ok(req) => handle(&state, req),
-                    Err(e) => eprintln!("sightline serve: {e}"),
-                }
-            })
-        })
-        .collect();
-    for t in threads {
-        let _ = t.join();
-    }
+    http::serve(listener, move |req| handle(&state, req));
     Ok(())
 }
 
@@ -187,24 +173,15 @@ fn announce(state: &State, bound: SocketAddr, opts: &Options) -> Result<(), Stri
     Ok(())
 }
 
-fn header(name: &str, value: &str) -> Header {
-    Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("ASCII header")
-}
-
 /// Sends `body` with the headers every response gets.
 fn send(req: Request, status: u16, content_type: &str, body: Body, extra: &[(&str, String)]) {
     let mut headers = vec![
-        header("Content-Type", content_type),
-        header("X-Content-Type-Options", "nosniff"),
-        header("Cache-Control", "no-cache"),
+        ("Content-Type", content_type.to_string()),
+        ("X-Content-Type-Options", "nosniff".to_string()),
+        ("Cache-Control", "no-cache".to_string()),
     ];
-    for (k, v) in extra {
-        headers.push(header(k, v));
-    }
-    let len = body.len.and_then(|l| usize::try_from(l).ok());
-    let response = Response::new(status.into(), headers, body.reader, len, None);
-    // The client may have gone; nothing to do about it.
-    let _ = req.respond(response);
+    headers.extend(extra.iter().map(|(k, v)| (*k, v.clone())));
+    req.respond(status, &headers, body);
 }
 
 fn send_bytes(
@@ -252,8 +229,8 @@ fn loopback_host(host: &str, port: u16) -> bool {
 }
 
 fn handle(state: &State, req: Request) {
-    if !matches!(req.method(), Method::Get | Method::Head) {
-        let r = Refusal::BadPath(format!("{} is not served: GET and HEAD only", req.method()));
+    if !matches!(req.method.as_str(), "GET" | "HEAD") {
+        let r = Refusal::BadPath(format!("{} is not served: GET and HEAD only", req.method));
         let text = format!("405 {}\n", r.message());
         return send_bytes(
             req,
@@ -264,12 +241,7 @@ fn handle(state: &State, req: Request) {
         );
     }
     if let Some(port) = state.loopback_port {
-        let host = req
-            .headers()
-            .iter()
-            .find(|h| h.field.equiv("Host"))
-            .map(|h| h.value.as_str().to_string())
-            .unwrap_or_default();
+        let host = req.host.clone();
         if !loopback_host(&host, port) {
             let r = Refusal::Outside(format!(
                 "Host '{host}' is not this machine's loopback address: bound to localhost, \
@@ -278,7 +250,7 @@ fn handle(state: &State, req: Request) {
             return refuse(req, &r);
         }
     }
-    let url = req.url().to_string();
+    let url = req.target.clone();
     let path = url.split(['?', '#']).next().unwrap_or("");
     let Some(path) = path.strip_prefix('/') else {
         return refuse(req, &Refusal::BadPath(format!("'{url}': not a path")));
@@ -397,9 +369,18 @@ fn page_file(state: &State, req: Request, rel: &str) {
             Ok(h) => h,
             Err(e) => return refuse(req, &Refusal::Failed(format!("{}: {e}", file.display()))),
         };
-        let csp = dist::meta_csp(&String::from_utf8_lossy(&html))
-            .unwrap_or_else(|| dist::CSP.to_string());
-        return send_bytes(req, 200, ctype, html, &[("Content-Security-Policy", csp)]);
+        let mut html = String::from_utf8_lossy(&html).into_owned();
+        if segments == ["index.html"] {
+            html = dist::mark_served(&html, state.logdir.is_some());
+        }
+        let csp = dist::meta_csp(&html).unwrap_or_else(|| dist::CSP.to_string());
+        return send_bytes(
+            req,
+            200,
+            ctype,
+            html.into_bytes(),
+            &[("Content-Security-Policy", csp)],
+        );
     }
     match std::fs::File::open(&file) {
         Ok(f) => {

@@ -1,0 +1,190 @@
+// The start screen of `sightline serve LOGDIR` (src/cli/serve/): LOGDIR's runs, their workers and
+// spans as torch.profiler.tensorboard_trace_handler names them, with size, time and rank, read from
+// the server's `api/runs` (and again every few seconds while this screen is shown, so new files
+// appear). The server marks the page it serves with `<meta name="sightline-serve" content="logdir">`;
+// on any other host this module does nothing and asks for nothing.
+//
+// Every choice is a plain link to the page's existing address forms, so it opens as a link would
+// (and Back returns here): a span is `?url=logdir/RUN/FILE`, a whole run the ranks view
+// (`?url=A&url=B...`, each worker's latest span), two runs the comparison (`?url=A&compare=B`,
+// each run's rank 0, else its first worker). Names from files are only ever set as text.
+
+import { bytes, count } from "./format.js";
+
+const POLL_MS = 5000;
+
+const el = (tag, cls, text) => {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+};
+
+/** The URL of a listed file, relative to the page (each path segment encoded). */
+export const fileUrl = (path) => "logdir/" + path.split("/").map(encodeURIComponent).join("/");
+
+/** A link to the page itself with these `[key, value]` parameters. */
+const pageLink = (pairs) => `?${new URLSearchParams(pairs).toString()}`;
+
+const pad = (n) => String(n).padStart(2, "0");
+/** ms since the epoch as local `YYYY-MM-DD HH:MM:SS`. */
+function when(ms) {
+  if (typeof ms !== "number" || !Number.isFinite(ms)) return "–";
+  const d = new Date(ms);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+/** A span's name: the handler's timestamp (ms) as a time, else the name as it is. */
+const spanTime = (span) => (span && /^\d{12,14}$/.test(span) ? when(Number(span)) : span || "–");
+
+const latest = (worker) => worker.spans[worker.spans.length - 1];
+/** The run's workers' latest spans, by rank where known. */
+function runSpans(run) {
+  const spans = run.workers.map(latest);
+  return spans.slice().sort((a, b) => (a.rank ?? Infinity) - (b.rank ?? Infinity));
+}
+/** The trace a run stands for in a comparison: rank 0 (or the lowest), else its first worker. */
+const lead = (run) => runSpans(run)[0];
+
+/** Starts the start screen when the page is served by `sightline serve` with a LOGDIR. */
+export function startLogdir() {
+  const meta = document.querySelector('meta[name="sightline-serve"]');
+  if (!meta || meta.content !== "logdir") return;
+  document.body.dataset.serve = "logdir";
+  const section = el("section", "logdir");
+  section.id = "logdir";
+  section.dataset.state = "loading";
+  section.append(el("p", "muted", "Reading LOGDIR…"));
+  const empty = document.getElementById("empty");
+  empty.prepend(section);
+
+  const state = { text: null, listing: null };
+  window.sightline.logdir = state;
+  let busy = false;
+  async function refresh() {
+    if (busy || document.hidden || document.body.dataset.state !== "empty") return;
+    busy = true;
+    try {
+      const resp = await fetch("api/runs", { cache: "no-store" });
+      const text = await resp.text();
+      if (!resp.ok) throw new Error(text.trim() || `HTTP ${resp.status}`);
+      if (text !== state.text) {
+        state.text = text;
+        state.listing = JSON.parse(text);
+        render(section, state.listing);
+      }
+    } catch (err) {
+      section.dataset.state = "error";
+      section.replaceChildren(el("p", "muted", `The server did not list LOGDIR: ${err.message}`));
+      state.text = null;
+    } finally {
+      busy = false;
+    }
+  }
+  refresh();
+  setInterval(refresh, POLL_MS);
+  document.addEventListener("visibilitychange", refresh);
+  new MutationObserver(refresh).observe(document.body, { attributes: true, attributeFilter: ["data-state"] });
+}
+
+function render(section, listing) {
+  const { logdir, runs } = listing;
+  const head = el("div", "logdir-head");
+  const title = el("h1", null, "Runs in ");
+  title.append(el("code", null, logdir));
+  const files = runs.reduce((n, r) => n + r.files, 0);
+  head.append(title, el("span", "muted", `${count(runs.length)} run${runs.length === 1 ? "" : "s"}, ${count(files)} trace file${files === 1 ? "" : "s"}; new files appear here as they are written`));
+  const parts = [head];
+  if (runs.length === 0) {
+    parts.push(el("p", "muted", `No traces yet. torch.profiler.tensorboard_trace_handler("${logdir}/RUN") writes them; they appear here as they are written.`));
+  }
+  if (runs.length >= 2) parts.push(compareForm(runs));
+  for (const run of runs) parts.push(runBlock(run));
+  section.replaceChildren(...parts);
+  section.dataset.state = "ready";
+}
+
+/** Two runs side by side: the comparison of their lead traces. */
+function compareForm(runs) {
+  const form = el("div", "logdir-compare");
+  const pick = (id, selected) => {
+    const s = el("select");
+    s.id = id;
+    runs.forEach((r, i) => {
+      const o = el("option", null, r.run);
+      o.value = String(i);
+      o.selected = i === selected;
+      s.append(o);
+    });
+    return s;
+  };
+  const before = pick("logdir-before", 0);
+  const after = pick("logdir-after", 1);
+  const go = el("a", "button", "Compare");
+  go.id = "logdir-compare";
+  const note = el("span", "muted");
+  const update = () => {
+    const a = lead(runs[Number(before.value)]);
+    const b = lead(runs[Number(after.value)]);
+    go.href = pageLink([["url", fileUrl(a.path)], ["compare", fileUrl(b.path)]]);
+    note.textContent = `${a.file} with ${b.file}`;
+  };
+  before.addEventListener("change", update);
+  after.addEventListener("change", update);
+  update();
+  const label = (text, control) => {
+    const l = el("label", null, text);
+    l.append(control);
+    return l;
+  };
+  form.append(label("Compare run ", before), label(" with ", after), go, note);
+  return form;
+}
+
+function runBlock(run) {
+  const block = el("div", "logdir-run");
+  block.dataset.run = run.run;
+  const head = el("div", "logdir-run-head");
+  head.append(el("h2", null, run.run));
+  const workers = run.workers.length;
+  head.append(el("span", "muted", `${count(workers)} worker${workers === 1 ? "" : "s"}, ${count(run.files)} file${run.files === 1 ? "" : "s"}, ${bytes(run.size)}, last written ${when(run.mtime_ms)}`));
+  if (workers > 1) {
+    const spans = runSpans(run);
+    const open = el("a", "button logdir-open-run", `Open the ${workers} workers as one job`);
+    open.href = pageLink(spans.map((s) => ["url", fileUrl(s.path)]));
+    open.title = "The ranks view: each worker's latest span, one band per rank";
+    head.append(open);
+  }
+  block.append(head);
+
+  const table = el("table", "data logdir-files");
+  const tr = el("tr");
+  for (const [name, cls] of [["worker"], ["span"], ["rank", "num"], ["size", "num"], ["modified"]]) tr.append(el("th", cls, name));
+  const thead = el("thead");
+  thead.append(tr);
+  table.append(thead);
+  const body = el("tbody");
+  for (const w of run.workers) {
+    w.spans.forEach((s, i) => {
+      const row = el("tr");
+      row.dataset.path = s.path;
+      row.append(el("td", "text", i === 0 ? w.worker : ""));
+      const cell = el("td", "text");
+      const a = el("a", "logdir-open", spanTime(s.span));
+      a.href = pageLink([["url", fileUrl(s.path)]]);
+      a.title = `Open ${s.file}`;
+      cell.append(a);
+      row.append(cell);
+      // The whole row opens the span, as the tables' rows select theirs.
+      row.addEventListener("click", (ev) => {
+        if (!ev.target.closest("a")) a.click();
+      });
+      const rank = el("td", "num", s.rank === null || s.rank === undefined ? "–" : String(s.rank));
+      if (s.rank_source) rank.title = s.rank_source === "distributedInfo" ? `from the trace's distributedInfo${s.world_size ? ` (world size ${s.world_size})` : ""}` : "from the file name";
+      row.append(rank, el("td", "num", bytes(s.size)), el("td", null, when(s.mtime_ms)));
+      body.append(row);
+    });
+  }
+  table.append(body);
+  block.append(table);
+  return block;
+}
