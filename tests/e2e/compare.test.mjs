@@ -1,6 +1,7 @@
 // End-to-end tests of comparing two traces in the page (www/js/compare.js): "Compare with…" after
 // the first trace, two files dropped together, `?url=A&compare=B`; the headline and diff tables;
-// one zoom for both timelines; a diff row's slices highlighted in both.
+// one zoom for both timelines; a diff row's slices highlighted in both; device-time columns only
+// where a trace has device time.
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -8,6 +9,9 @@ import { join } from "node:path";
 
 const H100 = "real/tracelens_h100_bert_small_stack_mem.json.gz";
 const MI300 = "real/tracelens_mi300_bert_small.json.gz";
+// Two CPU-only traces of one model (DataLoader workers 0 and 2).
+const CPU_BASE = "pytorch-cpu-pairs/workers.base.pt.trace.json.gz";
+const CPU_NEW = "pytorch-cpu-pairs/workers.new.pt.trace.json.gz";
 
 async function open(page, url) {
   await page.goto(url);
@@ -37,6 +41,13 @@ function painted(page) {
       if (compare.view) await compare.view.idle();
     }
   });
+}
+
+/** The column headings of a compare tab's table, after a click on the tab. */
+async function headsOf(page, title, id) {
+  await page.click(`#compare-tabs button:has-text('${title}')`);
+  await page.waitForSelector(`#compare-${id}-table`, { state: "attached" });
+  return page.evaluate((id) => Array.from(document.querySelectorAll(`#compare-${id}-table thead th`)).map((th) => th.textContent), id);
 }
 
 /** Both sessions' windows, and the alignment offset between them. */
@@ -70,6 +81,11 @@ export async function comparesWithASecondTraceAcrossHardware({ page, baseUrl, fi
   assert.ok(addmm, "aten::addmm row");
   assert.equal(addmm[1], "both");
   assert.ok(ops.rows.some((r) => r[1] === "added") && ops.rows.some((r) => r[1] === "removed"), "runtime calls differ: cuda* removed, hip* added");
+  // Both traces ran on a GPU: the device-time columns are there.
+  for (const h of ["Base self device", "New self device", "Delta self device"]) assert.ok(ops.heads.includes(h), `${h} in ${ops.heads}`);
+  const labelHeads = await headsOf(page, "Labels", "labels");
+  for (const h of ["Base device", "New device", "Delta device"]) assert.ok(labelHeads.includes(h), `${h} in ${labelHeads}`);
+  await page.click("#compare-tabs button:has-text('Operators')");
 
   // GPU ops pair through their launcher: a row names a CUTLASS GEMM and a hipBLASLt one.
   await page.click("#compare-tabs button:has-text('GPU ops')");
@@ -171,4 +187,25 @@ export async function urlAndCompareParametersOpenBoth({ page, baseUrl, ignore })
   assert.ok(options.includes("ProfilerStep#6"), options.join(","));
   await page.click("#compare-close");
   assert.ok(await page.isHidden("#compare"));
+}
+
+export async function cpuOnlyTracesCompareWithoutDeviceColumns({ page, baseUrl, fixturesDir }) {
+  await open(page, baseUrl);
+  await page.setInputFiles("#file-input", join(fixturesDir, CPU_BASE));
+  await ready(page);
+  await page.setInputFiles("#compare-input", join(fixturesDir, CPU_NEW));
+  await compared(page);
+  const check = async (when) => {
+    for (const [title, id, cpu] of [["Operators", "ops", "Base self CPU"], ["Labels", "labels", "Base CPU total"]]) {
+      const heads = await headsOf(page, title, id);
+      assert.ok(heads.includes(cpu), `${when}, ${title}: ${cpu} in ${heads}`);
+      assert.deepEqual(heads.filter((h) => /device/i.test(h)), [], `${when}, ${title}: no device column for two CPU-only traces`);
+    }
+  };
+  await check("per step");
+  await page.check("#compare-shape");
+  await page.waitForFunction(() => window.sightline.compare.diff.by_shape === true);
+  await page.check("#compare-total");
+  await page.waitForFunction(() => window.sightline.compare.diff.mode === "total");
+  await check("totals by shape");
 }

@@ -146,7 +146,8 @@ export function isLocalUrl(raw) {
  */
 export async function openTrace(page, baseUrl, path, { analyses = false } = {}) {
   if (!page.url().startsWith(baseUrl)) await page.goto(baseUrl);
-  // The page wires its file input once its first worker has started: a file set before is lost.
+  // A file set before the page is ready waits for it (starting.js); waiting here first keeps the
+  // load's timings the load's own.
   await page.waitForFunction(() => window.sightlineReady === true, null, { timeout: 15000 });
   await page.setInputFiles("#file-input", path);
   await page.waitForFunction(() => ["ready", "error"].includes(document.body.dataset.state), null, { timeout: 60000 });

@@ -1,6 +1,7 @@
-// End-to-end tests of the viewer page: opening traces (file input, drop, sample link), the
-// timeline responding to keys, wheel, drag and clicks, tables, search, range selection, damaged
-// and non-trace files. The runner (run.mjs) fails any test whose page requests a host other than
+// End-to-end tests of the viewer page: opening traces (file input, drop, sample link; also one
+// chosen or dropped while the page is still starting), the timeline responding to keys, wheel,
+// drag and clicks (the hover tooltip going when the view moves), tables, search, range
+// selection, damaged and non-trace files. The runner (run.mjs) fails any test whose page requests a host other than
 // 127.0.0.1 or logs an error. Screenshots land in target/e2e/ for people to look at.
 
 import assert from "node:assert/strict";
@@ -121,6 +122,79 @@ export async function opensADroppedFile({ page, baseUrl, fixturesDir }) {
   assert.ok(await page.isHidden("#drop-overlay"));
 }
 
+/**
+ * Holds the page's .wasm request until `release()`, as a slow network would: the page cannot start
+ * its workers meanwhile. `requested` resolves once the page has asked for it (the page's head
+ * preloads it, so this can be before the page's script runs).
+ */
+async function holdTheWasm(page) {
+  let release;
+  const released = new Promise((resolve) => (release = resolve));
+  let asked;
+  const requested = new Promise((resolve) => (asked = resolve));
+  await page.route("**/*.wasm", async (route) => {
+    asked();
+    await released;
+    await route.continue();
+  });
+  return { requested, release };
+}
+
+/** While the page starts: the progress box says so, with the name of the trace it will open. */
+async function startingWith(page, name) {
+  await page.waitForFunction((name) => document.body.dataset.stage === "starting" && document.getElementById("progress-name").textContent === name, name, { timeout: 5000 });
+  assert.equal(await page.evaluate(() => document.body.dataset.state), "loading");
+  assert.ok(await page.isVisible("#loading"));
+  assert.match(await page.textContent("#progress-stage"), /^Starting/);
+  assert.equal(await page.evaluate(() => window.sightlineReady), undefined, "the page is not ready yet");
+}
+
+export async function aFileChosenWhileThePageStartsOpensWhenReady({ page, baseUrl, fixturesDir }) {
+  const wasm = await holdTheWasm(page);
+  // DOMContentLoaded comes once the page's module script runs (it then waits for the wasm).
+  await page.goto(baseUrl, { waitUntil: "domcontentloaded" });
+  await wasm.requested;
+  await page.setInputFiles("#file-input", join(fixturesDir, FIXTURES[0]));
+  await startingWith(page, basename(FIXTURES[0]));
+  // The latest choice wins.
+  await page.setInputFiles("#file-input", join(fixturesDir, FIXTURES[1]));
+  await startingWith(page, basename(FIXTURES[1]));
+  await page.waitForTimeout(1500);
+  wasm.release();
+  await ready(page);
+  assert.equal(await page.textContent("#file-name"), basename(FIXTURES[1]));
+  assert.ok((await page.$$("#ops-table tbody tr")).length > 0, "operator rows");
+  const { loads, rects } = await page.evaluate(async () => {
+    const f = await window.sightline.view.session.frame();
+    return { loads: window.sightline.app.loadToken, rects: f.rects.length };
+  });
+  assert.equal(loads, 1, "only the latest choice was read");
+  assert.ok(rects > 0, "the timeline is drawn");
+}
+
+export async function aFileDroppedWhileThePageStartsOpensWhenReady({ page, baseUrl, fixturesDir }) {
+  const wasm = await holdTheWasm(page);
+  // DOMContentLoaded comes once the page's module script runs (it then waits for the wasm).
+  await page.goto(baseUrl, { waitUntil: "domcontentloaded" });
+  await wasm.requested;
+  const bytes = readFileSync(join(fixturesDir, "real/hta_a100_alexnet_cuda_sync.json.gz")).toString("base64");
+  await page.evaluate((b64) => {
+    const bin = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const dt = new DataTransfer();
+    dt.items.add(new File([bin], "dropped-early.json.gz"));
+    for (const type of ["dragenter", "dragover", "drop"]) {
+      document.body.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }
+  }, bytes);
+  await startingWith(page, "dropped-early.json.gz");
+  await page.waitForTimeout(1500);
+  wasm.release();
+  await ready(page);
+  assert.equal(await page.textContent("#file-name"), "dropped-early.json.gz");
+  assert.ok((await page.$$("#ops-table tbody tr")).length > 0, "operator rows");
+  assert.ok(await page.isHidden("#drop-overlay"));
+}
+
 export async function opensTheSampleAndNavigates({ page, baseUrl, screenshot, ignore }) {
   acceptStreamedFetch(ignore);
   await open(page, baseUrl);
@@ -204,6 +278,48 @@ export async function opensTheSampleAndNavigates({ page, baseUrl, screenshot, ig
   await page.keyboard.press("?");
   assert.ok(await page.isVisible("#help"));
   await page.click("#help-close");
+}
+
+export async function theTooltipGoesWhenTheViewChanges({ page, baseUrl, fixturesDir }) {
+  await open(page, baseUrl);
+  await page.setInputFiles("#file-input", join(fixturesDir, "real/hta_a100_alexnet_cuda_sync.json.gz"));
+  await ready(page);
+  await painted(page);
+  const hoverASlice = async () => {
+    const target = await someBox(page);
+    assert.ok(target, "a slice box to hover");
+    await page.mouse.move(target.x, target.y);
+    await page.waitForSelector("#tooltip:not([hidden])");
+  };
+  // The pointer stays where it is in each case: only the view moves under it.
+  const hiddenAfter = async (what) => {
+    await painted(page);
+    assert.ok(await page.isHidden("#tooltip"), `${what} hides the tooltip`);
+  };
+  await hoverASlice();
+  await page.keyboard.press("w");
+  await hiddenAfter("W (zoom)");
+  await hoverASlice();
+  await page.keyboard.press("d");
+  await hiddenAfter("D (pan)");
+  await hoverASlice();
+  await page.mouse.wheel(0, -200);
+  await hiddenAfter("the wheel");
+  // A search, then F to frame its match.
+  await page.fill("#search", "aten::conv2d");
+  await page.press("#search", "Enter");
+  await page.waitForFunction(() => (document.querySelector("#details .slice-name")?.textContent || "").includes("aten::conv2d"));
+  await page.press("#search", "Escape");
+  await painted(page);
+  await hoverASlice();
+  await page.keyboard.press("f");
+  await hiddenAfter("F (frame the match)");
+  await hoverASlice();
+  await page.keyboard.press("0");
+  await hiddenAfter("0 (show everything)");
+  await hoverASlice();
+  await page.setViewportSize({ width: 1100, height: 760 });
+  await hiddenAfter("a resize");
 }
 
 export async function rangeSelectionAggregatesByName({ page, baseUrl, screenshot, ignore }) {

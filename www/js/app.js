@@ -24,6 +24,11 @@ import { startLogdir } from "./logdir.js";
 import { renderOverview } from "./overview.js";
 import { kernelColumns } from "./kernel-columns.js";
 import { startModules } from "./modules-view.js";
+import { dropContents, queueOpens } from "./starting.js";
+
+// A trace chosen, dropped or linked before the page is ready is kept and shown as starting
+// (starting.js), and opened at the end of this script.
+const starting = queueOpens();
 
 const boot = document.querySelector("script[data-bindings]");
 // The paths are relative to the page, not to this module.
@@ -37,6 +42,8 @@ const [constants, palette, waitKinds, version] = await workers
   .then((first) => Promise.all(["constants", "palette", "wait_kinds", "version"].map((f) => first.module[f]())))
   .catch((err) => {
     // Nothing can open without the module: say why instead of a page that never gets ready.
+    starting.take();
+    document.getElementById("loading").hidden = true;
     document.getElementById("error").textContent = `The viewer could not start: ${err.message}`;
     document.getElementById("error-box").hidden = false;
     document.getElementById("empty").hidden = true;
@@ -147,12 +154,16 @@ async function openUrl(href, startedAt = performance.now()) {
     return fail(new Error(`only traces from this site can be opened by URL (${url.origin} is another site, and this page's Content-Security-Policy does not list it in connect-src; download the file and open it instead)`));
   }
   const name = decodeURIComponent(url.pathname.split("/").pop() || url.pathname);
+  // Another trace opened, or a Cancel, while the response was awaited wins over this one.
+  const token = app.loadToken;
   let resp;
   try {
     resp = await fetch(url, { credentials: "same-origin" });
   } catch (err) {
-    return fail(new Error(`could not fetch it: ${err.message}`), name);
+    if (token === app.loadToken) fail(new Error(`could not fetch it: ${err.message}`), name);
+    return;
   }
+  if (token !== app.loadToken) return resp.body && resp.body.cancel().catch(() => {});
   if (!resp.ok || !resp.body) return fail(new Error(`could not fetch it: HTTP ${resp.status}`), name);
   const total = Number(resp.headers.get("content-length")) || 0;
   await load(name, total, responseChunks(resp), startedAt, url.href);
@@ -581,10 +592,22 @@ window.addEventListener("drop", (ev) => {
   ev.preventDefault();
   dragDepth = 0;
   $("drop-overlay").hidden = true;
-  if (ev.dataTransfer && (takeDrop(ev.dataTransfer) || dropped(ev.dataTransfer.files))) return;
-  const file = ev.dataTransfer && ev.dataTransfer.files[0];
-  if (file) openFile(file);
+  if (ev.dataTransfer) openDrop(dropContents(ev.dataTransfer));
 });
+
+/** A drop's files and entries (`dropContents`): a job (ranks.js), a pair to compare, or a trace. */
+function openDrop(drop) {
+  if (takeDrop(drop) || dropped(drop.files)) return;
+  if (drop.files[0]) openFile(drop.files[0]);
+}
+
+/** A choice made while the page started (starting.js), made again now that it can be opened. */
+function openEarly(open) {
+  // The input's own listener (above, or ranks.js's for a folder) reads its files as if just chosen.
+  if (open.input) open.input.dispatchEvent(new Event("change"));
+  else if (open.drop) openDrop(open.drop);
+  else if (open.href) openUrl(open.href);
+}
 
 document.addEventListener("keydown", (ev) => {
   const t = ev.target;
@@ -608,15 +631,20 @@ document.addEventListener("keydown", (ev) => {
 
 // ---- start ---------------------------------------------------------------
 
-setState("empty");
+// What was asked for while the page started. A trace from a URL (the one the address names, the
+// sample) stays "starting" until its response arrives and its load begins.
+const early = starting.take();
+if (!early.address && !(early.open && early.open.href)) setState("empty");
 window.sightlineReady = true;
 document.body.dataset.wasm = "ready";
 // Links (`?url=`, `#url=`, time range and selection in the hash) and embedding (`?mode=embedded`,
 // the postMessage protocol) live in url.js and embed.js; these are the page's hooks for them.
-const hooks = { app, view, bindings, openUrl, openBuffer, openFile, fail, setState };
+// `openAddress`: whether what the address asks to open (`url`, `compare`) is to be opened.
+const hooks = { app, view, bindings, openUrl, openBuffer, openFile, fail, setState, openAddress: !early.replaced };
 startEmbedding(hooks);
 startLinks(hooks);
 startCompare(hooks);
 startRanks(hooks);
 // Served by `sightline serve LOGDIR`: the runs to open, on the start screen (logdir.js).
 startLogdir();
+if (early.open) openEarly(early.open);

@@ -72,8 +72,9 @@ export function startCompare(h) {
     if (onFrame) onFrame(meta);
     follow(hooks.view, state.view, -1);
   };
+  // With the address's trace only (not one chosen instead while the page started).
   const url = new URLSearchParams(location.search).get("compare");
-  if (url) compareUrlWhenReady(url);
+  if (url && hooks.openAddress !== false) compareUrlWhenReady(url);
 }
 
 /**
@@ -391,7 +392,7 @@ function selectTab(id) {
   const tab = TABS.find((t) => t.id === id);
   const d = state.diff;
   const per = d.mode === "total" ? "totals" : `per step (${d.steps.base.steps} and ${d.steps.new.steps} steps)`;
-  renderTable($("compare-body"), tab.rows(d), {
+  renderTable($("compare-body"), withoutEmptyDevice(tab.rows(d)), {
     id: `compare-${id}-table`,
     csvName: `diff-${id}.csv`,
     // Rows come largest change first, as the diff orders them, until a header is clicked.
@@ -399,6 +400,16 @@ function selectTab(id) {
     empty: id === "findings" ? "No finding appeared, disappeared or changed severity." : "Nothing to compare.",
     onRowClick: tab.names ? (r) => highlight(...tab.names(d, r)) : undefined,
   });
+}
+
+/**
+ * `rows` without their device-time columns when no row has device time before or after (two
+ * CPU-only traces): columns of "0 ns" say nothing. As the operator table of one trace drops them.
+ */
+function withoutEmptyDevice(rows) {
+  const device = Object.keys(rows[0] || {}).filter((k) => /device/.test(k));
+  if (device.length === 0 || rows.some((r) => device.some((k) => r[k]))) return rows;
+  return rows.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => !device.includes(k))));
 }
 
 /** Highlights a row's slices in both timelines: `a` by name in BASE, `b` in NEW. */

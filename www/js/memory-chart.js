@@ -105,6 +105,11 @@ export class MemoryChart {
       c.width = Math.round(cssW * dpr);
       c.height = Math.round(cssH * dpr);
     }
+    // A moved window (zoom, pan, resize): the tooltip told of a pixel column that shows another
+    // time now, so it goes until the pointer moves again.
+    const windowKey = `${meta.start_ns} ${meta.ns_per_px} ${cssW}`;
+    if (windowKey !== this.windowKey) this.hideTip();
+    this.windowKey = windowKey;
     const ctx = this.ctx;
     const th = this.theme();
     // A frame that did not move the window (a selection, a hover's redraw) leaves the chart as it

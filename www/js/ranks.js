@@ -73,7 +73,7 @@ export function startRanks(h) {
     if (!here && state.open) close();
   }).observe(document.body, { attributes: true, attributeFilter: ["data-state"] });
   const urls = new URLSearchParams(location.search).getAll("url");
-  if (urls.length > 1) openUrls(urls);
+  if (urls.length > 1 && h.openAddress !== false) openUrls(urls);
 }
 
 /** Files chosen together: one opens as a trace, several as the ranks of one job. */
@@ -85,16 +85,14 @@ export function openFiles(files) {
 
 /**
  * A drop holding a folder or more than two files: the ranks of one job (two files are the
- * comparison's). Returns true when it took the drop. The entries are taken now, while the drop
- * event's data is readable; the folders are walked afterwards.
+ * comparison's). Returns true when it took the drop. `drop` is its files and entries, taken while
+ * the drop event's data was readable (starting.js `dropContents`); the folders are walked now.
  */
-export function takeDrop(dataTransfer) {
-  const items = Array.from(dataTransfer.items || []).filter((i) => i.kind === "file");
-  const entries = items.map((i) => (i.webkitGetAsEntry ? i.webkitGetAsEntry() : null));
+export function takeDrop({ files, entries }) {
   const folder = entries.some((e) => e && e.isDirectory);
-  if (!folder && dataTransfer.files.length <= 2) return false;
+  if (!folder && files.length <= 2) return false;
   if (!folder) {
-    openFiles(Array.from(dataTransfer.files));
+    openFiles(files);
     return true;
   }
   (async () => {

@@ -44,6 +44,7 @@ export class TimelineView {
     this.drawing = null;
     this.redraw = false;
     this.mouse = null; // last pointer position in area coordinates
+    this.viewKey = null; // the view of the last painted frame (hideTooltipIfMoved)
     this.drag = null;
     this.overviewData = null;
     /**
@@ -65,6 +66,8 @@ export class TimelineView {
   async attach(session) {
     this.session = session;
     this.meta = null;
+    this.viewKey = null;
+    this.hideTooltip();
     this.textWidth.clear();
     this.overviewData = null;
     this.resize();
@@ -218,6 +221,7 @@ export class TimelineView {
     const meta = JSON.parse(frame.meta);
     this.meta = meta;
     const { w, h } = this.areaSize();
+    this.hideTooltipIfMoved(meta, w, h);
 
     // Timeline area.
     ctx.save();
@@ -627,6 +631,20 @@ export class TimelineView {
       el.style.left = `${Math.min(x, box.width - el.offsetWidth - 4)}px`;
       el.style.top = `${y + el.offsetHeight > box.height ? y - el.offsetHeight - 20 : y}px`;
     });
+  }
+
+  /**
+   * Hides the tooltip when this frame shows another view than the last one: zoomed, panned,
+   * framed or fitted, moved to a search match or a finding, its rows laid out anew (a fold, the
+   * Python frames hidden) or resized. The tooltip described what was under the pointer before;
+   * the next pointer move shows what is there now. Every way of changing the view ends in a frame,
+   * so this is the one place that sees them all.
+   */
+  hideTooltipIfMoved(meta, w, h) {
+    const rows = meta.tracks.map((t) => `${t.y}:${t.height}`).join(",");
+    const key = `${meta.start_ns} ${meta.ns_per_px} ${meta.scroll_px} ${meta.content_px} ${w}x${h} ${rows}`;
+    if (this.viewKey !== null && key !== this.viewKey) this.hideTooltip();
+    this.viewKey = key;
   }
 
   tooltipElement() {

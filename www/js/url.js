@@ -193,5 +193,6 @@ export function startLinks(h) {
 
   const link = readLink();
   // Several `url`s are the ranks of one job, which ranks.js opens.
-  if (link.url && new URLSearchParams(location.search).getAll("url").length < 2) open(link);
+  // Not when a trace chosen while the page started replaced it, or its opening was cancelled.
+  if (link.url && h.openAddress !== false && new URLSearchParams(location.search).getAll("url").length < 2) open(link);
 }
