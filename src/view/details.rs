@@ -134,7 +134,13 @@ fn forward_backward(
     let Some(cat) = trace.strings.find("fwdbwd") else {
         return (None, Vec::new());
     };
-    for &x in std::iter::once(&r).chain(outer.iter().rev()) {
+    // The slice, its ancestors, then its first child: the autograd engine's
+    // `evaluate_function: XBackward0` holds the `XBackward0` the flow lands on.
+    let child = first_child(trace, tl, r);
+    for &x in std::iter::once(&r)
+        .chain(outer.iter().rev())
+        .chain(child.iter())
+    {
         let flows = tl.flows_of(x).iter().map(|&f| trace.flows[f as usize]);
         let (mut forward, mut backward) = (None, Vec::new());
         for f in flows.filter(|f| f.cat == cat) {
@@ -149,6 +155,23 @@ fn forward_backward(
         }
     }
     (None, Vec::new())
+}
+
+/// The first slice directly inside `r` on its lane, if any.
+fn first_child(trace: &Trace, tl: &Timeline, r: SliceRef) -> Option<SliceRef> {
+    let s = &trace.lanes[r.lane as usize].slices;
+    let i = r.index as usize;
+    let (a, b) = (s.start_ns[i], s.end_ns(i));
+    let row = tl.lanes[r.lane as usize]
+        .rows
+        .get(s.depth[i] as usize + 1)?;
+    row.overlapping(s, a as f64, b as f64)
+        .map(|k| row.idx[k] as usize)
+        .find(|&j| s.start_ns[j] >= a && s.end_ns(j) <= b && j != i)
+        .map(|j| SliceRef {
+            lane: r.lane,
+            index: j as u32,
+        })
 }
 
 /// The slices containing `r` on its lane, outermost first.
@@ -342,7 +365,8 @@ mod tests {
             find(&t, "autograd::engine::evaluate_function: MseLossBackward0"),
         )
         .unwrap();
-        assert!(outer.forward.is_none() && outer.backward.is_empty());
+        // The engine's wrapper finds the forward operator through its child.
+        assert_eq!(outer.forward.unwrap().name, "aten::mse_loss");
     }
 
     #[test]
