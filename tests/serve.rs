@@ -591,3 +591,175 @@ fn a_missing_logdir_is_an_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/no/such/logdir"));
 }
+
+/// `moto_server` (PyPI `moto[server]`, which scripts/setup installs into `.venv`): `$SIGHTLINE_MOTO`,
+/// else `.venv/bin/moto_server`, else one on PATH.
+fn moto_server() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("SIGHTLINE_MOTO") {
+        return Some(PathBuf::from(p));
+    }
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/moto_server");
+    if venv.is_file() {
+        return Some(venv);
+    }
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("moto_server"))
+            .find(|p| p.is_file())
+    })
+}
+
+/// A local S3-compatible server (moto), stopped when dropped.
+struct Moto {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Moto {
+    fn start(exe: &Path) -> Moto {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(exe)
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start moto_server");
+        let moto = Moto { child, port };
+        let start = std::time::Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                start.elapsed().as_secs() < 30,
+                "moto_server did not listen on {port} in 30 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        moto
+    }
+
+    /// A path-style S3 request without a signature (moto does not check them by default).
+    fn put(&self, path: &str, body: &[u8]) {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        write!(
+            s,
+            "PUT {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            self.port,
+            body.len()
+        )
+        .unwrap();
+        s.write_all(body).unwrap();
+        let mut raw = String::new();
+        let _ = s.read_to_string(&mut raw);
+        assert!(raw.starts_with("HTTP/1.1 200"), "PUT {path}: {raw}");
+    }
+}
+
+/// `sightline serve s3://bucket/prefix` against moto: the listing, a download, a new object, and
+/// nothing outside the prefix. Skipped (with the reason printed) only when moto is not installed.
+#[test]
+fn an_s3_logdir_is_listed_and_served() {
+    let Some(exe) = moto_server() else {
+        println!("skipped: moto_server not found (scripts/setup installs moto[server] into .venv; or set SIGHTLINE_MOTO)");
+        return;
+    };
+    let moto = Moto::start(&exe);
+    let endpoint = format!("http://127.0.0.1:{}", moto.port);
+    let fx = fixture_logdir();
+    let cnn = "cnn/vm_14499.1790857160456.pt.trace.json.gz";
+    let rank1 = "gloo4/vm_23799.1790857400111.pt.trace.json.gz";
+    moto.put("/traces", b"");
+    moto.put(
+        &format!("/traces/logs/{cnn}"),
+        &std::fs::read(fx.join(cnn)).unwrap(),
+    );
+    moto.put(
+        &format!("/traces/logs/{rank1}"),
+        &std::fs::read(fx.join(rank1)).unwrap(),
+    );
+    moto.put("/traces/secret.json", b"{\"SECRET-OUTSIDE-PREFIX\": 1}");
+    moto.put("/traces/logs/notes.txt", b"not a trace");
+
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sightline"));
+    cmd.args(["serve", "s3://traces/logs", "--port", "0"])
+        .env("AWS_ENDPOINT_URL", &endpoint)
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
+        .env("AWS_REGION", "us-east-1")
+        .env_remove("AWS_PROFILE")
+        .env_remove("SIGHTLINE_DIST");
+    let s = serve_with(cmd);
+    assert!(
+        s.said
+            .contains("LOGDIR s3://traces/logs: 2 runs, 2 trace files"),
+        "{}",
+        s.said
+    );
+
+    let l = get(s.port, "/api/runs").json();
+    assert_eq!(l["logdir"], "s3://traces/logs");
+    let runs: Vec<&str> = l["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run"].as_str().unwrap())
+        .collect();
+    assert_eq!(runs, ["cnn", "gloo4"]);
+    let span = spans_of(&l, "gloo4")[0];
+    assert_eq!(span["path"], rank1);
+    assert_eq!(span["span"], "1790857400111");
+    assert_eq!(
+        span["size"].as_u64(),
+        Some(std::fs::metadata(fx.join(rank1)).unwrap().len())
+    );
+    assert_eq!(
+        (span["rank"].as_i64(), span["rank_source"].as_str()),
+        (Some(1), Some("distributedInfo"))
+    );
+    assert!(span["mtime_ms"].as_i64().unwrap() > 1_500_000_000_000);
+    assert!(!get(s.port, "/api/runs").text().contains("notes.txt"));
+
+    let r = get(s.port, &format!("/logdir/{cnn}"));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.body, std::fs::read(fx.join(cnn)).unwrap());
+    assert_eq!(
+        r.header("content-length"),
+        Some(r.body.len().to_string().as_str())
+    );
+
+    // A span written after the server started.
+    let later = "cnn/vm_14499.1790857999999.pt.trace.json.gz";
+    moto.put(
+        &format!("/traces/logs/{later}"),
+        &std::fs::read(fx.join(cnn)).unwrap(),
+    );
+    assert_eq!(spans_of(&get(s.port, "/api/runs").json(), "cnn").len(), 2);
+
+    for a in [
+        "/logdir/../secret.json",
+        "/logdir/%2e%2e/secret.json",
+        "/logdir/%252e%252e/secret.json",
+        "/logdir/..%5csecret.json",
+        "/logdir//traces/secret.json",
+        "/logdir/notes.txt",
+        "/logdir/cnn/missing.pt.trace.json.gz",
+    ] {
+        let r = get(s.port, a);
+        assert!(
+            (400..500).contains(&r.status),
+            "{a}: {} {}",
+            r.status,
+            r.text()
+        );
+        assert!(!r.text().contains("SECRET"), "{a}");
+    }
+}

@@ -17,6 +17,8 @@
 //!
 //! HTTP lives here, in the CLI ([`http`]); the library has none.
 
+#[cfg(feature = "cloud")]
+pub mod cloud;
 pub mod dist;
 pub mod http;
 pub mod listing;
@@ -128,7 +130,16 @@ pub fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// A folder, or (with the `cloud` feature, on by default) `s3://bucket/prefix` or `gs://...`.
 fn open_store(logdir: &str) -> Result<Box<dyn Store>, String> {
+    if logdir.starts_with("s3://") || logdir.starts_with("gs://") {
+        #[cfg(feature = "cloud")]
+        return Ok(Box::new(cloud::Cloud::new(logdir)?));
+        #[cfg(not(feature = "cloud"))]
+        return Err(format!(
+            "{logdir}: this sightline was built without the `cloud` feature, which reads s3:// and gs://"
+        ));
+    }
     Ok(Box::new(store::Local::new(Path::new(logdir))?))
 }
 
