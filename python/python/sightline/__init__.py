@@ -22,7 +22,7 @@ from typing import Any, BinaryIO, Dict, Iterable, List, Optional, Sequence, Tupl
 
 import pyarrow as pa
 
-from . import _html, _tables
+from . import _html, _serve, _tables
 from ._sightline import NotATrace, SightlineError, __version__
 from ._sightline import Parser as _Parser
 from ._sightline import diff_json as _diff_json
@@ -38,6 +38,7 @@ __all__ = [
     "open",
     "ranks",
     "rows",
+    "serve",
     "show",
     "table_meta",
     "what_if",
@@ -204,9 +205,22 @@ def table_meta(table: pa.Table) -> Dict[str, Any]:
 def show(trace_or_path: Union[Trace, Source], height: int = 480) -> Any:
     """The interactive timeline inline in Jupyter: the ``<sightline-trace>`` element with the wasm
     viewer shipped in this package, served from this Python process on 127.0.0.1 (nothing is
-    fetched from the network). Returns an ``IPython.display.HTML`` (a plain object with
-    ``_repr_html_`` when IPython is absent)."""
+    fetched from the network). A run folder (``tensorboard_trace_handler("log/run1")``'s) shows
+    the whole page in an iframe with each worker's latest span in the ranks view. Returns an
+    ``IPython.display.HTML`` (a plain object with ``_repr_html_`` when IPython is absent)."""
     return _html.show(trace_or_path, height)
+
+
+def serve(
+    logdir: Optional[PathArg] = None, port: int = 0, host: str = "127.0.0.1", cli: Optional[PathArg] = None
+) -> _serve.Server:
+    """``sightline serve LOGDIR --port PORT --host HOST`` in the background: the page and LOGDIR's
+    runs (a folder, ``s3://bucket/prefix`` or ``gs://...``), as TensorBoard's profiler plugin
+    listed them. Returns a ``Server`` (``url``, ``port``, ``stop()``; a context manager; a link in
+    Jupyter). ``port=0`` picks a free port. Bound to 127.0.0.1 unless ``host`` says otherwise. It
+    runs the ``sightline`` command (``cli``, else ``$SIGHTLINE_CLI``, else on ``PATH``): the
+    package itself holds no HTTP server; the page is the one shipped in this package."""
+    return _serve.serve(logdir, port=port, host=host, cli=cli)
 
 
 

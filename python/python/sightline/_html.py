@@ -5,7 +5,9 @@
 this package under ``sightline/web/``. The element loads them, and the trace, by URL (relative
 imports, a ``fetch`` of the trace), so they are served from this Python process: a small HTTP
 server bound to 127.0.0.1 on a free port, started on the first ``show()``, serving only that
-directory and the traces handed to ``show()`` (each under an unguessable token). Nothing is fetched
+directory and the traces handed to ``show()`` (each under an unguessable token). A run folder
+(``tensorboard_trace_handler``'s) is shown as the full page in an iframe, its workers in the ranks
+view. Nothing is fetched
 from the network. The notebook's browser must reach the kernel's 127.0.0.1: true for a local
 Jupyter, not for a kernel on another host.
 """
@@ -20,7 +22,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Optional, Union
-from urllib.parse import quote, unquote
+from urllib.parse import quote, unquote, urlencode
 
 if TYPE_CHECKING:
     from . import Source, Trace
@@ -165,6 +167,8 @@ def show_html(trace_or_path: "Union[Trace, Source]", height: int = 480) -> str:
             f"this installation has no viewer files in {WEB}: build the page with "
             "`trunk build --release` before building the package (see python/README.md)"
         )
+    if isinstance(trace_or_path, (str, os.PathLike)) and os.path.isdir(trace_or_path):
+        return run_html(Path(trace_or_path), height)
     if isinstance(trace_or_path, Trace):
         origin = trace_or_path._origin
         if origin is None:
@@ -185,6 +189,32 @@ def show_html(trace_or_path: "Union[Trace, Source]", height: int = 480) -> str:
     return (
         f'<script type="module" src="{base}/web/js/sightline-trace.js"></script>\n'
         f'<sightline-trace src="{html.escape(src)}" height="{int(height)}"></sightline-trace>'
+    )
+
+
+def run_html(folder: Path, height: int) -> str:
+    """A run folder (what ``tensorboard_trace_handler`` writes): the full viewer in an iframe, its
+    workers' latest spans in the ranks view (one worker: that trace alone), each trace served by
+    this process's server under its own token."""
+    from . import SightlineError
+    from ._serve import run_files
+
+    if not (WEB / "index.html").is_file():
+        raise SightlineError(
+            f"this installation has no viewer files in {WEB}: build the page with "
+            "`trunk build --release` before building the package (see python/README.md)"
+        )
+    files = run_files(folder)
+    if not files:
+        raise FileNotFoundError(2, "No trace files (*.json, *.json.gz) in the folder", str(folder))
+    srv = server()
+    base = f"http://127.0.0.1:{srv.port}"
+    # Relative to the page (/web/index.html), so same-origin for its Content-Security-Policy.
+    query = urlencode([("url", f"../trace/{srv.add(str(p.resolve()))}/{quote(p.name)}") for p in files])
+    src = f"{base}/web/index.html?{query}"
+    return (
+        f'<iframe src="{html.escape(src)}" width="100%" height="{int(height)}" '
+        f'title="{html.escape(folder.name)}" style="border: 0"></iframe>'
     )
 
 
