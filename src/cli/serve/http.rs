@@ -83,6 +83,17 @@ impl Request {
     /// Sends the response and closes the connection. HEAD gets the headers only. Errors (the
     /// client gone) are ignored: there is no one to tell.
     pub fn respond(mut self, status: u16, headers: &[(&str, String)], mut body: Body) {
+        if body.len.is_none() {
+            // Every response has a Content-Length: a body of unknown length is read first.
+            let mut all = Vec::new();
+            if body.reader.read_to_end(&mut all).is_err() {
+                all.clear();
+            }
+            body = Body {
+                len: Some(all.len() as u64),
+                reader: Box::new(std::io::Cursor::new(all)),
+            };
+        }
         let mut head = format!("HTTP/1.1 {status} {}\r\n", reason(status));
         for (k, v) in headers {
             head.push_str(&format!("{k}: {v}\r\n"));
@@ -91,7 +102,8 @@ impl Request {
         head.push_str(&format!(
             "Content-Length: {len}\r\nConnection: close\r\n\r\n"
         ));
-        let sent = (|| -> std::io::Result<()> {
+        // A client gone mid-response is nobody to tell.
+        let _ = (|| -> std::io::Result<()> {
             let mut out = std::io::BufWriter::with_capacity(64 * 1024, &self.stream);
             out.write_all(head.as_bytes())?;
             if self.method != "HEAD" {
@@ -100,7 +112,6 @@ impl Request {
             }
             out.flush()
         })();
-        let _ = sent;
         let _ = self.stream.shutdown(Shutdown::Write);
         // Let the client read the response before the socket goes: drain what it still sends.
         let _ = self.stream.set_read_timeout(Some(Duration::from_secs(1)));
