@@ -34,6 +34,10 @@ async function serve() {
     stdio: ["ignore", "pipe", "pipe"],
   });
   let said = "";
+  const stop = () => {
+    child.kill();
+    rmSync(logdir, { recursive: true, force: true });
+  };
   const url = await new Promise((resolvePromise, reject) => {
     const timer = setTimeout(() => reject(new Error(`serve printed no URL in 10 s:\n${said}`)), 10000);
     child.stdout.on("data", (d) => {
@@ -47,16 +51,15 @@ async function serve() {
     });
     child.stderr.on("data", (d) => (said += d));
     child.on("exit", (code) => reject(new Error(`serve exited (${code}):\n${said}`)));
+  }).catch((err) => {
+    stop();
+    throw err;
   });
-  assert.match(said, /Bound to 127\.0\.0\.1 only/);
-  return {
-    url,
-    logdir,
-    stop() {
-      child.kill();
-      rmSync(logdir, { recursive: true, force: true });
-    },
-  };
+  if (!/Bound to 127\.0\.0\.1 only/.test(said)) {
+    stop();
+    assert.fail(`serve did not say it is bound to 127.0.0.1 only:\n${said}`);
+  }
+  return { url, logdir, stop };
 }
 
 async function startScreen(page, url) {
