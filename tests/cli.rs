@@ -5,23 +5,10 @@ mod common;
 
 use std::process::Command;
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sightline"))
-        .args(args)
-        .output()
-        .unwrap();
-    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        text(out.stdout),
-        text(out.stderr),
-    )
-}
-
 #[test]
 fn summary_json_has_the_documented_fields() {
     let path = common::shared_fixtures().join("real/hta_a100_alexnet_cuda_sync.json.gz");
-    let (code, out, _) = run(&["summary", path.to_str().unwrap(), "--json"]);
+    let (code, out, _) = common::run_cli(&["summary", path.to_str().unwrap(), "--json"]);
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["events"]["total"], 1408);
@@ -49,7 +36,7 @@ fn summary_json_has_the_documented_fields() {
 #[test]
 fn modules_json_has_the_documented_fields() {
     let path = common::shared_fixtures().join("real/tracelens_h100_bert_small_stack_mem.json.gz");
-    let (code, out, _) = run(&["modules", path.to_str().unwrap(), "--json"]);
+    let (code, out, _) = common::run_cli(&["modules", path.to_str().unwrap(), "--json"]);
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let rows = v["rows"].as_array().unwrap();
@@ -74,14 +61,14 @@ fn modules_json_has_the_documented_fields() {
     }
     assert_eq!(rows[0]["module"], "BertLMHeadModel_0");
     assert!(v["unattributed_device_us"].as_f64().is_some());
-    let (code, out, _) = run(&["modules", path.to_str().unwrap()]);
+    let (code, out, _) = common::run_cli(&["modules", path.to_str().unwrap()]);
     assert_eq!(code, 0);
     assert!(
         out.contains("GPU total") && out.contains("\n  BertModel_0 "),
         "{out}"
     );
     let cpu = common::shared_fixtures().join("real/hta_a100_alexnet_cuda_sync.json.gz");
-    let (code, out, _) = run(&["modules", cpu.to_str().unwrap()]);
+    let (code, out, _) = common::run_cli(&["modules", cpu.to_str().unwrap()]);
     assert_eq!(code, 0);
     assert!(out.contains("with_modules=True"), "{out}");
 }
@@ -89,7 +76,7 @@ fn modules_json_has_the_documented_fields() {
 #[test]
 fn a_damaged_trace_exits_zero_and_says_so() {
     let path = common::local_fixture("parse/truncated_mid_event.json");
-    let (code, out, _) = run(&["summary", path.to_str().unwrap()]);
+    let (code, out, _) = common::run_cli(&["summary", path.to_str().unwrap()]);
     assert_eq!(code, 0);
     assert!(out.contains("TRUNCATED"), "{out}");
     assert!(out.contains("Truncated x1"), "{out}");
@@ -99,16 +86,16 @@ fn a_damaged_trace_exits_zero_and_says_so() {
 fn a_non_trace_exits_two_with_one_line() {
     for f in ["parse/page.html", "parse/other.json"] {
         let path = common::local_fixture(f);
-        let (code, out, err) = run(&["summary", path.to_str().unwrap()]);
+        let (code, out, err) = common::run_cli(&["summary", path.to_str().unwrap()]);
         assert_eq!(code, 2, "{f}");
         assert!(out.is_empty());
         assert_eq!(err.trim().lines().count(), 1, "{err}");
         assert!(err.contains("not a trace"), "{err}");
     }
-    let (code, _, err) = run(&["summary", "/nonexistent/trace.json"]);
+    let (code, _, err) = common::run_cli(&["summary", "/nonexistent/trace.json"]);
     assert_eq!(code, 2);
     assert!(err.contains("No such file"), "{err}");
-    let (code, _, _) = run(&["frobnicate", "x.json"]);
+    let (code, _, _) = common::run_cli(&["frobnicate", "x.json"]);
     assert_eq!(code, 2);
 }
 
@@ -144,14 +131,14 @@ fn a_closed_pipe_is_not_a_crash() {
 #[test]
 fn help_prints_the_usage_and_exits_zero() {
     for flag in ["help", "--help", "-h"] {
-        let (code, out, _) = run(&[flag]);
+        let (code, out, _) = common::run_cli(&[flag]);
         assert_eq!(code, 0, "{flag}");
         assert!(
             out.contains("diff BASE NEW") && out.contains("ranks PATH"),
             "{flag}: {out}"
         );
     }
-    let (code, _, err) = run(&[]);
+    let (code, _, err) = common::run_cli(&[]);
     assert_eq!(code, 2);
     assert!(err.contains("summary FILE"));
 }

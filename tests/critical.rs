@@ -14,7 +14,6 @@ use sightline::analysis::links::Links;
 use sightline::analysis::steps;
 use sightline::model::Trace;
 use sightline::parse::parse_bytes;
-use std::process::Command;
 
 fn analyse(trace: &Trace) -> (Links, Analysis) {
     let links = Links::build(trace);
@@ -196,24 +195,11 @@ fn the_straggler_sleep_is_on_its_path_and_removing_it_saves_it() {
     }
 }
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sightline"))
-        .args(args)
-        .output()
-        .unwrap();
-    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        text(out.stdout),
-        text(out.stderr),
-    )
-}
-
 #[test]
 fn path_json_has_the_documented_fields_and_bad_edits_exit_two() {
     let file = common::shared_fixtures().join("real/param_dlrm_v100_rank0of8.pt.trace.json.gz");
     let file = file.to_str().unwrap();
-    let (code, out, err) = run(&["path", file, "--json", "--what-if", "kernels*0.5"]);
+    let (code, out, err) = common::run_cli(&["path", file, "--json", "--what-if", "kernels*0.5"]);
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     let p = &v["paths"][0];
@@ -239,16 +225,16 @@ fn path_json_has_the_documented_fields_and_bad_edits_exit_two() {
         assert!(w["steps"][0].get(key).is_some(), "what_if {key}");
     }
     assert!(w["steps"][0]["saving_us"].as_f64().unwrap() >= 0.0);
-    let (code, _, err) = run(&["path", file, "--what-if", "no_such_op=0"]);
+    let (code, _, err) = common::run_cli(&["path", file, "--what-if", "no_such_op=0"]);
     assert_eq!(code, 2);
     assert!(err.contains("matches no slice"), "{err}");
-    let (code, _, err) = run(&["path", file, "--what-if", "aten::mm"]);
+    let (code, _, err) = common::run_cli(&["path", file, "--what-if", "aten::mm"]);
     assert_eq!(code, 2);
     assert!(err.contains("NAME=0"), "{err}");
-    let (code, _, err) = run(&["path", file, "--step", "ProfilerStep#99"]);
+    let (code, _, err) = common::run_cli(&["path", file, "--step", "ProfilerStep#99"]);
     assert_eq!(code, 2);
     assert!(err.contains("no step named"), "{err}");
-    let (code, out, _) = run(&["path", file]);
+    let (code, out, _) = common::run_cli(&["path", file]);
     assert_eq!(code, 0);
     assert!(out.contains("Critical path per step"), "{out}");
 }
@@ -258,7 +244,7 @@ fn path_json_has_the_documented_fields_and_bad_edits_exit_two() {
 #[test]
 fn findings_say_what_their_fix_saves_and_are_ordered_by_it() {
     let path = common::shared_fixtures().join("pytorch-cpu/cnn_dataloader_sched.pt.trace.json.gz");
-    let (code, out, err) = run(&["report", path.to_str().unwrap(), "--json"]);
+    let (code, out, err) = common::run_cli(&["report", path.to_str().unwrap(), "--json"]);
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     let findings = v["findings"].as_array().unwrap();

@@ -754,19 +754,27 @@ fn tables_timing() {
     );
 }
 
+/// Real CUDA traces whose kernels carry `blocks per SM` and `est. achieved occupancy %`.
+const BLOCKS_PER_SM_TRACES: [&str; 2] = [
+    "tracelens_h100_bert_small_stack_mem.json.gz",
+    "hta_a100_nccl_rank0of2.json.gz",
+];
+
+/// A shared real trace's path and its raw JSON, for oracles that read the file themselves.
+fn raw_shared(name: &str) -> (std::path::PathBuf, Value) {
+    let path = common::shared_fixtures().join("real").join(name);
+    let raw = serde_json::from_slice(&common::gunzip(&std::fs::read(&path).unwrap())).unwrap();
+    (path, raw)
+}
+
 /// The TensorBoard plugin's estimated SM efficiency per kernel name, recomputed from the raw JSON of
 /// real CUDA traces: min(`blocks per SM`, 1) weighted by duration over the calls whose `blocks per
 /// SM` is positive (`docs/gpu_utilization.md`), and the mean `blocks per SM` weighted the same way.
 #[test]
 fn sm_efficiency_follows_the_tensorboard_plugins_formula() {
     let mut checked = 0;
-    for name in [
-        "tracelens_h100_bert_small_stack_mem.json.gz",
-        "hta_a100_nccl_rank0of2.json.gz",
-    ] {
-        let path = common::shared_fixtures().join("real").join(name);
-        let raw: Value =
-            serde_json::from_slice(&common::gunzip(&std::fs::read(&path).unwrap())).unwrap();
+    for name in BLOCKS_PER_SM_TRACES {
+        let (path, raw) = raw_shared(name);
         // name -> (sum of min(bps, 1) x dur, sum of bps x dur, sum of dur)
         let mut want: HashMap<String, (f64, f64, f64)> = HashMap::new();
         for e in raw["traceEvents"].as_array().unwrap() {
@@ -962,13 +970,8 @@ fn modules_account_for_all_device_time() {
 /// averaged over it; occupancy weighted by kernel time within the span.
 #[test]
 fn device_sm_efficiency_and_occupancy_follow_the_plugin() {
-    for name in [
-        "tracelens_h100_bert_small_stack_mem.json.gz",
-        "hta_a100_nccl_rank0of2.json.gz",
-    ] {
-        let path = common::shared_fixtures().join("real").join(name);
-        let raw: Value =
-            serde_json::from_slice(&common::gunzip(&std::fs::read(&path).unwrap())).unwrap();
+    for name in BLOCKS_PER_SM_TRACES {
+        let (path, raw) = raw_shared(name);
         let trace = parse_file(&path);
         let report = sightline::analysis::steps::analyze(&trace);
         let g = &report.gpu[0];

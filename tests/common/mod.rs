@@ -202,3 +202,17 @@ pub fn real_plain_traces() -> Vec<(String, Vec<u8>)> {
     })
     .collect()
 }
+
+/// Runs the `sightline` binary of this build: exit code (-1 for a signal), stdout, stderr.
+pub fn run_cli(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sightline"))
+        .args(args)
+        .output()
+        .unwrap();
+    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        text(out.stdout),
+        text(out.stderr),
+    )
+}
