@@ -17,7 +17,7 @@
 //!
 //! HTTP lives here, in the CLI ([`http`]); the library has none.
 
-#[cfg(feature = "cloud")]
+#[cfg(all(feature = "cloud", not(target_arch = "wasm32")))]
 pub mod cloud;
 pub mod dist;
 pub mod http;
@@ -130,12 +130,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// A folder, or (with the `cloud` feature, on by default) `s3://bucket/prefix` or `gs://...`.
+/// A folder, or (with the `cloud` feature, on by default, and not on wasm32, where its crates are
+/// not built) `s3://bucket/prefix` or `gs://...`.
 fn open_store(logdir: &str) -> Result<Box<dyn Store>, String> {
     if logdir.starts_with("s3://") || logdir.starts_with("gs://") {
-        #[cfg(feature = "cloud")]
+        #[cfg(all(feature = "cloud", not(target_arch = "wasm32")))]
         return Ok(Box::new(cloud::Cloud::new(logdir)?));
-        #[cfg(not(feature = "cloud"))]
+        #[cfg(not(all(feature = "cloud", not(target_arch = "wasm32"))))]
         return Err(format!(
             "{logdir}: this sightline was built without the `cloud` feature, which reads s3:// and gs://"
         ));
