@@ -200,13 +200,15 @@ impl PyTrace {
         table(py, &r, rows)
     }
 
-    /// The findings of `sightline report` (exact idle, as the CLI's default).
+    /// The findings of `sightline report` (exact idle, as the CLI's default), with what each fix
+    /// saves and in that order.
     fn findings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let f = py.allow_threads(|| -> PyResult<_> {
             let links = self.links();
             let steps = steps::analyze_with(&self.model, links);
             let idle = self.idle_report(None, CLI_TOP_GAPS)?;
-            Ok(findings::analyze_with(&self.model, links, &steps, &idle))
+            let found = findings::analyze_with(&self.model, links, &steps, &idle);
+            Ok(savings::assess(&self.model, links, &steps, found))
         })?;
         table(py, &json!({ "rows": f }), "rows")
     }
