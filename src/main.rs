@@ -113,32 +113,25 @@ fn main() -> ExitCode {
             }
         };
     }
-    // `serve` takes an optional LOGDIR and runs until stopped.
-    if cmd == "serve" {
-        return match cli::serve::run(rest) {
+    // `serve` (an optional LOGDIR, runs until stopped), `path` (several files, repeated --what-if)
+    // and `ranks` (many paths) parse their own command lines.
+    type Run = fn(&[String]) -> Result<(), String>;
+    let own: Option<Run> = match cmd.as_str() {
+        "serve" => Some(cli::serve::run),
+        "path" => Some(cli::path::run),
+        "ranks" => Some(cli::ranks::run),
+        _ => None,
+    };
+    if let Some(run) = own {
+        return match run(rest) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("sightline serve: {e}");
-                ExitCode::from(2)
-            }
-        };
-    }
-    // `path` takes several files and repeated --what-if options.
-    if cmd == "path" {
-        return match cli::path::run(rest) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("sightline: {e}");
-                ExitCode::from(2)
-            }
-        };
-    }
-    // `ranks` takes many paths, not the one FILE the other commands share.
-    if cmd == "ranks" {
-        return match cli::ranks::run(rest) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("sightline: {e}");
+                let who = if cmd == "serve" {
+                    "sightline serve"
+                } else {
+                    "sightline"
+                };
+                eprintln!("{who}: {e}");
                 ExitCode::from(2)
             }
         };

@@ -385,9 +385,14 @@ impl Graph {
     }
 
     pub fn incoming(&self, v: u32) -> impl Iterator<Item = &Edge> {
+        self.incoming_indexed(v).map(|(_, e)| e)
+    }
+
+    /// The incoming edges of `v` with their indices into `edges`.
+    pub fn incoming_indexed(&self, v: u32) -> impl Iterator<Item = (usize, &Edge)> {
         let (a, b) = (self.in_start[v as usize], self.in_start[v as usize + 1]);
         self.in_edges[a as usize..b as usize]
             .iter()
-            .map(|&e| &self.edges[e as usize])
+            .map(|&e| (e as usize, &self.edges[e as usize]))
     }
 }

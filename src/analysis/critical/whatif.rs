@@ -207,7 +207,7 @@ pub fn replay(g: &Graph, factor: &[f64]) -> Vec<f64> {
     let mut t: Vec<f64> = g.time.iter().map(|&x| x as f64).collect();
     for &v in &g.order {
         let mut best: Option<f64> = None;
-        for (k, e) in incoming_indexed(g, v) {
+        for (k, e) in g.incoming_indexed(v) {
             let arrive = t[e.from as usize] + e.weight as f64 * factor[k];
             best = Some(best.map_or(arrive, |b: f64| b.max(arrive)));
         }
@@ -216,13 +216,6 @@ pub fn replay(g: &Graph, factor: &[f64]) -> Vec<f64> {
         }
     }
     t
-}
-
-fn incoming_indexed(g: &Graph, v: u32) -> impl Iterator<Item = (usize, &super::graph::Edge)> {
-    let (a, b) = (g.in_start[v as usize], g.in_start[v as usize + 1]);
-    g.in_edges[a as usize..b as usize]
-        .iter()
-        .map(|&e| (e as usize, &g.edges[e as usize]))
 }
 
 #[derive(Debug, Clone, Serialize)]
