@@ -287,3 +287,79 @@ fn findings_say_what_their_fix_saves_and_are_ordered_by_it() {
         assert!(dl.get(key).is_some(), "{key}");
     }
 }
+
+/// `--compat hta` against HTA 0.5.0's own `critical_path_analysis` on every shared trace it runs
+/// on (`tests/fixtures/hta/critical_reference.json`, written by `make_critical_reference.py`): the
+/// path's length (the sum of its edges) and each `bound_by` share. The issue allows 2% and 5
+/// points; the graph is HTA's, so the bounds here are the rounding of the reference.
+#[test]
+fn compat_hta_agrees_with_htas_critical_path() {
+    let reference: Value = serde_json::from_slice(
+        &std::fs::read(common::local_fixture("hta/critical_reference.json")).unwrap(),
+    )
+    .unwrap();
+    let cases = reference["paths"].as_array().unwrap();
+    assert!(cases.len() >= 10);
+    for case in cases {
+        let file = common::shared_fixtures().join(case["trace"].as_str().unwrap());
+        let annotation = case["annotation"].as_str().unwrap();
+        let instance = case["instance"].as_u64().unwrap().to_string();
+        let (code, out, err) = common::run_cli(&[
+            "path",
+            file.to_str().unwrap(),
+            "--compat",
+            "hta",
+            "--annotation",
+            annotation,
+            "--instance",
+            &instance,
+            "--json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let got: Value = serde_json::from_str(&out).unwrap();
+        let path = &got["paths"][0];
+        let label = format!("{} {annotation} #{instance}", case["trace"]);
+        let want = case["length_us"].as_f64().unwrap();
+        let length = path["length_us"].as_f64().unwrap();
+        assert!(
+            (length - want).abs() <= 1.0,
+            "{label}: {length} us, HTA {want}"
+        );
+        let shares = path["bound_by"].as_object().unwrap();
+        let want = case["bound_by"].as_object().unwrap();
+        for (k, v) in want {
+            let got = shares.get(k).and_then(|x| x.as_f64()).unwrap_or(0.0);
+            let v = v.as_f64().unwrap();
+            assert!((got - v).abs() < 0.05, "{label} {k}: {got}%, HTA {v}%");
+        }
+        for (k, v) in shares {
+            assert!(
+                want.contains_key(k) || v.as_f64() == Some(0.0),
+                "{label}: {k}"
+            );
+        }
+        // The segments are the weighted edges of the path: they add up to its length.
+        let sum: f64 = path["segments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["end_us"].as_f64().unwrap() - s["start_us"].as_f64().unwrap())
+            .sum();
+        assert!(
+            (sum - length).abs() < 1.0,
+            "{label}: segments {sum} of {length}"
+        );
+    }
+    // A what-if replays Sightline's graph, not HTA's.
+    let dlrm = common::shared_fixtures().join("real/param_dlrm_v100_rank0of8.pt.trace.json.gz");
+    let (code, _, err) = common::run_cli(&[
+        "path",
+        dlrm.to_str().unwrap(),
+        "--compat",
+        "hta",
+        "--what-if",
+        "kernels*0.5",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--compat hta"), "{err}");
+}

@@ -1022,7 +1022,7 @@ pub(crate) mod hta {
 
     /// Start and end in whole microseconds, rounded as HTA's parser does: `ts` and `dur` read as
     /// Python floats from the file's text, `end = ts + dur`, then start up and end down.
-    fn round(origin_ns: i64, start_ns: i64, dur_ns: i64) -> (i64, i64) {
+    pub(crate) fn round(origin_ns: i64, start_ns: i64, dur_ns: i64) -> (i64, i64) {
         let ts = us_as_python_float(origin_ns + start_ns);
         let end = ts + us_as_python_float(dur_ns);
         (ts.ceil() as i64, end.floor() as i64)
@@ -1089,7 +1089,7 @@ pub(crate) mod hta {
     /// An `args.stream` value as HTA 0.5.0 reads it: `int(value)`, and -1 when Python's `int()`
     /// raises (its `normalize_gpu_stream_numbers`). ROCm's runtime calls carry `"stream": "0x0"`,
     /// which is -1 there: those calls are CPU events whose correlation launches the device work.
-    fn stream_value(json: &str) -> i64 {
+    pub(crate) fn stream_value(json: &str) -> i64 {
         let v = json.trim();
         if let Some(text) = v.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
             // int(str): surrounding whitespace, one sign, digits with single inner underscores.

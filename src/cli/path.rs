@@ -1,15 +1,15 @@
-//! `sightline path FILE... [--step NAME] [--annotation NAME --instance K] [--what-if EDIT]...
+//! `sightline path FILE... [--step NAME] [--annotation NAME --instance K] [--compat hta] [--what-if EDIT]...
 //! [--json]`: the critical path of each step of each trace (one per rank), what bounds it, and
 //! what an edit of durations would buy ([`sightline::analysis::critical`]).
 
 use super::{load, print_json};
 use sightline::analysis::critical::whatif::Edit;
-use sightline::analysis::critical::{PathOptions, PathReport, CATEGORIES};
+use sightline::analysis::critical::{PathOptions, PathReport, CATEGORIES, HTA_CATEGORIES};
 use sightline::analysis::links::Links;
 use sightline::analysis::steps;
 
 const USAGE: &str = "usage: sightline path FILE... [--step NAME] [--annotation NAME --instance K] \
-                     [--what-if EDIT]... [--json]";
+                     [--compat hta] [--what-if EDIT]... [--json]";
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut files: Vec<String> = Vec::new();
@@ -36,6 +36,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
                         .map_err(|_| format!("--instance takes a count from 0, not '{v}'"))?,
                 );
             }
+            "--compat" => match value("--compat")?.as_str() {
+                "hta" => opts.hta = true,
+                v => return Err(format!("--compat takes 'hta', not '{v}'\n{USAGE}")),
+            },
             "--what-if" => edits.push(Edit::parse(&value("--what-if")?)?),
             _ if a.starts_with("--") => return Err(format!("unknown option '{a}'\n{USAGE}")),
             _ => files.push(a.clone()),
@@ -66,19 +70,25 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if json {
         return print_json(&report);
     }
-    print(&report);
+    print(&report, opts.hta);
     Ok(())
 }
 
-fn print(r: &PathReport) {
+fn print(r: &PathReport, hta: bool) {
     if r.paths.is_empty() {
         println!("no steps to follow");
         return;
     }
     let ms = |us: f64| format!("{:.3}", us / 1e3);
-    println!("Critical path per step (ms; share of the step by what bounds it)");
+    let categories: &[&str] = if hta {
+        println!("Critical path per step, as HTA 0.5.0 computes it (ms; share by what bounds it)");
+        &HTA_CATEGORIES
+    } else {
+        println!("Critical path per step (ms; share of the step by what bounds it)");
+        &CATEGORIES
+    };
     for p in &r.paths {
-        let shares: Vec<String> = CATEGORIES
+        let shares: Vec<String> = categories
             .iter()
             .filter_map(|c| {
                 let v = *p.bound_by.get(c)?;

@@ -20,6 +20,7 @@
 //! dependencies are kept and a change off the path buys nothing.
 
 pub mod graph;
+pub mod hta;
 pub mod savings;
 pub mod whatif;
 
@@ -40,6 +41,8 @@ pub struct PathOptions {
     /// HTA's annotation window: the `instance`-th CPU slice (from 0, in start order) whose name
     /// contains `annotation`, instead of the steps.
     pub annotation: Option<(String, usize)>,
+    /// HTA 0.5.0's graph and categories ([`hta`]) instead of ours.
+    pub hta: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -205,6 +208,19 @@ impl PathReport {
         opts: &PathOptions,
         edits: &[whatif::Edit],
     ) -> Result<PathReport, String> {
+        if opts.hta {
+            if !edits.is_empty() {
+                return Err(
+                    "--what-if replays Sightline's graph: it does not go with --compat hta, \
+                            whose graph weighs time between operators and sync waits as 0"
+                        .to_string(),
+                );
+            }
+            return Ok(PathReport {
+                paths: hta::paths(trace, links, steps, opts)?,
+                ..PathReport::default()
+            });
+        }
         let a = Analysis::build(trace, links, steps, opts)?;
         let mut report = PathReport {
             paths: a.paths(trace, links),
@@ -278,6 +294,15 @@ fn kind_word(kind: EdgeKind) -> &'static str {
         EdgeKind::Start => "start",
     }
 }
+
+/// HTA's categories, in its order.
+pub const HTA_CATEGORIES: [&str; 5] = [
+    "cpu_bound",
+    "gpu_compute_bound",
+    "gpu_communication_bound",
+    "gpu_kernel_kernel_overhead",
+    "gpu_kernel_launch_overhead",
+];
 
 /// The categories, in the order they are documented.
 pub const CATEGORIES: [&str; 11] = [
