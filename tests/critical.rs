@@ -363,3 +363,69 @@ fn compat_hta_agrees_with_htas_critical_path() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--compat hta"), "{err}");
 }
+
+/// The four ranks of the gloo job as one graph: rank 0's slow steps run through rank 2's sleep
+/// (the others wait for it in the all-reduce), the joined graph reproduces every rank's steps, and
+/// removing rank 2's sleep predicts the steps of the ranks that only waited shorter too.
+#[test]
+fn the_ranks_join_at_collectives_and_the_waiting_ranks_gain() {
+    use sightline::analysis::critical::job::{Job, Rank};
+    let dir = common::shared_fixtures().join("pytorch-cpu-ranks/gloo4_straggler");
+    let traces: Vec<Trace> = (0..4)
+        .map(|r| {
+            let f = dir.join(format!("worker{r}.pt.trace.json.gz"));
+            parse_bytes(&std::fs::read(f).unwrap()).unwrap()
+        })
+        .collect();
+    let links: Vec<Links> = traces.iter().map(Links::build).collect();
+    let steps: Vec<_> = traces
+        .iter()
+        .zip(&links)
+        .map(|(t, l)| steps::analyze_with(t, l))
+        .collect();
+    let files: Vec<String> = (0..4)
+        .map(|r| format!("worker{r}.pt.trace.json.gz"))
+        .collect();
+    let ranks = (0..4)
+        .map(|k| Rank {
+            trace: &traces[k],
+            links: &links[k],
+            steps: &steps[k],
+            file: &files[k],
+        })
+        .collect();
+    let job = Job::build(ranks, &PathOptions::default()).unwrap();
+    assert_eq!(job.joined, 12, "two all-reduces in each of 6 steps");
+    let paths = job.paths();
+    assert_eq!(paths.len(), 24);
+    for p in &paths {
+        let covered: f64 = p.segments.iter().map(|s| s.end_us - s.start_us).sum();
+        assert!(
+            (covered - p.length_us).abs() < 1e-3,
+            "rank {} {}",
+            p.rank,
+            p.step
+        );
+        let through_sleep = p
+            .segments
+            .iter()
+            .any(|s| s.rank == 2 && s.name == "slow_rank_work");
+        let straggling = p.step == "ProfilerStep#3" || p.step == "ProfilerStep#5";
+        assert_eq!(through_sleep, straggling, "rank {} {}", p.rank, p.step);
+    }
+    let (same, _) = job.predict(&[Edit::parse("slow_rank_work*1").unwrap()]);
+    for s in &same {
+        assert!((s.predicted_us - s.measured_us).abs() < 1e-6, "{s:?}");
+    }
+    let (steps, matched) = job.predict(&[Edit::parse("rank2:slow_rank_work=0").unwrap()]);
+    assert_eq!(matched, [2]);
+    for s in &steps {
+        let straggling = s.step == "ProfilerStep#3" || s.step == "ProfilerStep#5";
+        if straggling {
+            // The sleep is 40 ms; the others had other work to finish meanwhile.
+            assert!(s.saving_us > 25_000.0, "{s:?}");
+        } else {
+            assert!(s.saving_us.abs() < 2_000.0, "{s:?}");
+        }
+    }
+}

@@ -3,6 +3,7 @@
 //! what an edit of durations would buy ([`sightline::analysis::critical`]).
 
 use super::{load, print_json};
+use sightline::analysis::critical::job::Rank;
 use sightline::analysis::critical::whatif::Edit;
 use sightline::analysis::critical::{PathOptions, PathReport, CATEGORIES, HTA_CATEGORIES};
 use sightline::analysis::links::Links;
@@ -54,16 +55,35 @@ pub fn run(args: &[String]) -> Result<(), String> {
         (None, None) => {}
     }
 
-    let mut report = PathReport::default();
+    let mut loaded = Vec::with_capacity(files.len());
     for file in &files {
-        let loaded = load(file)?;
-        let trace = &loaded.trace;
-        let links = Links::build(trace);
-        let steps = steps::analyze_with(trace, &links);
-        let one = PathReport::of(trace, &links, &steps, &opts, &edits)
-            .map_err(|e| format!("{file}: {e}"))?;
-        report.append(one);
+        let l = load(file)?;
+        let links = Links::build(&l.trace);
+        let steps = steps::analyze_with(&l.trace, &links);
+        loaded.push((l, links, steps));
     }
+    let report = if files.len() > 1 && !opts.hta {
+        // The ranks of one job: one graph, joined at their collectives.
+        let ranks = loaded
+            .iter()
+            .zip(&files)
+            .map(|((l, links, steps), file)| Rank {
+                trace: &l.trace,
+                links,
+                steps,
+                file: file_name(file),
+            })
+            .collect();
+        PathReport::of_job(ranks, &opts, &edits)?
+    } else {
+        let mut report = PathReport::default();
+        for ((l, links, steps), file) in loaded.iter().zip(&files) {
+            let one = PathReport::of(&l.trace, links, steps, &opts, &edits)
+                .map_err(|e| format!("{file}: {e}"))?;
+            report.append(one);
+        }
+        report
+    };
     if let Some(e) = report.unmatched_edit() {
         return Err(e);
     }
@@ -111,8 +131,14 @@ fn print(r: &PathReport, hta: bool) {
             } else {
                 s.name.as_str()
             };
+            // Work of another rank that this one waited for at a collective.
+            let whose = if s.rank == p.rank {
+                String::new()
+            } else {
+                format!("rank {}, ", s.rank)
+            };
             println!(
-                "      {:>10} ms  {:<24} {}  [{}]",
+                "      {:>10} ms  {:<24} {}  [{whose}{}]",
                 ms(s.end_us - s.start_us),
                 s.bound_by,
                 super::ops::truncate_name(name, 60),
@@ -139,4 +165,12 @@ fn print(r: &PathReport, hta: bool) {
             );
         }
     }
+}
+
+/// A path's last component: the rank when the trace does not say it (`rank3.json`).
+fn file_name(path: &str) -> &str {
+    std::path::Path::new(path)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(path)
 }

@@ -37,6 +37,9 @@ pub enum EdgeKind {
     Stream,
     /// From the source to a chain's or stream's first node.
     Start,
+    /// From another rank's arrival at a collective to this rank's end of it: the transfer after
+    /// the last arrival ([`super::job`]).
+    Collective,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -186,6 +189,7 @@ pub fn build(trace: &Trace, links: &Links) -> Graph {
             }
         }
     }
+    collective_threads(trace, &mut g, &mut blocking_waits, &chain_in);
     // The wait moves from the chain to the sync edge: the chain edges inside the call weigh 0.
     for &(op_end, call_end, w) in &blocking_waits {
         let e = chain_in[call_end as usize];
@@ -271,54 +275,82 @@ pub fn build(trace: &Trace, links: &Links) -> Graph {
         prev_on_lane[o.lane] = Some(k);
     }
 
-    // Incoming edges and an order (Kahn's algorithm; edges follow time except a negative stream
-    // gap, so the sort by time only breaks ties).
-    let n = g.time.len();
-    let mut count = vec![0u32; n + 1];
-    for e in &g.edges {
-        count[e.to as usize + 1] += 1;
+    g.index();
+    g
+}
+
+/// Collectives run on a thread of their own (gloo's: DistributedDataParallel's reducer hands each
+/// bucket's all-reduce to a gloo thread during the backward pass, and the step's thread waits for
+/// it, untraced, before the optimizer). Two edges stand for that hand-off, so that a collective
+/// starts when the step's thread reaches it and the step's thread resumes when it ends:
+/// - from the step thread's last boundary at or before the collective's start to that start (the
+///   collective thread's idle time before it weighs 0: it was waiting for the work);
+/// - from the collective's end to the step thread's first boundary after it, when the step thread
+///   was in no recorded slice (or only its `ProfilerStep`) then: a wait, like a blocking call's.
+fn collective_threads(
+    trace: &Trace,
+    g: &mut Graph,
+    waits: &mut Vec<(u32, u32, i64)>,
+    chain_in: &[u32],
+) {
+    // The step thread of each process: the one with the `ProfilerStep`s.
+    let mut step_lane: Vec<(i64, usize)> = Vec::new();
+    for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| !l.is_gpu()) {
+        let s = &l.slices;
+        let has_steps = (0..s.len()).any(|i| trace.str(s.name[i]).starts_with("ProfilerStep#"));
+        if has_steps && !step_lane.iter().any(|p| p.0 == l.pid) {
+            step_lane.push((l.pid, li));
+        }
     }
-    for k in 0..n {
-        count[k + 1] += count[k];
-    }
-    g.in_start = count.clone();
-    let mut fill = count;
-    g.in_edges = vec![0; g.edges.len()];
-    for (k, e) in g.edges.iter().enumerate() {
-        g.in_edges[fill[e.to as usize] as usize] = k as u32;
-        fill[e.to as usize] += 1;
-    }
-    let mut out_start = vec![0u32; n + 1];
-    for e in &g.edges {
-        out_start[e.from as usize + 1] += 1;
-    }
-    for k in 0..n {
-        out_start[k + 1] += out_start[k];
-    }
-    let mut out = vec![0u32; g.edges.len()];
-    let mut fill = out_start.clone();
-    for (k, e) in g.edges.iter().enumerate() {
-        out[fill[e.from as usize] as usize] = k as u32;
-        fill[e.from as usize] += 1;
-    }
-    let mut indegree: Vec<u32> = (0..n).map(|v| g.in_start[v + 1] - g.in_start[v]).collect();
-    let mut ready: Vec<u32> = (0..n as u32)
-        .filter(|&v| indegree[v as usize] == 0)
-        .collect();
-    ready.sort_by_key(|&v| std::cmp::Reverse(g.time[v as usize]));
-    while let Some(v) = ready.pop() {
-        g.order.push(v);
-        for &e in &out[out_start[v as usize] as usize..out_start[v as usize + 1] as usize] {
-            let w = g.edges[e as usize].to as usize;
-            indegree[w] -= 1;
-            if indegree[w] == 0 {
-                ready.push(w as u32);
+    let untraced = |g: &Graph, e: u32| {
+        e != NONE
+            && g.edges[e as usize].kind == EdgeKind::Cpu
+            && g.edges[e as usize]
+                .slice
+                .is_none_or(|r| trace.slice_name(r).starts_with("ProfilerStep#"))
+    };
+    for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| !l.is_gpu()) {
+        let Some(&(_, main)) = step_lane.iter().find(|p| p.0 == l.pid && p.1 != li) else {
+            continue;
+        };
+        // The step thread's boundaries in time order (its chain's nodes, one per instant).
+        let mut nodes: Vec<u32> = g.cpu_nodes[main]
+            .iter()
+            .flat_map(|&(a, b)| [a, b])
+            .filter(|&n| n != NONE)
+            .collect();
+        nodes.sort_unstable_by_key(|&n| (g.time[n as usize], n));
+        nodes.dedup();
+        let s = &l.slices;
+        for i in 0..s.len() {
+            let Some(&(a, b)) = g.cpu_nodes[li].get(i) else {
+                continue;
+            };
+            if a == NONE || b == NONE || !trace.str(s.name[i]).starts_with("gloo:") {
+                continue;
+            }
+            let (t0, t1) = (g.time[a as usize], g.time[b as usize]);
+            let k = nodes.partition_point(|&n| g.time[n as usize] <= t0);
+            if k > 0 && untraced(g, chain_in[a as usize]) {
+                let from = nodes[k - 1];
+                g.edges[chain_in[a as usize] as usize].weight = 0;
+                g.edges.push(Edge {
+                    from,
+                    to: a,
+                    weight: t0 - g.time[from as usize],
+                    kind: EdgeKind::Cpu,
+                    slice: None,
+                });
+            }
+            let k = nodes.partition_point(|&n| g.time[n as usize] < t1);
+            if let Some(&next) = nodes.get(k) {
+                let e = chain_in.get(next as usize).copied().unwrap_or(NONE);
+                if untraced(g, e) && g.time[g.edges[e as usize].from as usize] < t1 {
+                    waits.push((b, next, g.time[next as usize] - t1));
+                }
             }
         }
     }
-    // A cycle (only possible through equal times in a damaged trace) leaves nodes out: they keep
-    // their measured times in a replay.
-    g
 }
 
 /// One CPU thread's chain while it is built: its last node and the stack of open slices with the
@@ -378,6 +410,58 @@ impl Chain {
 }
 
 impl Graph {
+    /// Incoming edges and an order (Kahn's algorithm; edges follow time except a negative stream
+    /// gap, so the sort by time only breaks ties). A cycle (only possible through equal times in a
+    /// damaged trace) leaves nodes out: they keep their measured times in a replay.
+    pub(crate) fn index(&mut self) {
+        self.order.clear();
+        let n = self.time.len();
+        let mut count = vec![0u32; n + 1];
+        for e in &self.edges {
+            count[e.to as usize + 1] += 1;
+        }
+        for k in 0..n {
+            count[k + 1] += count[k];
+        }
+        self.in_start = count.clone();
+        let mut fill = count;
+        self.in_edges = vec![0; self.edges.len()];
+        for (k, e) in self.edges.iter().enumerate() {
+            self.in_edges[fill[e.to as usize] as usize] = k as u32;
+            fill[e.to as usize] += 1;
+        }
+        let mut out_start = vec![0u32; n + 1];
+        for e in &self.edges {
+            out_start[e.from as usize + 1] += 1;
+        }
+        for k in 0..n {
+            out_start[k + 1] += out_start[k];
+        }
+        let mut out = vec![0u32; self.edges.len()];
+        let mut fill = out_start.clone();
+        for (k, e) in self.edges.iter().enumerate() {
+            out[fill[e.from as usize] as usize] = k as u32;
+            fill[e.from as usize] += 1;
+        }
+        let mut indegree: Vec<u32> = (0..n)
+            .map(|v| self.in_start[v + 1] - self.in_start[v])
+            .collect();
+        let mut ready: Vec<u32> = (0..n as u32)
+            .filter(|&v| indegree[v as usize] == 0)
+            .collect();
+        ready.sort_by_key(|&v| std::cmp::Reverse(self.time[v as usize]));
+        while let Some(v) = ready.pop() {
+            self.order.push(v);
+            for &e in &out[out_start[v as usize] as usize..out_start[v as usize + 1] as usize] {
+                let w = self.edges[e as usize].to as usize;
+                indegree[w] -= 1;
+                if indegree[w] == 0 {
+                    ready.push(w as u32);
+                }
+            }
+        }
+    }
+
     fn push_node(&mut self, t: i64, lane: usize) -> u32 {
         self.time.push(t);
         self.lane.push(lane as u32);

@@ -21,6 +21,7 @@
 
 pub mod graph;
 pub mod hta;
+pub mod job;
 pub mod savings;
 pub mod whatif;
 
@@ -116,74 +117,102 @@ impl Analysis {
     }
 
     fn path(&self, trace: &Trace, links: &Links, w: &Window) -> StepPath {
-        let g = &self.graph;
-        let (t0, t1) = (g.time[w.start as usize], g.time[w.end as usize]);
-        let mut segments: Vec<Segment> = Vec::new();
-        let mut v = w.end;
-        while g.time[v as usize] > t0 {
-            let tv = g.time[v as usize];
-            let Some(e) = g
-                .incoming(v)
-                .filter(|e| g.time[e.from as usize] + e.weight == tv)
-                .max_by_key(|e| preference(e.kind))
-            else {
-                break;
-            };
-            let from = g.time[e.from as usize].max(t0);
-            if tv > from {
-                let bound_by = category(trace, links, g, e);
-                let (name, lane) = match e.slice {
-                    Some(r) => (trace.slice_name(r).to_string(), r.lane as usize),
-                    None => (String::new(), g.lane[v as usize] as usize),
-                };
-                let lane = if lane == u32::MAX as usize {
-                    String::new()
-                } else {
-                    lane_name(trace, lane)
-                };
-                let seg = Segment {
-                    start_us: us(from),
-                    end_us: us(tv),
-                    rank: self.rank,
-                    lane,
-                    name,
-                    kind: kind_word(e.kind),
-                    bound_by,
-                    slice: e.slice,
-                };
-                match segments.last_mut() {
-                    Some(s)
-                        if s.slice == seg.slice
-                            && s.bound_by == seg.bound_by
-                            && s.kind == seg.kind
-                            && s.start_us == seg.end_us =>
-                    {
-                        s.start_us = seg.start_us
-                    }
-                    _ => segments.push(seg),
-                }
-            }
-            v = e.from;
-        }
-        segments.reverse();
-        let length = (t1 - t0) as f64;
-        let mut bound_by: BTreeMap<&'static str, f64> = BTreeMap::new();
-        let mut hta: BTreeMap<&'static str, f64> = BTreeMap::new();
-        for s in &segments {
-            let share = 100.0 * (s.end_us - s.start_us) * 1e3 / length.max(1.0);
-            *bound_by.entry(s.bound_by).or_default() += share;
-            *hta.entry(hta_category(s.bound_by)).or_default() += share;
-        }
-        StepPath {
+        let part = Part {
+            trace,
+            links,
+            graph: &self.graph,
             rank: self.rank,
-            step: w.name.clone(),
-            start_us: us(t0),
-            end_us: us(t1),
-            length_us: length / 1e3,
-            bound_by,
-            hta_bound_by: hta,
-            segments,
+            shift: 0,
+        };
+        walk(&self.graph, w, &|_| part)
+    }
+}
+
+/// One rank's share of a graph the path walks: its trace, and how its times were moved.
+#[derive(Clone, Copy)]
+pub struct Part<'a> {
+    pub trace: &'a Trace,
+    pub links: &'a Links,
+    /// The rank's own graph (parents of its CPU slices).
+    pub graph: &'a Graph,
+    pub rank: i64,
+    /// Added to the rank's times in the walked graph (0 unless ranks were joined).
+    pub shift: i64,
+}
+
+/// A window's path, walked back from its end on `g`; `part_of` says whose a node is (an edge is
+/// its destination's). Times are given on the window's own rank's clock.
+fn walk<'a>(g: &Graph, w: &Window, part_of: &dyn Fn(u32) -> Part<'a>) -> StepPath {
+    let home = part_of(w.end);
+    let (t0, t1) = (g.time[w.start as usize], g.time[w.end as usize]);
+    let local = |t: i64| us(t - home.shift);
+    let mut segments: Vec<Segment> = Vec::new();
+    let mut v = w.end;
+    while g.time[v as usize] > t0 {
+        let tv = g.time[v as usize];
+        let Some(e) = g
+            .incoming(v)
+            .filter(|e| g.time[e.from as usize] + e.weight == tv)
+            .max_by_key(|e| preference(e.kind))
+        else {
+            break;
+        };
+        let from = g.time[e.from as usize].max(t0);
+        if tv > from {
+            let p = part_of(v);
+            let bound_by = category(p.trace, p.links, p.graph, e);
+            let (name, lane) = match e.slice {
+                Some(r) => (p.trace.slice_name(r).to_string(), r.lane as usize),
+                None => (String::new(), g.lane[v as usize] as usize),
+            };
+            let lane = if lane == u32::MAX as usize {
+                String::new()
+            } else {
+                lane_name(p.trace, lane)
+            };
+            let seg = Segment {
+                start_us: local(from),
+                end_us: local(tv),
+                rank: p.rank,
+                lane,
+                name,
+                kind: kind_word(e.kind),
+                bound_by,
+                slice: e.slice,
+            };
+            match segments.last_mut() {
+                Some(s)
+                    if s.slice == seg.slice
+                        && s.rank == seg.rank
+                        && s.bound_by == seg.bound_by
+                        && s.kind == seg.kind
+                        && s.start_us == seg.end_us =>
+                {
+                    s.start_us = seg.start_us
+                }
+                _ => segments.push(seg),
+            }
         }
+        v = e.from;
+    }
+    segments.reverse();
+    let length = (t1 - t0) as f64;
+    let mut bound_by: BTreeMap<&'static str, f64> = BTreeMap::new();
+    let mut hta: BTreeMap<&'static str, f64> = BTreeMap::new();
+    for s in &segments {
+        let share = 100.0 * (s.end_us - s.start_us) * 1e3 / length.max(1.0);
+        *bound_by.entry(s.bound_by).or_default() += share;
+        *hta.entry(hta_category(s.bound_by)).or_default() += share;
+    }
+    StepPath {
+        rank: home.rank,
+        step: w.name.clone(),
+        start_us: local(t0),
+        end_us: local(t1),
+        length_us: length / 1e3,
+        bound_by,
+        hta_bound_by: hta,
+        segments,
     }
 }
 
@@ -238,6 +267,29 @@ impl PathReport {
         Ok(report)
     }
 
+    /// The ranks of one job, their graphs joined at matched collectives ([`job`]).
+    pub fn of_job(
+        ranks: Vec<job::Rank>,
+        opts: &PathOptions,
+        edits: &[whatif::Edit],
+    ) -> Result<PathReport, String> {
+        let j = job::Job::build(ranks, opts)?;
+        let mut report = PathReport {
+            paths: j.paths(),
+            what_if: None,
+            matched: vec![0; edits.len()],
+        };
+        if !edits.is_empty() {
+            let (steps, matched) = j.predict(edits);
+            report.matched = matched;
+            report.what_if = Some(whatif::WhatIf {
+                edits: edits.to_vec(),
+                steps,
+            });
+        }
+        Ok(report)
+    }
+
     /// Another trace's report after this one's (the ranks of one job).
     pub fn append(&mut self, other: PathReport) {
         self.paths.extend(other.paths);
@@ -281,6 +333,8 @@ fn preference(kind: EdgeKind) -> u8 {
         EdgeKind::Launch => 3,
         EdgeKind::Cpu => 2,
         EdgeKind::Start => 1,
+        // Another rank's arrival explains the end only when this rank's own work does not.
+        EdgeKind::Collective => 0,
     }
 }
 
@@ -292,6 +346,7 @@ fn kind_word(kind: EdgeKind) -> &'static str {
         EdgeKind::Launch => "launch",
         EdgeKind::Stream => "stream",
         EdgeKind::Start => "start",
+        EdgeKind::Collective => "collective",
     }
 }
 
@@ -344,6 +399,11 @@ fn category(trace: &Trace, links: &Links, g: &Graph, e: &graph::Edge) -> &'stati
         EdgeKind::Launch => "kernel_launch_overhead",
         EdgeKind::Stream => "kernel_kernel_overhead",
         EdgeKind::Start => "cpu_untraced",
+        // The transfer after the last rank arrived, charged to this rank's collective.
+        EdgeKind::Collective => match e.slice {
+            Some(r) if trace.lanes[r.lane as usize].is_gpu() => "gpu_communication",
+            _ => "cpu_op",
+        },
         EdgeKind::Cpu => {
             let Some(r) = e.slice else {
                 return "cpu_untraced";

@@ -13,8 +13,8 @@
 //!
 //! A rank with no collective matched with the reference keeps its clock (`no_matched_collectives`).
 
+use super::digest::Distributed;
 use super::matching::{group, median};
-use crate::analysis::digest::Digest;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,10 +36,10 @@ impl Align {
     }
 }
 
-/// Offsets (ns, added to each digest's clock) and the rule that chose each. `digests[0]` is the
+/// Offsets (ns, added to each digest's clock) and the rule that chose each. `ranks[0]` is the
 /// reference.
-pub fn offsets(digests: &[&Digest], mode: Align) -> (Vec<i64>, Vec<&'static str>) {
-    let n = digests.len();
+pub fn offsets(ranks: &[&Distributed], mode: Align) -> (Vec<i64>, Vec<&'static str>) {
+    let n = ranks.len();
     if n == 0 {
         return (Vec::new(), Vec::new());
     }
@@ -48,15 +48,14 @@ pub fn offsets(digests: &[&Digest], mode: Align) -> (Vec<i64>, Vec<&'static str>
     }
     // Per digest, (reference end - its end) over collectives matched with the reference.
     let mut diffs: Vec<Vec<i64>> = vec![Vec::new(); n];
-    for parts in group(digests) {
+    for parts in group(ranks) {
         let Some(&(_, ri)) = parts.iter().find(|p| p.0 == 0) else {
             continue;
         };
         let end = |d: usize, i: usize| {
-            digests[d]
-                .distributed
+            ranks[d]
                 .clock_origin_ns
-                .saturating_add(digests[d].distributed.collectives[i].end_ns)
+                .saturating_add(ranks[d].collectives[i].end_ns)
         };
         let reference = end(0, ri);
         for &(d, i) in &parts {
@@ -65,7 +64,7 @@ pub fn offsets(digests: &[&Digest], mode: Align) -> (Vec<i64>, Vec<&'static str>
     }
     let mut off = vec![0i64; n];
     let mut rule = vec!["reference"; n];
-    let hosts_known = digests.iter().all(|d| d.distributed.host.is_some());
+    let hosts_known = ranks.iter().all(|d| d.host.is_some());
     for d in 1..n {
         rule[d] = match mode {
             Align::Collectives => {
@@ -77,10 +76,10 @@ pub fn offsets(digests: &[&Digest], mode: Align) -> (Vec<i64>, Vec<&'static str>
                 }
             }
             _ if !hosts_known => "host_unknown",
-            _ if digests[d].distributed.host == digests[0].distributed.host => "same_host",
+            _ if ranks[d].host == ranks[0].host => "same_host",
             _ => {
                 let mut all: Vec<i64> = (1..n)
-                    .filter(|&e| digests[e].distributed.host == digests[d].distributed.host)
+                    .filter(|&e| ranks[e].host == ranks[d].host)
                     .flat_map(|e| diffs[e].iter().copied())
                     .collect();
                 if all.is_empty() {

@@ -10,8 +10,8 @@
 //! - The instance's transfer time is the median of its participants' transfers; algbw = S / that time
 //!   and busbw = algbw x the operation's factor ([`super::collective::Collective::bus_factor`]).
 
+use super::digest::Distributed;
 use super::digest::Instance;
-use crate::analysis::digest::Digest;
 use std::collections::BTreeMap;
 
 /// One collective instance across its participants.
@@ -45,10 +45,10 @@ fn key(c: &Instance) -> Key {
 }
 
 /// The instances of every rank grouped by match key, in key order (deterministic).
-pub fn group(digests: &[&Digest]) -> Vec<Vec<(usize, usize)>> {
+pub fn group(ranks: &[&Distributed]) -> Vec<Vec<(usize, usize)>> {
     let mut by: BTreeMap<Key, Vec<(usize, usize)>> = BTreeMap::new();
-    for (d, digest) in digests.iter().enumerate() {
-        for (i, c) in digest.distributed.collectives.iter().enumerate() {
+    for (d, digest) in ranks.iter().enumerate() {
+        for (i, c) in digest.collectives.iter().enumerate() {
             by.entry(key(c)).or_default().push((d, i));
         }
     }
@@ -68,12 +68,11 @@ pub fn median(v: &mut [i64]) -> i64 {
 
 /// Matches the instances and computes waits and transfers, with `offset_ns[d]` added to digest d's
 /// clock.
-pub fn match_all(digests: &[&Digest], offset_ns: &[i64]) -> Vec<Matched> {
+pub fn match_all(ranks: &[&Distributed], offset_ns: &[i64]) -> Vec<Matched> {
     // Ranks per process group, to tell partial matches.
     let mut group_ranks: BTreeMap<&str, usize> = BTreeMap::new();
-    for d in digests {
+    for d in ranks {
         let mut pgs: Vec<&str> = d
-            .distributed
             .collectives
             .iter()
             .map(|c| c.what.process_group.as_str())
@@ -84,23 +83,22 @@ pub fn match_all(digests: &[&Digest], offset_ns: &[i64]) -> Vec<Matched> {
             *group_ranks.entry(pg).or_default() += 1;
         }
     }
-    group(digests)
+    group(ranks)
         .into_iter()
         .map(|parts| {
             let abs = |d: usize, t: i64| {
-                digests[d]
-                    .distributed
+                ranks[d]
                     .clock_origin_ns
                     .saturating_add(t)
                     .saturating_add(offset_ns[d])
             };
             let arrival_ns: Vec<i64> = parts
                 .iter()
-                .map(|&(d, i)| abs(d, digests[d].distributed.collectives[i].start_ns))
+                .map(|&(d, i)| abs(d, ranks[d].collectives[i].start_ns))
                 .collect();
             let end_ns: Vec<i64> = parts
                 .iter()
-                .map(|&(d, i)| abs(d, digests[d].distributed.collectives[i].end_ns))
+                .map(|&(d, i)| abs(d, ranks[d].collectives[i].end_ns))
                 .collect();
             let (last, &last_arrival_ns) = arrival_ns
                 .iter()
@@ -119,10 +117,7 @@ pub fn match_all(digests: &[&Digest], offset_ns: &[i64]) -> Vec<Matched> {
                 .collect();
             let instance_transfer_ns = median(&mut transfer_ns.clone());
             let (d0, i0) = parts[0];
-            let pg = digests[d0].distributed.collectives[i0]
-                .what
-                .process_group
-                .as_str();
+            let pg = ranks[d0].collectives[i0].what.process_group.as_str();
             let partial = parts.len() < group_ranks.get(pg).copied().unwrap_or(0);
             Matched {
                 parts,

@@ -24,6 +24,7 @@ mod stragglers;
 
 pub use crate::analysis::digest::Digest;
 pub use align::Align;
+use digest::Distributed;
 
 use crate::analysis::findings::Severity;
 use matching::{match_all, median, total, Matched};
@@ -370,7 +371,8 @@ pub fn analyze_with(all: &[Digest], mode: Align, scope: OverlapScope) -> RanksRe
         }
     }
 
-    let (offset_ns, rules) = align::offsets(&digests, mode);
+    let dists: Vec<&Distributed> = digests.iter().map(|d| &d.distributed).collect();
+    let (offset_ns, rules) = align::offsets(&dists, mode);
     let clock_offsets = digests
         .iter()
         .zip(offset_ns.iter().zip(&rules))
@@ -380,7 +382,7 @@ pub fn analyze_with(all: &[Digest], mode: Align, scope: OverlapScope) -> RanksRe
             rule,
         })
         .collect();
-    let matched = match_all(&digests, &offset_ns);
+    let matched = match_all(&dists, &offset_ns);
 
     let mut wait_by = vec![0i64; digests.len()];
     for m in &matched {
