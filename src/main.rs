@@ -11,17 +11,18 @@ usage: sightline COMMAND FILE [options]
 
 commands:
   summary FILE [--json]   what the trace holds: events, lanes, devices, diagnostics, parse speed
-  ops FILE [--json] [--by-shape] [--sort COLUMN] [--top N]
+  ops FILE [--json] [--by-shape] [--path] [--sort COLUMN] [--top N]
                           the operator table as PyTorch prints key_averages(): calls, self and
                           total CPU and device time (headed CUDA, XPU, MTIA as PyTorch heads
                           them), memory; --by-shape groups by Input Dims too; --sort takes a
                           JSON field or PyTorch's sort_by name (default: self device time when
                           device time was charged, else self CPU); --top defaults to 30 in
-                          text, all rows in JSON
-  kernels FILE [--json] [--top N]
+                          text, all rows in JSON; --path adds each row's time on the steps'
+                          critical paths and its slack (on_path_us, slack_us)
+  kernels FILE [--json] [--path] [--top N]
                           device ops by name: calls, total/avg/min/median/max, share of device
                           time, kind, Tensor Cores (CUDA), occupancy, grid/block variants,
-                          launching operators
+                          launching operators; --path as for ops
   labels FILE [--json] [--top N]
                           record_function labels: calls, CPU total/self, device time launched
                           inside, per-instance min/median/max, their spans on the device

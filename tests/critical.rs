@@ -429,3 +429,91 @@ fn the_ranks_join_at_collectives_and_the_waiting_ranks_gain() {
         }
     }
 }
+
+/// Slack means what it says: a device op lengthened by less than its slack leaves its step as it
+/// was; by more, the step grows. And the kernel table's time on the path is the paths' device time.
+#[test]
+fn slack_is_how_much_an_op_can_grow_and_the_tables_carry_it() {
+    use sightline::analysis::critical::slack::{self, SliceTimes};
+    use sightline::analysis::tables::{kernel_table, Forest};
+    for name in [
+        "real/param_dlrm_v100_rank0of8.pt.trace.json.gz",
+        "real/hta_a100_alexnet_cuda_sync.json.gz",
+    ] {
+        let trace = common::shared_trace(name);
+        let (links, a) = analyse(&trace);
+        let paths = a.paths(&trace, &links);
+        let times = SliceTimes::of(&trace, &a, &paths);
+        let g = &a.graph;
+        let mut tried = 0;
+        for (k, e) in g.edges.iter().enumerate() {
+            let (EdgeKind::Device(_), Some(r)) = (e.kind, e.slice) else {
+                continue;
+            };
+            let Some(slack) = times.slack(r).filter(|&s| s > 1_000 && e.weight > 0) else {
+                continue;
+            };
+            let grow = |by: i64| {
+                let mut factor = vec![1.0; g.edges.len()];
+                factor[k] = (e.weight + by) as f64 / e.weight as f64;
+                whatif::predict(&a, &factor)
+            };
+            let base = whatif::predict(&a, &vec![1.0; g.edges.len()]);
+            for (s, b) in grow(slack * 9 / 10).iter().zip(&base) {
+                assert!(
+                    (s.predicted_us - b.predicted_us).abs() < 1e-3,
+                    "{name} {s:?}"
+                );
+            }
+            // Past its slack it delays its step's end.
+            let longer: f64 = grow(slack + 1_000)
+                .iter()
+                .zip(&base)
+                .map(|(s, b)| s.predicted_us - b.predicted_us)
+                .sum();
+            assert!(
+                longer > 0.5,
+                "{name}: {} by {slack}: {longer}",
+                trace.slice_name(r)
+            );
+            tried += 1;
+            if tried == 40 {
+                break;
+            }
+        }
+        assert!(tried > 5, "{name}: {tried}");
+        let mut table = kernel_table(&trace, &Forest::build(&trace));
+        slack::annotate_kernels(&mut table, &trace, &times);
+        let on_path: f64 = table.rows.iter().map(|r| r.path.unwrap().on_path_us).sum();
+        let device: f64 = paths
+            .iter()
+            .flat_map(|p| &p.segments)
+            .filter(|s| s.kind == "device")
+            .map(|s| s.end_us - s.start_us)
+            .sum();
+        assert!(
+            (on_path - device).abs() < 1e-3,
+            "{name}: {on_path} vs {device}"
+        );
+    }
+    // The JSON columns.
+    let file = common::shared_fixtures().join("real/param_dlrm_v100_rank0of8.pt.trace.json.gz");
+    for cmd in ["ops", "kernels"] {
+        let (code, out, err) = common::run_cli(&[cmd, file.to_str().unwrap(), "--path", "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let rows = v["rows"].as_array().unwrap();
+        assert!(rows.iter().all(|r| r["on_path_us"].is_number()), "{cmd}");
+        assert!(
+            rows.iter().any(|r| r["on_path_us"].as_f64().unwrap() > 0.0),
+            "{cmd}"
+        );
+        assert!(
+            rows.iter()
+                .any(|r| r["slack_us"].as_f64().is_some_and(|s| s > 0.0)),
+            "{cmd}"
+        );
+        let (_, plain, _) = common::run_cli(&[cmd, file.to_str().unwrap(), "--json"]);
+        assert!(!plain.contains("on_path_us"), "{cmd}: only when asked for");
+    }
+}

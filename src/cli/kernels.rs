@@ -6,6 +6,7 @@
 use super::ops::{fmt_time, layout, name_width, share, truncate_name, Column};
 use super::{load, print_json, Opts};
 use sightline::analysis::backend::{self, Backend};
+use sightline::analysis::critical::slack;
 use sightline::analysis::flops::{kernels::annotate, Flops};
 use sightline::analysis::links::Links;
 use sightline::analysis::summary::devices_word;
@@ -24,6 +25,10 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         trace,
         &Flops::build(trace, &Links::build(trace)),
     );
+    if opts.flag("--path") {
+        let times = super::path::slice_times(trace)?;
+        slack::annotate_kernels(&mut table, trace, &times);
+    }
     if opts.flag("--json") {
         if let Some(n) = top {
             table.rows.truncate(n);
@@ -58,6 +63,13 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         Column::right("TB/s", 7),
         Column::left("Launched by", launcher_width),
     ];
+    // The path columns go before the launcher, which stays last.
+    let path = table.rows.iter().any(|r| r.path.is_some());
+    if path {
+        let at = cols.len() - 1;
+        cols.insert(at, Column::right("Slack", 12));
+        cols.insert(at, Column::right("On path", 12));
+    }
     if !tensor_cores {
         cols.remove(TENSOR_CORES);
     }
@@ -108,6 +120,11 @@ pub fn run(opts: &Opts) -> Result<(), String> {
             opt(r.flops.tb_s, 3),
             launcher,
         ];
+        if let Some(p) = r.path.filter(|_| path) {
+            let at = cells.len() - 1;
+            cells.insert(at, p.slack_us.map_or_else(|| "-".to_string(), fmt_time));
+            cells.insert(at, fmt_time(p.on_path_us));
+        }
         if !tensor_cores {
             cells.remove(TENSOR_CORES);
         }

@@ -6,6 +6,7 @@
 
 use super::{load, print_json, Opts};
 use sightline::analysis::backend;
+use sightline::analysis::critical::slack;
 use sightline::analysis::summary::devices_word;
 use sightline::analysis::tables::{op_table, Forest, OpColumn, OpTable};
 use sightline::model::Trace;
@@ -30,6 +31,10 @@ pub fn run(opts: &Opts) -> Result<(), String> {
     let trace = &loaded.trace;
     let forest = Forest::build(trace);
     let mut table = op_table(trace, &forest, opts.flag("--by-shape"));
+    if opts.flag("--path") {
+        let times = super::path::slice_times(trace)?;
+        slack::annotate_ops(&mut table, trace, &forest, &times);
+    }
     table.sort_by(sort.unwrap_or(if table.has_device_time() {
         OpColumn::SelfDevice
     } else {
@@ -80,6 +85,11 @@ pub fn render(t: &OpTable, trace: &Trace, limit: usize) -> String {
         }
     }
     cols.push(Column::right("# of Calls", 12));
+    let path = t.rows.iter().any(|r| r.path.is_some());
+    if path {
+        cols.push(Column::right("On path", 12));
+        cols.push(Column::right("Slack", 12));
+    }
     if t.by_input_shape {
         let w = t
             .rows
@@ -114,6 +124,11 @@ pub fn render(t: &OpTable, trace: &Trace, limit: usize) -> String {
             }
         }
         v.push(r.calls.to_string());
+        if path {
+            let p = r.path.unwrap_or_default();
+            v.push(fmt_time(p.on_path_us));
+            v.push(p.slack_us.map_or_else(|| "-".to_string(), fmt_time));
+        }
         if let Some(shapes) = &r.input_shapes {
             let w = cols.last().map_or(0, |c| c.width);
             v.push(shapes.chars().take(w).collect());

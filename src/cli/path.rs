@@ -4,10 +4,13 @@
 
 use super::{load, print_json};
 use sightline::analysis::critical::job::Rank;
+use sightline::analysis::critical::slack::SliceTimes;
 use sightline::analysis::critical::whatif::Edit;
+use sightline::analysis::critical::Analysis;
 use sightline::analysis::critical::{PathOptions, PathReport, CATEGORIES, HTA_CATEGORIES};
 use sightline::analysis::links::Links;
 use sightline::analysis::steps;
+use sightline::model::Trace;
 
 const USAGE: &str = "usage: sightline path FILE... [--step NAME] [--annotation NAME --instance K] \
                      [--compat hta] [--what-if EDIT]... [--json]";
@@ -165,6 +168,15 @@ fn print(r: &PathReport, hta: bool) {
             );
         }
     }
+}
+
+/// Each slice's time on its trace's step paths and its slack (`ops --path`, `kernels --path`).
+pub fn slice_times(trace: &Trace) -> Result<SliceTimes, String> {
+    let links = Links::build(trace);
+    let steps = steps::analyze_with(trace, &links);
+    let a = Analysis::build(trace, &links, &steps, &PathOptions::default())?;
+    let paths = a.paths(trace, &links);
+    Ok(SliceTimes::of(trace, &a, &paths))
 }
 
 /// A path's last component: the rank when the trace does not say it (`rank3.json`).

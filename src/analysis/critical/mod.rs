@@ -23,6 +23,7 @@ pub mod graph;
 pub mod hta;
 pub mod job;
 pub mod savings;
+pub mod slack;
 pub mod whatif;
 
 use crate::analysis::idle::OpClass;

@@ -123,6 +123,9 @@ pub struct KernelRow {
     /// The operators that launched it, most time first; `name: None` gathers the calls that no
     /// link leads to an operator for.
     pub launched_by: Vec<LaunchedBy>,
+    /// `on_path_us` and `slack_us`, when asked for (`kernels --path`).
+    #[serde(flatten)]
+    pub path: Option<super::PathColumns>,
     /// The FLOPs and bytes of the operators that launched it, where a cost model knows them
     /// (`flops::kernels::annotate` fills these; `None` until then, and for kernels that no
     /// modelled operator launched).
@@ -318,6 +321,7 @@ pub fn kernel_table(trace: &Trace, forest: &Forest) -> KernelTable {
                     .then(|| r.blocks_weighted / r.blocks_weight_ns as f64),
                 launch_configs,
                 launched_by,
+                path: None,
                 flops: KernelFlops::default(),
             }
         })

@@ -16,6 +16,15 @@ pub mod ops;
 pub mod tree;
 
 pub use calltree::{call_tree, BottomUpNode, CallTree};
+
+/// A table row's critical-path columns ([`crate::analysis::critical::slack`]), when asked for.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct PathColumns {
+    /// Time on the steps' critical paths (inclusive for operators, as `CPU total` is).
+    pub on_path_us: f64,
+    /// The least slack over the calls inside steps; `None` when no call is in a step.
+    pub slack_us: Option<f64>,
+}
 pub use kernels::{kernel_table, KernelFlops, KernelTable};
 pub use labels::{label_table, LabelTable};
 pub use modules::{module_table, ModuleTable};

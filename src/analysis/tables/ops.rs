@@ -62,6 +62,9 @@ pub struct OpRow {
     pub self_cpu_mem_bytes: i64,
     pub device_mem_bytes: i64,
     pub self_device_mem_bytes: i64,
+    /// `on_path_us` and `slack_us`, when asked for (`ops --path`).
+    #[serde(flatten)]
+    pub path: Option<super::PathColumns>,
 }
 
 /// Sums of one row, in integers until the end.
@@ -243,6 +246,7 @@ pub fn op_table(trace: &Trace, forest: &Forest, by_input_shape: bool) -> OpTable
             self_cpu_mem_bytes: s.self_cpu_mem,
             device_mem_bytes: s.device_mem,
             self_device_mem_bytes: s.self_device_mem,
+            path: None,
         })
         .collect();
     let mut table = OpTable {
