@@ -517,3 +517,49 @@ fn slack_is_how_much_an_op_can_grow_and_the_tables_carry_it() {
         assert!(!plain.contains("on_path_us"), "{cmd}: only when asked for");
     }
 }
+
+/// Prediction against reality (`tests/fixtures/critical/truth.json`, real runs made by
+/// `make_pairs.py`): the what-if on each "before" run predicts the "after" run's measured step
+/// times, where the cause was removed for real, within the truth's tolerance (20%), on every rank
+/// and step, including the ranks that only waited for the straggler.
+#[test]
+fn what_if_predicts_the_real_runs_without_the_cause() {
+    let dir = common::local_fixture("critical");
+    let truth: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("truth.json")).unwrap()).unwrap();
+    let tolerance = truth["tolerance"].as_f64().unwrap();
+    let mut checked = 0;
+    for (pair, t) in truth["pairs"].as_object().unwrap() {
+        let before: Vec<String> = t["before"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| dir.join(f.as_str().unwrap()).display().to_string())
+            .collect();
+        let mut args: Vec<&str> = vec!["path"];
+        args.extend(before.iter().map(|s| s.as_str()));
+        for e in t["edits"].as_array().unwrap() {
+            args.extend(["--what-if", e.as_str().unwrap()]);
+        }
+        args.push("--json");
+        let (code, out, err) = common::run_cli(&args);
+        assert_eq!(code, 0, "{pair}: {err}");
+        let got: Value = serde_json::from_str(&out).unwrap();
+        for s in got["what_if"]["steps"].as_array().unwrap() {
+            let (rank, step) = (s["rank"].as_i64().unwrap(), s["step"].as_str().unwrap());
+            let after = t["step_us"]["after"][rank.to_string()][step]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{pair}: no after run of rank {rank} {step}"));
+            let predicted = s["predicted_us"].as_f64().unwrap();
+            let error = (predicted - after) / after;
+            assert!(
+                error.abs() <= tolerance,
+                "{pair} rank {rank} {step}: predicted {predicted:.0} us, the run without the \
+                 cause took {after:.0} us ({:+.1}%)",
+                100.0 * error
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 24 + 6, "{checked} steps checked");
+}

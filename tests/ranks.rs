@@ -128,6 +128,14 @@ fn check_known_straggler(report: &RanksReport, exp: &Value, quiet: bool) {
         .unwrap();
     assert!(f.evidence.iter().all(|e| e.rank == slow_rank));
     assert!(!f.evidence.is_empty());
+    // The finding quotes the straggler's own critical path, which runs through the cause.
+    let cause = exp["cause_contains"].as_str().unwrap_or("slow_rank_work");
+    let quote = f
+        .detail
+        .split("; its critical path in ")
+        .nth(1)
+        .unwrap_or("");
+    assert!(quote.contains(cause), "{}", f.detail);
 }
 
 #[test]

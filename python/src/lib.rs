@@ -12,6 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use serde::Serialize;
 use serde_json::{json, Value};
+use sightline::analysis::critical::job::Rank;
 use sightline::analysis::critical::whatif::Edit;
 use sightline::analysis::critical::{savings, PathOptions, PathReport};
 use sightline::analysis::flops::{kernels::annotate, Flops};
@@ -213,8 +214,9 @@ impl PyTrace {
         table(py, &json!({ "rows": f }), "rows")
     }
 
-    /// `sightline path FILE --json [--step S] [--annotation A --instance K] [--what-if E]...`.
-    #[pyo3(signature = (step, annotation, instance, edits))]
+    /// `sightline path FILE --json [--step S] [--annotation A --instance K] [--compat hta]
+    /// [--what-if E]...`.
+    #[pyo3(signature = (step, annotation, instance, edits, compat))]
     fn path_json(
         &self,
         py: Python<'_>,
@@ -222,15 +224,21 @@ impl PyTrace {
         annotation: Option<String>,
         instance: usize,
         edits: Vec<String>,
+        compat: Option<String>,
     ) -> PyResult<String> {
-        let edits = edits
-            .iter()
-            .map(|e| Edit::parse(e))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(PyValueError::new_err)?;
+        let edits = parse_edits(&edits)?;
         let opts = PathOptions {
             step,
             annotation: annotation.map(|a| (a, instance)),
+            hta: match compat.as_deref() {
+                None => false,
+                Some("hta") => true,
+                Some(other) => {
+                    return Err(PyValueError::new_err(format!(
+                        "compat takes 'hta' or None, not '{other}'"
+                    )))
+                }
+            },
         };
         let report = py.allow_threads(|| {
             let links = self.links();
@@ -327,6 +335,57 @@ impl Parser {
     }
 }
 
+fn parse_edits(edits: &[String]) -> PyResult<Vec<Edit>> {
+    edits
+        .iter()
+        .map(|e| Edit::parse(e))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(PyValueError::new_err)
+}
+
+/// `sightline path FILE... --json [--step S] [--what-if E]...` for the ranks of one job: their
+/// graphs joined at matched collectives.
+#[pyfunction]
+#[pyo3(signature = (traces, step, edits))]
+fn job_path_json(
+    py: Python<'_>,
+    traces: Vec<PyRef<'_, PyTrace>>,
+    step: Option<String>,
+    edits: Vec<String>,
+) -> PyResult<String> {
+    let edits = parse_edits(&edits)?;
+    let opts = PathOptions {
+        step,
+        ..PathOptions::default()
+    };
+    let traces: Vec<&PyTrace> = traces.iter().map(|t| &**t).collect();
+    let report = py.allow_threads(|| {
+        let steps: Vec<_> = traces
+            .iter()
+            .map(|t| steps::analyze_with(&t.model, t.links()))
+            .collect();
+        let ranks = traces
+            .iter()
+            .zip(&steps)
+            .map(|(t, s)| Rank {
+                trace: &t.model,
+                links: t.links(),
+                steps: s,
+                file: std::path::Path::new(&t.source)
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or(&t.source),
+            })
+            .collect();
+        PathReport::of_job(ranks, &opts, &edits)
+    });
+    let report = report.map_err(PyValueError::new_err)?;
+    if let Some(e) = report.unmatched_edit() {
+        return Err(PyValueError::new_err(e));
+    }
+    serde_json::to_string(&report).map_err(json_err)
+}
+
 /// Reads a file as the CLI does: 1 MiB reads, one thread per core (up to 8) for a large plain-JSON
 /// file, the file never held whole.
 #[pyfunction]
@@ -371,6 +430,7 @@ fn _sightline(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyTrace>()?;
     m.add_class::<Parser>()?;
     m.add_function(wrap_pyfunction!(open_path, m)?)?;
+    m.add_function(wrap_pyfunction!(job_path_json, m)?)?;
     m.add_function(wrap_pyfunction!(compare::ranks_json, m)?)?;
     m.add_function(wrap_pyfunction!(compare::diff_json, m)?)?;
     Ok(())

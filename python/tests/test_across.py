@@ -140,3 +140,30 @@ def test_critical_path_and_what_if_equal_the_clis() -> None:
         t.critical_path(what_if=["no_such_op=0"])
     with pytest.raises(ValueError, match="NAME=0"):
         sightline.what_if(t, "aten::mm")
+
+
+def test_the_ranks_of_a_job_share_one_path_graph_as_the_cli_joins_them() -> None:
+    workers = sorted(GLOO.glob("worker*.pt.trace.json.gz"))
+    edit = "rank2:slow_rank_work=0"
+    got = sightline.critical_path(workers, what_if=[edit])
+    assert got == cli_json("path", *workers, "--what-if", edit)
+    # Rank 0 only waited, yet its slow steps run through rank 2's sleep and get shorter.
+    rank0 = [p for p in got["paths"] if p["rank"] == 0 and p["step"] == "ProfilerStep#3"][0]
+    assert any(s["rank"] == 2 and s["name"] == "slow_rank_work" for s in rank0["segments"])
+    saved = {(s["rank"], s["step"]): s["saving_us"] for s in got["what_if"]["steps"]}
+    assert saved[(0, "ProfilerStep#3")] > 25_000 and abs(saved[(0, "ProfilerStep#4")]) < 2_000
+    traces = [sightline.open(w) for w in workers]
+    assert sightline.critical_path(traces, what_if=[edit]) == got
+    hta = traces[0].critical_path(compat="hta")
+    assert set(hta["paths"][0]["bound_by"]) <= {
+        "cpu_bound",
+        "gpu_compute_bound",
+        "gpu_communication_bound",
+        "gpu_kernel_kernel_overhead",
+        "gpu_kernel_launch_overhead",
+    }
+    assert hta == cli_json("path", workers[0], "--compat", "hta")
+    with pytest.raises(ValueError, match="compat"):
+        traces[0].critical_path(compat="tracelens")
+    with pytest.raises(ValueError, match="at least one"):
+        sightline.critical_path([])

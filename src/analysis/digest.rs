@@ -23,6 +23,7 @@
 //! per trace serves `diff`, `ranks`, the Python package and the page. A digest written before that
 //! section existed reads with an empty one (no rank, no collectives).
 
+use super::critical::{self, StepPath};
 use super::findings::{self, Finding};
 use super::idle::{self, IdleOptions, IdleReport};
 use super::links::Links;
@@ -98,6 +99,22 @@ pub struct DigestStep {
     pub dur_ns: i64,
     pub gpu_ops: usize,
     pub breakdown: DigestBreakdown,
+    /// What bounds the step: its critical path's longest parts, by slice and category, most time
+    /// first (at most [`PATH_ITEMS`]); the straggler findings quote it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub path: Vec<DigestPathItem>,
+}
+
+/// How many of a step's critical path parts a digest keeps.
+pub const PATH_ITEMS: usize = 3;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DigestPathItem {
+    /// The slice the time is charged to (empty for time in no slice).
+    pub name: String,
+    /// Its [`crate::analysis::critical`] category (`cpu_op`, `gpu_compute`, ...).
+    pub bound_by: String,
+    pub ns: i64,
 }
 
 /// [`Breakdown`], as a list of (category, ns) in the plugin's priority order.
@@ -254,7 +271,7 @@ impl Digest {
         Digest {
             version: DIGEST_VERSION,
             summary: summary(trace, forest, idle),
-            steps: digest_steps(steps),
+            steps: digest_steps(steps, &step_paths(trace, links, steps)),
             ops: ops(&op_table(trace, forest, false)),
             ops_by_shape: ops(&op_table(trace, forest, true)),
             kernels: kernels(trace, forest),
@@ -356,7 +373,34 @@ fn summary(trace: &Trace, forest: &Forest, idle: &IdleReport) -> DigestSummary {
     }
 }
 
-fn digest_steps(steps: &StepsReport) -> DigestSteps {
+/// Each step's critical path ([`crate::analysis::critical`]); none when the graph cannot be built.
+fn step_paths(trace: &Trace, links: &Links, steps: &StepsReport) -> Vec<StepPath> {
+    critical::Analysis::build(trace, links, steps, &critical::PathOptions::default())
+        .map(|a| a.paths(trace, links))
+        .unwrap_or_default()
+}
+
+/// A path's longest parts, by slice name and category.
+fn path_items(p: &StepPath) -> Vec<DigestPathItem> {
+    let mut by: FxHashMap<(&str, &str), i64> = FxHashMap::default();
+    for s in &p.segments {
+        *by.entry((s.name.as_str(), s.bound_by)).or_default() +=
+            ((s.end_us - s.start_us) * 1e3).round() as i64;
+    }
+    let mut items: Vec<DigestPathItem> = by
+        .into_iter()
+        .map(|((name, bound_by), ns)| DigestPathItem {
+            name: name.to_string(),
+            bound_by: bound_by.to_string(),
+            ns,
+        })
+        .collect();
+    items.sort_by(|a, b| (b.ns, &a.name, &a.bound_by).cmp(&(a.ns, &b.name, &b.bound_by)));
+    items.truncate(PATH_ITEMS);
+    items
+}
+
+fn digest_steps(steps: &StepsReport, paths: &[StepPath]) -> DigestSteps {
     DigestSteps {
         active: steps.steps.len().max(1),
         synthetic: steps.synthetic,
@@ -373,6 +417,11 @@ fn digest_steps(steps: &StepsReport) -> DigestSteps {
                 dur_ns: s.dur_ns,
                 gpu_ops: s.gpu_ops,
                 breakdown: (&s.breakdown).into(),
+                path: paths
+                    .iter()
+                    .find(|p| p.step == s.name)
+                    .map(path_items)
+                    .unwrap_or_default(),
             })
             .collect(),
     }

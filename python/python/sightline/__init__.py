@@ -26,6 +26,7 @@ from . import _html, _serve, _tables
 from ._sightline import NotATrace, SightlineError, __version__
 from ._sightline import Parser as _Parser
 from ._sightline import diff_json as _diff_json
+from ._sightline import job_path_json as _job_path_json
 from ._sightline import open_path as _open_path
 from ._sightline import ranks_json as _ranks_json
 
@@ -34,6 +35,7 @@ __all__ = [
     "SightlineError",
     "Trace",
     "__version__",
+    "critical_path",
     "diff",
     "open",
     "ranks",
@@ -144,15 +146,19 @@ class Trace:
         annotation: Optional[str] = None,
         instance: int = 0,
         what_if: Sequence[str] = (),
+        compat: Optional[str] = None,
     ) -> Dict[str, Any]:
         """The critical path of each step, as ``sightline path FILE --json``: ``paths`` with
         ``bound_by`` shares and ``segments``; ``step`` picks one step by name, ``annotation`` and
         ``instance`` HTA's annotation window instead. ``what_if`` edits (``"NAME=0"``,
         ``"NAME*F"``, ``"DataLoader=0"``, ...) add ``what_if`` with each step's predicted time;
-        an edit that matches nothing raises ``ValueError``."""
+        an edit that matches nothing raises ``ValueError``. ``compat="hta"`` follows HTA 0.5.0's
+        graph (no ``what_if`` then). For the ranks of one job, see :func:`critical_path`."""
         if instance < 0:
             raise ValueError(f"instance counts from 0, not {instance}")
-        return json.loads(self._native.path_json(step, annotation, instance, list(what_if)))
+        return json.loads(
+            self._native.path_json(step, annotation, instance, list(what_if), compat)
+        )
 
     def report(self, compat: Optional[str] = None, top: Optional[int] = None) -> Dict[str, Any]:
         """Everything at once, as ``sightline report --json [--compat hta] [--top N]``: ``top``
@@ -223,6 +229,21 @@ def serve(
     package itself holds no HTTP server; the page is the one shipped in this package."""
     return _serve.serve(logdir, port=port, host=host, cli=cli)
 
+
+
+def critical_path(
+    traces: Sequence[Union[Trace, PathArg]],
+    step: Optional[str] = None,
+    what_if: Sequence[str] = (),
+) -> Dict[str, Any]:
+    """The ranks of one job, as ``sightline path FILE... --json``: their graphs joined at the
+    collectives :func:`ranks` matches, so a step's path can run through another rank's work
+    (``segments[].rank``) and a ``what_if`` edit on one rank (``"rank2:NAME=0"``) predicts the
+    steps of the ranks that waited for it. ``traces`` are :class:`Trace` objects or paths."""
+    opened = [t if isinstance(t, Trace) else open(t) for t in traces]
+    if not opened:
+        raise ValueError("critical_path needs at least one trace")
+    return json.loads(_job_path_json([t._native for t in opened], step, list(what_if)))
 
 
 def what_if(

@@ -302,12 +302,16 @@ fn collective_threads(
             step_lane.push((l.pid, li));
         }
     }
+    // Time in no recorded slice (or only the step's), or before the thread's first slice.
     let untraced = |g: &Graph, e: u32| {
         e != NONE
-            && g.edges[e as usize].kind == EdgeKind::Cpu
-            && g.edges[e as usize]
-                .slice
-                .is_none_or(|r| trace.slice_name(r).starts_with("ProfilerStep#"))
+            && match g.edges[e as usize].kind {
+                EdgeKind::Start => true,
+                EdgeKind::Cpu => g.edges[e as usize]
+                    .slice
+                    .is_none_or(|r| trace.slice_name(r).starts_with("ProfilerStep#")),
+                _ => false,
+            }
     };
     for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| !l.is_gpu()) {
         let Some(&(_, main)) = step_lane.iter().find(|p| p.0 == l.pid && p.1 != li) else {

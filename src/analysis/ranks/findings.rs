@@ -30,6 +30,30 @@ fn ms(us: f64) -> String {
     format!("{:.1} ms", us / 1e3)
 }
 
+/// What the straggler's own critical path in a step ran through: "; its critical path in
+/// ProfilerStep#3: slow_rank_work 40.2 ms (cpu_op), ...".
+fn path_quote(d: Option<&Digest>, step: &str) -> String {
+    let Some(s) = d.and_then(|d| d.real_steps().iter().find(|s| s.name == step)) else {
+        return String::new();
+    };
+    if s.path.is_empty() {
+        return String::new();
+    }
+    let items: Vec<String> = s
+        .path
+        .iter()
+        .map(|p| {
+            let name = if p.name.is_empty() {
+                "(nothing recorded)"
+            } else {
+                p.name.as_str()
+            };
+            format!("{name} {} ({})", ms(p.ns as f64 / 1e3), p.bound_by)
+        })
+        .collect();
+    format!("; its critical path in {step}: {}", items.join(", "))
+}
+
 /// A rank's time in steps (its span without steps), ns.
 fn step_time(d: &Digest) -> i64 {
     if d.real_steps().is_empty() {
@@ -130,7 +154,7 @@ pub fn analyze(r: &RanksReport, digests: &[&Digest], matched: &[Matched]) -> Vec
                 ms(caused),
                 100.0 * share,
                 worst.cause
-            ),
+            ) + &path_quote(by_rank(rank).copied(), &worst.step),
             advice: "Look at what this rank does before the collective that the others do not (its data loading, \
                      an extra computation, a host stall); balance the work or move it out of the step."
                 .to_string(),
