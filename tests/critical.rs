@@ -563,3 +563,39 @@ fn what_if_predicts_the_real_runs_without_the_cause() {
     }
     assert!(checked >= 24 + 6, "{checked} steps checked");
 }
+
+/// A cross-stream wait recorded by `cuda_sync` events: kernel B on stream 20 waits (through
+/// `cudaEventRecord` after A's launch and `cudaStreamWaitEvent`) for kernel A on stream 7. The
+/// path runs from B back through A, and halving A brings B, and the step, earlier.
+#[test]
+fn a_cross_stream_wait_joins_the_streams() {
+    let ev = [
+        r#"{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":30}"#,
+        r#"{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":4,"args":{"correlation":1}}"#,
+        r#"{"ph":"X","cat":"kernel","name":"A","pid":0,"tid":7,"ts":10,"dur":100,"args":{"device":0,"stream":7,"correlation":1}}"#,
+        r#"{"ph":"X","cat":"cuda_runtime","name":"cudaEventRecord","pid":1,"tid":1,"ts":6,"dur":2,"args":{"correlation":2}}"#,
+        r#"{"ph":"X","cat":"cuda_runtime","name":"cudaStreamWaitEvent","pid":1,"tid":1,"ts":9,"dur":2,"args":{"correlation":3}}"#,
+        r#"{"ph":"X","cat":"cuda_sync","name":"Stream Wait Event","pid":0,"tid":20,"ts":12,"dur":1,"args":{"device":0,"stream":20,"correlation":3,"wait_on_stream":7,"wait_on_cuda_event_record_corr_id":2}}"#,
+        r#"{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":12,"dur":4,"args":{"correlation":4}}"#,
+        r#"{"ph":"X","cat":"kernel","name":"B","pid":0,"tid":20,"ts":110,"dur":50,"args":{"device":0,"stream":20,"correlation":4}}"#,
+        r#"{"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":200,"dur":10}"#,
+    ];
+    let trace = parse(&ev.iter().map(|e| e.to_string()).collect::<Vec<_>>());
+    let (links, a) = analyse(&trace);
+    let p = &a.paths(&trace, &links)[0];
+    let names: Vec<(&str, &str)> = p
+        .segments
+        .iter()
+        .map(|s| (s.name.as_str(), s.bound_by))
+        .collect();
+    assert!(names.contains(&("A", "gpu_compute")), "{names:?}");
+    assert!(names.contains(&("B", "gpu_compute")), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.1 == "kernel_kernel_overhead"),
+        "{names:?}"
+    );
+    let edits = [Edit::parse("A*0.5").unwrap()];
+    let (factor, _) = whatif::factors(&trace, &a, &edits);
+    let s = &whatif::predict(&a, &factor)[0];
+    assert_eq!((s.measured_us, s.predicted_us), (160.0, 110.0));
+}

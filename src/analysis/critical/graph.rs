@@ -15,12 +15,13 @@
 //!   an op never starts before its launch.
 //! - A virtual source at the trace's start reaches each chain's and stream's first node.
 //!
-//! Cross-stream waits (`cudaStreamWaitEvent`) are not edges yet: such a wait shows as
-//! kernel-kernel overhead on the waiting stream.
+//! - A cross-stream wait (`cudaStreamWaitEvent`, where `cuda_sync` events record it) joins the
+//!   op that the recorded event followed to the next op launched on the waiting stream.
 
 use crate::analysis::idle::{op_class, OpClass};
 use crate::analysis::links::{Kind, Links};
 use crate::model::{SliceRef, Trace};
+use rustc_hash::FxHashMap;
 
 /// What an edge stands for; with its attributed slice, what a path segment is bound by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,12 +110,6 @@ pub fn build(trace: &Trace, links: &Links) -> Graph {
     g.time[0] = start;
 
     // Device ops first, so that blocking calls can find what they waited for.
-    struct Op {
-        lane: usize,
-        index: usize,
-        start: u32,
-        end: u32,
-    }
     let mut ops: Vec<Op> = Vec::new();
     for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| l.is_gpu()) {
         let s = &l.slices;
@@ -275,8 +270,168 @@ pub fn build(trace: &Trace, links: &Links) -> Graph {
         prev_on_lane[o.lane] = Some(k);
     }
 
+    stream_waits(trace, links, &mut g, &ops_nodes(&ops));
     g.index();
     g
+}
+
+/// A device op's lane and index, and its start and end nodes.
+struct Op {
+    lane: usize,
+    index: usize,
+    start: u32,
+    end: u32,
+}
+
+fn ops_nodes(ops: &[Op]) -> Vec<(SliceRef, u32, u32)> {
+    ops.iter()
+        .map(|o| {
+            let r = SliceRef {
+                lane: o.lane as u32,
+                index: o.index as u32,
+            };
+            (r, o.start, o.end)
+        })
+        .collect()
+}
+
+/// Cross-stream waits, where the trace records them (`cuda_sync` events, PyTorch's
+/// `enable_cuda_sync_events`): a `Stream Wait Event` makes the next op launched on its stream,
+/// from the thread that called `cudaStreamWaitEvent`, wait for the last op launched on the
+/// recorded stream before the `cudaEventRecord` its `wait_on_cuda_event_record_corr_id` names (as
+/// HTA pairs them). The edge weighs 0 (less when the trace has the op start earlier), so the
+/// measured times stay exact and a replay keeps the order.
+fn stream_waits(trace: &Trace, links: &Links, g: &mut Graph, ops: &[(SliceRef, u32, u32)]) {
+    let kinds = &links.kinds;
+    let device_of = |lane: u32| match trace.lanes[lane as usize].kind {
+        crate::model::LaneKind::GpuStream { device, stream } => Some((device, stream)),
+        crate::model::LaneKind::Cpu => None,
+    };
+    let int = |r: SliceRef, key: &str| -> Option<i64> {
+        let s = &trace.lanes[r.lane as usize].slices;
+        trace
+            .args
+            .field(s.args[r.index as usize], key)?
+            .trim()
+            .parse()
+            .ok()
+    };
+    let mut waits: Vec<(SliceRef, i64)> = Vec::new();
+    for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| l.is_gpu()) {
+        let s = &l.slices;
+        for i in 0..s.len() {
+            let r = SliceRef {
+                lane: li as u32,
+                index: i as u32,
+            };
+            if kinds.of_cat(s.cat[i]) == Kind::Sync && trace.str(s.name[i]) == "Stream Wait Event" {
+                if let Some(c) = int(r, "wait_on_cuda_event_record_corr_id") {
+                    waits.push((r, c));
+                }
+            }
+        }
+    }
+    if waits.is_empty() {
+        return;
+    }
+    // Launches in call order: (call start, call, op index into `ops`).
+    let mut launches: Vec<(i64, SliceRef, usize)> = ops
+        .iter()
+        .enumerate()
+        .filter_map(|(k, &(r, _, _))| {
+            let c = links.launch(r)?;
+            let start = trace.lanes[c.lane as usize].slices.start_ns[c.index as usize];
+            Some((start, c, k))
+        })
+        .collect();
+    launches.sort_by_key(|l| (l.0, l.1.lane, l.1.index));
+    // cudaEventRecord calls by correlation.
+    let mut records: FxHashMap<i64, SliceRef> = FxHashMap::default();
+    for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| !l.is_gpu()) {
+        let s = &l.slices;
+        for i in 0..s.len() {
+            if trace.str(s.name[i]) == "cudaEventRecord" {
+                records.insert(
+                    s.correlation[i],
+                    SliceRef {
+                        lane: li as u32,
+                        index: i as u32,
+                    },
+                );
+            }
+        }
+    }
+    let start_of = |r: SliceRef| trace.lanes[r.lane as usize].slices.start_ns[r.index as usize];
+    // The launch and stream edges into each op's start.
+    let mut into: FxHashMap<u32, Vec<usize>> = FxHashMap::default();
+    for (k, e) in g.edges.iter().enumerate() {
+        if matches!(e.kind, EdgeKind::Launch | EdgeKind::Stream) {
+            into.entry(e.to).or_default().push(k);
+        }
+    }
+    // A launch edge starts at its call's start node; the call's duration is the chain's time
+    // from there to the call's end.
+    let mut call_dur: FxHashMap<u32, i64> = FxHashMap::default();
+    for &(r, _, _) in ops {
+        if let Some(c) = links.launch(r) {
+            if let Some(&(a, b)) = g
+                .cpu_nodes
+                .get(c.lane as usize)
+                .and_then(|v| v.get(c.index as usize))
+            {
+                if a != NONE && b != NONE {
+                    call_dur.insert(a, g.time[b as usize] - g.time[a as usize]);
+                }
+            }
+        }
+    }
+    let launch_dur = |n: u32| call_dur.get(&n).copied().unwrap_or(0);
+    for (w, corr) in waits {
+        let (Some(rec), Some(call)) = (records.get(&corr).copied(), links.launch(w)) else {
+            continue;
+        };
+        let Some(on) = int(w, "wait_on_stream") else {
+            continue;
+        };
+        let Some((device, stream)) = device_of(w.lane) else {
+            continue;
+        };
+        let recorded = (device, on);
+        let t_rec = start_of(rec);
+        let k = launches.partition_point(|l| l.0 <= t_rec);
+        let src = launches[..k]
+            .iter()
+            .rev()
+            .find(|l| device_of(ops[l.2].0.lane) == Some(recorded));
+        let t_wait = start_of(call);
+        let k = launches.partition_point(|l| l.0 <= t_wait);
+        let dest = launches[k..].iter().find(|l| {
+            l.1.lane == call.lane && device_of(ops[l.2].0.lane) == Some((device, stream))
+        });
+        if let (Some(src), Some(dest)) = (src, dest) {
+            let (from, to) = (ops[src.2].2, ops[dest.2].1);
+            if g.time[from as usize] == g.time[to as usize] {
+                // The op started when the one it waited for ended: the wait, not its launch or
+                // its stream, set its start. Those edges keep only what a replay must respect
+                // (the launch call's duration, no overlap on the stream).
+                for &e in into.get(&to).into_iter().flatten() {
+                    let e = &mut g.edges[e];
+                    e.weight = match e.kind {
+                        EdgeKind::Launch => e.weight.min(launch_dur(e.from)),
+                        EdgeKind::Stream => e.weight.min(0),
+                        _ => e.weight,
+                    };
+                }
+            }
+            g.edges.push(Edge {
+                from,
+                to,
+                weight: 0.min(g.time[to as usize] - g.time[from as usize]),
+                kind: EdgeKind::Sync,
+                slice: Some(ops[dest.2].0),
+            });
+        }
+    }
 }
 
 /// Collectives run on a thread of their own (gloo's: DistributedDataParallel's reducer hands each
