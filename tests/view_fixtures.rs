@@ -1,15 +1,22 @@
 //! The view layer against every real trace in `shared/fixtures`: the row invariant the level of
-//! detail relies on, bounded draw lists at full zoom-out, and hit testing that finds what was drawn.
+//! detail relies on, bounded draw lists at full zoom-out, hit testing that finds what was drawn, and
+//! the critical path drawn over the rest.
 //!
 //! Fixtures are found as every test finds them (`tests/common`).
 
 mod common;
 
 use rustc_hash::FxHashSet;
+use sightline::analysis::critical::{Analysis, PathOptions};
+use sightline::analysis::links::Links;
+use sightline::analysis::steps;
 use sightline::model::category::{Kind, Kinds};
 use sightline::model::SliceRef;
 use sightline::parse::parse_bytes;
-use sightline::view::frame::{self, Hit, ViewState, FLAG_MARK, HIT_SLOP_PX, RECT_STRIDE};
+use sightline::view::frame::{
+    self, Hit, ViewState, FLAG_DIM, FLAG_MARK, FLAG_PATH, HIT_SLOP_PX, RECT_STRIDE,
+};
+use sightline::view::path::{slices_and_hops, PathView};
 use sightline::view::rows::RowMode;
 use sightline::view::tracks::TrackLayout;
 use sightline::view::viewport::Viewport;
@@ -170,6 +177,69 @@ fn frames_that_reuse_the_rows_items_equal_fresh_ones() {
             draw(&tl, &tracks, &vp),
             draw(&fresh_python, &tracks, &vp),
             "{name}: panned"
+        );
+    }
+}
+
+/// Each step's critical path as the timeline draws it: every hop goes from one lane to another,
+/// forward in time, to a slice of the path, from a slice of the path or the launch call of the op
+/// it reaches; every drawn box is on the path or dimmed, the path's own boxes among them; and the
+/// arrows of a frame stay few however many hops the path has.
+#[test]
+fn every_fixtures_critical_path_is_drawn_over_the_rest() {
+    for path in common::all_shared_traces() {
+        let trace = parse_bytes(&std::fs::read(&path).unwrap()).unwrap();
+        let name = path.display();
+        let links = Links::build(&trace);
+        let steps = steps::analyze_with(&trace, &links);
+        let a = Analysis::build(&trace, &links, &steps, &PathOptions::default()).unwrap();
+        let paths = a.paths(&trace, &links);
+        let (slices, hops) = slices_and_hops(&paths, &links);
+        let on: FxHashSet<SliceRef> = slices.iter().copied().collect();
+        assert_eq!(on.len(), slices.len(), "{name}: each slice once");
+        for p in &paths {
+            for s in p.segments.iter().filter_map(|s| s.slice) {
+                assert!(on.contains(&s), "{name}");
+            }
+        }
+        for h in &hops {
+            assert_ne!(h.from.lane, h.to.lane, "{name}: {h:?}");
+            assert!(h.from_ns <= h.to_ns, "{name}: {h:?}");
+            assert!(on.contains(&h.to), "{name}: {h:?}");
+            assert!(
+                on.contains(&h.from) || links.launch(h.to) == Some(h.from),
+                "{name}: {h:?}"
+            );
+        }
+        let tl = Timeline::new(&trace);
+        let all: FxHashSet<u32> = (0..trace.lanes.len() as u32).collect();
+        let tracks = TrackLayout::new(&trace, &FxHashSet::default(), &all);
+        let mut vp = Viewport::new(trace.span_ns(), 1200.0, 20_000.0);
+        vp.set_content_height(tracks.height);
+        let st = ViewState {
+            path: Some(PathView::new(&trace, &tl, &slices, hops.clone())),
+            ..ViewState::default()
+        };
+        let f = frame::layout(&trace, &tl, &tracks, &vp, &st);
+        let flags: Vec<u32> = f
+            .rects
+            .chunks(RECT_STRIDE)
+            .map(|r| r[4] as u32 >> 8)
+            .collect();
+        assert!(
+            flags
+                .iter()
+                .all(|f| (f & FLAG_PATH != 0) != (f & FLAG_DIM != 0)),
+            "{name}: every box on the path or dimmed"
+        );
+        if !slices.is_empty() {
+            assert!(flags.iter().any(|f| f & FLAG_PATH != 0), "{name}");
+        }
+        assert!(f.meta.path_arrows.len() <= hops.len(), "{name}");
+        assert!(
+            f.meta.path_arrows.len() <= 1200 * tracks.tracks.len(),
+            "{name}: {} arrows",
+            f.meta.path_arrows.len()
         );
     }
 }

@@ -10,6 +10,7 @@
 
 use super::details::Arrow;
 use super::lod::{Item, Window};
+use super::path::PathView;
 use super::ruler::{self, format_duration, Tick};
 use super::search::Search;
 use super::tracks::{self, Track, TrackKind, TrackLayout, BOX_PX, ROW_PX};
@@ -36,6 +37,8 @@ pub const FLAG_MATCH: u32 = 2;
 pub const FLAG_DIM: u32 = 4;
 /// Rectangle flag: the selection outline (drawn last, on top).
 pub const FLAG_SELECTED: u32 = 8;
+/// Rectangle flag: a critical path is shown and this is on it (the rest is dimmed).
+pub const FLAG_PATH: u32 = 16;
 
 /// What the user has chosen to see, beside the viewport.
 #[derive(Debug, Default)]
@@ -52,6 +55,8 @@ pub struct ViewState {
     pub search: Option<Search>,
     /// GPU idle gaps to shade, per device (from the idle analysis).
     pub gaps: Vec<GapShade>,
+    /// The critical path shown: its slices drawn, the rest dimmed, arrows where it changes lanes.
+    pub path: Option<PathView>,
 }
 
 /// An idle gap of one GPU device, shaded on each of its stream lanes.
@@ -113,6 +118,9 @@ pub struct FrameMeta {
     pub ticks: Vec<Tick>,
     pub steps: Vec<StepMark>,
     pub arrows: Vec<ArrowPx>,
+    /// Where the critical path shown goes from one lane to another, at most one arrow per pixel
+    /// column and pair of rows.
+    pub path_arrows: Vec<ArrowPx>,
     /// Shaded idle gaps on GPU lanes (drawn under the slices).
     pub gaps: Vec<GapPx>,
     pub range: Option<RangePx>,
@@ -221,8 +229,13 @@ pub fn layout(
                     Some(q) if !q.query.is_empty() => FLAG_DIM,
                     _ => 0,
                 };
+                let path = match &st.path {
+                    None => 0,
+                    Some(p) if on_path(p, it, r, d, vp) => FLAG_PATH,
+                    Some(_) => FLAG_DIM,
+                };
                 let (cx0, cx1) = (x0.max(-2.0), x1.min(vp.width_px + 2.0));
-                let style = tl.slot(trace, r) as u32 | (mark | search) << 8;
+                let style = tl.slot(trace, r) as u32 | (mark | search | path) << 8;
                 if !extend_last(&mut rects, row_start, cx0, cx1, style, alpha) {
                     push_rect(&mut rects, cx0, y, cx1 - cx0, BOX_PX, style, alpha);
                 }
@@ -268,6 +281,10 @@ pub fn layout(
             })
         })
         .collect();
+    let path_arrows = st
+        .path
+        .as_ref()
+        .map_or_else(Vec::new, |p| path_arrows(trace, tl, tracks_, vp, p));
     let steps = tl
         .steps
         .iter()
@@ -291,6 +308,7 @@ pub fn layout(
             ticks: ruler::ticks(vp),
             steps,
             arrows,
+            path_arrows,
             gaps,
             range,
             start_ns: vp.start_ns,
@@ -299,6 +317,41 @@ pub fn layout(
             content_px: tracks_.height,
         },
     }
+}
+
+/// Whether a drawn item is on the path: a slice drawn alone is, or a mark holds a slice that is.
+fn on_path(p: &PathView, it: &Item, r: SliceRef, row: u32, vp: &Viewport) -> bool {
+    match *it {
+        Item::Slice { .. } => p.contains(r),
+        Item::Mark { x0, x1, .. } => p.in_row(r.lane, row as u16, vp.t_of(x0), vp.t_of(x1)),
+    }
+}
+
+/// The path's lane changes in the window as arrows, from a row at the time the path leaves it to
+/// a row at the time it arrives; zoomed out, hops that would draw the same arrow are drawn once.
+fn path_arrows(
+    trace: &Trace,
+    tl: &Timeline,
+    tracks_: &TrackLayout,
+    vp: &Viewport,
+    p: &PathView,
+) -> Vec<ArrowPx> {
+    let mut seen = FxHashSet::default();
+    p.hops_in(vp.start_ns, vp.end_ns())
+        .filter_map(|h| {
+            let (_, y0, _) = anchor(trace, tl, tracks_, vp, h.from)?;
+            let (_, y1, _) = anchor(trace, tl, tracks_, vp, h.to)?;
+            let (x0, x1) = (vp.x_of(h.from_ns as f64), vp.x_of(h.to_ns as f64));
+            let key = [x0, y0, x1, y1].map(|v| v.round() as i32);
+            seen.insert(key).then(|| ArrowPx {
+                x0,
+                y0,
+                x1,
+                y1,
+                category: "critical path".into(),
+            })
+        })
+        .collect()
 }
 
 /// The label of a lane's folded row: the frames it stands for, outermost first, the one drawn last.
@@ -456,6 +509,7 @@ mod tests {
     use super::*;
     use crate::parse::parse_bytes;
     use crate::view::lod::columns;
+    use crate::view::path::Hop;
     use crate::view::search::Search;
 
     /// A CPU lane with a deep stack and thousands of tiny slices, and a GPU stream.
@@ -731,6 +785,65 @@ mod tests {
             slice_box(&t, &tl, &tr, &vp, SliceRef { lane: 0, index: 20 }).is_none(),
             "folded row"
         );
+    }
+
+    #[test]
+    fn a_critical_path_is_drawn_and_the_rest_dimmed() {
+        let t = trace();
+        let tl = Timeline::new(&t);
+        let tr = TrackLayout::new(&t, &FxHashSet::default(), &FxHashSet::default());
+        let vp = Viewport::new(t.span_ns(), 800.0, 600.0);
+        let find = |name: &str, nth: usize| {
+            let (lane, l) = t
+                .lanes
+                .iter()
+                .enumerate()
+                .find(|(_, l)| (0..l.slices.len()).any(|i| t.str(l.slices.name[i]) == name))
+                .unwrap();
+            let s = &l.slices;
+            let mut found = (0..s.len()).filter(|&i| t.str(s.name[i]) == name);
+            SliceRef {
+                lane: lane as u32,
+                index: found.nth(nth).unwrap() as u32,
+            }
+        };
+        // `big`, one tiny slice among thousands (drawn inside a density mark), the second kernel.
+        let (big, tiny, kern) = (find("big", 0), find("tiny3", 700), find("kern", 1));
+        let hop = Hop {
+            from: big,
+            from_ns: 500_000,
+            to: kern,
+            to_ns: 1_000_000,
+        };
+        let st = ViewState {
+            path: Some(PathView::new(&t, &tl, &[big, tiny, kern], vec![hop])),
+            ..ViewState::default()
+        };
+        let f = layout(&t, &tl, &tr, &vp, &st);
+        let flags: Vec<u32> = rects(&f).map(|r| r[4] as u32 >> 8).collect();
+        let on: Vec<u32> = flags
+            .iter()
+            .copied()
+            .filter(|f| f & FLAG_PATH != 0)
+            .collect();
+        assert_eq!(on.len(), 3, "{on:?}");
+        assert_eq!(on.iter().filter(|f| *f & FLAG_MARK != 0).count(), 1);
+        assert!(flags
+            .iter()
+            .all(|f| (f & FLAG_PATH != 0) != (f & FLAG_DIM != 0)));
+        assert_eq!(f.meta.path_arrows.len(), 1);
+        let a = &f.meta.path_arrows[0];
+        assert!((a.x0 - vp.x_of(500_000.0)).abs() < 1e-9 && (a.x1 - vp.x_of(1e6)).abs() < 1e-9);
+        assert_ne!(a.y0, a.y1, "from the CPU lane to the GPU stream");
+        // Outside the hop's time, no arrow; without a path, nothing dimmed.
+        let mut later = Viewport::new(t.span_ns(), 800.0, 600.0);
+        later.show_range(2e6, 3e6);
+        assert!(layout(&t, &tl, &tr, &later, &st)
+            .meta
+            .path_arrows
+            .is_empty());
+        let plain = layout(&t, &tl, &tr, &vp, &ViewState::default());
+        assert!(rects(&plain).all(|r| r[4] as u32 >> 8 & (FLAG_DIM | FLAG_PATH) == 0));
     }
 
     #[test]

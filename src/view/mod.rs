@@ -14,6 +14,7 @@ pub mod details;
 pub mod frame;
 pub mod lod;
 pub mod overview;
+pub mod path;
 pub mod rows;
 pub mod ruler;
 pub mod search;

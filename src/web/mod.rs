@@ -12,10 +12,12 @@
 //! By concern: `session` (reading and the model build), `parts` (parse parts from other workers),
 //! `view` (frames, viewport, selection, search), `tables` (analyses and tables), `flops` (the
 //! roofline and FLOPs columns), `memory` (the memory chart, live allocations, allocation table),
-//! `compare` (digests and the diff of two traces), `ranks` (many ranks of one job: the report from
+//! `critical` (the critical path, drawn on the timeline, and what-if replays), `compare` (digests
+//! and the diff of two traces), `ranks` (many ranks of one job: the report from
 //! digests), `embedding` (links and the iframe protocol).
 
 mod compare;
+mod critical;
 mod embedding;
 mod flops;
 mod memory;
@@ -98,6 +100,7 @@ pub fn constants() -> String {
         "flag_match": frame::FLAG_MATCH,
         "flag_dim": frame::FLAG_DIM,
         "flag_selected": frame::FLAG_SELECTED,
+        "flag_path": frame::FLAG_PATH,
         "box_px": BOX_PX,
         "row_px": ROW_PX,
         "header_px": HEADER_PX,

@@ -30,6 +30,9 @@ pub(super) struct Loaded {
     pub(super) forest: Option<Forest>,
     /// The memory views' curves and allocations, built on first use (`memory.rs`).
     pub(super) memory: Option<super::memory::MemoryState>,
+    /// The critical path's graph and what the page shows of it, built on first use
+    /// (`critical.rs`).
+    pub(super) critical: Option<super::critical::Critical>,
 }
 
 pub(super) enum State {
@@ -139,6 +142,7 @@ impl Session {
             running: None,
             forest: None,
             memory: None,
+            critical: None,
         };
         loaded.relayout();
         let summary = self::json(&summarize(&loaded.trace));

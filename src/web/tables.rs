@@ -4,6 +4,7 @@
 
 use super::session::{Loaded, Session};
 use super::{err, json};
+use crate::analysis::critical::savings::{self, Assessed};
 use crate::analysis::findings::{self, Finding};
 use crate::analysis::flops::{kernels::annotate, Flops};
 use crate::analysis::idle::{self, IdleOptions, IdleReport};
@@ -24,7 +25,11 @@ use wasm_bindgen::prelude::*;
 pub(super) struct Analyses {
     pub(super) steps: StepsReport,
     pub(super) idle: IdleReport,
+    /// In the analysis' order, as the digest lists them.
     pub(super) findings: Vec<Finding>,
+    /// The same with what each fix would save, in the report's order (largest saving first), as
+    /// the page lists them.
+    pub(super) assessed: Vec<Assessed>,
     /// The modelled operator calls, for the FLOPs columns and the roofline (`web/flops.rs`).
     pub(super) flops: Flops,
 }
@@ -44,7 +49,8 @@ pub(super) const SLICE_UNITS: u32 = 300_000;
 /// Idle gaps reported one by one (with what the CPU was doing), and so shaded on the timeline.
 const VIEWER_GAPS: usize = 500;
 
-/// Links, steps, idle gaps (500 attributed), FLOPs and findings, pausing as `y` says.
+/// Links, steps, idle gaps (500 attributed), FLOPs and findings with their savings, pausing as `y`
+/// says (the savings' what-if replays in one go, where a finding calls for one).
 async fn analyses(trace: Rc<Trace>, mut y: Slicer) -> Analyses {
     let (trace, y) = (&*trace, &mut y);
     let links = Links::build_sliced(trace, y).await;
@@ -56,10 +62,12 @@ async fn analyses(trace: Rc<Trace>, mut y: Slicer) -> Analyses {
     let idle = idle::analyze_sliced(trace, &links, &opts, y).await;
     let flops = Flops::build_sliced(trace, &links, y).await;
     let findings = findings::analyze_sliced(trace, &links, &steps, &idle, &flops, y).await;
+    let assessed = savings::assess(trace, &links, &steps, findings.clone());
     Analyses {
         steps,
         idle,
         findings,
+        assessed,
         flops,
     }
 }
@@ -139,13 +147,14 @@ impl Session {
     }
 
     /// An analysis as JSON: `"steps"` (StepsReport), `"idle"` (IdleReport, up to 500 gaps),
-    /// `"findings"` (a list of Finding).
+    /// `"findings"` (a list of Finding, each with its fix's `saving` where it has one, largest
+    /// saving first, as `sightline report --json` lists them).
     pub fn report(&self, kind: &str) -> Result<String, JsValue> {
         let a = self.loaded()?.analyses()?;
         match kind {
             "steps" => Ok(json(&a.steps)),
             "idle" => Ok(json(&a.idle)),
-            "findings" => Ok(json(&a.findings)),
+            "findings" => Ok(json(&a.assessed)),
             _ => Err(err(format!("no report named '{kind}'"))),
         }
     }

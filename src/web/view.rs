@@ -349,6 +349,10 @@ impl Session {
         let changed = l.timeline.set_mode(&l.trace, mode);
         if changed {
             l.relayout();
+            // The path's slices are looked up by row, and the rows have moved.
+            if let Some(p) = &mut l.st.path {
+                p.relayout(&l.trace, &l.timeline);
+            }
         }
         Ok(changed)
     }
