@@ -24,6 +24,7 @@ import { startLogdir } from "./logdir.js";
 import { renderOverview } from "./overview.js";
 import { kernelColumns } from "./kernel-columns.js";
 import { startModules } from "./modules-view.js";
+import { startCritical } from "./critical.js";
 import { dropContents, queueOpens } from "./starting.js";
 
 // A trace chosen, dropped or linked before the page is ready is kept and shown as starting
@@ -80,8 +81,10 @@ const view = new TimelineView($("timeline"), $("overview"), { constants: JSON.pa
 const memory = startMemory({ app, view, pick, fail });
 // The Modules tab, listed once the shown trace's module table has rows (modules-view.js).
 const modules = startModules({ app, tableOf, withTable, highlight, showTabs });
+// The Critical path toggle, its panel and the what-if (critical.js).
+const critical = startCritical({ app, view, pick, showRange });
 // For tests and benchmarks: the page's state, and the workers.
-window.sightline = { app, view, workers, version, memory };
+window.sightline = { app, view, workers, version, memory, critical };
 
 $("version").textContent = `v${version}`;
 
@@ -110,6 +113,7 @@ function fail(err, name) {
   delete document.body.dataset.analyses;
   view.attach(null);
   memory.attach(null);
+  critical.attach(null);
   baseChanged();
   $("error").textContent = message;
   $("error-title").textContent = name ? `${name} could not be opened` : "Something went wrong";
@@ -234,8 +238,11 @@ function analyse(loaded, t) {
   const onAnalyses = async () => {
     const [findings, steps, idle] = await Promise.all(["findings", "steps", "idle"].map((k) => s.report(k)));
     if (!mine()) return;
-    renderFindings($("findings"), $("findings-empty"), JSON.parse(findings), showEvidence);
+    // A finding's fix with a saving opens as a what-if.
+    const onWhatIf = (f) => critical.pickEdits(f.saving.edits);
+    renderFindings($("findings"), $("findings-empty"), JSON.parse(findings), showEvidence, onWhatIf);
     renderOverview($("overview-summary"), JSON.parse(steps), JSON.parse(findings), { onEvidence: showEvidence, onRange: showRange, findingsPanel: $("findings-panel") });
+    critical.analysed(s);
     renderSteps($("steps-chart"), JSON.parse(steps), showRange);
     renderIdle($("idle-chart"), JSON.parse(idle), phrases, showRange);
     // The idle gaps are now shaded on the GPU lanes.
@@ -301,6 +308,7 @@ async function show(loaded) {
   drop(previous && previous.worker);
   const attached = view.attach(session);
   memory.attach(session);
+  critical.attach(session);
   view.call(() => session.reset_view());
   // The toggle is set before the first frame, so a trace whose frames were hidden opens without them.
   await setupPythonToggle($("python-frames"), session, `${name}:${summary.file.bytes}`, () => view.request());
@@ -339,6 +347,8 @@ function showRange(t0, t1) {
 function showDetails(d) {
   if (d && d.gap) renderGap($("details"), d.gap, phrases, pick);
   else renderDetails($("details"), d, pick, { onFrame: frameSlice });
+  // A slice picked while the critical path is shown is named in the what-if.
+  if (d && !d.gap) critical.pickName(d.name);
   view.request();
 }
 
@@ -503,10 +513,14 @@ function showTabs() {
   renderTabs($("tabs"), TABS.filter((t) => !(t.hidden && t.hidden())), app.tab, selectTab);
 }
 
-/** Highlights the slices named `name` and selects the first; resolves to how many there are. */
+/**
+ * Highlights the slices named `name` and selects the first; resolves to how many there are. The
+ * name is the what-if's too while the critical path is shown.
+ */
 async function highlight(name) {
   const s = app.active && app.active.session;
   if (!s) return;
+  critical.pickName(name);
   const n = await view.call(() => s.highlight_name(name));
   $("search").value = "";
   $("search-count").textContent = n === undefined ? "" : `${count(n)} × ${name.length > 40 ? name.slice(0, 40) + "…" : name}`;

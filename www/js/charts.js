@@ -1,6 +1,6 @@
-// Findings, the step breakdown and the GPU idle breakdown, drawn from the analyses' JSON
-// (StepsReport, IdleReport, Finding) with plain DOM: bars are spans with a width. Text from the
-// trace goes in with textContent only.
+// Findings (with what each fix saves), the step breakdown and the GPU idle breakdown, drawn from
+// the analyses' JSON (StepsReport, IdleReport, Finding) with plain DOM: bars are spans with a
+// width. Text from the trace goes in with textContent only.
 
 import { count, duration } from "./format.js";
 
@@ -18,8 +18,12 @@ export const STEP_PARTS = [
 
 const WAIT_COLOURS = ["#e86a5a", "#f2a341", "#e6d27c", "#4fb07a", "#68c2c2", "#4f8fdc", "#a46fd4", "#d97bb5", "#8fa2b8", "#b5895b", "#9aa1ab", "#c9c9c9", "#dedede"];
 
-/** One `li` per finding; a click shows its evidence on the timeline. */
-export function renderFindings(list, empty, findings, onEvidence) {
+/**
+ * One `li` per finding; a click shows its evidence on the timeline. A finding whose fix has a
+ * saving (the critical path's what-if) says it, with a button that opens that what-if
+ * (`onWhatIf(finding)`, when given).
+ */
+export function renderFindings(list, empty, findings, onEvidence, onWhatIf) {
   list.replaceChildren();
   empty.textContent = findings.length ? "" : "Nothing stands out: no finding fired on this trace.";
   for (const f of findings) {
@@ -29,7 +33,23 @@ export function renderFindings(list, empty, findings, onEvidence) {
     const title = el("div", "title", f.title);
     const detail = el("div", "detail", f.detail);
     const advice = el("div", "advice", f.advice);
-    li.append(title, detail, advice);
+    li.append(title, detail);
+    if (f.saving) {
+      const saving = el("div", "saving");
+      saving.append(el("span", "finding-saving", f.saving.sentence));
+      if (onWhatIf) {
+        const open = el("button", "link", `what if ${f.saving.edits.join(", ")}`);
+        open.type = "button";
+        open.title = "Open this fix in the critical path's what-if";
+        open.addEventListener("click", (ev) => {
+          ev.stopPropagation();
+          onWhatIf(f);
+        });
+        saving.append(" ", open);
+      }
+      li.append(saving);
+    }
+    li.append(advice);
     li.title = "Click to show the evidence on the timeline";
     li.addEventListener("click", () => onEvidence(f.evidence));
     list.append(li);

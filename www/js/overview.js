@@ -1,9 +1,10 @@
 // The Overview panel, the first panel a trace shows (as the TensorBoard plugin's Overview page):
 // per device the GPU figures of the steps (utilization, estimated SM efficiency, estimated
 // achieved occupancy, Tensor Core share of kernel time), the step time breakdown (all steps as one
-// stacked bar, then each step as a row) and the top findings. Data: `report("steps")`
-// (StepsReport) and `report("findings")`, as the Steps and Findings panels get them; a figure the
-// analysis could not estimate (null) is left out. Text from the trace is set as text only.
+// stacked bar, then each step as a row) and the top findings with what their fixes save. Data:
+// `report("steps")` (StepsReport) and `report("findings")`, as the Steps and Findings panels get
+// them; a figure the analysis could not estimate (null) is left out. Text from the trace is set as
+// text only.
 
 import { STEP_PARTS } from "./charts.js";
 import { count, duration, percent } from "./format.js";
@@ -128,8 +129,9 @@ function topFindings(findings, { onEvidence, findingsPanel }) {
   for (const f of findings.slice(0, TOP_FINDINGS)) {
     const li = el("li", f.severity);
     li.dataset.id = f.id;
-    li.title = `${f.detail}\n\nClick to show the evidence on the timeline`;
+    li.title = `${f.detail}${f.saving ? `\n${f.saving.sentence}` : ""}\n\nClick to show the evidence on the timeline`;
     li.append(el("span", "title", f.title));
+    if (f.saving) li.append(el("span", "ov-saving", `saves ${duration(f.saving.per_step_us * 1e3)} per step`));
     li.addEventListener("click", () => onEvidence(f.evidence));
     list.append(li);
   }

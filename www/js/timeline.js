@@ -1,6 +1,7 @@
 // The timeline canvas: paints the draw list the wasm Session computes, and turns mouse and keys
 // into Session calls. It decides nothing about what to draw: rectangles, labels, ticks, steps and
-// arrows all come from `session.frame()`, in CSS pixels of the timeline area. The Session is in a
+// arrows all come from `session.frame()`, in CSS pixels of the timeline area (a critical path shown
+// too: its slices flagged, the rest dimmed, its lane changes as `path_arrows`). The Session is in a
 // Web Worker (worker/client.js): every call is async, and calls run in the order they are made, so
 // a pan followed by a frame request draws the panned view. At most one frame is being laid out in
 // the worker and one waits to be painted; requests made meanwhile are merged into one more (see
@@ -86,6 +87,7 @@ export class TimelineView {
       bg: v("--bg"), fg: v("--fg"), muted: v("--muted"), line: v("--line"), ruler: v("--ruler"),
       grid: v("--grid"), stepA: v("--step-a"), stepB: v("--step-b"), header: v("--header"),
       match: v("--match"), select: v("--select"), range: v("--range"), rangeFill: v("--range-fill"), arrow: v("--arrow"),
+      path: v("--path") || v("--accent"),
       text: v("--text-on-slice"), overview: v("--overview"), accent: v("--accent"), gap: v("--gap"),
     };
   }
@@ -250,7 +252,8 @@ export class TimelineView {
     }
     this.paintRects(rects);
     this.paintLabels(meta.labels);
-    this.paintArrows(meta.arrows);
+    this.paintArrows(meta.arrows, th.arrow);
+    this.paintArrows(meta.path_arrows, th.path);
     if (meta.range) {
       const { x0, x1 } = meta.range;
       ctx.fillStyle = th.rangeFill;
@@ -291,6 +294,7 @@ export class TimelineView {
     // out, 10k boxes: the canvas commit fell from 16.7 to 10.2 ms a frame; BENCHMARKS.md).
     const batches = new Map();
     const outlines = [];
+    const onPath = [];
     const selected = [];
     for (let i = 0; i < n; i++) {
       const o = i * k.rect_stride;
@@ -307,6 +311,7 @@ export class TimelineView {
       if (!b) batches.set(key, (b = []));
       b.push(o);
       if (flags & k.flag_match) outlines.push(o);
+      if (flags & k.flag_path) onPath.push(o);
     }
     for (const [key, list] of batches) {
       ctx.fillStyle = this.palette[key >> 3] || "#888";
@@ -319,6 +324,13 @@ export class TimelineView {
       ctx.lineWidth = 2;
       ctx.beginPath();
       for (const o of outlines) ctx.rect(r[o] + 1, r[o + 1] + 1, Math.max(0, r[o + 2] - 2), r[o + 3] - 2);
+      ctx.stroke();
+    }
+    if (onPath.length) {
+      ctx.strokeStyle = this.theme.path;
+      ctx.lineWidth = 1;
+      ctx.beginPath();
+      for (const o of onPath) ctx.rect(r[o] + 0.5, r[o + 1] + 0.5, Math.max(0, r[o + 2] - 1), r[o + 3] - 1);
       ctx.stroke();
     }
     for (const o of selected) {
@@ -361,11 +373,11 @@ export class TimelineView {
     return chars >= 2 ? text.slice(0, chars) + "…" : "";
   }
 
-  paintArrows(arrows) {
+  paintArrows(arrows, colour) {
     if (!arrows.length) return;
     const ctx = this.ctx;
-    ctx.strokeStyle = this.theme.arrow;
-    ctx.fillStyle = this.theme.arrow;
+    ctx.strokeStyle = colour;
+    ctx.fillStyle = colour;
     ctx.lineWidth = 1.25;
     for (const a of arrows) {
       const mx = (a.x0 + a.x1) / 2;

@@ -1,0 +1,139 @@
+// The critical path in the page (www/js/critical.js): the header toggle draws each step's path on
+// the timeline (its slices; the rest dimmed; arrows where it changes lanes) and opens the panel
+// with what bounds the steps and the what-if, replayed in the worker. Figures are those of
+// `sightline path --json` and `sightline report --json` on the same traces.
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { openTrace } from "./lib.mjs";
+
+const TRAIN = "real/hta_v100_train_1rank_ns_resolution.pt.trace.json.gz";
+const DLRM = "real/param_dlrm_v100_rank0of8.pt.trace.json.gz";
+
+/** The flags of the current view's boxes, and its path arrows, from a frame laid out now. */
+function frameFlags(page) {
+  return page.evaluate(async () => {
+    const { view } = window.sightline;
+    const k = view.k;
+    const f = await view.session.frame();
+    const flags = [];
+    for (let o = 0; o < f.rects.length; o += k.rect_stride) flags.push(f.rects[o + 4] >> 8);
+    return {
+      path: flags.filter((x) => x & k.flag_path).length,
+      dim: flags.filter((x) => x & k.flag_dim).length,
+      all: flags.length,
+      arrows: JSON.parse(f.meta).path_arrows.length,
+    };
+  });
+}
+
+/** The what-if's answer to exactly `edits`, once shown. */
+async function answer(page, edits) {
+  await page.waitForFunction((e) => window.sightline.critical.state.answered.join("\n") === e.join("\n"), edits);
+  return page.evaluate(() => window.sightline.critical.state.answer);
+}
+
+/** Composes `NAME*F` (or `NAME=0` for a factor of 0) in the what-if's controls. */
+async function compose(page, name, factor) {
+  await page.selectOption("#whatif-mode", factor === 0 ? "remove" : "scale");
+  if (factor !== 0) await page.fill("#whatif-factor", String(factor));
+  await page.fill("#whatif-name", name);
+}
+
+export async function criticalPathIsDrawnWithWhatBoundsItAndAWhatIf({ page, baseUrl, fixturesDir, screenshot }) {
+  await openTrace(page, baseUrl, join(fixturesDir, TRAIN), { analyses: true });
+  const before = await frameFlags(page);
+  assert.equal(before.path + before.dim, 0, "nothing dimmed before the toggle");
+  assert.equal(await page.isEnabled("#critical-path"), true);
+  await page.click("#critical-path");
+  await page.waitForSelector("#critical-panel .critical-bar span");
+  assert.equal(await page.getAttribute("#critical-path", "aria-pressed"), "true");
+
+  // sightline path --json: five steps, 818.142 ms in all, 97.36 % of it GPU compute, then
+  // kernel-kernel gaps 1.19 %, memcpy 0.83 %, CPU ops 0.45 %.
+  const legend = await page.$$eval("#critical-panel .critical-breakdown .chart-legend span", (s) => s.map((x) => [x.dataset.category, x.textContent]));
+  assert.deepEqual(legend.slice(0, 4), [
+    ["cpu_op", "CPU op 0.45 %"],
+    ["cpu_launch", "CPU launch 0.01 %"],
+    ["sync_wait", "sync wait 0.03 %"],
+    ["cpu_untraced", "CPU untraced 0.11 %"],
+  ]);
+  assert.ok(legend.some(([c, t]) => c === "gpu_compute" && t === "GPU compute 97.4 %"), JSON.stringify(legend));
+  const widths = await page.$$eval("#critical-panel .critical-bar span", (s) => s.map((x) => parseFloat(x.style.width)));
+  assert.ok(Math.abs(widths.reduce((a, b) => a + b, 0) - 100) < 1e-3, String(widths));
+  const steps = await page.$$eval("#critical-panel .critical-steps tbody tr", (t) => t.map((r) => [...r.cells].slice(0, 3).map((c) => c.textContent)));
+  assert.deepEqual(steps, [
+    ["ProfilerStep#101", "101 ms", "GPU compute 92.6 %"],
+    ["ProfilerStep#102", "162 ms", "GPU compute 97.9 %"],
+    ["ProfilerStep#103", "185 ms", "GPU compute 98.0 %"],
+    ["ProfilerStep#104", "185 ms", "GPU compute 98.1 %"],
+    ["ProfilerStep#105", "185 ms", "GPU compute 98.1 %"],
+  ]);
+  // The longest segment: the first step's DistributedDataParallel.forward, 1.985 ms of CPU op.
+  const first = await page.$$eval("#critical-panel .critical-segments tbody tr:first-child td", (t) => t.map((c) => c.textContent));
+  assert.deepEqual(first.slice(0, 3), ["1.98 ms", "CPU op", "DistributedDataParallel.forward"]);
+
+  // On the timeline: the path's boxes drawn, every other one dimmed, arrows where it changes lanes.
+  await page.click("#critical-panel .critical-steps tbody tr:first-child");
+  const on = await frameFlags(page);
+  assert.ok(on.path > 0 && on.dim > 0 && on.path + on.dim === on.all, JSON.stringify(on));
+  assert.ok(on.arrows > 0, JSON.stringify(on));
+  await screenshot("critical-path");
+
+  // kernels*0.5: each step as the CLI predicts it (101.151 -> 54.308 ms for the first), the mean
+  // step 163.63 ms measured, 98.55 ms predicted.
+  await compose(page, "kernels", 0.5);
+  const a = await answer(page, ["kernels*0.5"]);
+  assert.equal(a.error, undefined);
+  assert.ok(a.mean_predicted_us < a.mean_measured_us);
+  assert.deepEqual(a.edits, [{ text: "kernels*0.5", matched: 4350 }]);
+  assert.equal(await page.textContent("#critical-panel .whatif-measured"), "164 ms");
+  assert.equal(await page.textContent("#critical-panel .whatif-predicted"), "98.5 ms");
+  const row = await page.$$eval("#critical-panel .whatif-steps tbody tr:first-child td", (t) => t.map((c) => c.textContent));
+  assert.deepEqual(row, ["ProfilerStep#101", "101 ms", "54.3 ms", "46.8 ms", "46.3 %"]);
+  assert.match(await page.textContent("#critical-panel .whatif-edit"), /--what-if kernels\*0\.5$/);
+
+  // An edit that matches nothing says so, in the panel (not as the page's error).
+  await compose(page, "no_such_operator", 0);
+  const none = await answer(page, ["no_such_operator=0"]);
+  assert.match(none.error, /'no_such_operator=0' matches no slice or device op/);
+  assert.match(await page.textContent("#critical-panel .whatif-error"), /matches no slice or device op/);
+  assert.equal(await page.evaluate(() => document.body.dataset.state), "ready");
+
+  // Picking names the what-if: a segment's slice, a table row.
+  await page.click("#critical-panel .critical-segments tbody tr:first-child");
+  await page.waitForFunction(() => document.getElementById("whatif-name").value === "DistributedDataParallel.forward");
+  await page.click('#tabs button:text-is("Kernels")');
+  await page.waitForSelector("#kernels-table tbody tr");
+  const kernel = await page.$eval("#kernels-table tbody tr:first-child td", (td) => td.textContent);
+  await page.click("#kernels-table tbody tr:first-child");
+  await page.waitForFunction((k) => document.getElementById("whatif-name").value === k, kernel);
+  assert.equal((await answer(page, [`${kernel}=0`])).error, undefined);
+
+  // Off again: the panel hidden, no path drawn (the boxes dimmed now are the table row's search).
+  await page.click("#critical-path");
+  assert.equal(await page.isHidden("#critical-panel"), true);
+  const off = await frameFlags(page);
+  assert.equal(off.path + off.arrows, 0, JSON.stringify(off));
+}
+
+export async function findingsSayWhatTheirFixSavesAndOpenAsAWhatIf({ page, baseUrl, fixturesDir }) {
+  await openTrace(page, baseUrl, join(fixturesDir, DLRM), { analyses: true });
+  // sightline report --json: the findings with a saving first, the largest first.
+  const ids = await page.$$eval("#findings li", (l) => l.map((li) => li.dataset.id));
+  assert.deepEqual(ids.slice(0, 4), ["dataloader_bound", "cpu_copy_overhead", "pageable_memcpy", "communication_heavy"]);
+  assert.equal(await page.textContent("#findings li:first-child .finding-saving"), "Fixing this saves about 1.1 ms per step (7.6%).");
+  assert.equal(await page.$$eval("#findings li:not(:nth-child(-n+4)) .finding-saving", (s) => s.length), 0);
+  assert.equal(await page.textContent("#overview-summary .ov-finding-list li:first-child .ov-saving"), "saves 1.10 ms per step");
+
+  // Its fix opens as the what-if, with the critical path shown.
+  await page.click("#findings li:first-child .saving button");
+  await page.waitForSelector("#critical-panel .whatif-mean");
+  assert.equal(await page.getAttribute("#critical-path", "aria-pressed"), "true");
+  assert.deepEqual(await page.$$eval("#critical-panel .whatif-kept code", (c) => c.map((x) => x.textContent)), ["DataLoader=0"]);
+  const a = await answer(page, ["DataLoader=0"]);
+  assert.deepEqual(a.edits, [{ text: "DataLoader=0", matched: a.edits[0].matched }]);
+  assert.ok(a.edits[0].matched > 0);
+  assert.ok(Math.abs(a.mean_saving_us - 1101) < 1e-6, String(a.mean_saving_us));
+  assert.match(await page.textContent("#critical-panel .whatif-mean"), /saves 1\.10 ms per step \(7\.62 %\)/);
+}
