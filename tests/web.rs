@@ -212,6 +212,73 @@ fn analyses_in_slices_equal_one_slice() {
     );
 }
 
+/// The critical path's Session calls on the sample (one BERT step on an H100, CPU bound), as
+/// `sightline path --json` answers: the step's path, the path drawn over the dimmed rest, and
+/// what-ifs replayed on the kept graph, an edit that matches nothing answered, not thrown.
+#[wasm_bindgen_test]
+fn critical_path_calls_answer_the_toggle_and_the_what_if() {
+    use serde_json::Value;
+    let mut s = sightline::web::Session::new();
+    s.feed(SAMPLE_GZ).unwrap();
+    s.finish(1000.0, 500.0).unwrap();
+    assert!(s.critical_path().is_err(), "needs the analyses' steps");
+    analyse(&mut s);
+    let sm: Value = serde_json::from_str(&s.critical_path().unwrap()).unwrap();
+    assert_eq!(sm["steps"].as_array().unwrap().len(), 1);
+    assert_eq!(sm["steps"][0]["step"], "ProfilerStep#6");
+    assert!((sm["steps"][0]["length_us"].as_f64().unwrap() - 4426.114).abs() < 1e-6);
+    let shares: f64 = sm["bound_by"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_f64().unwrap())
+        .sum();
+    assert!((shares - 100.0).abs() < 1e-6, "{shares}");
+    assert!(!sm["longest"].as_array().unwrap().is_empty());
+
+    let flag_path = 16;
+    let path_boxes = |s: &sightline::web::Session| {
+        let rects = s.frame().unwrap().rects().to_vec();
+        rects
+            .chunks(6)
+            .filter(|r| (r[4] as u32 >> 8) & flag_path != 0)
+            .count()
+    };
+    assert_eq!(path_boxes(&s), 0);
+    s.show_critical_path(true).unwrap();
+    assert!(path_boxes(&s) > 0);
+    // Rows laid out again (Python frames hidden): the path is still found on them.
+    assert!(s.set_python_frames(false).unwrap());
+    assert!(path_boxes(&s) > 0);
+    s.show_critical_path(false).unwrap();
+    assert_eq!(path_boxes(&s), 0);
+
+    let what_if = |s: &mut sightline::web::Session, e: &str| -> Value {
+        serde_json::from_str(&s.what_if(e).unwrap()).unwrap()
+    };
+    // sightline path --what-if 'aten::*=0': 4426.114 -> 2333.332 us, 479 slices.
+    let a = what_if(&mut s, "aten::*=0");
+    assert!(a.get("error").is_none(), "{a}");
+    assert_eq!(a["edits"][0]["matched"], 479);
+    assert!((a["mean_predicted_us"].as_f64().unwrap() - 2333.332).abs() < 1e-3);
+    assert!((a["mean_saving_us"].as_f64().unwrap() - 2092.782).abs() < 1e-3);
+    // The device waits for the CPU: faster kernels buy nothing.
+    let k = what_if(&mut s, "kernels*0.5");
+    assert_eq!(k["mean_saving_us"].as_f64().unwrap(), 0.0);
+    // Two edits, one a line.
+    let two = what_if(&mut s, "aten::*=0\nkernels*0.5");
+    assert_eq!(two["edits"].as_array().unwrap().len(), 2);
+    for (bad, says) in [
+        ("no_such_op=0", "matches no slice or device op"),
+        ("copy", "write NAME=0"),
+        ("x*-1", "0 or more"),
+        ("  ", "write an edit"),
+    ] {
+        let e = what_if(&mut s, bad);
+        assert!(e["error"].as_str().unwrap().contains(says), "{bad}: {e}");
+    }
+}
+
 /// The memory views' Session calls on the sample (CPU and one GPU with `[memory]` events): the
 /// devices and peaks, the columns of the current window equal to the analysis' buckets for that
 /// window, the holders at the peak adding up to it, and one table row per allocation.

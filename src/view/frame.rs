@@ -118,8 +118,8 @@ pub struct FrameMeta {
     pub ticks: Vec<Tick>,
     pub steps: Vec<StepMark>,
     pub arrows: Vec<ArrowPx>,
-    /// Where the critical path shown goes from one lane to another, at most one arrow per pixel
-    /// column and pair of rows.
+    /// Where the critical path shown goes from one lane to another (zoomed out, at most one arrow
+    /// per [`ARROW_PX`] columns and pair of rows).
     pub path_arrows: Vec<ArrowPx>,
     /// Shaded idle gaps on GPU lanes (drawn under the slices).
     pub gaps: Vec<GapPx>,
@@ -327,8 +327,12 @@ fn on_path(p: &PathView, it: &Item, r: SliceRef, row: u32, vp: &Viewport) -> boo
     }
 }
 
+/// Arrows of the path that start and end within this many pixels, between the same rows, are drawn
+/// as one: zoomed out, hundreds of hops would paint one smear at a cost of milliseconds a frame.
+pub const ARROW_PX: f64 = 12.0;
+
 /// The path's lane changes in the window as arrows, from a row at the time the path leaves it to
-/// a row at the time it arrives; zoomed out, hops that would draw the same arrow are drawn once.
+/// a row at the time it arrives; zoomed out, at most one per [`ARROW_PX`] columns and pair of rows.
 fn path_arrows(
     trace: &Trace,
     tl: &Timeline,
@@ -342,7 +346,7 @@ fn path_arrows(
             let (_, y0, _) = anchor(trace, tl, tracks_, vp, h.from)?;
             let (_, y1, _) = anchor(trace, tl, tracks_, vp, h.to)?;
             let (x0, x1) = (vp.x_of(h.from_ns as f64), vp.x_of(h.to_ns as f64));
-            let key = [x0, y0, x1, y1].map(|v| v.round() as i32);
+            let key = [x0 / ARROW_PX, y0, x1 / ARROW_PX, y1].map(|v| v.round() as i32);
             seen.insert(key).then(|| ArrowPx {
                 x0,
                 y0,

@@ -311,7 +311,9 @@ export class TimelineView {
       if (!b) batches.set(key, (b = []));
       b.push(o);
       if (flags & k.flag_match) outlines.push(o);
-      if (flags & k.flag_path) onPath.push(o);
+      // Outlined when wide enough to show one: thousands of thin ones in one path would cost the
+      // rasterizer more than the boxes (they stand out undimmed anyway).
+      if (flags & k.flag_path && r[o + 2] >= 4) onPath.push(o);
     }
     for (const [key, list] of batches) {
       ctx.fillStyle = this.palette[key >> 3] || "#888";
@@ -373,27 +375,31 @@ export class TimelineView {
     return chars >= 2 ? text.slice(0, chars) + "…" : "";
   }
 
+  /** Arrows as one path of curves and one of heads: two rasterizer calls however many there are. */
   paintArrows(arrows, colour) {
     if (!arrows.length) return;
     const ctx = this.ctx;
     ctx.strokeStyle = colour;
     ctx.fillStyle = colour;
     ctx.lineWidth = 1.25;
+    ctx.beginPath();
     for (const a of arrows) {
       const mx = (a.x0 + a.x1) / 2;
-      ctx.beginPath();
       ctx.moveTo(a.x0, a.y0);
       ctx.bezierCurveTo(mx, a.y0, mx, a.y1, a.x1, a.y1);
-      ctx.stroke();
+    }
+    ctx.stroke();
+    ctx.beginPath();
+    for (const a of arrows) {
       // The curve ends level (its last control point is at y1), so the head points along x.
+      const mx = (a.x0 + a.x1) / 2;
       const ang = Math.abs(a.x1 - mx) > 0.5 ? (a.x1 > mx ? 0 : Math.PI) : Math.atan2(a.y1 - a.y0, 0);
-      ctx.beginPath();
       ctx.moveTo(a.x1, a.y1);
       ctx.lineTo(a.x1 - 8 * Math.cos(ang - 0.4), a.y1 - 8 * Math.sin(ang - 0.4));
       ctx.lineTo(a.x1 - 8 * Math.cos(ang + 0.4), a.y1 - 8 * Math.sin(ang + 0.4));
       ctx.closePath();
-      ctx.fill();
     }
+    ctx.fill();
   }
 
   paintGutter(tracks, h) {
