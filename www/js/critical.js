@@ -355,7 +355,7 @@ export function startCritical({ app, view, pick, showRange }) {
     panel.scrollIntoView({ block: "nearest" });
   }
 
-  return { attach, analysed, pickName, pickEdits, toggle, state };
+  return { attach, analysed, pickName, pickEdits, state };
 }
 
 function el(tag, cls, text) {
