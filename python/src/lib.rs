@@ -245,11 +245,7 @@ impl PyTrace {
             let steps = steps::analyze_with(&self.model, links);
             PathReport::of(&self.model, links, &steps, &opts, &edits)
         });
-        let report = report.map_err(PyValueError::new_err)?;
-        if let Some(e) = report.unmatched_edit() {
-            return Err(PyValueError::new_err(e));
-        }
-        serde_json::to_string(&report).map_err(|e| PyValueError::new_err(e.to_string()))
+        path_report_json(report)
     }
 
     /// `sightline report --json [--compat hta] [--top N]`.
@@ -379,6 +375,11 @@ fn job_path_json(
             .collect();
         PathReport::of_job(ranks, &opts, &edits)
     });
+    path_report_json(report)
+}
+
+/// A path report as JSON; its error, or an edit that matched nothing, as `ValueError`.
+fn path_report_json(report: Result<PathReport, String>) -> PyResult<String> {
     let report = report.map_err(PyValueError::new_err)?;
     if let Some(e) = report.unmatched_edit() {
         return Err(PyValueError::new_err(e));

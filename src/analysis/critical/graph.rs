@@ -589,19 +589,7 @@ impl Graph {
             self.in_edges[fill[e.to as usize] as usize] = k as u32;
             fill[e.to as usize] += 1;
         }
-        let mut out_start = vec![0u32; n + 1];
-        for e in &self.edges {
-            out_start[e.from as usize + 1] += 1;
-        }
-        for k in 0..n {
-            out_start[k + 1] += out_start[k];
-        }
-        let mut out = vec![0u32; self.edges.len()];
-        let mut fill = out_start.clone();
-        for (k, e) in self.edges.iter().enumerate() {
-            out[fill[e.from as usize] as usize] = k as u32;
-            fill[e.from as usize] += 1;
-        }
+        let (out_start, out) = self.outgoing();
         let mut indegree: Vec<u32> = (0..n)
             .map(|v| self.in_start[v + 1] - self.in_start[v])
             .collect();
@@ -619,6 +607,26 @@ impl Graph {
                 }
             }
         }
+    }
+
+    /// The outgoing edges of every node: node v's are `out[out_start[v]..out_start[v + 1]]`,
+    /// indices into `edges`.
+    pub(crate) fn outgoing(&self) -> (Vec<u32>, Vec<u32>) {
+        let n = self.time.len();
+        let mut out_start = vec![0u32; n + 1];
+        for e in &self.edges {
+            out_start[e.from as usize + 1] += 1;
+        }
+        for k in 0..n {
+            out_start[k + 1] += out_start[k];
+        }
+        let mut out = vec![0u32; self.edges.len()];
+        let mut fill = out_start.clone();
+        for (k, e) in self.edges.iter().enumerate() {
+            out[fill[e.from as usize] as usize] = k as u32;
+            fill[e.from as usize] += 1;
+        }
+        (out_start, out)
     }
 
     fn push_node(&mut self, t: i64, lane: usize) -> u32 {

@@ -105,19 +105,7 @@ fn latest(g: &Graph, a: &Analysis) -> Vec<i64> {
         (t <= windows[k].1).then_some(k)
     };
     let step: Vec<Option<usize>> = (0..n).map(step_of).collect();
-    let mut out_start = vec![0u32; n + 1];
-    for e in &g.edges {
-        out_start[e.from as usize + 1] += 1;
-    }
-    for k in 0..n {
-        out_start[k + 1] += out_start[k];
-    }
-    let mut out = vec![0u32; g.edges.len()];
-    let mut fill = out_start.clone();
-    for (k, e) in g.edges.iter().enumerate() {
-        out[fill[e.from as usize] as usize] = k as u32;
-        fill[e.from as usize] += 1;
-    }
+    let (out_start, out) = g.outgoing();
     let mut latest = vec![i64::MAX; n];
     for &v in g.order.iter().rev() {
         let v = v as usize;
