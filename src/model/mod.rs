@@ -272,9 +272,17 @@ const KEYS: &[&str] = &[
 ];
 
 fn key_byte(key: &str) -> u8 {
-    KEYS.iter()
-        .position(|k| *k == key)
-        .map_or(0, |i| i as u8 + 1)
+    // One hash instead of a comparison with each of the keys: this runs for every member of
+    // every event's args.
+    static CODES: std::sync::OnceLock<rustc_hash::FxHashMap<&'static str, u8>> =
+        std::sync::OnceLock::new();
+    let codes = CODES.get_or_init(|| {
+        KEYS.iter()
+            .enumerate()
+            .map(|(i, k)| (*k, i as u8 + 1))
+            .collect()
+    });
+    codes.get(key).copied().unwrap_or(0)
 }
 
 fn put_varint(out: &mut Vec<u8>, mut n: usize) {

@@ -7,9 +7,10 @@
 use super::event::{
     format_dims, parse_f64, parse_int, parse_us_to_ns, raw_str, repair, Args, Ev, RawEvent,
 };
-use super::fields::{read_object, Field};
+use super::fields::{is_bare_word, read_event_with, read_object, Field};
 use super::rows::assign_depths;
 use super::split::Sink;
+use super::Reader;
 use crate::model::category::{self, Kind};
 use crate::model::*;
 use rustc_hash::FxHashMap;
@@ -96,6 +97,9 @@ pub(crate) struct Builder {
     pub(super) repair_buf: String,
     pub(super) fields: Vec<Field>,
     pub(super) arg_fields: Vec<Field>,
+    /// The members of the event's args, from the structural reader.
+    pub(super) event_args: Vec<Field>,
+    pub(super) reader: Reader,
     pub(super) dims_buf: String,
     pub(super) top_keys: Vec<String>,
 }
@@ -141,6 +145,8 @@ impl Builder {
             repair_buf: String::new(),
             fields: Vec::new(),
             arg_fields: Vec::new(),
+            event_args: Vec::new(),
+            reader: Reader::default(),
             dims_buf: String::new(),
             top_keys: Vec::new(),
         }
@@ -213,15 +219,65 @@ impl Builder {
 
     /// Keeps an event's args for details: members with dictionary keys, or raw text for args that
     /// are not an object.
-    fn store_args(&mut self, has: bool, args: &Args<'_>, text: &str, fields: &[Field]) -> ArgsId {
+    /// `fields` are spans of `members_text` (the args' own text, or the whole event's).
+    fn store_args(
+        &mut self,
+        has: bool,
+        args: &Args<'_>,
+        text: &str,
+        members_text: &str,
+        fields: &[Field],
+    ) -> ArgsId {
         if !has {
             ArgsId::NONE
         } else if args.object {
-            self.args
-                .push_members(fields.iter().map(|f| (f.key(text), f.value(text))))
+            self.args.push_members(
+                fields
+                    .iter()
+                    .map(|f| (f.key(members_text), f.value(members_text))),
+            )
         } else {
             self.args.push_raw(text)
         }
+    }
+
+    /// Takes the event at the start of `bytes` when one of the fast readers can read it whole;
+    /// returns its length. The structural reader comes first; what it refuses (rare: see
+    /// [`read_event_with`]), [`read_object`] reads, and what that refuses goes to serde_json.
+    fn read_fast(&mut self, bytes: &[u8], offset: u64) -> Option<usize> {
+        let mut fields = std::mem::take(&mut self.fields);
+        let mut members = std::mem::take(&mut self.event_args);
+        let read = match self.reader {
+            Reader::Structural(path) => read_event_with(path, bytes, &mut fields, &mut members),
+            Reader::Objects => None,
+        };
+        let taken = match read {
+            Some(read) if !read.control => {
+                let text = &bytes[..read.end];
+                let text = if read.ascii {
+                    // SAFETY: every byte is below 0x80, so the text is ASCII and therefore UTF-8.
+                    Some(unsafe { std::str::from_utf8_unchecked(text) })
+                } else {
+                    // Text that is not UTF-8 takes the general path, which reads it lossily.
+                    std::str::from_utf8(text).ok()
+                };
+                text.map(|text| {
+                    let mut ev = Ev::from_fields(text, &fields);
+                    ev.args_members = read.args_object.then_some((text, &members[..]));
+                    self.event(ev, offset);
+                    read.end
+                })
+            }
+            _ => read_object(bytes, &mut fields)
+                .and_then(|end| Some((end, std::str::from_utf8(&bytes[..end]).ok()?)))
+                .map(|(end, text)| {
+                    self.event(Ev::from_fields(text, &fields), offset);
+                    end
+                }),
+        };
+        self.fields = fields;
+        self.event_args = members;
+        taken
     }
 
     fn count_phase(&mut self, ph: &str) {
@@ -265,30 +321,45 @@ impl Builder {
         let cat_text = raw_str(ev.cat);
         let cat = self.strings.intern(&cat_text);
         self.count_cat(cat);
-        // The args once minified: kept whole in the store, and read for the typed fields.
-        // The args text is kept as written (whitespace and all: minifying cost a pass over every
-        // byte for little memory). Raw control characters other than whitespace, or bare words,
-        // would make it invalid JSON: those are repaired once, here.
-        let mut args_text = ev.args.unwrap_or("");
-        if !args_text.is_empty() {
-            let control = args_text.bytes().fold(false, |acc, b| {
-                acc | (b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t'))
-            });
-            let bare = !control && Args::read(args_text, fields).repaired;
-            if control || bare {
-                if let Some(fixed) =
-                    repair(args_text.as_bytes()).and_then(|r| String::from_utf8(r).ok())
-                {
-                    *buf = fixed;
-                    args_text = buf;
-                    self.diagnostics.add(DiagKind::RepairedEvent, offset, || {
-                        "args with raw control characters or bare N/A values, repaired".into()
-                    });
-                }
+        // The args are kept whole in the store, and read for the typed fields. The text is kept as
+        // written (whitespace and all: minifying cost a pass over every byte for little memory).
+        // Raw control characters other than whitespace, or bare words, would make it invalid
+        // JSON: those are repaired once, here. The fast reader found the members already (and
+        // no control characters in the event); otherwise they are read from the args text.
+        let pre = ev
+            .args_members
+            .filter(|(text, members)| !members.iter().any(|f| is_bare_word(f.value(text))));
+        let (args_text, args, members_text) = match pre {
+            Some((text, members)) => {
+                fields.clear();
+                fields.extend_from_slice(members);
+                let args_text = ev.args.unwrap_or("");
+                (args_text, Args::from_fields(text, members), text)
             }
-        }
-        let args_text = args_text.trim();
-        let args = Args::read(args_text, fields);
+            None => {
+                let mut args_text = ev.args.unwrap_or("");
+                if !args_text.is_empty() {
+                    let control = args_text.bytes().fold(false, |acc, b| {
+                        acc | (b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t'))
+                    });
+                    let bare = !control && Args::read(args_text, fields).repaired;
+                    if control || bare {
+                        if let Some(fixed) =
+                            repair(args_text.as_bytes()).and_then(|r| String::from_utf8(r).ok())
+                        {
+                            *buf = fixed;
+                            args_text = buf;
+                            self.diagnostics.add(DiagKind::RepairedEvent, offset, || {
+                                "args with raw control characters or bare N/A values, repaired"
+                                    .into()
+                            });
+                        }
+                    }
+                }
+                let args_text = args_text.trim();
+                (args_text, Args::read(args_text, fields), args_text)
+            }
+        };
         let has_args = !matches!(args_text, "" | "{}" | "null");
         let mut ts = ev.ts.and_then(parse_us_to_ns);
         if ts.is_some_and(|t| !(MIN_TS_NS..=MAX_TS_NS).contains(&t)) {
@@ -334,7 +405,7 @@ impl Builder {
                     return;
                 }
                 let name = self.strings.intern(&raw_str(ev.name));
-                let a = self.store_args(has_args, &args, args_text, fields);
+                let a = self.store_args(has_args, &args, args_text, members_text, fields);
                 let external_id = parse_int(args.external_id).unwrap_or(NO_ID);
                 let correlation = parse_int(args.correlation).unwrap_or(NO_ID);
                 let input_dims = match args.input_dims {
@@ -416,7 +487,7 @@ impl Builder {
                 }
                 let lane = self.lane(pid, tid, tid_label);
                 let name = self.strings.intern(&name);
-                let a = self.store_args(has_args, &args, args_text, fields);
+                let a = self.store_args(has_args, &args, args_text, members_text, fields);
                 self.instants.push(Instant {
                     ts_ns: ts,
                     lane,
@@ -1033,17 +1104,7 @@ fn detect_schema(cats: &[(String, u64)]) -> String {
 
 impl Sink for Builder {
     fn element_prefix(&mut self, bytes: &[u8], offset: u64) -> Option<usize> {
-        let mut fields = std::mem::take(&mut self.fields);
-        // Text that is not UTF-8 takes the general path, which reads it lossily.
-        let read = read_object(bytes, &mut fields)
-            .and_then(|end| Some((end, std::str::from_utf8(&bytes[..end]).ok()?)));
-        let taken = read.map(|(end, text)| {
-            let ev = Ev::from_fields(text, &fields);
-            self.event(ev, offset);
-            end
-        });
-        self.fields = fields;
-        taken
+        self.read_fast(bytes, offset)
     }
 
     fn element(&mut self, bytes: &[u8], offset: u64, is_object: bool) {
@@ -1059,13 +1120,9 @@ impl Sink for Builder {
             Ok(t) => std::borrow::Cow::Borrowed(t),
             Err(_) => String::from_utf8_lossy(bytes),
         };
-        let mut fields = std::mem::take(&mut self.fields);
-        if let Some(ev) = Ev::read(&text, &mut fields) {
-            self.event(ev, offset);
-            self.fields = fields;
+        if self.read_fast(text.as_bytes(), offset).is_some() {
             return;
         }
-        self.fields = fields;
         // The scanner refused it: let serde_json say why, and repair what real files damage.
         match serde_json::from_str::<RawEvent>(&text) {
             Ok(ev) => self.event(ev.into_ev(), offset),

@@ -243,10 +243,11 @@ fn state_code(s: State) -> u8 {
         State::InOther => 8,
         State::Done => 9,
         State::NotJson => 10,
+        State::Trailing => 11,
     }
 }
 
-const STATES: [State; 11] = [
+const STATES: [State; 12] = [
     State::Start,
     State::Key,
     State::InKey,
@@ -258,6 +259,7 @@ const STATES: [State; 11] = [
     State::InOther,
     State::Done,
     State::NotJson,
+    State::Trailing,
 ];
 
 fn form_code(f: Form) -> u8 {

@@ -21,15 +21,12 @@ pub(crate) struct Ev<'a> {
     pub args: Option<&'a str>,
     /// A value was a bare word such as `N/A` and is read as absent.
     pub repaired: bool,
+    /// The members of `args`, already found by [`read_event_with`](super::fields::read_event_with), as
+    /// spans of the event's text (given with them): the args need not be read again.
+    pub args_members: Option<(&'a str, &'a [Field])>,
 }
 
 impl<'a> Ev<'a> {
-    /// Reads an event with the fast field scanner; `None` when it is not a plain object.
-    pub fn read(text: &'a str, fields: &mut Vec<Field>) -> Option<Ev<'a>> {
-        read_object(text.as_bytes(), fields)?;
-        Some(Ev::from_fields(text, fields))
-    }
-
     /// The event whose members `fields` (from [`read_object`]) found in `text`.
     pub fn from_fields(text: &'a str, fields: &[Field]) -> Ev<'a> {
         let mut ev = Ev::default();
@@ -99,6 +96,7 @@ impl<'a> RawEvent<'a> {
             bp: t(self.bp),
             args: t(self.args),
             repaired: false,
+            args_members: None,
         }
     }
 }
@@ -129,11 +127,18 @@ pub(crate) struct Args<'a> {
 impl<'a> Args<'a> {
     /// Reads the typed args out of an args object's text (empty when it is not an object).
     pub fn read(text: &'a str, fields: &mut Vec<Field>) -> Args<'a> {
-        let mut a = Args::default();
         if read_object(text.as_bytes(), fields).is_none() {
-            return a;
+            return Args::default();
         }
-        a.object = true;
+        Args::from_fields(text, fields)
+    }
+
+    /// The typed args of an object whose members `fields` found in `text`.
+    pub fn from_fields(text: &'a str, fields: &[Field]) -> Args<'a> {
+        let mut a = Args {
+            object: true,
+            ..Args::default()
+        };
         for f in fields.iter() {
             let v = f.value(text);
             let slot = match f.key(text) {

@@ -56,6 +56,9 @@ pub(super) enum State {
     /// Inside a non-object element of the event array.
     InOther,
     Done,
+    /// Bytes after the end of the document were reported; the rest of the input is ignored (so
+    /// that they are reported once, however the input is chunked).
+    Trailing,
     /// The first bytes were not JSON of a trace; `first_byte` says what they were.
     NotJson,
 }
@@ -256,7 +259,7 @@ impl Splitter {
 
     /// True when the document ended properly (closing bracket of the events and of the object).
     pub(crate) fn complete(&self) -> bool {
-        self.state == State::Done
+        matches!(self.state, State::Done | State::Trailing)
     }
 
     /// True when the input stopped inside the event array or in the middle of an event.
@@ -328,7 +331,7 @@ impl Splitter {
                         _ if is_ws(b) || b == b',' => {}
                         _ => {
                             sink.trailing(self.offset + i as u64 - 1);
-                            self.state = State::Done;
+                            self.state = State::Trailing;
                         }
                     }
                 }
@@ -367,7 +370,7 @@ impl Splitter {
                         self.state = State::Value;
                     } else if !is_ws(b) {
                         sink.trailing(self.offset + i as u64 - 1);
-                        self.state = State::Done;
+                        self.state = State::Trailing;
                     }
                 }
                 State::Value => {
@@ -471,14 +474,13 @@ impl Splitter {
                 }
                 State::Done => {
                     if !is_ws(chunk[i]) {
-                        sink.trailing(self.offset + i as u64);
                         // Only the first trailing byte is reported; the rest is ignored.
-                        self.offset += chunk.len() as u64;
-                        return;
+                        sink.trailing(self.offset + i as u64);
+                        self.state = State::Trailing;
                     }
                     i += 1;
                 }
-                State::NotJson => break,
+                State::Trailing | State::NotJson => break,
             }
         }
         if let Some(from) = cap_from {
