@@ -48,6 +48,13 @@ pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
 }
 
+/// Whether this module was compiled with 128-bit wasm SIMD: the page ships a build with it and one
+/// without (www/js/wasm-choice.js), and a worker can say which one it runs.
+#[wasm_bindgen]
+pub fn simd128() -> bool {
+    cfg!(target_feature = "simd128")
+}
+
 thread_local! {
     static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
 }

@@ -32,8 +32,11 @@ import { dropContents, queueOpens } from "./starting.js";
 const starting = queueOpens();
 
 const boot = document.querySelector("script[data-bindings]");
-// The paths are relative to the page, not to this module.
+// The paths are relative to the page, not to this module. They name the simd128 build; Bindings
+// loads the plain one instead where the browser has no wasm SIMD or the address says `?wasm=plain`
+// (wasm-choice.js). Which one runs: `body[data-wasm-build]`.
 const bindings = new Bindings(boot.dataset.bindings, boot.dataset.wasm);
+document.body.dataset.wasmBuild = bindings.build;
 const workers = new Workers(bindings);
 workers.refillOnIntent(document);
 // The module-level values the painter and the charts need come from the first worker, which is
@@ -84,9 +87,10 @@ const modules = startModules({ app, tableOf, withTable, highlight, showTabs });
 // The Critical path toggle, its panel and the what-if (critical.js).
 const critical = startCritical({ app, view, pick, showRange });
 // For tests and benchmarks: the page's state, and the workers.
-window.sightline = { app, view, workers, version, memory, critical };
+window.sightline = { app, view, workers, version, wasmBuild: bindings.build, memory, critical };
 
 $("version").textContent = `v${version}`;
+$("version").title = `wasm module: ${bindings.build}`;
 
 // ---- states --------------------------------------------------------------
 

@@ -20,8 +20,10 @@
 // them; the host needs script-src and connect-src for this site and 'wasm-unsafe-eval'.
 //
 // The module finds the wasm-bindgen glue next to the built page (Trunk.toml sets filehash =
-// false, so its names are stable: sightline.js and sightline_bg.wasm), and the viewer's colours in
-// style.css there.
+// false, so its names are stable: sightline.js and sightline_bg.wasm, or sightline_plain.js and
+// sightline_plain_bg.wasm where the browser has no wasm SIMD or the host page sets
+// `globalThis.sightlineWasm = "plain"` first, see wasm-choice.js), and the viewer's colours in
+// style.css there. All elements of a page run the same build: `customElements.get("sightline-trace").wasmBuild`.
 
 import { TimelineView } from "./timeline.js";
 import { count, duration, mb } from "./format.js";
@@ -137,6 +139,8 @@ function el(tag, className, text) {
 
 export class SightlineTrace extends HTMLElement {
   static observedAttributes = ["src", "height"];
+  /** Which wasm build the elements of this page run: "simd128" or "plain" (wasm-choice.js). */
+  static wasmBuild = BINDINGS.build;
 
   constructor() {
     super();

@@ -14,12 +14,19 @@
 // load is cancelled.
 
 import { portable } from "./portable.js";
+import { buildFiles, chooseBuild } from "../wasm-choice.js";
 
-/** Where the wasm-bindgen glue and the .wasm file are, and the compiled module, shared by workers. */
+/**
+ * Where the wasm-bindgen glue and the .wasm file are, and the compiled module, shared by workers.
+ * `glueUrl` and `wasmUrl` name the simd128 build; `build` says which of the two builds is loaded
+ * (wasm-choice.js), and every worker started with these bindings runs that one.
+ */
 export class Bindings {
-  constructor(glueUrl, wasmUrl) {
-    this.glue = new URL(glueUrl, document.baseURI).href;
-    this.wasm = new URL(wasmUrl, document.baseURI);
+  constructor(glueUrl, wasmUrl, build = chooseBuild()) {
+    const files = buildFiles(new URL(glueUrl, document.baseURI), new URL(wasmUrl, document.baseURI), build);
+    this.build = build;
+    this.glue = files.glue;
+    this.wasm = new URL(files.wasm);
     this.compiled = null;
   }
 

@@ -11,7 +11,9 @@
 // getters returns, and is freed here. So a new Session method needs no protocol code on either side.
 //
 // The first message is {init: {glue, module}}: the wasm-bindgen glue's URL and the compiled
-// WebAssembly.Module, which the page compiles once and shares with every worker it starts.
+// WebAssembly.Module, which the page compiles once and shares with every worker it starts. Of the
+// page's two builds (with and without wasm SIMD, ../wasm-choice.js) a worker runs the one it is
+// handed; it never chooses, so every worker of a page runs the same one.
 //
 // `target: "file"` (method "read", args [blob, start, end, size]) reads bytes start..end of a
 // File here, `size` at a time, and feeds them to the Session, posting {id, progress: [read,
