@@ -2,6 +2,7 @@
 """Sightline's benchmark: speed and memory on real and scaled traces, side by side with peers.
 
     bench/run [--sizes 56,1000,2000] [--runs 3] [--no-peers] [--no-browser] [--out BENCHMARKS.md]
+              [--baseline REV [--only-baseline]]
 
 What it does, in order:
 1. Makes the inputs under bench-out/ (kept between runs): the 56 MB owlv2 fixture unzipped, and
@@ -15,7 +16,8 @@ What it does, in order:
    numbers, with Sightline timed on the same copy in the same runs for the ratio).
 4. Browser: Sightline in headless Chromium (bench/browser.mjs): file chosen to every table ready,
    peak JS heap and wasm memory, frame time at full zoom-out and during a scripted zoom/pan.
-5. Writes its figures into BENCHMARKS.md with the machine, the date and the command.
+5. With --baseline REV: REV's build timed beside this one in turns (bench/parser.py).
+6. Writes its figures into BENCHMARKS.md with the machine, the date and the command.
 
 BENCHMARKS.md is partly generated, partly written by hand. This script rewrites only its own
 sections, each between a `<!-- bench:NAME -->` line and a `<!-- /bench:NAME -->` line (`machine`,
@@ -268,10 +270,24 @@ def main():
     ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--no-browser", action="store_true")
     ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
+    ap.add_argument("--baseline", metavar="REV",
+                    help="also time REV's build beside this one (the parser section; see bench/parser.py)")
+    ap.add_argument("--only-baseline", action="store_true",
+                    help="with --baseline: measure only the parser section")
     a = ap.parse_args()
     sizes = [int(s) for s in a.sizes.split(",")]
     subprocess.run(["cargo", "build", "--release", "--quiet"], check=True, cwd=ROOT)
     files = make_inputs(sizes)
+    if a.baseline:
+        import parser as parser_bench
+        sha, base_bin = parser_bench.build_baseline(ROOT, OUT, a.baseline, log)
+        prows = parser_bench.compare(files, BIN, base_bin, a.runs, timed, log)
+        now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        body = parser_bench.section(prows, sha) + f"\n\n(`bench/run {' '.join(sys.argv[1:])}`, {now}.)"
+        replace_sections(a.out, {"parser": (f"The parser: this build beside an earlier one", body)})
+        print(json.dumps({"parser": prows}, indent=1))
+        if a.only_baseline:
+            return
     rows = native(files, a.runs)
     peer = {} if a.no_peers else peers(files, rows)
     web = None if a.no_browser else browser(files, a.runs, not a.no_peers)

@@ -240,12 +240,11 @@ struct Tokens<'a, C> {
     m: Masks,
     /// Tokens of the block not yet handed out: structure outside strings, and unescaped quotes.
     tokens: u64,
-    /// Bytes outside strings that are neither whitespace nor structure.
+    /// Bytes outside strings that are neither whitespace nor structure, after the last token
+    /// handed out (the bits before it are cleared as tokens go).
     other: u64,
     /// A backslash outside strings: `read_object` and the splitter treat it differently.
     stray: u64,
-    /// Bit after the last token handed out in this block.
-    from_bit: usize,
     /// `other` bytes after the last token of the previous block.
     carry_other: bool,
     prev_escaped: u64,
@@ -268,7 +267,6 @@ impl<'a, C: scan::Classify> Tokens<'a, C> {
             tokens: 0,
             other: 0,
             stray: 0,
-            from_bit: 0,
             carry_other: false,
             prev_escaped: 0,
             prev_inside: 0,
@@ -303,19 +301,20 @@ impl<'a, C: scan::Classify> Tokens<'a, C> {
         self.tokens = (m.structural & !inside) | quotes;
         self.other = !(m.ws | m.quote | m.structural | inside);
         self.stray = m.backslash & !inside;
-        self.from_bit = 0;
         self.m = m;
     }
 
     /// Moves to the next block once this one's tokens are all handed out. `None` at the end of
-    /// the input, or at a backslash outside strings.
-    #[inline(always)]
+    /// the input, or at a backslash outside strings. Not inlined: it runs once a block, and
+    /// inlined at every place that takes a token it made the reader several times larger and
+    /// slower (instruction cache).
+    #[inline(never)]
     unsafe fn advance(&mut self) -> Option<()> {
         // The whole block lies inside the event.
         if self.stray != 0 {
             return None;
         }
-        self.carry_other |= self.other & !low_bits(self.from_bit) != 0;
+        self.carry_other |= self.other != 0;
         self.control |= self.m.control != 0;
         self.ascii &= self.m.high == 0;
         self.base += 64;
@@ -337,9 +336,10 @@ impl<'a, C: scan::Classify> Tokens<'a, C> {
         }
         let k = self.tokens.trailing_zeros() as usize;
         self.tokens &= self.tokens - 1;
-        let gap = self.carry_other || self.other & low_bits(k) & !low_bits(self.from_bit) != 0;
+        let below = (1u64 << k) - 1;
+        let gap = self.carry_other | (self.other & below != 0);
+        self.other &= !below & !(1u64 << k);
         self.carry_other = false;
-        self.from_bit = k + 1;
         Some((self.base + k, gap))
     }
 
@@ -385,7 +385,7 @@ impl<'a, C: scan::Classify> Tokens<'a, C> {
                     if depth == 0 {
                         // Everything up to here is handed out, the container's scalars too.
                         self.tokens &= !low_bits(k + 1);
-                        self.from_bit = k + 1;
+                        self.other &= !low_bits(k + 1);
                         self.carry_other = false;
                         return Some(self.base + k + 1);
                     }
@@ -400,13 +400,13 @@ impl<'a, C: scan::Classify> Tokens<'a, C> {
 
 /// Reads the members of the object whose `{` was the last token into `out` (and, for the event,
 /// its `args` object's members into `args`), as [`read_object`] would; returns its closing
-/// brace's index. `args` is `None` when reading the args themselves; the flag with the list is
-/// set when the last `args` member was an object.
+/// brace's index. `EVENT` is false when reading the args themselves (and `args` is `None`); the
+/// flag with the list is set when the last `args` member was an object.
 ///
 /// # Safety
 /// The CPU must have `C`'s features.
 #[inline(always)]
-unsafe fn members<C: scan::Classify>(
+unsafe fn members<C: scan::Classify, const EVENT: bool>(
     t: &mut Tokens<'_, C>,
     out: &mut Vec<Field>,
     mut args: Option<(&mut Vec<Field>, &mut bool)>,
@@ -431,7 +431,9 @@ unsafe fn members<C: scan::Classify>(
             return None;
         }
         let (v, v_gap) = unsafe { t.next() }?;
-        let is_args = args.is_some() && is_args(b, key);
+        // `EVENT` rather than `args.is_some()`: with a constant the args level does not call
+        // itself, so both levels inline into one function and the tokens stay in registers.
+        let is_args = EVENT && is_args(b, key);
         let mut after = None;
         let value = if !v_gap {
             match b[v] {
@@ -443,7 +445,7 @@ unsafe fn members<C: scan::Classify>(
                     let (list, found) = args.as_mut().expect("reading the event");
                     // Of two `args` members, the last counts (as for every key).
                     list.clear();
-                    let e = unsafe { members(t, list, None) }?;
+                    let e = unsafe { members::<C, false>(t, list, None) }?;
                     **found = true;
                     out.push(Field {
                         key,
@@ -541,7 +543,7 @@ unsafe fn walk<C: scan::Classify>(
     // The event's own brace.
     unsafe { t.next() }?;
     let mut args_object = false;
-    let end = unsafe { members(&mut t, out, Some((args, &mut args_object))) }?;
+    let end = unsafe { members::<C, true>(&mut t, out, Some((args, &mut args_object))) }?;
     let (control, ascii) = t.end(end)?;
     Some(EventRead {
         end: end + 1,
