@@ -16,7 +16,7 @@ What it does, in order:
    numbers, with Sightline timed on the same copy in the same runs for the ratio).
 4. Browser: Sightline in headless Chromium (bench/browser.mjs): file chosen to every table ready,
    peak JS heap and wasm memory, frame time at full zoom-out and during a scripted zoom/pan.
-5. With --baseline REV: REV's build timed beside this one in turns (bench/parser.py).
+5. With --baseline REV: REV's build timed beside this one in turns (bench/parser_bench.py).
 6. Writes its figures into BENCHMARKS.md with the machine, the date and the command.
 
 BENCHMARKS.md is partly generated, partly written by hand. This script rewrites only its own
@@ -271,7 +271,7 @@ def main():
     ap.add_argument("--no-browser", action="store_true")
     ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     ap.add_argument("--baseline", metavar="REV",
-                    help="also time REV's build beside this one (the parser section; see bench/parser.py)")
+                    help="also time REV's build beside this one (the parser section; see bench/parser_bench.py)")
     ap.add_argument("--only-baseline", action="store_true",
                     help="with --baseline: measure only the parser section")
     a = ap.parse_args()
@@ -279,7 +279,7 @@ def main():
     subprocess.run(["cargo", "build", "--release", "--quiet"], check=True, cwd=ROOT)
     files = make_inputs(sizes)
     if a.baseline:
-        import parser as parser_bench
+        import parser_bench
         sha, base_bin = parser_bench.build_baseline(ROOT, OUT, a.baseline, log)
         prows = parser_bench.compare(files, BIN, base_bin, a.runs, timed, log)
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
