@@ -195,13 +195,7 @@ fn replay() {
         return;
     };
     let bytes = std::fs::read(path).unwrap();
-    let whole = |reader| {
-        let mut p = Parser::with_reader(reader);
-        p.feed(&bytes);
-        p.finish()
-            .map(|t| full_dump(&t))
-            .unwrap_or_else(|e| e.to_string())
-    };
+    let whole = |reader| common::parse_dump(&bytes, reader, bytes.len());
     let want = whole(Reader::Objects);
     for path in ScanPath::available() {
         let got = whole(Reader::Structural(path));

@@ -4,19 +4,8 @@
 
 mod common;
 
-use common::{full_dump, local_fixture};
-use sightline::parse::{Parser, Reader, ScanPath};
-
-fn parse(bytes: &[u8], reader: Reader, chunk: usize) -> String {
-    let mut p = Parser::with_reader(reader);
-    for c in bytes.chunks(chunk.max(1)) {
-        p.feed(c);
-    }
-    match p.finish() {
-        Ok(t) => full_dump(&t),
-        Err(e) => format!("error: {e}"),
-    }
-}
+use common::{local_fixture, parse_dump as parse};
+use sightline::parse::{Reader, ScanPath};
 
 fn files() -> Vec<(String, Vec<u8>)> {
     let mut files: Vec<(String, Vec<u8>)> = common::all_shared_traces()

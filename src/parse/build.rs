@@ -7,7 +7,7 @@
 use super::event::{
     format_dims, parse_f64, parse_int, parse_us_to_ns, raw_str, repair, Args, Ev, RawEvent,
 };
-use super::fields::{is_bare_word, read_event_with, read_object, Field};
+use super::fields::{read_event_with, read_object, Field};
 use super::rows::assign_depths;
 use super::split::Sink;
 use super::Reader;
@@ -326,16 +326,13 @@ impl Builder {
         // Raw control characters other than whitespace, or bare words, would make it invalid
         // JSON: those are repaired once, here. The fast reader found the members already (and
         // no control characters in the event); otherwise they are read from the args text.
-        let pre = ev
-            .args_members
-            .filter(|(text, members)| !members.iter().any(|f| is_bare_word(f.value(text))));
-        let (args_text, args, members_text) = match pre {
-            Some((text, members)) => {
-                fields.clear();
-                fields.extend_from_slice(members);
-                let args_text = ev.args.unwrap_or("");
-                (args_text, Args::from_fields(text, members), text)
-            }
+        // Members with a bare word take the repair path below, as args read from their text do.
+        let pre = ev.args_members.and_then(|(text, members)| {
+            let args = Args::from_fields(text, members);
+            (!args.repaired).then_some((ev.args.unwrap_or(""), args, text, members))
+        });
+        let (args_text, args, members_text, members): (&str, Args<'_>, &str, &[Field]) = match pre {
+            Some(found) => found,
             None => {
                 let mut args_text = ev.args.unwrap_or("");
                 if !args_text.is_empty() {
@@ -357,7 +354,8 @@ impl Builder {
                     }
                 }
                 let args_text = args_text.trim();
-                (args_text, Args::read(args_text, fields), args_text)
+                let args = Args::read(args_text, fields);
+                (args_text, args, args_text, &fields[..])
             }
         };
         let has_args = !matches!(args_text, "" | "{}" | "null");
@@ -405,7 +403,7 @@ impl Builder {
                     return;
                 }
                 let name = self.strings.intern(&raw_str(ev.name));
-                let a = self.store_args(has_args, &args, args_text, members_text, fields);
+                let a = self.store_args(has_args, &args, args_text, members_text, members);
                 let external_id = parse_int(args.external_id).unwrap_or(NO_ID);
                 let correlation = parse_int(args.correlation).unwrap_or(NO_ID);
                 let input_dims = match args.input_dims {
@@ -487,7 +485,7 @@ impl Builder {
                 }
                 let lane = self.lane(pid, tid, tid_label);
                 let name = self.strings.intern(&name);
-                let a = self.store_args(has_args, &args, args_text, members_text, fields);
+                let a = self.store_args(has_args, &args, args_text, members_text, members);
                 self.instants.push(Instant {
                     ts_ns: ts,
                     lane,

@@ -216,3 +216,15 @@ pub fn run_cli(args: &[&str]) -> (i32, String, String) {
         text(out.stderr),
     )
 }
+
+/// `bytes` parsed by `reader` in chunks of `chunk` bytes, as [`full_dump`] text (or the error).
+pub fn parse_dump(bytes: &[u8], reader: sightline::parse::Reader, chunk: usize) -> String {
+    let mut p = sightline::parse::Parser::with_reader(reader);
+    for c in bytes.chunks(chunk.max(1)) {
+        p.feed(c);
+    }
+    match p.finish() {
+        Ok(t) => full_dump(&t),
+        Err(e) => format!("error: {e}"),
+    }
+}
