@@ -37,13 +37,14 @@ export async function start() {
 
 /**
  * A fresh page of the viewer, its module started, with the page-side helpers (`pageHelpers`)
- * installed; `prepare(page)` runs before it loads (request routes, say). The caller closes it.
+ * installed; `prepare(page)` runs before it loads (request routes, say); `query` is added to its
+ * address (`?inflate=wasm`, say). The caller closes it.
  */
-export async function viewerPage({ browser, server }, prepare = async () => {}) {
+export async function viewerPage({ browser, server, query = "" }, prepare = async () => {}) {
   const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
   try {
     await prepare(page);
-    await page.goto(server.baseUrl);
+    await page.goto(server.baseUrl + query);
     await page.waitForFunction(() => window.sightlineReady === true);
     await page.evaluate(pageHelpers);
     return page;
@@ -86,8 +87,8 @@ function pageHelpers() {
 }
 
 /** Opens `trace` in a fresh page and measures it; see the file's header. */
-export async function measure({ browser, server, workers, busyFrames = true }, trace, frames = 120) {
-  const page = await viewerPage({ browser, server });
+export async function measure({ browser, server, workers, busyFrames = true, query }, trace, frames = 120) {
+  const page = await viewerPage({ browser, server, query });
   try {
     await parseWorkers(page, workers);
     // Sample the JS heap while loading: Chromium's performance.memory is the only window on it.
@@ -260,6 +261,7 @@ async function framesInPage(n) {
     // Workers that parsed a part: their wasm memory at its peak and the part buffer each sent.
     parse_workers: app.active.worker.parts || 1,
     helpers: app.active.worker.partStats || [],
+    inflater: app.active.worker.inflater || null,
     part_times_ms: app.active.worker.partTimes || null,
     longest_main_thread_task_ms: longestTask,
     frames_during_analysis: busy.length ? stats(busy) : null,

@@ -89,3 +89,51 @@ fn damaged_copies_give_the_oracles_model() {
         }
     }
 }
+
+#[test]
+fn gzip_inflated_outside_gives_the_files_model() {
+    // The page inflates `.gz` in a worker of its own and feeds the JSON with the compressed bytes
+    // read so far (`feed_inflated`): statistics and diagnostics included, the model is the one
+    // the file itself gives. Compressed slices of two sizes, so the inflated pieces are cut
+    // anywhere.
+    use std::io::Write;
+    let mut seen = 0;
+    for (name, bytes) in files() {
+        if !bytes.starts_with(&[0x1f, 0x8b]) {
+            continue;
+        }
+        seen += 1;
+        let want = parse(&bytes, Reader::default(), 1 << 20);
+        for slice in [1 << 16, 7919] {
+            let mut p = sightline::parse::Parser::new();
+            let mut inflater = flate2::write::MultiGzDecoder::new(Vec::new());
+            let mut read = 0;
+            for c in bytes.chunks(slice) {
+                inflater.write_all(c).unwrap();
+                read += c.len() as u64;
+                let json = std::mem::take(inflater.get_mut());
+                p.feed_inflated(&json, read).unwrap();
+            }
+            let rest = inflater.finish().unwrap();
+            p.feed_inflated(&rest, read).unwrap();
+            let got = match p.finish() {
+                Ok(t) => common::full_dump(&t),
+                Err(e) => format!("error: {e}"),
+            };
+            assert!(got == want, "{name}: inflated in slices of {slice} differs");
+        }
+    }
+    assert!(seen >= 5, "only {seen} gzip files");
+}
+
+#[test]
+fn inflated_json_does_not_follow_a_files_bytes() {
+    let mut p = sightline::parse::Parser::new();
+    p.feed(b"[{");
+    assert!(p.feed_inflated(b"\"ph\":\"X\"}]", 10).is_err());
+    // An empty gzip stream is the error the file itself gives.
+    let mut p = sightline::parse::Parser::new();
+    p.feed_inflated(&[], 20).unwrap();
+    let e = p.finish().unwrap_err();
+    assert_eq!(e.kind, sightline::parse::ErrorKind::CorruptGzip, "{e}");
+}

@@ -140,6 +140,9 @@ enum Stage {
     Sniff(Vec<u8>),
     Plain(Box<JsonStage>),
     Gzip(Box<flate2::write::MultiGzDecoder<JsonStage>>),
+    /// gzip inflated by the caller ([`Parser::feed_inflated`]): the page inflates in a worker of
+    /// its own with the browser's native inflater while this one parses.
+    Inflated(Box<JsonStage>),
 }
 
 /// The push parser. See the module docs.
@@ -182,6 +185,7 @@ impl Parser {
             Stage::Sniff(_) => 0,
             Stage::Plain(j) => j.builder.events_total(),
             Stage::Gzip(g) => g.get_ref().builder.events_total(),
+            Stage::Inflated(j) => j.builder.events_total(),
         }
     }
 
@@ -193,8 +197,7 @@ impl Parser {
                 return;
             }
             let head = std::mem::take(head);
-            let mut json = JsonStage::new();
-            json.builder.reader = self.reader;
+            let json = self.json_stage();
             self.stage = if head[..2] == [0x1f, 0x8b] {
                 Stage::Gzip(Box::new(flate2::write::MultiGzDecoder::new(json)))
             } else {
@@ -206,10 +209,38 @@ impl Parser {
         self.push(chunk);
     }
 
+    fn json_stage(&self) -> JsonStage {
+        let mut json = JsonStage::new();
+        json.builder.reader = self.reader;
+        json
+    }
+
+    /// Feeds JSON that the caller inflated from a gzip file, `compressed` bytes of which it has
+    /// read so far: the model, the statistics and the diagnostics are those `feed` gives on the
+    /// file itself (tested), as long as the inflater did not fail. A failed inflate is not
+    /// reported here: the caller feeds the file to a new parser instead, whose inflater says
+    /// what is wrong and keeps what can be read, as the command line does. An error when plain
+    /// bytes were fed before.
+    pub fn feed_inflated(&mut self, json: &[u8], compressed: u64) -> Result<(), &'static str> {
+        if matches!(&self.stage, Stage::Sniff(head) if head.is_empty()) {
+            self.stage = Stage::Inflated(Box::new(self.json_stage()));
+        }
+        match &mut self.stage {
+            Stage::Inflated(j) => {
+                j.feed(json);
+                self.input_bytes = compressed;
+                Ok(())
+            }
+            _ => Err("inflated JSON cannot follow the bytes of a file"),
+        }
+    }
+
     fn push(&mut self, bytes: &[u8]) {
         match &mut self.stage {
             Stage::Sniff(_) => unreachable!("sniffing ends before bytes are pushed"),
             Stage::Plain(j) => j.feed(bytes),
+            // `feed` after `feed_inflated`: taken as more inflated JSON.
+            Stage::Inflated(j) => j.feed(bytes),
             Stage::Gzip(g) => {
                 if self.gzip_error.is_none() {
                     if let Err(e) = g.write_all(bytes) {
@@ -256,15 +287,13 @@ impl Parser {
     pub fn finish(mut self) -> Result<Trace, ParseError> {
         if let Stage::Sniff(head) = &mut self.stage {
             let head = std::mem::take(head);
-            let mut json = JsonStage::new();
-            json.builder.reader = self.reader;
-            self.stage = Stage::Plain(Box::new(json));
+            self.stage = Stage::Plain(Box::new(self.json_stage()));
             self.push(&head);
         }
-        let gzipped = matches!(self.stage, Stage::Gzip(_));
+        let gzipped = matches!(self.stage, Stage::Gzip(_) | Stage::Inflated(_));
         let (json, gzip_end_error) = match self.stage {
             Stage::Sniff(_) => unreachable!("sniffing was ended above"),
-            Stage::Plain(j) => (*j, None),
+            Stage::Plain(j) | Stage::Inflated(j) => (*j, None),
             Stage::Gzip(mut g) => {
                 let end = if self.gzip_error.is_none() {
                     g.try_finish().err()

@@ -96,6 +96,15 @@ impl Session {
         }
     }
 
+    /// Feeds JSON the page inflated from a gzip file (in a worker of its own), `compressed`
+    /// bytes of the file read so far; see `Parser::feed_inflated`.
+    pub fn feed_inflated(&mut self, json: &[u8], compressed: f64) -> Result<(), JsValue> {
+        match &mut self.state {
+            State::Reading(p) => p.feed_inflated(json, compressed as u64).map_err(err),
+            _ => Err(err("this session is not reading a whole file")),
+        }
+    }
+
     /// Bytes fed so far.
     pub fn bytes_fed(&self) -> f64 {
         match &self.state {

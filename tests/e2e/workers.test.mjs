@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { gunzipSync } from "node:zlib";
+import { gunzipSync, gzipSync } from "node:zlib";
 
 const SAMPLE = "real/tracelens_h100_bert_small_stack_mem.json.gz";
 const OTHER = "real/hta_a100_alexnet_cuda_sync.json.gz";
@@ -193,7 +193,7 @@ async function openAndWait(page, path) {
     const s = a.session;
     const reports = await Promise.all(["steps", "idle", "findings"].map((k) => s.report(k)));
     const tables = await Promise.all(["ops", "kernels"].map((k) => s.table(k, false)));
-    return { parts: a.worker.parts, summary: a.summary, reports, tables };
+    return { parts: a.worker.parts, inflater: a.worker.inflater, summary: a.summary, reports, tables };
   });
 }
 
@@ -230,6 +230,70 @@ export async function aFileReadBySeveralWorkersGivesWhatOneWorkerGives({ page, b
     return { dead: helpers.map((h) => h.dead), rejected };
   });
   assert.deepEqual(ended, { dead: ["cancelled in a test", "cancelled in a test"], rejected: "cancelled in a test" });
+}
+
+export async function gzipInflatedByTheBrowserGivesWhatTheWasmInflaterGives({ page, baseUrl, fixturesDir }) {
+  // A healthy .gz is inflated by the browser in a worker of its own while the Session parses;
+  // a damaged one (cut short, or in two gzip members, which the browser's inflater refuses) is
+  // read again by the Session's own inflater. Either way the page shows what the Session's
+  // inflater alone gives (`?inflate=wasm`), diagnostics included.
+  const dir = mkdtempSync(join(tmpdir(), "sightline-gz-"));
+  const gz = readFileSync(join(fixturesDir, SAMPLE));
+  const cut = join(dir, "cut.json.gz");
+  writeFileSync(cut, gz.subarray(0, Math.floor(gz.length * 0.6)));
+  const json = gunzipSync(gz);
+  const members = join(dir, "members.json.gz");
+  const half = Math.floor(json.length / 2);
+  writeFileSync(members, Buffer.concat([gzipSync(json.subarray(0, half)), gzipSync(json.subarray(half))]));
+  const files = [join(fixturesDir, SAMPLE), cut, members];
+
+  await open(page, `${baseUrl}?inflate=wasm`);
+  const wasm = [];
+  for (const f of files) wasm.push(await openAndWait(page, f));
+  await open(page, baseUrl);
+  const browser = [];
+  for (const f of files) browser.push(await openAndWait(page, f));
+
+  assert.deepEqual(
+    wasm.map((r) => r.inflater),
+    ["wasm", "wasm", "wasm"],
+  );
+  assert.deepEqual(
+    browser.map((r) => r.inflater),
+    ["browser", "wasm", "wasm"],
+    "the browser inflates the healthy file; the Session reads the damaged ones again",
+  );
+  assert.ok(wasm[0].summary.model.slices > 1000, `slices: ${wasm[0].summary.model.slices}`);
+  assert.equal(wasm[0].summary.diagnostics.length, 0, "a healthy trace gets no warning");
+  assert.ok(wasm[1].summary.diagnostics.length > 0, "the cut file is reported");
+  assert.deepEqual(wasm[2].summary.model, wasm[0].summary.model, "two members read as one");
+  for (const [i, f] of files.entries()) {
+    assert.deepEqual(browser[i].summary, wasm[i].summary, `${f}: summary`);
+    assert.deepEqual(browser[i].reports, wasm[i].reports, `${f}: reports`);
+    assert.deepEqual(browser[i].tables, wasm[i].tables, `${f}: tables`);
+  }
+  // Each inflate worker ended with its read: the shown trace's worker, the previous one's until
+  // it is dropped, and the spare remain.
+  for (let i = 0; i < 50 && page.workers().length > 3; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.ok(page.workers().length <= 3, `${page.workers().length} workers`);
+  // Cancel ends a load's worker; the inflate worker linked to it ends with it.
+  const before = page.workers().length;
+  const ended = await page.evaluate(async (sample) => {
+    const w = await window.sightline.workers.take();
+    await w.session.new();
+    const blob = await (await fetch(sample)).blob();
+    const reading = w.readInflated(blob, () => {});
+    const linked = w.linked.size;
+    w.terminate("cancelled in a test");
+    const rejected = await reading.then(
+      () => false,
+      (e) => e.message,
+    );
+    return { linked, rejected, left: w.linked.size };
+  }, "samples/tracelens_h100_bert_small_stack_mem.json.gz");
+  assert.deepEqual(ended, { linked: 1, rejected: "cancelled in a test", left: 0 });
+  for (let i = 0; i < 50 && page.workers().length > before; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.ok(page.workers().length <= before, `${page.workers().length} workers, ${before} before`);
 }
 
 export async function framesAreDrawnBetweenTheSlicesOfTheAnalyses({ page, baseUrl, fixturesDir }) {

@@ -43,6 +43,16 @@ async function sliceSize(blob) {
   return isGzip(new Uint8Array(await blob.slice(0, 2).arrayBuffer())) ? GZ_CHUNK : CHUNK;
 }
 
+/**
+ * True when `blob` is gzip and the browser inflates it natively (DecompressionStream): an inflate
+ * worker then feeds the Session's worker, the two at once (worker/inflate-worker.js). A page may
+ * turn it off with `?inflate=wasm` to compare.
+ */
+async function inflatesApart(blob) {
+  if (typeof DecompressionStream !== "function" || new URLSearchParams(location.search).get("inflate") === "wasm") return false;
+  return isGzip(new Uint8Array(await blob.slice(0, 2).arrayBuffer()));
+}
+
 /** Chunks of a fetch response's body, as they download. */
 export function responseChunks(resp) {
   return async function* () {
@@ -127,8 +137,10 @@ export class Workers {
 /**
  * Reads `chunks` into a new Session in `worker` and builds the model; `onProgress(stage, read,
  * events)` follows it. A large plain-JSON file is parsed by several workers
- * (`worker/parallel.js`); `worker.parts` says by how many. Resolves to the summary (parsed);
- * rejects with the parser's message, or when the worker was terminated (a cancel).
+ * (`worker/parallel.js`); `worker.parts` says by how many. A gzip file is inflated by the browser
+ * in a worker of its own when it can (`worker.inflater` is then "browser"; "wasm" when the
+ * Session inflated it). Resolves to the summary (parsed); rejects with the parser's message, or
+ * when the worker was terminated (a cancel).
  */
 export async function readInto(worker, chunks, { width, height, onProgress }) {
   const s = worker.session;
@@ -137,9 +149,21 @@ export async function readInto(worker, chunks, { width, height, onProgress }) {
   const blob = worker.readFile && chunks.blob;
   worker.parts = blob ? await readInParts(worker, blob, (fed, events) => onProgress("reading", fed, events)) : 0;
   if (worker.parts > 0) read = blob.size;
-  else if (blob) {
+  else if (blob && (await inflatesApart(blob))) {
+    read = await worker.readInflated(blob, (fed, events) => onProgress("reading", fed, events));
+    worker.inflater = "browser";
+    if (read < 0) {
+      // The browser's inflater stopped (a damaged file, a second gzip member): the Session's own
+      // reads the file again, reporting the damage and keeping what it can, as the CLI does.
+      await s.new();
+      read = await worker.readFile(blob, 0, blob.size, GZ_CHUNK, (fed, events) => onProgress("reading", fed, events));
+      worker.inflater = "wasm";
+    }
+  } else if (blob) {
     // The worker reads the file itself: the page's thread never holds its bytes.
-    read = await worker.readFile(blob, 0, blob.size, await sliceSize(blob), (fed, events) => onProgress("reading", fed, events));
+    const size = await sliceSize(blob);
+    if (size === GZ_CHUNK) worker.inflater = "wasm";
+    read = await worker.readFile(blob, 0, blob.size, size, (fed, events) => onProgress("reading", fed, events));
   } else {
     for await (const chunk of chunks()) {
       read += chunk.length;

@@ -44,6 +44,7 @@ export class Bindings {
 }
 
 const WORKER_URL = new URL("./session-worker.js", import.meta.url);
+const INFLATE_URL = new URL("./inflate-worker.js", import.meta.url);
 
 /** True when this page may start the worker script: a worker must come from the page's origin. */
 export function workersAllowed() {
@@ -62,6 +63,7 @@ function proxy(call, target) {
 function portableArgs(args) {
   const transfer = [];
   const out = args.map((a) => {
+    if (a instanceof MessagePort) transfer.push(a);
     if (!ArrayBuffer.isView(a)) return a;
     const whole = a.byteOffset === 0 && a.byteLength === a.buffer.byteLength;
     const own = whole ? a : a.slice();
@@ -134,6 +136,31 @@ export class SessionWorker {
    */
   readFile(blob, start, end, size, onProgress) {
     return this.callWithProgress(onProgress, "file", "read", blob, start, end, size);
+  }
+
+  /**
+   * Has the worker's Session read gzip File `blob` inflated by an inflate worker
+   * (inflate-worker.js), linked to this one so a cancel ends both; `onProgress(read, events)` as
+   * for readFile. Resolves to the compressed bytes read, or -1 when the inflater failed (the
+   * Session then holds part of the file: start a new one and readFile).
+   */
+  async readInflated(blob, onProgress) {
+    const inflater = new Worker(INFLATE_URL, { name: "sightline-inflate" });
+    const link = { terminate: () => inflater.terminate() };
+    this.linked.add(link);
+    try {
+      const { port1, port2 } = new MessageChannel();
+      // A worker that cannot start (its script not found, say) leaves the read to the Session.
+      inflater.addEventListener("error", (ev) => {
+        ev.preventDefault();
+        this.call("file", "abandon").catch(() => {});
+      });
+      inflater.postMessage({ blob, port: port1 }, [port1]);
+      return await this.callWithProgress(onProgress, "file", "inflated", port2);
+    } finally {
+      inflater.terminate();
+      this.linked.delete(link);
+    }
   }
 
   /** Another worker with the same module, ended when this one is (a cancel ends both). */

@@ -6,8 +6,8 @@
 // SharedArrayBuffer, so no cross-origin isolation is needed), and the loading Session joins the
 // parts in file order (`absorb_part`) exactly as `Builder::absorb` joins the threads' parts.
 // A join that cannot be exact (B/E events, a guess inside a string) is refused, and the file is
-// read again by one worker. gzip cannot be cut: it streams through the loading worker, where
-// inflating and parsing alternate on one core while the page reads the next slice.
+// read again by one worker. gzip cannot be cut: the loading worker parses it alone, fed by an
+// inflate worker (inflate-worker.js) or inflating it itself.
 //
 // Every worker reads its own range of the File (client.js `readFile`): the page's thread only
 // sees progress. Helpers are linked to the loading worker (client.js `spawnLinked`): Cancel, which terminates

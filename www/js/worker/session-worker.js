@@ -20,6 +20,12 @@
 // events]} after each slice: the page's thread never touches a file's bytes. Calls made while a
 // read is under way run between its slices (the page awaits the read before anything that needs
 // its bytes).
+//
+// `target: "file"`, method "inflated", args [port]: feeds the JSON an inflate worker
+// (inflate-worker.js) sends through `port`, posting progress as "read" does. Resolves to the
+// compressed bytes read, or to -1 when the inflater failed: the page then reads the file with
+// "read" into a new Session, whose own inflater reports the damage and keeps what it can.
+// Method "abandon" ends such a read the same way (the inflate worker failed to start).
 
 import { portable } from "./portable.js";
 
@@ -60,10 +66,43 @@ async function readFile(id, blob, start, end, size) {
   return off - start;
 }
 
+// Ends the inflated read under way as failed; null when none is.
+let abandon = null;
+
+/** Feeds the JSON an inflate worker sends through `port` to the Session (see the top). */
+function readInflated(id, port) {
+  if (!session) throw new Error("this worker holds no session");
+  return new Promise((resolve, reject) => {
+    abandon = () => {
+      port.close();
+      resolve(-1);
+    };
+    port.onmessage = (ev) => {
+      const { json, compressed, done, failed } = ev.data;
+      try {
+        if (json) {
+          session.feed_inflated(json, compressed);
+          port.postMessage({ took: 1 });
+          self.postMessage({ id, progress: [compressed, session.events_read()] });
+        } else if (done !== undefined) {
+          session.feed_inflated(new Uint8Array(0), done);
+          port.close();
+          resolve(done);
+        } else if (failed !== undefined) abandon();
+      } catch (err) {
+        port.close();
+        reject(err);
+      }
+    };
+  }).finally(() => (abandon = null));
+}
+
 function target(kind, method, id) {
   if (kind === "file") {
-    if (method !== "read") throw new Error(`a file has no method '${method}'`);
-    return (...args) => readFile(id, ...args);
+    if (method === "read") return (...args) => readFile(id, ...args);
+    if (method === "inflated") return (port) => readInflated(id, port);
+    if (method === "abandon") return () => abandon && abandon();
+    throw new Error(`a file has no method '${method}'`);
   }
   if (kind === "module") {
     if (typeof wasm[method] !== "function") throw new Error(`the module has no function '${method}'`);
