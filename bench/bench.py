@@ -16,12 +16,14 @@ What it does, in order:
    numbers, with Sightline timed on the same copy in the same runs for the ratio).
 4. Browser: Sightline in headless Chromium (bench/browser.mjs): file chosen to every table ready,
    peak JS heap and wasm memory, frame time at full zoom-out and during a scripted zoom/pan.
+   And a gzipped copy of the largest file up to 1 GB (bench/gzip.mjs): inflated by the browser in a
+   worker of its own beside the Session's wasm inflater (the way before), in turns.
 5. With --baseline REV: REV's build timed beside this one in turns (bench/parser_bench.py).
 6. Writes its figures into BENCHMARKS.md with the machine, the date and the command.
 
 BENCHMARKS.md is partly generated, partly written by hand. This script rewrites only its own
 sections, each between a `<!-- bench:NAME -->` line and a `<!-- /bench:NAME -->` line (`machine`,
-`native`, `peers`, `browser`); every other line of the file (headings, hand-written sections and
+`native`, `peers`, `browser`, `gzip`); every other line of the file (headings, hand-written sections and
 notes) is kept as it is. A section not measured in a run (--no-peers, --no-browser) keeps its
 previous figures, and each section ends with the command and date it was measured with. Another
 script adds its own generated section the same way: `md_sections.replace_sections(path,
@@ -185,6 +187,25 @@ def browser(files, runs, peers=True):
     return json.loads(p.stdout)
 
 
+def gzip_browser(files, runs):
+    """bench/gzip.mjs on a gzipped copy (made once, `gzip -6`) of the largest file up to 1 GB."""
+    mb = max([m for m in files if m <= 1000] or [min(files)])
+    src = files[mb]
+    gz = src + ".gz"
+    if not os.path.exists(gz):
+        log(f"bench: gzipping {os.path.basename(src)} for the .gz figures")
+        with open(gz + ".tmp", "wb") as out:
+            subprocess.run(["gzip", "-6", "-c", src], stdout=out, check=True)
+        os.rename(gz + ".tmp", gz)
+    log("bench: a .json.gz in the browser, both inflaters")
+    p = subprocess.run(["node", os.path.join(ROOT, "bench", "gzip.mjs"), "--runs", str(runs), gz],
+                       capture_output=True, text=True, cwd=ROOT)
+    if p.returncode != 0:
+        log(p.stderr[-3000:])
+        return None
+    return json.loads(p.stdout)
+
+
 def long_task(ms):
     """The longest page task: the `longtask` observer reports only tasks over 50 ms."""
     return f"{ms:.0f} ms" if ms else "none over 50 ms"
@@ -194,7 +215,7 @@ def fmt_s(s):
     return f"{s:.2f} s" if s >= 0.1 else f"{s * 1000:.0f} ms"
 
 
-def write_markdown(path, args, files, rows, peer, web):
+def write_markdown(path, args, files, rows, peer, web, gz=None):
     """Replaces this script's sections of `path` (see md_sections.py); a section not measured in
     this run (peers with --no-peers, the browser with --no-browser) keeps its previous text."""
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -256,6 +277,18 @@ def write_markdown(path, args, files, rows, peer, web):
                          f"its flame chart drawn ({s['note']}); Sightline on the same file in the same runs: "
                          f"{fmt_s(s['sightline_ready_s'])} to every table ready, {s['ratio']:.1f}x faster.")
         sections["browser"] = ("Browser (headless Chromium, the built site)", "\n".join(lines))
+    if gz:
+        lines = [f"{gz['file']} ({gz['gz_mb']:.0f} MB gzipped), median of {gz['runs']} runs each, in turns; "
+                 f"the browser's inflater alone on the file: {fmt_s(gz['inflate_alone_s'])}.", "",
+                 "| inflated by | reading | model build | chosen -> timeline drawn | MB of JSON per s to drawn | chosen -> every table ready | longest page task |",
+                 "|---|---|---|---|---|---|---|"]
+        names = {"browser": "the browser (`DecompressionStream`), in a worker of its own (the page's default)",
+                 "wasm": "the Session's flate2, in the parsing worker (`?inflate=wasm`, as before)"}
+        for way in ("browser", "wasm"):
+            w = gz[way]
+            lines.append(f"| {names[way]} | {fmt_s(w['read_s'])} | {fmt_s(w['finish_s'])} | {fmt_s(w['drawn_s'])} | "
+                         f"{w['json_mb_per_s']:.0f} | {fmt_s(w['ready_s'])} | {long_task(w['longest_task_ms'])} |")
+        sections["gzip"] = ("Browser, a `.json.gz`: the two inflaters", "\n".join(lines))
     # Each section says when and how it was measured, since a later run may leave some of them.
     stamp = f"\n\n(`bench/run {' '.join(args)}`, {now}.)"
     sections = {k: (h, b + (stamp if k != "machine" else "")) for k, (h, b) in sections.items()}
@@ -291,8 +324,9 @@ def main():
     rows = native(files, a.runs)
     peer = {} if a.no_peers else peers(files, rows)
     web = None if a.no_browser else browser(files, a.runs, not a.no_peers)
-    write_markdown(a.out, sys.argv[1:], files, rows, peer, web)
-    print(json.dumps({"native": rows, "peers": peer, "browser": web}, indent=1))
+    gz = None if a.no_browser or web is None else gzip_browser(files, a.runs)
+    write_markdown(a.out, sys.argv[1:], files, rows, peer, web, gz)
+    print(json.dumps({"native": rows, "peers": peer, "browser": web, "gzip": gz}, indent=1))
 
 
 if __name__ == "__main__":
