@@ -203,25 +203,11 @@ impl ArgsId {
 /// Encoding of one record: per member, a key byte (`1..=KEYS.len()` for a dictionary key, 0 for a
 /// literal key followed by its varint length and text), then the value's varint length and text.
 /// A record whose args are not an object is a single member with the key byte [`RAW`].
-///
-/// The records lie in blocks of [`ARG_BLOCK`] bytes (a longer record in a block of its own), none
-/// across two, not in one growing buffer: in wasm, growing a buffer of hundreds of MB copies it
-/// into one twice its size while the old one is still held (the allocator there cannot remap),
-/// which set the page's peak memory on large traces.
 #[derive(Debug, Default)]
 pub struct ArgStore {
-    blocks: Vec<Vec<u8>>,
-    /// Where each block starts in the records' bytes taken end to end.
-    block_starts: Vec<u64>,
-    /// Where each record ends in the records' bytes taken end to end.
+    bytes: Vec<u8>,
     ends: Vec<u64>,
-    /// The record being written, placed whole when it is complete.
-    scratch: Vec<u8>,
 }
-
-/// Bytes per block of an [`ArgStore`]: large enough that a block holds thousands of records,
-/// small beside the store of a large trace.
-const ARG_BLOCK: usize = 4 << 20;
 
 /// Key byte of a record holding a non-object args value as raw JSON text.
 const RAW: u8 = 0xFF;
@@ -330,27 +316,24 @@ impl ArgStore {
         if self.ends.len() >= (u32::MAX - 1) as usize {
             return ArgsId::NONE;
         }
-        let mut record = std::mem::take(&mut self.scratch);
-        record.clear();
+        let start = self.bytes.len();
         for (key, value) in members {
             match key_byte(key) {
                 0 => {
-                    record.push(0);
-                    put_varint(&mut record, key.len());
-                    record.extend_from_slice(key.as_bytes());
+                    self.bytes.push(0);
+                    put_varint(&mut self.bytes, key.len());
+                    self.bytes.extend_from_slice(key.as_bytes());
                 }
-                b => record.push(b),
+                b => self.bytes.push(b),
             }
-            put_varint(&mut record, value.len());
-            record.extend_from_slice(value.as_bytes());
+            put_varint(&mut self.bytes, value.len());
+            self.bytes.extend_from_slice(value.as_bytes());
         }
-        let id = if record.is_empty() {
-            ArgsId::NONE
-        } else {
-            self.place(&record)
-        };
-        self.scratch = record;
-        id
+        if self.bytes.len() == start {
+            return ArgsId::NONE;
+        }
+        self.ends.push(self.bytes.len() as u64);
+        ArgsId(self.ends.len() as u32 - 1)
     }
 
     /// Stores args that are not an object (rare) as their raw JSON text.
@@ -358,47 +341,18 @@ impl ArgStore {
         if json.is_empty() || self.ends.len() >= (u32::MAX - 1) as usize {
             return ArgsId::NONE;
         }
-        let mut record = Vec::with_capacity(json.len() + 6);
-        record.push(RAW);
-        put_varint(&mut record, json.len());
-        record.extend_from_slice(json.as_bytes());
-        self.place(&record)
-    }
-
-    /// Appends one whole record: to the last block when it fits there, else to a new block.
-    fn place(&mut self, record: &[u8]) -> ArgsId {
-        let end = self.byte_len();
-        let fits = self
-            .blocks
-            .last()
-            .is_some_and(|b| b.capacity() - b.len() >= record.len());
-        if !fits {
-            self.block_starts.push(end);
-            self.blocks
-                .push(Vec::with_capacity(ARG_BLOCK.max(record.len())));
-        }
-        let block = self.blocks.last_mut().expect("a block was just made");
-        block.extend_from_slice(record);
-        self.ends.push(end + record.len() as u64);
+        self.bytes.push(RAW);
+        put_varint(&mut self.bytes, json.len());
+        self.bytes.extend_from_slice(json.as_bytes());
+        self.ends.push(self.bytes.len() as u64);
         ArgsId(self.ends.len() as u32 - 1)
-    }
-
-    /// Bytes of all records, end to end.
-    pub fn byte_len(&self) -> u64 {
-        self.ends.last().copied().unwrap_or(0)
     }
 
     fn record(&self, id: ArgsId) -> Option<&[u8]> {
         let i = id.0 as usize;
-        let end = *self.ends.get(i)?;
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        // The block holding the record's first byte holds all of it.
-        let k = self
-            .block_starts
-            .partition_point(|&b| b <= start)
-            .checked_sub(1)?;
-        let base = self.block_starts[k];
-        self.blocks[k].get((start - base) as usize..(end - base) as usize)
+        let end = *self.ends.get(i)? as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        Some(&self.bytes[start..end])
     }
 
     /// The members of the args: (key, value JSON text). A non-object args value is one member
@@ -455,39 +409,24 @@ impl ArgStore {
         self.ends.len()
     }
 
-    /// The records' bytes (in pieces, to be taken end to end) and where each record ends: for
-    /// writing a parse part out.
-    pub fn raw_parts(&self) -> (impl Iterator<Item = &[u8]>, &[u64]) {
-        (self.blocks.iter().map(Vec::as_slice), &self.ends)
+    /// The store's bytes and the end offset of each record: for writing a parse part out.
+    pub fn raw_parts(&self) -> (&[u8], &[u64]) {
+        (&self.bytes, &self.ends)
     }
 
-    /// A store from [`ArgStore::raw_parts`]'s bytes taken end to end; `None` when the ends do not
-    /// rise within the bytes (reading a record would then fail).
+    /// A store from [`ArgStore::raw_parts`]; `None` when the ends do not rise within the bytes
+    /// (reading a record would then fail).
     pub fn from_raw_parts(bytes: Vec<u8>, ends: Vec<u64>) -> Option<ArgStore> {
         let rising = ends.windows(2).all(|w| w[0] <= w[1]);
-        let exact = ends.last().copied().unwrap_or(0) == bytes.len() as u64;
-        (rising && exact).then(|| ArgStore {
-            block_starts: if bytes.is_empty() { vec![] } else { vec![0] },
-            blocks: if bytes.is_empty() {
-                vec![]
-            } else {
-                vec![bytes]
-            },
-            ends,
-            scratch: Vec::new(),
-        })
+        let within = ends.last().is_none_or(|&e| e <= bytes.len() as u64);
+        (rising && within).then_some(ArgStore { bytes, ends })
     }
 
-    /// Appends another store's records; theirs become ids `self.len()..`. Its blocks are moved,
-    /// not copied.
-    pub fn append(&mut self, other: &mut ArgStore) {
-        let base = self.byte_len();
-        self.block_starts
-            .extend(other.block_starts.iter().map(|s| s + base));
-        self.blocks.append(&mut other.blocks);
+    /// Appends another store's records; theirs become ids `self.len()..`.
+    pub fn append(&mut self, other: &ArgStore) {
+        let base = self.bytes.len() as u64;
+        self.bytes.extend_from_slice(&other.bytes);
         self.ends.extend(other.ends.iter().map(|e| e + base));
-        other.block_starts.clear();
-        other.ends.clear();
     }
 
     pub fn is_empty(&self) -> bool {
@@ -495,17 +434,12 @@ impl ArgStore {
     }
 
     pub fn heap_bytes(&self) -> usize {
-        self.blocks.iter().map(Vec::capacity).sum::<usize>()
-            + (self.block_starts.capacity() + self.ends.capacity()) * 8
-            + self.scratch.capacity()
+        self.bytes.capacity() + self.ends.capacity() * 8
     }
 
     pub(crate) fn shrink(&mut self) {
-        if let Some(last) = self.blocks.last_mut() {
-            last.shrink_to_fit();
-        }
+        self.bytes.shrink_to_fit();
         self.ends.shrink_to_fit();
-        self.scratch = Vec::new();
     }
 }
 
@@ -812,51 +746,6 @@ impl Trace {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn args_store_records_across_blocks_and_joins() {
-        // Enough records to fill more than one block, one longer than a block, and a second
-        // store appended: every record reads back whole, also through raw_parts.
-        let value = |i: usize| format!("\"{}\"", i.to_string().repeat(1 + i % 300));
-        let big = "y".repeat(ARG_BLOCK + 10);
-        let fill = |s: &mut ArgStore, n: usize, from: usize| -> Vec<ArgsId> {
-            (from..from + n)
-                .map(|i| {
-                    if i == from + n / 2 {
-                        s.push_raw(&big)
-                    } else {
-                        s.push_members([("k", value(i).as_str())])
-                    }
-                })
-                .collect()
-        };
-        let mut a = ArgStore::default();
-        let mut ids = fill(&mut a, 20_000, 0);
-        let mut b = ArgStore::default();
-        let theirs = fill(&mut b, 9_000, 20_000);
-        let base = a.len() as u32;
-        a.append(&mut b);
-        ids.extend(theirs.iter().map(|id| ArgsId(id.0 + base)));
-        assert!(a.blocks.len() >= 4, "{} blocks", a.blocks.len());
-        let check = |s: &ArgStore| {
-            for (i, &id) in ids.iter().enumerate() {
-                if i == 10_000 || i == 24_500 {
-                    assert_eq!(s.json(id).map(|j| j.len()), Some(big.len()), "record {i}");
-                } else {
-                    assert_eq!(s.field(id, "k"), Some(value(i).as_str()), "record {i}");
-                }
-            }
-        };
-        check(&a);
-        let (blocks, ends) = a.raw_parts();
-        let bytes: Vec<u8> = blocks.flatten().copied().collect();
-        let joined = ArgStore::from_raw_parts(bytes, ends.to_vec()).unwrap();
-        check(&joined);
-        let (_, ends) = a.raw_parts();
-        let mut short: Vec<u8> = a.raw_parts().0.flatten().copied().collect();
-        short.pop();
-        assert!(ArgStore::from_raw_parts(short, ends.to_vec()).is_none());
-    }
 
     #[test]
     fn args_store_round_trips_members() {

@@ -153,6 +153,11 @@ impl Builder {
     }
 
     /// About the bytes the builder's columns and tables hold (to size a part's buffer).
+    pub(crate) fn approx_bytes(&self) -> usize {
+        let slices: usize = self.lanes.iter().map(|l| l.slices.len() * 56).sum();
+        slices + self.args.heap_bytes() + self.strings.heap_bytes() / 2
+    }
+
     pub(crate) fn events_total(&self) -> u64 {
         self.events_total
     }
@@ -603,7 +608,7 @@ impl Builder {
             .collect();
         let sid = |x: StrId| smap[x.0 as usize];
         let abase = self.args.len() as u32;
-        self.args.append(&mut o.args);
+        self.args.append(&o.args);
         let aid = |a: ArgsId| {
             if a == ArgsId::NONE {
                 a
