@@ -44,13 +44,12 @@ async function sliceSize(blob) {
 }
 
 /**
- * True when `blob` is gzip and the browser inflates it natively (DecompressionStream): an inflate
- * worker then feeds the Session's worker, the two at once (worker/inflate-worker.js). A page may
- * turn it off with `?inflate=wasm` to compare.
+ * True when the browser inflates gzip natively (DecompressionStream): an inflate worker then feeds
+ * the Session's worker, the two at once (worker/inflate-worker.js). A page may turn it off with
+ * `?inflate=wasm` to compare.
  */
-async function inflatesApart(blob) {
-  if (typeof DecompressionStream !== "function" || new URLSearchParams(location.search).get("inflate") === "wasm") return false;
-  return isGzip(new Uint8Array(await blob.slice(0, 2).arrayBuffer()));
+function browserInflates() {
+  return typeof DecompressionStream === "function" && new URLSearchParams(location.search).get("inflate") !== "wasm";
 }
 
 /** Chunks of a fetch response's body, as they download. */
@@ -149,21 +148,25 @@ export async function readInto(worker, chunks, { width, height, onProgress }) {
   const blob = worker.readFile && chunks.blob;
   worker.parts = blob ? await readInParts(worker, blob, (fed, events) => onProgress("reading", fed, events)) : 0;
   if (worker.parts > 0) read = blob.size;
-  else if (blob && (await inflatesApart(blob))) {
-    read = await worker.readInflated(blob, (fed, events) => onProgress("reading", fed, events));
-    worker.inflater = "browser";
-    if (read < 0) {
-      // The browser's inflater stopped (a damaged file, a second gzip member): the Session's own
-      // reads the file again, reporting the damage and keeping what it can, as the CLI does.
-      await s.new();
-      read = await worker.readFile(blob, 0, blob.size, GZ_CHUNK, (fed, events) => onProgress("reading", fed, events));
-      worker.inflater = "wasm";
+  else if (blob) {
+    const gzip = isGzip(new Uint8Array(await blob.slice(0, 2).arrayBuffer()));
+    const progress = (fed, events) => onProgress("reading", fed, events);
+    let inflated = -1;
+    if (gzip && browserInflates()) {
+      inflated = await worker.readInflated(blob, progress);
+      // The browser's inflater stopped (a damaged file, a second gzip member): a new Session
+      // reads the file with its own inflater, reporting the damage and keeping what it can, as
+      // the CLI does.
+      if (inflated < 0) await s.new();
     }
-  } else if (blob) {
-    // The worker reads the file itself: the page's thread never holds its bytes.
-    const size = await sliceSize(blob);
-    if (size === GZ_CHUNK) worker.inflater = "wasm";
-    read = await worker.readFile(blob, 0, blob.size, size, (fed, events) => onProgress("reading", fed, events));
+    if (inflated >= 0) {
+      read = inflated;
+      worker.inflater = "browser";
+    } else {
+      if (gzip) worker.inflater = "wasm";
+      // The worker reads the file itself: the page's thread never holds its bytes.
+      read = await worker.readFile(blob, 0, blob.size, gzip ? GZ_CHUNK : CHUNK, progress);
+    }
   } else {
     for await (const chunk of chunks()) {
       read += chunk.length;

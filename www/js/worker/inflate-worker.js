@@ -1,6 +1,6 @@
 // A Web Worker that inflates one gzip File for a Session in another worker, so the two run at
 // once: inflating (the browser's native inflater, DecompressionStream) and parsing used to
-// alternate on one core, the wasm inflater taking about a third of the time.
+// alternate on one core, the wasm inflater taking about a sixth of the time (BENCHMARKS.md).
 //
 //   page -> this worker   {blob, port}           the file, and a MessagePort to the session worker
 //   this -> session       {json, compressed}     inflated JSON (transferred), file bytes read so far
