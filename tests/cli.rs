@@ -1,7 +1,7 @@
 //! The `sightline` binary as a user runs it: exit codes, one-line errors, the JSON shape.
 #![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

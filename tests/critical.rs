@@ -4,7 +4,7 @@
 //! the `path` command's JSON and errors.
 #![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use sightline::analysis::critical::graph::EdgeKind;

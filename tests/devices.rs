@@ -1,7 +1,7 @@
 //! Accelerators other than CUDA (MTIA, XPU, PrivateUse1), CUDA-only traces, Inductor's Triton
 //! launches, and the one launch rule, on the fixtures in `tests/fixtures/devices` (see its README).
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use sightline::analysis::idle::{self, IdleOptions, IdleReport, Mode};

@@ -1,7 +1,7 @@
 //! Damage versus observations: a file as the profiler wrote it has no damage, whatever facts of
 //! real traces (lost flow starts, slices overlapping without nesting) it holds; a broken file does.
 
-mod common;
+use crate::common;
 
 use sightline::analysis::summary::summarize;
 use sightline::parse::parse_bytes;

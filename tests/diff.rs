@@ -3,7 +3,7 @@
 //! every diff has (a trace against itself is all zeros; swapping the sides negates it).
 #![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use sightline::analysis::diff::{diff, Diff, DiffOptions, KernelMatch, Mode, Presence};

@@ -3,7 +3,7 @@
 //! the op, TFLOP/s within 1%.
 #![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use sightline::analysis::flops::{Flops, FlopsRow};
 use sightline::analysis::links::Links;

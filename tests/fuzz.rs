@@ -7,7 +7,7 @@
 //! `SIGHTLINE_FUZZ_INPUTS=1000000 cargo test --release --test fuzz -- --ignored --nocapture`.
 #![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use common::{full_dump, Rng};
 use sightline::parse::{Parser, Reader, ScanPath};

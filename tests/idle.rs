@@ -3,7 +3,7 @@
 //! `idle`, `steps` and `report` commands print.
 #![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use common::Rng;
 use serde_json::{json, Value};

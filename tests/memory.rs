@@ -2,7 +2,7 @@
 //! allocations pair with their frees, and `memory_growth` fires on a leak and not on a steady loop.
 #![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use sightline::analysis::links::Links;
 use sightline::analysis::memory::{self, Memory, MemoryOptions, NO_EVENT};

@@ -1,6 +1,6 @@
 //! The parser against real traces, one hand-made file per pathology, chunking, and non-traces.
 
-mod common;
+use crate::common;
 
 use common::{all_shared_traces, dump, gunzip, local_fixture};
 use sightline::model::DiagKind;

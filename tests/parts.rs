@@ -1,7 +1,7 @@
 //! Parse parts written into buffers and joined (how the page parses one file in several Web
 //! Workers): the joined model equals the one-thread parse, and a damaged buffer is an error.
 
-mod common;
+use crate::common;
 
 use common::{full_dump, gunzip, local_fixture, shared_fixtures, Rng};
 use sightline::parse::{event_boundary, parse_bytes, splittable, Parser, Part};

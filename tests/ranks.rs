@@ -3,7 +3,7 @@
 //! rank, the job's gaps and duplicates, and the JSON `sightline ranks` prints.
 #![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use common::{local_fixture, shared_fixtures, Rng};
 use serde_json::Value;

@@ -2,7 +2,7 @@
 //! fixture, the shared traces and the damaged corpus, every SIMD path and several chunkings give
 //! the model the oracle gives, diagnostics included.
 
-mod common;
+use crate::common;
 
 use common::{local_fixture, parse_dump as parse};
 use sightline::parse::{Reader, ScanPath};

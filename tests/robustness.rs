@@ -2,7 +2,7 @@
 //! inserted, cuts), parsed in random chunks, then run through every analysis and the view's index.
 #![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use common::Rng;
 use sightline::analysis::idle::{self, IdleOptions, Mode};

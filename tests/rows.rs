@@ -2,7 +2,7 @@
 //! deepest chain of containing slices (see `src/parse/rows.rs`), checked against an independent
 //! O(n log n) count.
 
-mod common;
+use crate::common;
 
 use sightline::model::{Lane, Slices, Trace};
 use sightline::parse::parse_bytes;

@@ -3,7 +3,7 @@
 //! device fixtures: links, steps, idle gaps (exact and HTA), FLOPs, findings and the operator
 //! forest with its tables.
 
-mod common;
+use crate::common;
 
 use sightline::analysis::flops::Flops;
 use sightline::analysis::idle::{self, IdleOptions, Mode};

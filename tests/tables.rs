@@ -4,7 +4,7 @@
 // Native only: these read the shared fixtures from disk and run the binary.
 #![cfg(not(target_arch = "wasm32"))]
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use sightline::analysis::tables::{

@@ -4,7 +4,7 @@
 //!
 //! Fixtures are found as every test finds them (`tests/common`).
 
-mod common;
+use crate::common;
 
 use rustc_hash::FxHashSet;
 use sightline::analysis::critical::{Analysis, PathOptions};
