@@ -4,7 +4,7 @@
 //! (`Reader::Objects`) gives, without a panic.
 //!
 //! `scripts/test` runs a few thousand inputs; the long run is
-//! `SIGHTLINE_FUZZ_INPUTS=1000000 cargo test --release --test fuzz -- --ignored --nocapture`.
+//! `SIGHTLINE_FUZZ_INPUTS=1000000 cargo test --release --test it -- --ignored --nocapture fuzz::`.
 #![cfg(not(target_arch = "wasm32"))]
 
 use crate::common;
@@ -187,7 +187,7 @@ fn fuzz_long() {
     );
 }
 
-/// Replays a kept input: `SIGHTLINE_FUZZ_REPLAY=file cargo test --test fuzz -- --ignored replay`.
+/// Replays a kept input: `SIGHTLINE_FUZZ_REPLAY=file cargo test --test it -- --ignored fuzz::replay`.
 #[test]
 #[ignore]
 fn replay() {

@@ -704,7 +704,7 @@ fn ops_command_json_fields() {
 }
 
 /// Figures for the closing note: time of all tables as a share of parse time, natively.
-/// `cargo test --release --test tables -- --ignored --nocapture`; `SIGHTLINE_BENCH_TRACE=FILE`
+/// `cargo test --release --test it -- --ignored --nocapture tables::`; `SIGHTLINE_BENCH_TRACE=FILE`
 /// times another trace than `tracelens_h100_owlv2_stack_mem`.
 #[test]
 #[ignore]
