@@ -18,7 +18,8 @@
 // FILTER arguments keep only tests whose "file › name" contains one of them.
 // Environment: SIGHTLINE_DIST (default dist), SIGHTLINE_BASE_PATH (default
 // /docs/sightline/), SIGHTLINE_FIXTURES (default: the nearest shared/fixtures above the checkout),
-// E2E_TIMEOUT_MS (per test, default 60000), CHROMIUM (default /usr/bin/chromium).
+// E2E_TIMEOUT_MS (per test, default 60000), CHROMIUM (default /usr/bin/chromium), E2E_JOBS (tests
+// run at once, each in its own browser context of the one chromium; default 2).
 
 import { existsSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -89,8 +90,17 @@ try {
 }
 console.log(`e2e: serving ${distDir} at ${server.baseUrl}; chromium ${browser.version()}; ${tests.length} test(s)`);
 
+// Tests run E2E_JOBS at a time (scripts/test's time budget), each in a browser context of its own:
+// they share only the browser process and the two static servers.
+const jobs = Math.max(1, Number(process.env.E2E_JOBS || 2));
 const failures = [];
-for (const test of tests) {
+const queue = [...tests];
+async function worker() {
+  for (let test = queue.shift(); test; test = queue.shift()) await runTest(test);
+}
+await Promise.all(Array.from({ length: Math.min(jobs, tests.length) }, worker));
+
+async function runTest(test) {
   const started = Date.now();
   const testId = `${test.file.replace(/\.test\.mjs$/, "")}-${test.name}`;
   let ctx;
