@@ -4,7 +4,7 @@
 
 use super::session::Session;
 use super::{err, json};
-use crate::view::aggregate::aggregate;
+use crate::view::aggregate::aggregate_range;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
@@ -45,7 +45,7 @@ impl Session {
         let l = self.loaded_mut()?;
         let (a, b) = (t0.min(t1), t0.max(t1));
         l.st.range = Some((a, b));
-        let t = aggregate(
+        let t = aggregate_range(
             &l.trace,
             &l.timeline,
             a as i64,
