@@ -61,5 +61,8 @@ fn every_test_file_is_a_module() {
             missing.push(name);
         }
     }
-    assert!(missing.is_empty(), "tests/it.rs does not declare {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "tests/it.rs does not declare {missing:?}"
+    );
 }
