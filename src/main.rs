@@ -71,6 +71,9 @@ commands:
                           runs to compare; --port 0 picks a free port; --host 0.0.0.0 shares the
                           traces with other machines (see README)
 
+Every command takes --full-names: names are given whole (by default a name past 64 KiB, which
+no profiler writes, is cut in text and JSON).
+
 Exit status: 0 for a trace (also a damaged one), 1 when a diff --fail-if condition holds, 2 when
 the input is not a trace or the command line is wrong.";
 
@@ -94,7 +97,11 @@ fn quiet_broken_pipe() {
 
 fn main() -> ExitCode {
     quiet_broken_pipe();
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    // Global: every command's outputs give names whole (by default a name past 64 KiB is cut).
+    let before = args.len();
+    args.retain(|a| a != "--full-names");
+    cli::set_full_names(args.len() != before);
     let Some((cmd, rest)) = args.split_first() else {
         eprintln!("{USAGE}");
         return ExitCode::from(2);

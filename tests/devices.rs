@@ -701,3 +701,65 @@ fn cuda_trace_advice_names_cuda_graphs() {
     let a = &finding(&f, "small_kernels", "CUDA").advice;
     assert!(a.contains("CUDA graphs") && !a.contains("HIP"), "{a}");
 }
+
+/// A CUDA trace cut in half keeps its `deviceProperties` and loses every kernel (Kineto writes the
+/// device's events after the host's). It is told as cut, with how far the file got and which listed
+/// GPU has no events left, and is not judged as a CPU-only trace: before, `report` said nothing of
+/// the cut in its first lines, the steps named no lost device, and no finding said so.
+#[test]
+fn a_cuda_trace_cut_in_half_says_its_gpu_lost_its_events() {
+    let path = common::local_fixture("devices/h100_cut_in_half.json.gz");
+    let t = load("h100_cut_in_half.json.gz");
+    assert!(t.stats.truncated);
+    assert!(t.gpu_lanes().all(|(_, l)| l.slices.is_empty()));
+    let cut = summary::summarize(&t)
+        .cut
+        .expect("a cut file says how far it got");
+    assert_eq!(cut.devices_without_events, ["GPU 0"]);
+    assert_eq!(cut.json_bytes, 444_298);
+    assert!(
+        cut.sentence
+            .starts_with("The file is truncated: it ends after 0.4 MB of JSON, ")
+            && cut
+                .sentence
+                .contains("Its 1 listed device (GPU 0) has no events left"),
+        "{}",
+        cut.sentence
+    );
+    let st = steps::analyze(&t);
+    assert_eq!(st.devices_without_events, ["GPU 0"]);
+    assert!(st.gpu.is_empty());
+    let f = findings::analyze(&t);
+    assert_eq!(f[0].id, "device_events_lost", "{f:?}");
+    assert_eq!(
+        f[0].title,
+        "The trace is cut short: its 1 listed device has no events left"
+    );
+    // Host-against-device shares are not judged from the host's half alone.
+    for id in [
+        "cpu_copy_overhead",
+        "communication_heavy",
+        "low_gpu_utilization",
+    ] {
+        assert!(f.iter().all(|x| x.id != id), "{id}");
+    }
+    // The report says it before anything computed from the file.
+    let report = cli_text("report", &path);
+    let second = report.lines().nth(1).unwrap_or_default();
+    assert!(
+        second.starts_with("TRUNCATED: The file is truncated"),
+        "{report}"
+    );
+    let steps_text = cli_text("steps", &path);
+    assert!(
+        steps_text.contains("GPU 0 has no events left"),
+        "{steps_text}"
+    );
+    // The whole trace lists the same GPU and has its events: no cut, no loss, no such finding.
+    let whole = common::shared_trace("real/tracelens_h100_bert_small_stack_mem.json.gz");
+    assert!(summary::summarize(&whole).cut.is_none());
+    assert!(steps::analyze(&whole).devices_without_events.is_empty());
+    assert!(findings::analyze(&whole)
+        .iter()
+        .all(|x| x.id != "device_events_lost"));
+}

@@ -1029,8 +1029,70 @@ fn device_sm_efficiency_and_occupancy_follow_the_plugin() {
             assert!(s.gpu[0].est_sm_efficiency_pct.unwrap() <= 100.0 + 1e-9);
         }
     }
-    // Off CUDA no Tensor Core share, and without blocks per SM no SM efficiency.
+    // On ROCm the share is the Matrix Cores' (Tensile's MFMA GEMMs), so named; without blocks
+    // per SM no SM efficiency.
     let trace = common::shared_trace("real/tracelens_mi300_bert_small.json.gz");
     let report = sightline::analysis::steps::analyze(&trace);
-    assert!(report.gpu.iter().all(|g| g.tensor_core_pct.is_none()));
+    assert!(report
+        .gpu
+        .iter()
+        .all(|g| g.tensor_core_pct.is_some_and(|p| p > 0.0)
+            && g.matrix_units == Some("Matrix Cores")
+            && g.est_sm_efficiency_pct.is_none()));
+    // Devices that are neither CUDA nor ROCm get no share: the name rules are NVIDIA's and AMD's.
+    let bytes = std::fs::read(common::local_fixture("devices/mtia_two_steps.json")).unwrap();
+    let trace = sightline::parse::parse_bytes(&bytes).unwrap();
+    let report = sightline::analysis::steps::analyze(&trace);
+    assert!(!report.gpu.is_empty());
+    assert!(report
+        .gpu
+        .iter()
+        .all(|g| g.tensor_core_pct.is_none() && g.matrix_units.is_none()));
+}
+
+/// Each family of matrix-unit kernels on a real kernel name, with where the name was seen. The
+/// TensorBoard plugin's list predates all but the first group: before, each of the others was "no",
+/// so a B200 running GEMMs and attention read Tensor Cores 0.0%.
+#[test]
+fn tensor_cores_are_recognised_in_current_kernel_families() {
+    use sightline::analysis::tables::kernels::uses_tensor_cores;
+    let yes = [
+        // The plugin's list (A100 fixture, HTA).
+        "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>(cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4::Params)",
+        "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+        // CUTLASS wmma (H100 fixtures, TraceLens): "no" before.
+        "void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_align8>(cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_align8::Params)",
+        "void cutlass::Kernel2<cutlass_75_wmma_tensorop_bf16_s161616gemm_bf16_32x32_32x1_tn_align1>(cutlass_75_wmma_tensorop_bf16_s161616gemm_bf16_32x32_32x1_tn_align1::Params)",
+        // Flash attention, PyTorch's copy (H100 fixtures).
+        "void pytorch_flash::flash_fwd_kernel<pytorch_flash::Flash_fwd_kernel_traits<64, 128, 128, 4, false, false, cutlass::bfloat16_t, pytorch_flash::Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> >, false, false, false, false, false, true, false>(pytorch_flash::Flash_fwd_params)",
+        // CUTLASS 3 on Hopper (CUTLASS's generated library names).
+        "cutlass3x_sm90_tensorop_s64x128x16gemm_bf16_bf16_f32_bf16_bf16_128x128x64_2x1x1_0_ntn_align8_warpspecialized_pingpong_epi_tma",
+        // cuBLAS's JIT GEMMs on Hopper and Blackwell (published profiles).
+        "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_TNT",
+        "nvjet_tst_64x32_64x16_2x2_2cta_h_bz_splitK_TNT",
+        // Blackwell attention (TensorRT-LLM's, in SGLang's B200 profiles).
+        "fmhaSm100fKernel_QkvBfloat16OBfloat16H64PagedKvCausalP64VarSeqQ128Kv128PersistentContext",
+        // Block-scaled FP4/FP8 batched GEMMs (TensorRT-LLM).
+        "bmm_E2m1_E2m1E2m1_Fp32_t128x64x256_s6_et128x64_m128x64x64_cga1x1x1_16dp256b_TN_transOut_schedS_bN_ldgsts_tmaOpt_clmp_swiGlu_dynBatch_sm100a",
+        "bmm_MxE4m3_MxE2m1MxE4m3_Fp32_Ab32_Bb32_Cb32_t128x128x256u2_s4_et128x32_m256x128x32_c2x1x1_rM_TN_transOut",
+        // AMD: Tensile's MFMA GEMM and MIOpen's XDLOPS implicit GEMM (MI300 fixtures), CK's XDL GEMM.
+        "Cijk_Alik_Bljk_B_BS_BH_Bias_HA_S_SAV_UserArgs_MT16x16x128_MI16x16x1_SN_LDSB0_AFC1_AFEM1_AFEM1_ASEM1_CLR1_CADS0_DTVA0_DTVB0_EPS0_FDSI0_GRPM1_GRVWA8_GRVWB8_GSUAMB_GLS0_ISA942_IU1_K1",
+        "igemm_fwd_gtcx3_nhwc_bf16_bx0_ex1_bt64x64x16_wt16x16x4_ws1x1_wr2x2_ta1x1x4x1_1x16x1x16_tb1x1x4x1_1x16x1x16_me",
+        "_ZN2ck48kernel_gemm_xdl_cshuffle_v3_multi_d_b_preshuffle",
+    ];
+    for name in yes {
+        assert!(uses_tensor_cores(name), "{name}");
+    }
+    let no = [
+        // FP32 on the CUDA cores, whatever the architecture tag (A100 fixture; published profiles).
+        "ampere_sgemm_32x32_sliced1x4_tn",
+        "cutlass3x_sm100_simt_sgemm_f32_f32_f32_f32_f32_128x64x16_1x1x1_3_tnn_align1_bias_f32_relu",
+        "fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<float, cutlass::arch::Sm80, true, 64, 64, 64, true, true>::Params)",
+        // Elementwise work in BF16 is not a GEMM (MI300 fixture).
+        "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float, c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)",
+        "void at::native::vectorized_elementwise_kernel<4>",
+    ];
+    for name in no {
+        assert!(!uses_tensor_cores(name), "{name}");
+    }
 }

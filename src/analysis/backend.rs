@@ -77,6 +77,16 @@ pub fn of_trace(trace: &Trace) -> Option<Backend> {
     })
 }
 
+/// What the maker calls the matrix units whose share of kernel time the tables give: `None`
+/// where kernel names say nothing about them (the name rules are NVIDIA's and AMD's).
+pub fn matrix_units(backend: Option<Backend>) -> Option<&'static str> {
+    match backend {
+        Some(Backend::Cuda) => Some("Tensor Cores"),
+        Some(Backend::Rocm) => Some("Matrix Cores"),
+        Some(Backend::Other) | None => None,
+    }
+}
+
 /// What cuts launch overhead by replaying a whole step: `None` where no graph API is known to
 /// exist for the device.
 pub fn graphs(backend: Backend) -> Option<&'static str> {

@@ -2,6 +2,9 @@
 //! (slices and time ranges) a viewer can jump to.
 //!
 //! Rules and thresholds (from the profiling guides and the TensorBoard plugin's recommendations):
+//! - `device_events_lost`: a truncated trace whose `deviceProperties` list devices that have no
+//!   event left (Kineto writes device events after the host's); the rules that weigh host time
+//!   against device time (`cpu_copy_overhead`, `communication_heavy`) are then not run.
 //! - `no_cpu_activity`: device ops but no CPU operators (`cpu_op`), annotations (`user_annotation`)
 //!   or Python frames (recorded with `activities=[CUDA]` only). Runtime and driver calls do not count:
 //!   PyTorch puts `CUDA_RUNTIME` and `CUDA_DRIVER` in both its CPU and its CUDA activity sets
@@ -164,6 +167,37 @@ pub async fn analyze_sliced(
             .collect()
     };
 
+    // A cut trace whose listed devices lost every event (Kineto writes them last) holds the
+    // host's side only: its shares of host against device time would blame the CPU for all of it.
+    let lost = &steps.devices_without_events;
+    if !lost.is_empty() {
+        out.push(Finding {
+            id: "device_events_lost",
+            severity: Severity::Critical,
+            title: format!(
+                "The trace is cut short: its {} listed {} no events left",
+                lost.len(),
+                if lost.len() == 1 {
+                    "device has"
+                } else {
+                    "devices have"
+                }
+            ),
+            detail: format!(
+                "The file ends after {:.1} MB of JSON, {:.3} ms into the trace. The profiler \
+                 writes device events after the host's, so {} lost all of theirs: no figure \
+                 here compares host time with device time, and the step breakdown counts the \
+                 host only.",
+                trace.stats.json_bytes as f64 / 1e6,
+                trace.span_ns() as f64 / 1e6,
+                lost.join(", ")
+            ),
+            advice: "Record the trace again and let the profiler finish writing it (the process \
+                     was stopped, or the disk filled, while it wrote); or open a complete copy."
+                .into(),
+            evidence: Evidence::default(),
+        });
+    }
     if c.gpu_ops > 0 && c.cpu_events == 0 {
         out.push(Finding {
             id: "no_cpu_activity",
@@ -376,7 +410,7 @@ pub async fn analyze_sliced(
         });
     }
     let cpu_exec = share(steps.total.cpu_exec_ns, step_total);
-    if cpu_exec > CPU_EXEC_SHARE {
+    if cpu_exec > CPU_EXEC_SHARE && lost.is_empty() {
         let copies = copy_self_time(trace, links, y).await;
         let copy_share = share(copies.copy_self_ns, copies.total_self_ns);
         if copy_share >= COPY_SELF_SHARE && copies.rank <= COPY_TOP_RANK {
@@ -413,7 +447,7 @@ pub async fn analyze_sliced(
                     Severity::Warning
                 },
                 title: format!(
-                    "{} is busy only {} of the time",
+                    "{} is busy only {} of the steps' span",
                     device_name(trace, g.device),
                     pct(g.utilization)
                 ),
@@ -449,7 +483,7 @@ pub async fn analyze_sliced(
         }
     }
     let comm = share(steps.total.communication_ns, step_total);
-    if comm > COMMUNICATION_SHARE {
+    if comm > COMMUNICATION_SHARE && lost.is_empty() {
         out.push(Finding {
             id: "communication_heavy",
             severity: Severity::Warning,

@@ -238,6 +238,10 @@ pub struct StreamIdle {
     pub gaps: usize,
 }
 
+/// The window of a device's idle figures: from its first busy op's start to its last one's end
+/// (HTA's temporal breakdown).
+pub const DEVICE_WINDOW: &str = "device_active";
+
 #[derive(Debug, Clone, Serialize)]
 pub struct DeviceIdle {
     pub device: i64,
@@ -254,6 +258,9 @@ pub struct DeviceIdle {
     pub non_compute_ns: i64,
     /// busy / window.
     pub utilization: f64,
+    /// The window of `utilization` ([`DEVICE_WINDOW`]), unlike the steps' GPU figures, which
+    /// count over the steps' span (the TensorBoard plugin's).
+    pub window: &'static str,
     pub gaps: usize,
     /// Idle time in gaps whose launch started after the gap began.
     pub host_wait_ns: i64,
@@ -397,6 +404,7 @@ pub async fn analyze_sliced(
             compute_ns: u.compute,
             non_compute_ns: u.busy - u.compute,
             utilization: ratio(u.busy, u.last - u.first),
+            window: DEVICE_WINDOW,
             gaps: gaps.len(),
             host_wait_ns,
         });

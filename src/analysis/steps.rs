@@ -42,6 +42,9 @@ pub struct StepsReport {
     /// Sum over the steps.
     pub total: Breakdown,
     pub gpu: Vec<DeviceUtilization>,
+    /// In a truncated trace, the listed devices with no events left
+    /// ([`super::summary::devices_without_events`]): the breakdown then counts the host only.
+    pub devices_without_events: Vec<String>,
     /// What the trace's devices are called in sentences: `GPU`, `MTIA`, `XPU`
     /// ([`super::summary::devices_word`]).
     pub device_word: String,
@@ -134,9 +137,15 @@ pub struct DeviceUtilization {
     pub est_sm_efficiency_pct: Option<f64>,
     /// `est. achieved occupancy %` of the kernels, weighted by their time within the span.
     pub est_achieved_occupancy_pct: Option<f64>,
-    /// Share of kernel time (within the span) in kernels whose names say they use Tensor Cores;
-    /// `None` off CUDA, where NVIDIA's kernel names do not apply.
+    /// Share of kernel time (within the span) in kernels whose names say they use Tensor Cores
+    /// (CUDA) or Matrix Cores (ROCm); `None` on other devices, where those names do not apply.
     pub tensor_core_pct: Option<f64>,
+    /// What `tensor_core_pct` counts, in its maker's words: `Tensor Cores` on CUDA, `Matrix
+    /// Cores` on ROCm, `None` where it is not given.
+    pub matrix_units: Option<&'static str>,
+    /// The window of `utilization` and the estimates ([`STEPS_WINDOW`] or [`STEP_WINDOW`]),
+    /// unlike `idle`'s per-device window from the device's first op to its last (HTA's).
+    pub window: &'static str,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -160,6 +169,12 @@ pub struct FirstStep {
 }
 
 const CATEGORIES: usize = 7;
+
+/// The window of the report's GPU figures: from the first step's start to the last one's end,
+/// the TensorBoard plugin's.
+pub const STEPS_WINDOW: &str = "steps";
+/// The window of one step's GPU figures: that step.
+pub const STEP_WINDOW: &str = "step";
 
 /// A GPU op's start and end, and its launch's start and end when known.
 type OpSpan = (i64, i64, Option<(i64, i64)>);
@@ -444,15 +459,18 @@ pub async fn analyze_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Ste
     let kernels = device_kernels(trace, links, y).await;
     if !synthetic {
         for st in &mut steps {
-            st.gpu = utilization(trace, &kernels, st.start_ns, st.end_ns, y).await;
+            st.gpu = utilization(trace, &kernels, (st.start_ns, st.end_ns), STEP_WINDOW, y).await;
         }
     }
     let gpu = match (spans.first(), spans.last()) {
-        (Some(first), Some(last)) => utilization(trace, &kernels, first.0, last.1, y).await,
+        (Some(first), Some(last)) => {
+            utilization(trace, &kernels, (first.0, last.1), STEPS_WINDOW, y).await
+        }
         _ => Vec::new(),
     };
     StepsReport {
         gpu,
+        devices_without_events: super::summary::devices_without_events(trace),
         device_word: super::summary::devices_word(trace),
         stats: stats(&steps),
         steps,
@@ -543,11 +561,11 @@ async fn device_kernels(trace: &Trace, links: &Links, y: &mut Slicer) -> Kernels
 async fn utilization(
     trace: &Trace,
     kernels: &Kernels,
-    lo: i64,
-    hi: i64,
+    (lo, hi): (i64, i64),
+    window: &'static str,
     y: &mut Slicer,
 ) -> Vec<DeviceUtilization> {
-    let cuda = super::backend::of_trace(trace) == Some(super::backend::Backend::Cuda);
+    let units = super::backend::matrix_units(super::backend::of_trace(trace));
     let mut out = Vec::with_capacity(kernels.len());
     for (device, ks, longest) in kernels {
         // Kernels overlapping the span: none starting before `lo - longest` reaches it.
@@ -590,7 +608,10 @@ async fn utilization(
             est_sm_efficiency_pct: (!blocks.is_empty() && span > 0)
                 .then(|| 100.0 * sm_efficiency_ns(blocks, lo, hi) / span as f64),
             est_achieved_occupancy_pct: (occ_ns > 0).then(|| occ_weighted / occ_ns as f64),
-            tensor_core_pct: (cuda && all_ns > 0).then(|| 100.0 * tc_ns as f64 / all_ns as f64),
+            tensor_core_pct: (units.is_some() && all_ns > 0)
+                .then(|| 100.0 * tc_ns as f64 / all_ns as f64),
+            matrix_units: units,
+            window,
         });
     }
     out

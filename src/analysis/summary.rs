@@ -23,6 +23,8 @@ pub struct Summary {
     pub counters: usize,
     pub model: ModelSize,
     pub truncated: bool,
+    /// How far a truncated file got, and what it lost (`None` for a complete file).
+    pub cut: Option<Cut>,
     /// Damage: what was cut, refused or repaired.
     pub diagnostics: Vec<Diagnostic>,
     /// Facts of healthy traces, shown quietly.
@@ -137,6 +139,81 @@ pub fn devices_word(trace: &Trace) -> String {
 /// The devices of the trace: `deviceProperties` as the file gives them, then each device that
 /// holds lanes but has no properties (MTIA and XPU traces write none), named as its process is
 /// labelled (`MTIA 0`) and with nothing else known.
+/// How far a truncated file got. The skipped-event count alone undercounts the loss (one event
+/// cut in half is skipped; everything after it was never written), and Kineto writes the device
+/// events after the host's, so a trace cut in half keeps its `deviceProperties` and loses its
+/// kernels: a reader must not take it for a CPU-only trace.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cut {
+    /// Bytes of JSON read before the file ended (after decompression).
+    pub json_bytes: u64,
+    /// Events read.
+    pub events: u64,
+    /// The span the events read cover, from the first to the last.
+    pub span_ns: i64,
+    /// The devices the file lists (`deviceProperties`) that have no event left, by name (`GPU 0`).
+    pub devices_without_events: Vec<String>,
+    /// All of the above in a sentence, for the first line of a report.
+    pub sentence: String,
+}
+
+/// [`Cut`] of a truncated trace; `None` for a complete one.
+pub fn cut(trace: &Trace) -> Option<Cut> {
+    let s = &trace.stats;
+    if !s.truncated {
+        return None;
+    }
+    let lost = devices_without_events(trace);
+    let mut sentence = format!(
+        "The file is truncated: it ends after {:.1} MB of JSON, {} events, {:.3} ms into the trace; \
+         what came after is lost.",
+        s.json_bytes as f64 / 1e6,
+        s.events_total,
+        trace.span_ns() as f64 / 1e6
+    );
+    if !lost.is_empty() {
+        sentence.push_str(&format!(
+            " Its {} listed {} ({}) {} no events left (the profiler writes device events after \
+             the host's), so nothing here compares host time with device time.",
+            lost.len(),
+            if lost.len() == 1 { "device" } else { "devices" },
+            lost.join(", "),
+            if lost.len() == 1 { "has" } else { "have" }
+        ));
+    }
+    Some(Cut {
+        json_bytes: s.json_bytes,
+        events: s.events_total,
+        span_ns: trace.span_ns(),
+        devices_without_events: lost,
+        sentence,
+    })
+}
+
+/// In a truncated trace, the devices listed in `deviceProperties` without a single device op
+/// left, by name; empty for a complete trace (a trace recorded with CPU activities only on a
+/// machine with GPUs lists them too, and is not damaged).
+pub fn devices_without_events(trace: &Trace) -> Vec<String> {
+    if !trace.stats.truncated {
+        return Vec::new();
+    }
+    let with_events: Vec<i64> = trace
+        .gpu_lanes()
+        .filter(|(_, l)| !l.slices.is_empty())
+        .filter_map(|(_, l)| match l.kind {
+            LaneKind::GpuStream { device, .. } => Some(device),
+            LaneKind::Cpu => None,
+        })
+        .collect();
+    trace
+        .meta
+        .device_properties
+        .iter()
+        .filter(|d| !with_events.contains(&d.id))
+        .map(|d| device_name(trace, d.id))
+        .collect()
+}
+
 fn devices(trace: &Trace) -> Vec<DeviceProperties> {
     let mut out = trace.meta.device_properties.clone();
     for (_, lane) in trace.gpu_lanes() {
@@ -226,6 +303,7 @@ pub fn summarize(trace: &Trace) -> Summary {
             },
         },
         truncated: s.truncated,
+        cut: cut(trace),
         diagnostics: trace.diagnostics.damage().cloned().collect(),
         observations: trace
             .diagnostics

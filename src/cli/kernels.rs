@@ -5,7 +5,7 @@
 
 use super::ops::{fmt_time, layout, name_width, share, truncate_name, Column};
 use super::{load, print_json, Opts};
-use sightline::analysis::backend::{self, Backend};
+use sightline::analysis::backend;
 use sightline::analysis::critical::slack;
 use sightline::analysis::flops::{kernels::annotate, Flops};
 use sightline::analysis::links::Links;
@@ -42,7 +42,8 @@ pub fn run(opts: &Opts) -> Result<(), String> {
     let name_width = name_width(table.rows.iter().map(|r| r.name.as_str()));
     let launcher_width = 40;
     let word = devices_word(trace);
-    let tensor_cores = backend::of_trace(trace) == Some(Backend::Cuda);
+    let units = backend::matrix_units(backend::of_trace(trace));
+    let tensor_cores = units.is_some();
     let share_title = format!("{word} time %");
     let mut cols = vec![
         Column::right("Name", name_width),
@@ -54,7 +55,7 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         Column::right("Median", 12),
         Column::right("Max", 12),
         Column::right(share_title.as_str(), 12.max(share_title.len())),
-        Column::right("Tensor Cores", 12),
+        Column::right(units.unwrap_or("Tensor Cores"), 12),
         Column::right("Occupancy", 12),
         Column::right("SM eff.", 8),
         Column::right("Grid/block", 12),

@@ -16,9 +16,10 @@ pub mod serve;
 pub mod steps;
 pub mod summary;
 
-use sightline::model::Trace;
+use sightline::model::{cut_long_strings, cut_name, Trace};
 use sightline::parse::parse_parallel;
 use std::io::{Seek, SeekFrom};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// Parsed command line: the file, flags (`--json`) and options with a value (`--top 10`).
@@ -111,8 +112,32 @@ pub fn load(path: &str) -> Result<Loaded, String> {
     })
 }
 
+/// Whether outputs give names whole (`--full-names`, a global flag `main` takes out of the
+/// command line); by default a name longer than [`LONG_NAME_BYTES`] is cut.
+static FULL_NAMES: AtomicBool = AtomicBool::new(false);
+
+pub fn set_full_names(on: bool) {
+    FULL_NAMES.store(on, Ordering::Relaxed);
+}
+
+/// `name` as outputs give it: whole with `--full-names`, else as [`cut_name`] cuts it. A trace
+/// can hold a name of hundreds of MB; a report must not copy it.
+pub fn shown_name(name: &str) -> std::borrow::Cow<'_, str> {
+    if FULL_NAMES.load(Ordering::Relaxed) {
+        return name.into();
+    }
+    cut_name(name)
+}
+
 pub fn print_json<T: serde::Serialize>(v: &T) -> Result<(), String> {
-    let s = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
+    let s = if FULL_NAMES.load(Ordering::Relaxed) {
+        serde_json::to_string_pretty(v)
+    } else {
+        let mut value = serde_json::to_value(v).map_err(|e| e.to_string())?;
+        cut_long_strings(&mut value);
+        serde_json::to_string_pretty(&value)
+    }
+    .map_err(|e| e.to_string())?;
     println!("{s}");
     Ok(())
 }

@@ -1,12 +1,15 @@
 //! `sightline report FILE [--json] [--compat hta] [--top N]`: everything at once (top operators,
 //! steps, idle time, findings).
 
-use super::{idle as idle_cli, load, ops as ops_cli, print_json, steps as steps_cli, Opts};
+use super::{
+    idle as idle_cli, load, ops as ops_cli, print_json, shown_name, steps as steps_cli, Opts,
+};
 use sightline::analysis::critical::savings::{self, Assessed};
 use sightline::analysis::findings;
 use sightline::analysis::idle::{self, IdleReport};
 use sightline::analysis::links::Links;
 use sightline::analysis::steps::{self, StepsReport};
+use sightline::analysis::summary::{self, Cut};
 use sightline::analysis::tables::{op_table, Forest, OpColumn, OpTable};
 use std::time::Instant;
 
@@ -16,6 +19,8 @@ struct Report<'a> {
     schema: &'a str,
     rank: i64,
     span_ns: i64,
+    /// How far a truncated file got and what it lost; `None` for a complete file.
+    cut: Option<Cut>,
     parse_seconds: f64,
     analysis_seconds: f64,
     /// The operator table (key_averages), sorted by self device time when GPU time was charged,
@@ -52,6 +57,7 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         schema: &trace.meta.schema,
         rank: trace.rank(),
         span_ns: trace.span_ns(),
+        cut: summary::cut(trace),
         parse_seconds: loaded.parse_seconds,
         analysis_seconds: t.elapsed().as_secs_f64(),
         top_operators,
@@ -73,6 +79,10 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         report.parse_seconds,
         report.analysis_seconds
     );
+    // A cut file is said before anything computed from it.
+    if let Some(c) = &report.cut {
+        println!("TRUNCATED: {}", c.sentence);
+    }
     println!();
     println!("Findings");
     if report.findings.is_empty() {
@@ -80,12 +90,13 @@ pub fn run(opts: &Opts) -> Result<(), String> {
     }
     for a in &report.findings {
         let f = &a.finding;
-        println!("  [{:?}] {} ({})", f.severity, f.title, f.id);
-        println!("      {}", f.detail);
+        // Findings quote names from the trace: cut as every output cuts them.
+        println!("  [{:?}] {} ({})", f.severity, shown_name(&f.title), f.id);
+        println!("      {}", shown_name(&f.detail));
         if let Some(s) = &a.saving {
             println!("      {} (what-if: {})", s.sentence, s.edits.join(", "));
         }
-        println!("      advice: {}", f.advice);
+        println!("      advice: {}", shown_name(&f.advice));
     }
     println!();
     println!(

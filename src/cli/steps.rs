@@ -57,7 +57,10 @@ pub fn print(r: &StepsReport) {
     }
     println!("{header}");
     for s in &r.steps {
-        println!("{}", row(&s.name, s.dur_ns, &s.breakdown));
+        println!(
+            "{}",
+            row(&super::shown_name(&s.name), s.dur_ns, &s.breakdown)
+        );
     }
     let total = r.total.total_ns();
     println!("{}", row("total", total, &r.total));
@@ -71,19 +74,30 @@ pub fn print(r: &StepsReport) {
         pct.push_str(&format!(" {:>9.1}%", p));
     }
     println!("{pct}");
+    if !r.devices_without_events.is_empty() {
+        println!(
+            "  the trace is cut short: {} {} no events left, so these shares count the host only",
+            r.devices_without_events.join(", "),
+            if r.devices_without_events.len() == 1 {
+                "has"
+            } else {
+                "have"
+            }
+        );
+    }
     for g in &r.gpu {
         let mut estimates = String::new();
         for (what, v) in [
             ("est. SM efficiency", g.est_sm_efficiency_pct),
             ("est. achieved occupancy", g.est_achieved_occupancy_pct),
-            ("Tensor Cores", g.tensor_core_pct),
+            (g.matrix_units.unwrap_or("Tensor Cores"), g.tensor_core_pct),
         ] {
             if let Some(v) = v {
                 estimates.push_str(&format!(", {what} {v:.1}%"));
             }
         }
         println!(
-            "  {} utilization {:.1}% (kernels {} ms of {} ms){estimates}",
+            "  {} utilization over the steps {:.1}% (kernels {} ms of {} ms){estimates}",
             g.name,
             100.0 * g.utilization,
             ms(g.kernel_ns as f64),

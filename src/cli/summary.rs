@@ -1,6 +1,6 @@
 //! `sightline summary FILE [--json]`
 
-use super::{load, mb, print_json, Opts};
+use super::{load, mb, print_json, shown_name, Opts};
 use sightline::analysis::summary::{summarize, Summary};
 
 #[derive(serde::Serialize)]
@@ -93,15 +93,21 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         };
         println!(
             "  {:<4} {:<40} {:>9} slices, {:>3} rows{over}",
-            l.kind, l.name, l.slices, l.rows
+            l.kind,
+            shown_name(&l.name),
+            l.slices,
+            l.rows
         );
     }
     println!(
         "flows       {}   memory events {}   counters {}",
         s.flows, s.memory_events, s.counters
     );
-    if s.truncated {
-        println!("TRUNCATED   the file ends early; everything before the cut is shown");
+    if let Some(c) = &s.cut {
+        println!(
+            "TRUNCATED   {} Everything before the cut is shown.",
+            c.sentence
+        );
     }
     if s.diagnostics.is_empty() {
         println!("diagnostics none");

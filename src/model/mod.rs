@@ -598,6 +598,42 @@ pub enum DiagKind {
     LargeMetadata,
     /// Bytes after the end of the JSON document; ignored.
     TrailingData,
+    /// A key written twice in one event or in the envelope: the last value is kept (a second
+    /// `traceEvents` array is read after the first, as one).
+    DuplicateKey,
+    /// A name longer than [`LONG_NAME_BYTES`]: kept whole, shown cut in tables and reports.
+    LongName,
+    /// Slices nested deeper than the timeline's rows go (65,534): the deeper ones are drawn on
+    /// the last row.
+    DeepNesting,
+}
+
+/// Names longer than this are told ([`DiagKind::LongName`]) and cut in the outputs (the CLI's
+/// `--full-names` and the page's details panel give them whole): no profiler writes one, and a
+/// report must not copy hundreds of MB of one name.
+pub const LONG_NAME_BYTES: usize = 64 << 10;
+
+/// `name` as tables and reports show it: whole up to [`LONG_NAME_BYTES`], else its first
+/// [`LONG_NAME_BYTES`] (at a character boundary) and how many bytes were left out.
+pub fn cut_name(name: &str) -> std::borrow::Cow<'_, str> {
+    if name.len() <= LONG_NAME_BYTES {
+        return name.into();
+    }
+    let mut end = LONG_NAME_BYTES;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} more bytes)", &name[..end], name.len() - end).into()
+}
+
+/// Cuts every string of a JSON value as [`cut_name`] does: the outputs' one rule.
+pub fn cut_long_strings(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::String(s) if s.len() > LONG_NAME_BYTES => *s = cut_name(s).into_owned(),
+        serde_json::Value::Array(a) => a.iter_mut().for_each(cut_long_strings),
+        serde_json::Value::Object(o) => o.values_mut().for_each(cut_long_strings),
+        _ => {}
+    }
 }
 
 impl DiagKind {

@@ -271,7 +271,13 @@ impl Builder {
             _ => read_object(bytes, &mut fields)
                 .and_then(|end| Some((end, std::str::from_utf8(&bytes[..end]).ok()?)))
                 .map(|(end, text)| {
-                    self.event(Ev::from_fields(text, &fields), offset);
+                    let mut ev = Ev::from_fields(text, &fields);
+                    // The structural reader refuses raw control characters; this reader keeps
+                    // them as text, which is a repair to tell.
+                    ev.control = text
+                        .bytes()
+                        .any(|b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t'));
+                    self.event(ev, offset);
                     end
                 }),
         };
@@ -306,11 +312,36 @@ impl Builder {
         self.arg_fields = fields;
     }
 
+    /// Tells a name longer than [`LONG_NAME_BYTES`] (the outputs cut it).
+    fn check_name(&mut self, name: &str, offset: u64) {
+        if name.len() > LONG_NAME_BYTES {
+            self.diagnostics.add(DiagKind::LongName, offset, || {
+                format!(
+                    "a name of {} bytes; tables and reports show its first {LONG_NAME_BYTES} \
+                     (sightline --full-names and the page's details give it whole)",
+                    name.len()
+                )
+            });
+        }
+    }
+
     fn event_with(&mut self, ev: Ev<'_>, offset: u64, buf: &mut String, fields: &mut Vec<Field>) {
         self.events_total += 1;
         if ev.repaired {
             self.diagnostics.add(DiagKind::RepairedEvent, offset, || {
                 "a bare value such as N/A or NaN, read as absent".into()
+            });
+        }
+        if ev.control {
+            self.diagnostics.add(DiagKind::RepairedEvent, offset, || {
+                "an event with raw control characters in its strings (not valid JSON), read as text"
+                    .into()
+            });
+        }
+        if ev.duplicate {
+            self.diagnostics.add(DiagKind::DuplicateKey, offset, || {
+                "an event with a key written twice (ph, name, ts, dur, ...); the last value is kept"
+                    .into()
             });
         }
         let ph = raw_str(ev.ph);
@@ -346,10 +377,13 @@ impl Builder {
                         {
                             *buf = fixed;
                             args_text = buf;
-                            self.diagnostics.add(DiagKind::RepairedEvent, offset, || {
-                                "args with raw control characters or bare N/A values, repaired"
-                                    .into()
-                            });
+                            // Counted once per event: `ev.control` told it already.
+                            if !ev.control {
+                                self.diagnostics.add(DiagKind::RepairedEvent, offset, || {
+                                    "args with raw control characters or bare N/A values, repaired"
+                                        .into()
+                                });
+                            }
                         }
                     }
                 }
@@ -402,7 +436,9 @@ impl Builder {
                     push_slice(&mut lb.slices, open.ts, (ts - open.ts).max(0), &open);
                     return;
                 }
-                let name = self.strings.intern(&raw_str(ev.name));
+                let name = raw_str(ev.name);
+                self.check_name(&name, offset);
+                let name = self.strings.intern(&name);
                 let a = self.store_args(has_args, &args, args_text, members_text, members);
                 let external_id = parse_int(args.external_id).unwrap_or(NO_ID);
                 let correlation = parse_int(args.correlation).unwrap_or(NO_ID);
@@ -484,6 +520,7 @@ impl Builder {
                     return;
                 }
                 let lane = self.lane(pid, tid, tid_label);
+                self.check_name(&name, offset);
                 let name = self.strings.intern(&name);
                 let a = self.store_args(has_args, &args, args_text, members_text, members);
                 self.instants.push(Instant {
@@ -811,6 +848,17 @@ impl Builder {
             let mut slices = sort_slices(lb.slices, origin);
             let (rows, overlapping) = assign_depths(&mut slices);
             overlapping_total += overlapping as u64;
+            // Rows are u16 (the view's hidden row is u16::MAX): the deepest row holds the rest.
+            if rows >= u32::from(u16::MAX) {
+                let last = u16::MAX - 1;
+                let n = slices.depth.iter().filter(|&&d| d == last).count() as u64;
+                self.diagnostics.add_n(DiagKind::DeepNesting, n, 0, || {
+                    format!(
+                        "slices nested more than {last} levels deep on one lane; the deeper ones \
+                         are drawn on row {last}"
+                    )
+                });
+            }
             lanes.push(Lane {
                 kind,
                 process,
@@ -1147,6 +1195,11 @@ impl Sink for Builder {
     }
 
     fn meta(&mut self, key: &str, value: Option<&[u8]>, offset: u64) {
+        if self.top_keys.iter().any(|k| k == key) {
+            self.diagnostics.add(DiagKind::DuplicateKey, offset, || {
+                format!("top-level key '{key}' written twice; the last value is kept")
+            });
+        }
         self.top_keys.push(key.to_string());
         let Some(value) = value else {
             self.diagnostics.add(DiagKind::LargeMetadata, offset, || {
@@ -1188,6 +1241,12 @@ impl Sink for Builder {
             _ if value.len() <= 64 << 10 => self.meta.other.push((key.to_string(), v)),
             _ => {}
         }
+    }
+
+    fn events_again(&mut self, offset: u64) {
+        self.diagnostics.add(DiagKind::DuplicateKey, offset, || {
+            "a second traceEvents array; its events are read after the first array's".into()
+        });
     }
 
     fn trailing(&mut self, offset: u64) {

@@ -361,10 +361,13 @@ fn diag_code(k: DiagKind) -> u8 {
         DiagKind::TimeOutOfRange => 12,
         DiagKind::LargeMetadata => 13,
         DiagKind::TrailingData => 14,
+        DiagKind::DuplicateKey => 15,
+        DiagKind::LongName => 16,
+        DiagKind::DeepNesting => 17,
     }
 }
 
-const DIAGS: [DiagKind; 15] = [
+const DIAGS: [DiagKind; 18] = [
     DiagKind::Truncated,
     DiagKind::UnreadableEvent,
     DiagKind::RepairedEvent,
@@ -380,6 +383,9 @@ const DIAGS: [DiagKind; 15] = [
     DiagKind::TimeOutOfRange,
     DiagKind::LargeMetadata,
     DiagKind::TrailingData,
+    DiagKind::DuplicateKey,
+    DiagKind::LongName,
+    DiagKind::DeepNesting,
 ];
 
 fn write_slices(w: &mut Writer, s: &Slices) {

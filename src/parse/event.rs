@@ -21,6 +21,10 @@ pub(crate) struct Ev<'a> {
     pub args: Option<&'a str>,
     /// A value was a bare word such as `N/A` and is read as absent.
     pub repaired: bool,
+    /// A key the model reads was written twice; the last value is kept.
+    pub duplicate: bool,
+    /// The event's text holds raw control characters (not valid JSON), read as text.
+    pub control: bool,
     /// The members of `args`, already found by [`read_event_with`](super::fields::read_event_with), as
     /// spans of the event's text (given with them): the args need not be read again.
     pub args_members: Option<(&'a str, &'a [Field])>,
@@ -45,6 +49,7 @@ impl<'a> Ev<'a> {
                 "args" => &mut ev.args,
                 _ => continue,
             };
+            ev.duplicate |= slot.is_some();
             if is_bare_word(v) {
                 ev.repaired = true;
                 *slot = None;
@@ -96,6 +101,8 @@ impl<'a> RawEvent<'a> {
             bp: t(self.bp),
             args: t(self.args),
             repaired: false,
+            duplicate: false,
+            control: false,
             args_members: None,
         }
     }

@@ -25,6 +25,8 @@ pub(crate) trait Sink {
     fn element_prefix(&mut self, bytes: &[u8], offset: u64) -> Option<usize>;
     /// A top-level key other than `traceEvents` and its raw value (`None` when it was too large).
     fn meta(&mut self, key: &str, value: Option<&[u8]>, offset: u64);
+    /// A second `traceEvents` array begins at `offset` (its events are read after the first's).
+    fn events_again(&mut self, offset: u64);
     /// Something after the end of the document.
     fn trailing(&mut self, offset: u64);
 }
@@ -380,6 +382,9 @@ impl Splitter {
                         continue;
                     }
                     if b == b'[' && self.key == "traceEvents" {
+                        if self.saw_events {
+                            sink.events_again(self.offset + i as u64);
+                        }
                         self.saw_events = true;
                         self.state = State::Events;
                         i += 1;

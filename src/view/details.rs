@@ -63,6 +63,9 @@ pub struct SliceDetails {
     #[serde(flatten)]
     pub slice: Brief,
     pub lane_name: String,
+    /// The length of the slice's name in bytes: past [`crate::model::LONG_NAME_BYTES`] the page's
+    /// JSON carries it cut, and `Session::full_name` gives it whole.
+    pub name_bytes: usize,
     pub gpu: bool,
     pub depth: u16,
     pub args: serde_json::Value,
@@ -110,6 +113,7 @@ pub fn details(trace: &Trace, tl: &Timeline, r: SliceRef) -> Option<SliceDetails
     Some(SliceDetails {
         slice: brief(trace, r),
         lane_name: lane_name(trace, r.lane as usize),
+        name_bytes: trace.str(s.name[i]).len(),
         gpu: lane.is_gpu(),
         depth: s.depth[i],
         args: trace.args.value(s.args[i]),

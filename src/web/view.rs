@@ -268,6 +268,14 @@ impl Session {
         Ok(json(&details::details(&l.trace, &l.timeline, r)))
     }
 
+    /// A slice's whole name: the JSON the page is given cuts names past
+    /// [`crate::model::LONG_NAME_BYTES`]; the details panel asks for the rest on a click.
+    pub fn full_name(&self, lane: u32, index: u32) -> Result<String, JsValue> {
+        let l = self.loaded()?;
+        let r = l.slice(lane, index)?;
+        Ok(l.trace.slice_name(r).to_string())
+    }
+
     pub fn clear_selection(&mut self) -> Result<(), JsValue> {
         let l = self.loaded_mut()?;
         l.st.selection = None;

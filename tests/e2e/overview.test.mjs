@@ -3,7 +3,8 @@
 // checked against `sightline steps --json` of the same traces (the numbers the page is given).
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { openTrace } from "./lib.mjs";
 
 const SAMPLE = "tracelens_h100_bert_small_stack_mem.json.gz";
@@ -27,10 +28,14 @@ export async function overviewShowsGpuFiguresBreakdownAndTopFindings({ page, bas
   assert.equal(await page.$eval(".panels > .panel", (p) => p.id), "overview-panel");
   assert.ok(await page.isVisible("#overview-panel"));
   // sightline steps --json: utilization 0.06940, est. SM efficiency 4.469 %, est. achieved
-  // occupancy 4.081 %, Tensor Cores 32.19 % of kernel time.
+  // occupancy 4.081 %, Tensor Cores 76.50 % of kernel time (32.2 % before the wmma and flash
+  // attention kernels were recognised).
   assert.deepEqual(await figures(page), {
-    "GPU 0": { utilization: "6.94 %", est_sm_efficiency_pct: "4.47 %", est_achieved_occupancy_pct: "4.08 %", tensor_core_pct: "32.2 %" },
+    "GPU 0": { utilization: "6.94 %", est_sm_efficiency_pct: "4.47 %", est_achieved_occupancy_pct: "4.08 %", tensor_core_pct: "76.5 %" },
   });
+  // The window of each figure family is said: the Overview's over the steps, the idle panel's
+  // from the device's first op to its last (HTA's): 6.9 % and 7.9 % of one GPU, both labelled.
+  assert.equal(await page.textContent('#overview-summary .ov-figure[data-figure="utilization"] .ov-label'), "GPU utilization over the steps");
   // The breakdown: one stacked bar of the total, its legend, one row per step and the total.
   const legend = await page.$$eval("#overview-summary .ov-legend span", (s) => s.map((x) => x.textContent));
   assert.deepEqual(legend.map((t) => t.replace(/ [\d.]+ %$/, "")), ["Kernel", "Memcpy", "Runtime", "CPU Exec"]);
@@ -60,12 +65,14 @@ export async function overviewShowsGpuFiguresBreakdownAndTopFindings({ page, bas
 }
 
 export async function overviewLeavesOutFiguresAFamilyCannotEstimate({ page, baseUrl, fixturesDir }) {
-  // On ROCm the trace records no blocks per SM, occupancy or Tensor Core use: only utilization.
+  // On ROCm the trace records no blocks per SM or occupancy: utilization, and the share of kernel
+  // time on the Matrix Cores (Tensile's MFMA GEMMs), under AMD's name.
   await openTrace(page, baseUrl, join(fixturesDir, "real/tracelens_mi300_bert_small.json.gz"), { analyses: true });
   await page.waitForSelector("#overview-summary .ov-figure");
   const f = await figures(page);
   assert.deepEqual(Object.keys(f), ["GPU 2"]);
-  assert.deepEqual(Object.keys(f["GPU 2"]), ["utilization"]);
+  assert.deepEqual(Object.keys(f["GPU 2"]), ["utilization", "tensor_core_pct"]);
+  assert.equal(await page.textContent('#overview-summary .ov-figure[data-figure="tensor_core_pct"] .ov-label'), "Matrix Cores");
 }
 
 export async function overviewOfACpuOnlyTraceSaysThereIsNoDevice({ page, baseUrl, fixturesDir }) {
@@ -76,4 +83,20 @@ export async function overviewOfACpuOnlyTraceSaysThereIsNoDevice({ page, baseUrl
   // One step spans the trace: all CPU Exec.
   const heads = await page.$$eval("#overview-summary .ov-step-table th", (t) => t.map((x) => x.textContent));
   assert.deepEqual(heads, ["Step", "CPU Exec", "Total"]);
+}
+
+export async function overviewOfACutGpuTraceSaysItsGpuLostItsEvents({ page, baseUrl }) {
+  // A CUDA trace cut half way keeps its deviceProperties and loses its kernels (written last).
+  // Before, the Overview said "No device: this trace holds CPU work only" and the notice said
+  // only that the file ends early.
+  const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+  await openTrace(page, baseUrl, join(root, "tests/fixtures/devices/h100_cut_in_half.json.gz"), { analyses: true });
+  await page.waitForSelector("#overview-summary .ov-steps");
+  const text = await page.textContent("#overview-summary .ov-devices");
+  assert.match(text, /^The trace is cut short: its 1 listed device \(GPU 0\) has no events left/);
+  assert.doesNotMatch(text, /CPU work only/);
+  assert.match(await page.textContent("#notice-text"), /^The file is truncated: it ends after 0\.4 MB of JSON, 911 events, /);
+  const ids = await page.$$eval("#findings li", (l) => l.map((li) => li.dataset.id));
+  assert.equal(ids[0], "device_events_lost");
+  assert.ok(!ids.includes("cpu_copy_overhead"), ids.join(", "));
 }

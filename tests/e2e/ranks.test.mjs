@@ -97,6 +97,8 @@ export async function opensAJobFolder({ page, baseUrl, fixturesDir }) {
   assert.equal(await page.locator("#ranks-bands .rank-band").count(), 4);
   assert.match(await page.textContent("#ranks-title"), /^4 of 4 ranks/);
   assert.match(await page.textContent("#ranks-issues"), /expected\.json: not read \(.*not a trace/);
+  // expected.json is not counted as a trace (it was: "5 traces").
+  assert.match(await page.textContent("#ranks-summary"), /^4 traces \(1 other file not read\) · /);
 }
 
 export async function reportsAMissingRankOfADroppedJob({ page, baseUrl, fixturesDir }) {

@@ -571,3 +571,29 @@ export async function pageAllowsOnlyItsOwnScripts({ page, baseUrl, ignore }) {
   });
   assert.equal(ran, false);
 }
+
+export async function aHugeNameIsCutInThePanelsAndWholeOneClickAway({ page, baseUrl }) {
+  // A name of 1 MB (no profiler writes one; a hostile file may): the details panel shows its first
+  // 64 KiB and says how much is left out, the damage notice tells it, and one click gives it whole.
+  const name = `huge_${"n".repeat(1 << 20)}`;
+  const events = [
+    { ph: "X", name: "ProfilerStep#1", cat: "user_annotation", pid: 1, tid: 1, ts: 0, dur: 1000 },
+    { ph: "X", name, cat: "cpu_op", pid: 1, tid: 1, ts: 10, dur: 500 },
+  ];
+  const dir = mkdtempSync(join(tmpdir(), "sightline-e2e-long-"));
+  const path = join(dir, "long_name.json");
+  writeFileSync(path, JSON.stringify({ traceEvents: events }));
+  await open(page, baseUrl);
+  await page.setInputFiles("#file-input", path);
+  await ready(page);
+  assert.match(await page.textContent("#diagnostics"), /long name × 1: a name of 1048581 bytes/);
+  await page.fill("#search", "huge_");
+  await page.press("#search", "Enter");
+  await page.waitForSelector("#details .full-name");
+  const cut = await page.$eval("#details .slice-name", (p) => p.firstChild.textContent);
+  assert.ok(cut.length < 66000 && cut.startsWith("huge_nnn") && cut.endsWith(`… (${(1 << 20) + 5 - 65536} more bytes)`), cut.slice(-60));
+  assert.equal(await page.textContent("#details .full-name"), "Show the whole name (1,048,581 bytes)");
+  await page.click("#details .full-name");
+  await page.waitForFunction((n) => document.querySelector("#details .slice-name").textContent.length === n, name.length);
+  assert.equal(await page.$("#details .full-name"), null);
+}

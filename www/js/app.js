@@ -350,7 +350,7 @@ function showRange(t0, t1) {
 
 function showDetails(d) {
   if (d && d.gap) renderGap($("details"), d.gap, phrases, pick);
-  else renderDetails($("details"), d, pick, { onFrame: frameSlice });
+  else renderDetails($("details"), d, pick, { onFrame: frameSlice, fullName: (lane, index) => view.call(() => app.active.session.full_name(lane, index)) });
   // A slice picked while the critical path is shown is named in the what-if.
   if (d && !d.gap) critical.pickName(d.name);
   view.request();

@@ -100,7 +100,8 @@ export function renderIdle(host, report, phrases, onRange) {
     return;
   }
   for (const d of report.devices) {
-    host.append(el("p", "", `${d.name}: busy ${(100 * d.utilization).toFixed(1)} % of ${duration(d.window_ns)}, idle ${duration(d.idle_ns)} in ${count(d.gaps)} gaps`));
+    // HTA's window, not the steps' span of the Overview's utilization: say which.
+    host.append(el("p", "", `${d.name}: busy ${(100 * d.utilization).toFixed(1)} % of ${duration(d.window_ns)} from its first op to its last (HTA's window; the Overview counts over the steps), idle ${duration(d.idle_ns)} in ${count(d.gaps)} gaps`));
   }
   if (report.waits.length) {
     host.append(el("h3", "", `While the ${report.device_word} was idle, the CPU was in`));

@@ -27,6 +27,7 @@ const CATEGORY = {
 const KINDS = [
   ["kernels", "computation kernels"],
   ["memcpy", "copies and fills on the device"],
+  ["pageable", "copies from or to pageable host memory"],
   ["communication", "collectives"],
   ["DataLoader", "CPU time in a DataLoader's __next__"],
 ];

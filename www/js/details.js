@@ -17,6 +17,18 @@ export function renderDetails(host, d, onPick, extras = {}) {
     return;
   }
   const name = p("slice-name", d.name);
+  // A name past 64 KiB comes cut (no profiler writes one; a hostile file may hold megabytes).
+  if (d.name_bytes > 65536 && extras.fullName) {
+    const whole = document.createElement("button");
+    whole.type = "button";
+    whole.className = "link full-name";
+    whole.textContent = `Show the whole name (${d.name_bytes.toLocaleString("en-US")} bytes)`;
+    whole.addEventListener("click", async () => {
+      name.textContent = await extras.fullName(d.lane, d.index);
+      whole.remove();
+    });
+    name.append(" ", whole);
+  }
   const kv = table([
     ["category", d.category || "–"],
     ["lane", d.lane_name],

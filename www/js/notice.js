@@ -37,8 +37,9 @@ export function showNotice(summary) {
   $("notice-summary").textContent = damage.length
     ? `What was skipped or repaired${notes ? `, and ${notes} observation${notes > 1 ? "s" : ""}` : ""}`
     : `${notes} observation${notes > 1 ? "s" : ""} about this trace`;
+  // A cut file loses everything after the cut, not only the skipped events: say how far it got.
   $("notice-text").textContent = summary.truncated
-    ? `This trace is truncated: the file ends early. Everything before the cut is shown${skipped ? `; ${count(skipped)} events or links were skipped` : ""}.`
+    ? `${summary.cut ? summary.cut.sentence : "This trace is truncated: the file ends early."} Everything before the cut is shown${skipped ? `; ${count(skipped)} damaged events or links at the cut were skipped` : ""}.`
     : damage.length
       ? `This file is damaged: ${count(damage.reduce((n, d) => n + d.count, 0))} events repaired or skipped (${damage.map((d) => sentence(d.kind)).join(", ")}).`
       : "Read as the profiler wrote it.";

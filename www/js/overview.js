@@ -16,10 +16,10 @@ const MAX_STEPS = 100;
 
 /** The device figures in the plugin's order: field, label, how to read it, tooltip. */
 const FIGURES = [
-  ["utilization", "GPU utilization", (v) => percent(100 * v), "Share of the steps' span in which a kernel ran on the device"],
+  ["utilization", "GPU utilization over the steps", (v) => percent(100 * v), "Share of the steps' span (first step's start to last step's end, as the TensorBoard plugin counts) in which a kernel ran on the device. The idle panel's busy share counts from the device's first op to its last instead (HTA's window)."],
   ["est_sm_efficiency_pct", "Est. SM efficiency", percent, "Estimated share of SMs busy over the steps' span: min(blocks per SM, 1) of the running kernels, idle counted as 0 (TensorBoard plugin)"],
   ["est_achieved_occupancy_pct", "Est. achieved occupancy", percent, "Kernels' estimated achieved occupancy, weighted by kernel time (TensorBoard plugin)"],
-  ["tensor_core_pct", "Tensor Cores", percent, "Share of kernel time in kernels that use Tensor Cores"],
+  ["tensor_core_pct", "Tensor Cores", percent, "Share of kernel time in kernels whose names say they run on the matrix units (Tensor Cores on NVIDIA, Matrix Cores on AMD)"],
 ];
 
 /**
@@ -32,6 +32,12 @@ export function renderOverview(host, steps, findings, hooks) {
 
 function devices(report) {
   const box = el("div", "ov-devices");
+  if (!report.gpu.length && report.devices_without_events && report.devices_without_events.length) {
+    // A cut trace keeps its deviceProperties and loses its device events (written last): not a CPU-only trace.
+    const lost = report.devices_without_events;
+    box.append(el("p", "muted ov-no-device ov-cut", `The trace is cut short: its ${lost.length} listed ${lost.length === 1 ? "device" : "devices"} (${lost.join(", ")}) ${lost.length === 1 ? "has" : "have"} no events left, so there are no ${report.device_word} figures, and the breakdown below counts the host only.`));
+    return box;
+  }
   if (!report.gpu.length) {
     box.append(el("p", "muted ov-no-device", `No device: this trace holds CPU work only (no ${report.device_word} kernels, copies or sets), so there are no ${report.device_word} figures.`));
     return box;
@@ -45,7 +51,9 @@ function devices(report) {
       const fig = el("span", "ov-figure");
       fig.dataset.figure = key;
       fig.title = help;
-      fig.append(el("span", "ov-value", show(v)), el("span", "ov-label", label));
+      // The matrix units by their maker's name (the field is `tensor_core_pct` on every device).
+      const name = key === "tensor_core_pct" && g.matrix_units ? g.matrix_units : label;
+      fig.append(el("span", "ov-value", show(v)), el("span", "ov-label", name));
       row.append(fig);
     }
     box.append(row);

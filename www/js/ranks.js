@@ -142,7 +142,8 @@ async function openTraces(list) {
   state.timings = { started: performance.now(), traces: list.length };
   hooks.setState("ranks");
   document.body.dataset.ranks = "loading";
-  $("ranks-title").textContent = `${list.length} traces`;
+  // Files until read: a folder may hold files that are not traces (expected.json beside them).
+  $("ranks-title").textContent = `${list.length} file${list.length === 1 ? "" : "s"}`;
   $("ranks-summary").textContent = "Reading…";
   renderFiles();
   const limit = Math.max(1, navigator.hardwareConcurrency || 2);
@@ -301,7 +302,11 @@ function renderSummary() {
   const r = state.report;
   $("ranks-title").textContent = `${r.ranks.length} of ${r.world_size} ranks`;
   const hosts = new Set(r.ranks.map((x) => x.host).filter(Boolean));
-  $("ranks-summary").textContent = `${state.traces.length} traces · ${hosts.size || "unknown"} host(s) · ${r.collectives.reduce((a, c) => a + c.count, 0)} collectives matched`;
+  // Only what was read as a trace counts as one; the other files are listed under the issues.
+  const read = state.traces.filter((t) => t.digest).length;
+  const other = state.traces.length - read;
+  const others = other ? ` (${other} other file${other === 1 ? "" : "s"} not read)` : "";
+  $("ranks-summary").textContent = `${read} trace${read === 1 ? "" : "s"}${others} · ${hosts.size || "unknown"} host(s) · ${r.collectives.reduce((a, c) => a + c.count, 0)} collectives matched`;
 }
 
 function renderIssues() {

@@ -5,16 +5,21 @@
 //! - `dataloader_bound`: the DataLoader's `__next__` off the main thread (`DataLoader=0`);
 //! - `cpu_copy_overhead`: no implicit copies (`aten::copy_`, `aten::to`, `aten::_to_copy`,
 //!   `aten::contiguous` removed);
-//! - `pageable_memcpy`: pinned memory, taken as copies twice as fast (`Memcpy*Pageable*` x 0.5;
-//!   the CPU still waits where it did, so this is a floor);
+//! - `pageable_memcpy`: pinned memory, taken as copies twice as fast (`pageable*0.5`: the
+//!   copies from or to pageable memory at half their time; the CPU still waits where it did, so
+//!   this is a floor);
 //! - `communication_heavy`: communication hidden behind compute (`communication=0`).
 //!
 //! Other findings (settings, utilization, the CPU starving the device) name no single duration to
 //! change, and carry no saving.
+//!
+//! A finding whose fix saves less than [`MIN_WARNING_PCT`] of the step is told as `info`, whatever
+//! its own severity: a warning that buys nothing is noise. Savings read as the page prints
+//! durations ([`duration`]): three significant digits, in µs below 1 ms.
 
 use super::whatif::{self, Edit};
 use super::{Analysis, PathOptions};
-use crate::analysis::findings::Finding;
+use crate::analysis::findings::{Finding, Severity};
 use crate::analysis::links::Links;
 use crate::analysis::steps::StepsReport;
 use crate::model::Trace;
@@ -40,6 +45,33 @@ pub struct Saving {
     pub sentence: String,
 }
 
+/// Below this share of the step (in percent), a saving makes its finding `info`.
+pub const MIN_WARNING_PCT: f64 = 1.0;
+
+/// A duration as the page prints it (`www/js/format.js`'s `duration`): ns, µs, ms or s, with
+/// three significant digits (no decimals from 100 on).
+pub fn duration(ns: f64) -> String {
+    let a = ns.abs();
+    let (unit, name) = if a >= 1e9 {
+        (1e9, "s")
+    } else if a >= 1e6 {
+        (1e6, "ms")
+    } else if a >= 1e3 {
+        (1e3, "µs")
+    } else {
+        (1.0, "ns")
+    };
+    let v = ns / unit;
+    let d = if unit == 1.0 || v.abs() >= 100.0 {
+        0
+    } else if v.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.d$} {name}")
+}
+
 fn edits_for(id: &str) -> &'static [&'static str] {
     match id {
         "dataloader_bound" => &["DataLoader=0"],
@@ -49,7 +81,7 @@ fn edits_for(id: &str) -> &'static [&'static str] {
             "aten::_to_copy=0",
             "aten::contiguous=0",
         ],
-        "pageable_memcpy" => &["Memcpy*Pageable**0.5"],
+        "pageable_memcpy" => &["pageable*0.5"],
         "communication_heavy" => &["communication=0"],
         _ => &[],
     }
@@ -72,13 +104,24 @@ pub fn assess(
             let saving = analysis
                 .as_ref()
                 .and_then(|a| saving(trace, a, edits_for(finding.id)));
+            let mut finding = finding;
+            if saving.as_ref().is_some_and(|s| s.pct < MIN_WARNING_PCT) {
+                finding.severity = Severity::Info;
+            }
             Assessed { finding, saving }
         })
         .collect();
-    // Stable: equal savings (and none) keep the findings' own order.
+    // Savings worth a warning first, the largest first; then the rest by severity (a saving too
+    // small to matter ranks as the info it now is). Stable: ties keep the findings' own order.
     out.sort_by(|a, b| {
-        let s = |x: &Assessed| x.saving.as_ref().map_or(-1.0, |s| s.per_step_us);
+        let s = |x: &Assessed| {
+            x.saving
+                .as_ref()
+                .filter(|s| s.pct >= MIN_WARNING_PCT)
+                .map_or(-1.0, |s| s.per_step_us)
+        };
         s(b).total_cmp(&s(a))
+            .then(b.finding.severity.cmp(&a.finding.severity))
     });
     out
 }
@@ -110,10 +153,14 @@ fn saving(trace: &Trace, a: &Analysis, texts: &[&str]) -> Option<Saving> {
         0.0
     };
     Some(Saving {
-        sentence: format!(
-            "Fixing this saves about {:.1} ms per step ({pct:.1}%).",
-            per_step_us / 1e3
-        ),
+        sentence: if per_step_us * 1e3 >= 0.5 {
+            format!(
+                "Fixing this saves about {} per step ({pct:.1}%).",
+                duration(per_step_us * 1e3)
+            )
+        } else {
+            "Fixing this saves nothing measurable per step.".into()
+        },
         edits: used,
         per_step_us,
         pct,

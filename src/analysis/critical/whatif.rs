@@ -1,6 +1,8 @@
 //! What-if: `NAME=0` removes, `NAME*F` scales; `rankR:` limits an edit to one rank. NAME is a
 //! slice name with `*` globs, or a kind: `DataLoader` (the CPU time inside a DataLoader's
-//! `__next__`), `kernels` (computation kernels), `memcpy` (copies and fills) or `communication`.
+//! `__next__`), `kernels` (computation kernels), `memcpy` (copies and fills), `pageable` (copies
+//! from or to pageable host memory, Kineto's `Memcpy ... (Pageable -> Device)`) or
+//! `communication`.
 //! A CPU slice's edit scales every piece of CPU time inside it (its children's too); a device op's
 //! its duration. Launch delays, gaps and sync returns keep their weights, and the graph is replayed
 //! with its dependencies: an op still waits for its launch and the op before it on its stream.
@@ -28,6 +30,8 @@ pub enum Target {
     DataLoader,
     Kernels,
     Memcpy,
+    /// Host-device copies from or to pageable memory.
+    Pageable,
     Communication,
 }
 
@@ -65,6 +69,7 @@ impl Edit {
             "DataLoader" => Target::DataLoader,
             "kernels" => Target::Kernels,
             "memcpy" => Target::Memcpy,
+            "pageable" => Target::Pageable,
             "communication" => Target::Communication,
             n => Target::Name(n.to_string()),
         };
@@ -75,6 +80,11 @@ impl Edit {
             factor,
         })
     }
+}
+
+/// Kineto's name of a copy from or to pageable host memory: `Memcpy HtoD (Pageable -> Device)`.
+fn is_pageable_copy(name: &str) -> bool {
+    name.starts_with("Memcpy") && name.contains("Pageable")
 }
 
 /// `*` matches any run of characters, everything else itself.
@@ -117,6 +127,11 @@ pub fn factors(trace: &Trace, a: &Analysis, edits: &[Edit]) -> (Vec<f64>, Vec<us
                     .map(|k| is_data_loading(trace.str(StrId(k as u32))))
                     .collect(),
             ),
+            Target::Pageable => Some(
+                (0..trace.strings.len())
+                    .map(|k| is_pageable_copy(trace.str(StrId(k as u32))))
+                    .collect(),
+            ),
             _ => None,
         })
         .collect();
@@ -139,6 +154,7 @@ pub fn factors(trace: &Trace, a: &Analysis, edits: &[Edit]) -> (Vec<f64>, Vec<us
                 }
                 let hit = match (&names[k], &e.target) {
                     (Some(m), Target::DataLoader) => !l.is_gpu() && m[s.name[i].0 as usize],
+                    (Some(m), Target::Pageable) => l.is_gpu() && m[s.name[i].0 as usize],
                     (Some(m), _) => m[s.name[i].0 as usize],
                     (None, t) => l.is_gpu() && device_target(g, li, i, t),
                 };
@@ -159,6 +175,7 @@ pub fn factors(trace: &Trace, a: &Analysis, edits: &[Edit]) -> (Vec<f64>, Vec<us
                     (Some(m), _) => m[s.name[r.index as usize].0 as usize],
                     (None, t) => class_target(class, t),
                 },
+                EdgeKind::Cpu if e.target == Target::Pageable => false,
                 EdgeKind::Cpu => match &names[k] {
                     // The slice or any slice holding it.
                     Some(m) => {

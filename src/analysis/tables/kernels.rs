@@ -1,8 +1,8 @@
 //! The kernel table: the GPU ops (kernels, memcpy, memset) grouped by name.
 //!
 //! Per name: calls; total, mean, min, median and max duration; share of all GPU op time; the kind
-//! HTA gives it ([`kernel_kind`]); whether the name says it uses Tensor Cores ([`uses_tensor_cores`],
-//! the TensorBoard plugin's list); the mean `est. achieved occupancy %` weighted by duration, over
+//! HTA gives it ([`kernel_kind`]); whether the name says it uses Tensor Cores or AMD's Matrix Cores
+//! ([`uses_tensor_cores`]: the TensorBoard plugin's list and the families it predates); the mean `est. achieved occupancy %` weighted by duration, over
 //! the calls that report it (TensorBoard weights the same way); the TensorBoard plugin's estimated
 //! SM efficiency, min(`blocks per SM`, 1) weighted by duration over the calls with a positive
 //! `blocks per SM` (its `docs/gpu_utilization.md`; it skips the others), and the mean `blocks per
@@ -76,9 +76,84 @@ const TENSOR_CORE_PATTERNS: [&str; 18] = [
     "c1688",
 ];
 
-/// Whether a kernel's name says it runs on Tensor Cores (case-sensitive, as the plugin matched).
+/// Name fragments of the families the plugin's list predates (it was last changed for Ampere's
+/// cuDNN): CUTLASS's `wmma` and `tensorop` kernels of every architecture, Hopper's warpgroup MMA
+/// (`gmma`, `wgmma`), CUTLASS 3's `sm90`/`sm100` kernels, cuBLAS's JIT GEMMs of Hopper and
+/// Blackwell (`nvjet_*`), and flash attention's kernels (FlashAttention 2/3, PyTorch's copy of
+/// it, TensorRT-LLM's `fmhaSm100*`).
+const NEWER_TENSOR_CORE_PATTERNS: [&str; 11] = [
+    "wmma",
+    "tensorop",
+    "gmma",
+    "cutlass3x_sm9",
+    "cutlass3x_sm10",
+    "nvjet",
+    "flash_fwd",
+    "flash_bwd",
+    "flash_attn",
+    "FlashAttn",
+    "tcgen05",
+];
+
+/// Whether a kernel's name says it runs on Tensor Cores (NVIDIA) or Matrix Cores (AMD's MFMA).
+/// Case-sensitive, as the plugin matched. The rule, in order:
+/// 1. the TensorBoard plugin's list ([`TENSOR_CORE_PATTERNS`]), so every kernel it flags is flagged;
+/// 2. a kernel whose name says it runs on the CUDA cores (`simt`, CUTLASS's name for them) is not;
+/// 3. the newer NVIDIA families ([`NEWER_TENSOR_CORE_PATTERNS`]);
+/// 4. fused attention (`fmha*`) unless in FP32 (`_f32_`: the memory-efficient kernels' FP32 build
+///    runs on the CUDA cores);
+/// 5. TensorRT-LLM's batched GEMMs on FP8/FP4/BF16/FP16 (`bmm_MxE4m3_MxE2m1...`, `bmm_E2m1...`,
+///    `bmm_Bfloat16...`), block-scaled MX formats included;
+/// 6. any other GEMM whose name gives a half, bfloat16 or FP8/FP4 type (`gemm` with `bf16`, `f16`,
+///    `fp16`, `e4m3`, `e5m2`, `fp8`, `e2m1`: cuBLASLt's, CUTLASS's), since the hardware runs
+///    those types on its matrix units;
+/// 7. AMD: Tensile/hipBLASLt GEMMs built on matrix instructions (`Cijk_..._MI16x16x1_...`: the
+///    `MI` field names the MFMA instruction), Composable Kernel's `xdl` (XDLOPS) kernels, MIOpen's
+///    `gtcx` (XDLOPS) implicit GEMMs, and any name holding `mfma`.
 pub fn uses_tensor_cores(name: &str) -> bool {
-    TENSOR_CORE_PATTERNS.iter().any(|p| name.contains(p))
+    if TENSOR_CORE_PATTERNS.iter().any(|p| name.contains(p)) {
+        return true;
+    }
+    if name.contains("simt") {
+        return false;
+    }
+    if NEWER_TENSOR_CORE_PATTERNS.iter().any(|p| name.contains(p)) {
+        return true;
+    }
+    if name.contains("fmha") || name.contains("Fmha") {
+        return !name.contains("_f32_");
+    }
+    const LOW_PRECISION: [&str; 7] = ["bf16", "f16", "fp16", "e4m3", "e5m2", "fp8", "e2m1"];
+    const BMM_TYPES: [&str; 5] = ["E4m3", "E2m1", "E5m2", "Bfloat16", "Fp16"];
+    let bare = name.strip_prefix("void ").unwrap_or(name);
+    if (bare.starts_with("bmm_") || bare.starts_with("Bmm_"))
+        && BMM_TYPES.iter().any(|t| bare.contains(t))
+    {
+        return true;
+    }
+    let lower = name.to_ascii_lowercase();
+    // `sgemm` is single-precision math on the CUDA cores, whatever the storage type
+    // (`volta_fp16_sgemm_fp16_...`).
+    if lower.contains("gemm")
+        && !lower.contains("sgemm")
+        && LOW_PRECISION.iter().any(|t| lower.contains(t))
+    {
+        return true;
+    }
+    amd_matrix_core(name)
+}
+
+/// AMD's kernels that say they run on the Matrix Cores (see [`uses_tensor_cores`], rule 7).
+fn amd_matrix_core(name: &str) -> bool {
+    let tensile_mfma = name.starts_with("Cijk_")
+        && name
+            .match_indices("_MI")
+            .any(|(i, _)| name.as_bytes().get(i + 3).is_some_and(u8::is_ascii_digit));
+    tensile_mfma
+        || name.contains("_xdl")
+        || name.contains("Xdl")
+        || name.contains("gtcx")
+        || name.contains("mfma")
 }
 
 #[derive(Debug, Clone, Serialize)]
