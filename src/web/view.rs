@@ -215,7 +215,7 @@ impl Session {
     /// A click at `(x, y)`: selects the slice there (returns its details JSON), folds or unfolds
     /// a group header (returns `{"group": process}`) or a deep lane's rows (x < 0, on its name:
     /// returns `{"fold_lane": lane}`), selects an idle gap's time range (returns `{"gap": ...}`,
-    /// the idle analysis' gap), or clears the selection (returns `null`).
+    /// the idle analysis' gap), or clears the selection and the range (returns `null`).
     pub fn click(&mut self, x: f64, y: f64) -> Result<String, JsValue> {
         let l = self.loaded_mut()?;
         match l.hit(x, y) {
@@ -247,8 +247,11 @@ impl Session {
                 }
             }
             None => {
+                // Empty space clears the range as well as the slice: a range left selected there
+                // (a shift-drag, a gap, a finding's evidence) would be what `F` fits next.
                 l.st.selection = None;
                 l.st.arrows.clear();
+                l.st.range = None;
                 Ok("null".into())
             }
         }
