@@ -143,3 +143,21 @@ export async function findingsSayWhatTheirFixSavesAndOpenAsAWhatIf({ page, baseU
   assert.ok(Math.abs(a.mean_saving_us - 1101) < 1e-6, String(a.mean_saving_us));
   assert.match(await page.textContent("#critical-panel .whatif-mean"), /saves 1\.10 ms per step \(7\.62 %\)/);
 }
+
+export async function removedEditShowsAFactorOfZero({ page, baseUrl, fixturesDir }) {
+  await openTrace(page, baseUrl, join(fixturesDir, TRAIN), { analyses: true });
+  await page.click("#critical-path");
+  await page.waitForSelector("#whatif-factor");
+  await page.fill("#whatif-factor", "0.25");
+  await page.fill("#whatif-name", "aten::mm");
+  await page.selectOption("#whatif-mode", "remove");
+  // "= 0 (removed)": the box says 0, not the factor typed for scaling.
+  assert.equal(await page.inputValue("#whatif-factor"), "0");
+  assert.equal(await page.isDisabled("#whatif-factor"), true);
+  assert.equal(await page.textContent(".whatif-edit"), "--what-if aten::mm=0");
+  // Back to "× factor": the factor typed before.
+  await page.selectOption("#whatif-mode", "scale");
+  assert.equal(await page.inputValue("#whatif-factor"), "0.25");
+  assert.equal(await page.isDisabled("#whatif-factor"), false);
+  assert.equal(await page.textContent(".whatif-edit"), "--what-if aten::mm*0.25");
+}

@@ -239,8 +239,14 @@ export function startCritical({ app, view, pick, showRange }) {
     };
     name.addEventListener("input", soon);
     factor.addEventListener("input", soon);
+    // Removed reads as a factor of 0 in the box (a 0.5 left there would say the slice is halved);
+    // back to "× factor", the factor typed before returns.
+    let typed = factor.value;
     mode.addEventListener("change", () => {
-      factor.disabled = mode.value === "remove";
+      const removed = mode.value === "remove";
+      if (removed && !factor.disabled) typed = factor.value;
+      factor.value = removed ? "0" : typed;
+      factor.disabled = removed;
       runWhatIf();
     });
     add.addEventListener("click", () => {
