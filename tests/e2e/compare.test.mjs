@@ -209,3 +209,36 @@ export async function cpuOnlyTracesCompareWithoutDeviceColumns({ page, baseUrl, 
   await page.waitForFunction(() => window.sightline.compare.diff.mode === "total");
   await check("totals by shape");
 }
+
+export async function bothTimelinesShareOneScaleAndFitWhole({ page, baseUrl, fixturesDir }) {
+  // Either trace the longer one: the fit shows both whole, on one scale.
+  for (const [a, b] of [[H100, MI300], [MI300, H100]]) {
+    await open(page, baseUrl);
+    await page.setInputFiles("#file-input", join(fixturesDir, a));
+    await ready(page);
+    await page.setInputFiles("#compare-input", join(fixturesDir, b));
+    await compared(page);
+    const spans = await page.evaluate(() => ({ base: window.sightline.app.active.summary.span_ns, new: window.sightline.compare.newSpan }));
+    assert.ok(spans.base > 0 && spans.new > 0 && spans.base !== spans.new, JSON.stringify(spans));
+    const check = async (when) => {
+      await painted(page);
+      await painted(page);
+      const w = await windows(page);
+      const scales = await page.evaluate(() => [window.sightline.view.meta.ns_per_px, window.sightline.compare.view.meta.ns_per_px]);
+      const near = (x, y) => Math.abs(x - y) <= Math.max(2, 1e-6 * Math.abs(y));
+      assert.ok(near(w.new[0] - w.offset, w.base[0]) && near(w.new[1] - w.offset, w.base[1]), `${when}: ${JSON.stringify(w)}`);
+      assert.ok(Math.abs(scales[0] - scales[1]) <= 1e-6 * scales[0], `${when}: ns per px ${scales}`);
+      // Both traces whole: BASE's [0, span] and NEW's [0, span] (in BASE's time, less the offset).
+      assert.ok(w.base[0] <= Math.min(0, -w.offset) && w.base[1] >= Math.max(spans.base, spans.new - w.offset), `${when}: ${JSON.stringify({ w, spans })}`);
+      assert.ok(w.new[0] <= Math.min(0, w.offset) && w.new[1] >= Math.max(spans.new, spans.base + w.offset), `${when}: ${JSON.stringify({ w, spans })}`);
+    };
+    await check(`${a} then ${b}, as opened`);
+    const box = await (await page.$("#timeline")).boundingBox();
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.keyboard.press("w");
+    await page.keyboard.press("w");
+    await painted(page);
+    await page.keyboard.press("0");
+    await check(`${a} then ${b}, after 0`);
+  }
+}

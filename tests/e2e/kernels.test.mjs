@@ -34,3 +34,30 @@ export async function kernelsTableLeavesOutSmEfficiencyWithoutBlocksPerSm({ page
   assert.ok(rows.length > 10);
   assert.ok(!heads.some((h) => /sm eff|blocks/i.test(h)), heads.join("|"));
 }
+
+export async function kernelsTableUsesTheWidthWithoutWrappingFigures({ page, baseUrl, samplesDir }) {
+  await page.setViewportSize({ width: 1400, height: 900 });
+  await openTrace(page, baseUrl, join(samplesDir, "tracelens_h100_bert_small_stack_mem.json.gz"), { analyses: true });
+  const { heads, rows } = await kernelsTable(page);
+  // The tables panel spans the page, not two thirds of it.
+  const width = await page.$eval("#tables-panel", (p) => p.getBoundingClientRect().width);
+  assert.ok(width > 1300, `tables panel ${width} px wide at 1400 px`);
+  // No figure breaks over two lines: each number cell's text is one line box.
+  const wrapped = await page.$$eval("#kernels-table td.num", (tds) =>
+    tds
+      .filter((td) => {
+        const r = document.createRange();
+        r.selectNodeContents(td);
+        return new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size > 1;
+      })
+      .map((td) => td.textContent),
+  );
+  assert.deepEqual(wrapped, []);
+  // Tensor Cores as the CLI prints it.
+  const tc = heads.findIndex((h) => /tensor cores/i.test(h));
+  assert.ok(tc >= 0, heads.join("|"));
+  const values = new Set(rows.map((r) => r[tc]));
+  assert.ok([...values].every((v) => v === "yes" || v === "no"), [...values].join(","));
+  const gemm = rows.find((r) => r[0].startsWith("void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16"));
+  assert.ok(gemm && ["yes", "no"].includes(gemm[tc]));
+}

@@ -118,3 +118,76 @@ export async function reportsAMissingRankOfADroppedJob({ page, baseUrl, fixtures
   assert.match(await page.textContent("#ranks-title"), /^3 of 4 ranks/);
   assert.match(await page.textContent("#ranks-issues"), /Missing: rank 2 of world size 4/);
 }
+
+export async function heatAndStragglersRankByWhatTheStepLoses({ page, baseUrl, fixturesDir }) {
+  const expected = JSON.parse(readFileSync(join(fixturesDir, JOB, "expected.json"), "utf8"));
+  await open(page, baseUrl);
+  await page.setInputFiles("#file-input", files(fixturesDir, [0, 1, 2, 3]));
+  await jobReady(page);
+  // The heat strip: the hottest cells are the straggler's slow steps (everyone waited for it
+  // there), not the steps that are long on every rank or the noise of the others.
+  const cells = await page.$$eval("#ranks-heat .heat-cell", (cs) =>
+    cs.map((c) => {
+      const [r, g, b] = getComputedStyle(c).backgroundColor.match(/\d+/g).map(Number);
+      return { rank: Number(c.dataset.rank), step: c.dataset.step, lightness: (Math.max(r, g, b) + Math.min(r, g, b)) / 2 / 255 };
+    }),
+  );
+  assert.equal(cells.length, 4 * 6);
+  cells.sort((a, b) => a.lightness - b.lightness);
+  const hottest = cells.slice(0, expected.slow_profiler_steps.length).map((c) => [c.rank, c.step]).sort();
+  assert.deepEqual(hottest, expected.slow_profiler_steps.map((s) => [expected.straggler_rank, s]).sort(), JSON.stringify(cells.slice(0, 4)));
+  // Every other cell is clearly paler than those.
+  const next = cells[expected.slow_profiler_steps.length];
+  assert.ok(next.lightness - cells[expected.slow_profiler_steps.length - 1].lightness > 0.1, JSON.stringify(cells.slice(0, 4)));
+
+  // The stragglers list, costliest first: the waits caused, largest first.
+  const report = await page.evaluate(() => window.sightline.ranks.report.stragglers);
+  const byCost = [...report].sort((a, b) => b.wait_caused_us - a.wait_caused_us).map((s) => `${s.rank} ${s.step}`);
+  const shown = await page.$$eval("#ranks-stragglers li", (li) => li.map((x) => x.textContent));
+  assert.equal(shown.length, report.length);
+  assert.deepEqual(
+    shown.map((t) => /^rank (\d+) .* of (\S+);/.exec(t).slice(1).join(" ")),
+    byCost,
+  );
+  assert.match(shown[0], new RegExp(`^rank ${expected.straggler_rank} `));
+  // Not time order: the costliest comes before a straggler of an earlier step.
+  assert.notDeepEqual(byCost, report.map((s) => `${s.rank} ${s.step}`), "the fixture's costliest straggler is not its first");
+}
+
+/** Drops `paths` on the page together, as files. */
+async function dropFiles(page, paths) {
+  const list = paths.map((p) => [p.split("/").pop(), readFileSync(p).toString("base64")]);
+  await page.evaluate((list) => {
+    const dt = new DataTransfer();
+    for (const [name, b64] of list) dt.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], name));
+    for (const type of ["dragenter", "dragover", "drop"]) {
+      document.body.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }
+  }, list);
+}
+
+export async function twoFilesChosenWithOpenAreTreatedAsTheirDrop({ page, baseUrl, fixturesDir }) {
+  const pair = ["pytorch-cpu-pairs/workers.base.pt.trace.json.gz", "pytorch-cpu-pairs/workers.new.pt.trace.json.gz"].map((f) => join(fixturesDir, f));
+  await open(page, baseUrl);
+  // Two runs, chosen with Open…: the choice to compare them, as their drop offers.
+  for (const how of ["open", "drop"]) {
+    if (how === "open") await page.setInputFiles("#file-input", pair);
+    else await dropFiles(page, pair);
+    await page.waitForSelector("#compare-choice[open]");
+    assert.match(await page.textContent("#choice-names"), /workers\.base\.pt\.trace\.json\.gz \(before\) and workers\.new\.pt\.trace\.json\.gz \(after\)/, how);
+    assert.notEqual(await page.evaluate(() => document.body.dataset.state), "ranks", how);
+    await page.click("#choice-first");
+    await page.waitForFunction(() => document.body.dataset.state === "ready");
+    assert.equal(await page.textContent("#file-name"), "workers.base.pt.trace.json.gz");
+  }
+  // Two ranks of one job, either way: the job, with its two ranks of four.
+  for (const how of ["open", "drop"]) {
+    if (how === "open") await page.setInputFiles("#file-input", files(fixturesDir, [2, 0]));
+    else await dropFiles(page, files(fixturesDir, [2, 0]));
+    await jobReady(page);
+    assert.ok(await page.isHidden("#compare-choice"), how);
+    assert.match(await page.textContent("#ranks-title"), /^2 of 4 ranks/, how);
+    assert.deepEqual(await page.$$eval("#ranks-bands .rank-band", (b) => b.map((x) => x.dataset.rank)), ["0", "2"], how);
+    await page.click("#ranks-close");
+  }
+}

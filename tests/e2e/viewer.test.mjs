@@ -322,6 +322,112 @@ export async function theTooltipGoesWhenTheViewChanges({ page, baseUrl, fixtures
   await hiddenAfter("a resize");
 }
 
+export async function theTooltipGoesWhenThePageMovesUnderIt({ page, baseUrl, fixturesDir }) {
+  await open(page, baseUrl);
+  await page.setInputFiles("#file-input", join(fixturesDir, "real/hta_a100_alexnet_cuda_sync.json.gz"));
+  await ready(page);
+  await painted(page);
+  const hoverASlice = async () => {
+    const target = await someBox(page);
+    assert.ok(target, "a slice box to hover");
+    await page.mouse.move(target.x, target.y);
+    await page.waitForSelector("#tooltip:not([hidden])");
+  };
+  const frames = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  // The view is the same; the page moves: something above the timeline grows by 18 px.
+  await hoverASlice();
+  await page.evaluate(() => {
+    const shift = document.createElement("div");
+    shift.id = "shift";
+    shift.style.height = "18px";
+    document.getElementById("viewer").prepend(shift);
+  });
+  await frames();
+  assert.ok(await page.isHidden("#tooltip"), "a layout shift hides the tooltip");
+  // The page scrolled under a still pointer.
+  await page.evaluate(() => document.getElementById("shift").remove());
+  await hoverASlice();
+  await page.evaluate(() => window.scrollBy(0, 40));
+  await frames();
+  assert.ok(await page.isHidden("#tooltip"), "a scroll hides the tooltip");
+  // A tooltip with nothing moving stays.
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await hoverASlice();
+  await frames();
+  assert.ok(await page.isVisible("#tooltip"), "the tooltip stays while nothing moves");
+}
+
+export async function fAfterAClickOnEmptySpaceKeepsTheView({ page, baseUrl, fixturesDir }) {
+  await open(page, baseUrl);
+  await page.setInputFiles("#file-input", join(fixturesDir, "real/hta_a100_alexnet_cuda_sync.json.gz"));
+  await ready(page);
+  await painted(page);
+  const box = await (await page.$("#timeline")).boundingBox();
+  // A range selected with shift-drag, then the whole trace shown again.
+  await page.keyboard.down("Shift");
+  await page.mouse.move(box.x + 400, box.y + 100);
+  await page.mouse.down();
+  await page.mouse.move(box.x + 600, box.y + 120, { steps: 4 });
+  await page.mouse.up();
+  await page.keyboard.up("Shift");
+  await page.waitForSelector("#range-table tbody tr");
+  await page.keyboard.press("0");
+  await painted(page);
+  // A click on empty space: in a slice row, right of the trace's end (the fit's margin).
+  const target = await someBox(page);
+  assert.ok(target, "a slice row");
+  await page.mouse.click(box.x + box.width - 4, target.y);
+  await painted(page);
+  assert.match(await page.textContent("#details"), /Click a slice/);
+  const before = await viewOf(page);
+  await page.keyboard.press("f");
+  await painted(page);
+  assert.deepEqual(await viewOf(page), before, "F with nothing selected keeps the view");
+}
+
+export async function rangeSelectionShowsItsDurationAndWhatItSums({ page, baseUrl, fixturesDir }) {
+  await open(page, baseUrl);
+  await page.setInputFiles("#file-input", join(fixturesDir, "real/hta_a100_alexnet_cuda_sync.json.gz"));
+  await ready(page);
+  await painted(page);
+  const box = await (await page.$("#timeline")).boundingBox();
+  await page.keyboard.down("Shift");
+  await page.mouse.move(box.x + 300, box.y + 100);
+  await page.mouse.down();
+  await page.mouse.move(box.x + 900, box.y + 150, { steps: 4 });
+  await page.mouse.up();
+  await page.keyboard.up("Shift");
+  await page.waitForSelector("#range-table tbody tr");
+  await painted(page);
+  const t = await page.evaluate(() => window.sightline.app.range);
+  const span = t.end_ns - t.start_ns;
+  // The duration is written on the timeline, over the range.
+  assert.ok(await page.isVisible("#range-duration"), "the range's duration is shown on the timeline");
+  const label = await page.textContent("#range-duration");
+  const m = /^([0-9.]+) (ns|µs|us|ms|s)$/.exec(label);
+  assert.ok(m, label);
+  const ns = Number(m[1]) * { ns: 1, µs: 1e3, us: 1e3, ms: 1e6, s: 1e9 }[m[2]];
+  assert.ok(Math.abs(ns - span) <= 0.01 * span, `${label} for a range of ${span} ns`);
+  const badge = await (await page.$("#range-duration")).boundingBox();
+  const mid = badge.x + badge.width / 2;
+  assert.ok(mid > box.x + 300 && mid < box.x + 900 && badge.y >= box.y && badge.y < box.y + 60, JSON.stringify(badge));
+  // "In range" is the time covered, nested and parallel calls once: never more than the range;
+  // the sum of the calls is its own column, and both say so.
+  const heads = await page.$$eval("#range-table th", (th) => th.map((x) => [x.textContent.replace(/ [▲▼]$/, ""), x.title]));
+  const covered = heads.find(([h]) => h === "In range");
+  assert.ok(covered && /counted once/.test(covered[1]), JSON.stringify(heads));
+  const summed = heads.find(([h]) => h === "Sum of calls in range");
+  assert.ok(summed && /each count/.test(summed[1]), JSON.stringify(heads));
+  for (const r of t.rows) {
+    assert.ok(r.covered_ns <= span && r.covered_ns <= r.in_range_ns, `${r.name}: covered ${r.covered_ns}, summed ${r.in_range_ns}, range ${span}`);
+  }
+  // (That nested and parallel calls count once is checked on a made-up trace: src/view/aggregate.rs.)
+  // Escape clears the range, and its duration goes with it.
+  await page.keyboard.press("Escape");
+  await painted(page);
+  assert.ok(await page.isHidden("#range-duration"));
+}
+
 export async function rangeSelectionAggregatesByName({ page, baseUrl, screenshot, ignore }) {
   acceptStreamedFetch(ignore);
   await open(page, baseUrl);

@@ -6,7 +6,7 @@
 
 import { TimelineView } from "./timeline.js";
 import { renderDetails, renderGap } from "./details.js";
-import { renderTable, renderTabs, renderTree } from "./table.js";
+import { inferColumns, renderTable, renderTabs, renderTree } from "./table.js";
 import { renderFindings, renderIdle, renderSteps } from "./charts.js";
 import { count, duration, mb } from "./format.js";
 import { connectAllowed, startLinks } from "./url.js";
@@ -26,6 +26,9 @@ import { kernelColumns } from "./kernel-columns.js";
 import { startModules } from "./modules-view.js";
 import { startCritical } from "./critical.js";
 import { dropContents, queueOpens } from "./starting.js";
+import { ranksOfOneJob } from "./pair.js";
+import { startHeader } from "./header.js";
+import { renderRange } from "./range-table.js";
 
 // A trace chosen, dropped or linked before the page is ready is kept and shown as starting
 // (starting.js), and opened at the end of this script.
@@ -74,6 +77,7 @@ const app = {
 const phrases = JSON.parse(waitKinds);
 const view = new TimelineView($("timeline"), $("overview"), { constants: JSON.parse(constants), palette: JSON.parse(palette) }, {
   onSelect: showDetails,
+  rangeLabel: $("range-duration"),
   onRange: (table) => {
     app.range = table;
     selectTab("range");
@@ -454,9 +458,11 @@ function opsTableOf(host, t, flops) {
   const shown = (k, v) => (k === "input_shapes" && Array.isArray(v) ? JSON.stringify(v).replace(/,/g, ", ") : v);
   const rows = (flops ? withFlops(t.rows, flops) : t.rows).map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => keep(k)).map(([k, v]) => [k, shown(k, v)])));
   const unattributed = t.unattributed_gpu_us > 0 ? ` · ${duration(t.unattributed_gpu_us * 1e3)} of device time not charged to an operator` : "";
+  // Memory in PyTorch's units (powers of 1024, as key_averages().table() and `sightline ops`).
+  const columns = (flops ? flopsColumns(rows) : inferColumns(rows)).map((c) => (c.kind === "bytes" ? { ...c, kind: "memory" } : c));
   renderTable(host, rows, {
     id: "ops-table",
-    columns: flops ? flopsColumns(rows) : undefined,
+    columns,
     csvName: app.opsByShape ? "operators-by-shape.csv" : "operators.csv",
     onRowClick: (r) => highlight(r.name),
     caption: `as prof.key_averages()${app.opsByShape ? ".group_by_input_shape" : ""}${unattributed}`,
@@ -491,19 +497,7 @@ function namesTableOf(host, t) {
 }
 
 function rangeTable(host) {
-  const t = app.range;
-  if (!t) {
-    host.replaceChildren(Object.assign(document.createElement("p"), { className: "muted", textContent: "Shift-drag on the timeline to aggregate a time range by name." }));
-    return;
-  }
-  const rows = t.rows.map((r) => ({ name: r.name, category: r.category, count: r.count, in_range_ns: r.in_range_ns, total_ns: r.total_ns, max_ns: r.max_ns }));
-  renderTable(host, rows, {
-    id: "range-table",
-    csvName: "range.csv",
-    sortKey: "in_range_ns",
-    onRowClick: (r) => highlight(r.name),
-    caption: `${duration(t.end_ns - t.start_ns)} from ${duration(t.start_ns)}: ${count(t.slices)} slices, ${count(t.groups)} names`,
-  });
+  renderRange(host, app.range, (r) => highlight(r.name));
 }
 
 function selectTab(id) {
@@ -528,6 +522,7 @@ async function highlight(name) {
   const n = await view.call(() => s.highlight_name(name));
   $("search").value = "";
   $("search-count").textContent = n === undefined ? "" : `${count(n)} × ${name.length > 40 ? name.slice(0, 40) + "…" : name}`;
+  $("search-count").title = n === undefined ? "" : `${count(n)} × ${name}`;
   step(true);
   return n;
 }
@@ -541,6 +536,7 @@ async function runSearch() {
   const q = $("search").value;
   const n = await view.call(() => s.search(q));
   $("search-count").textContent = q ? `${count(n ?? 0)} match${n === 1 ? "" : "es"}` : "";
+  $("search-count").title = $("search-count").textContent;
   view.request();
 }
 
@@ -575,7 +571,8 @@ $("file-input").addEventListener("change", (ev) => {
   const started = performance.now();
   const files = Array.from(ev.target.files);
   ev.target.value = ""; // the same file can be chosen again
-  // Several files: the ranks of one job (ranks.js).
+  // Several files: the ranks of one job (ranks.js); two: a job or a pair, as a drop of them is.
+  if (files.length === 2) return openTwo(files);
   if (files.length > 1) return openFiles(files);
   openFile(files[0], started);
 });
@@ -615,8 +612,15 @@ window.addEventListener("drop", (ev) => {
 
 /** A drop's files and entries (`dropContents`): a job (ranks.js), a pair to compare, or a trace. */
 function openDrop(drop) {
-  if (takeDrop(drop) || dropped(drop.files)) return;
+  if (takeDrop(drop)) return;
+  if (drop.files.length === 2) return openTwo(drop.files);
   if (drop.files[0]) openFile(drop.files[0]);
+}
+
+/** Two files chosen or dropped together: two ranks of one job open as the job, else the choice to compare them (pair.js). */
+async function openTwo(files) {
+  if (await ranksOfOneJob(files[0], files[1])) openFiles(files);
+  else dropped(files);
 }
 
 /** A choice made while the page started (starting.js), made again now that it can be opened. */
@@ -663,6 +667,7 @@ startEmbedding(hooks);
 startLinks(hooks);
 startCompare(hooks);
 startRanks(hooks);
+startHeader();
 // Served by `sightline serve LOGDIR`: the runs to open, on the start screen (logdir.js).
 startLogdir();
 if (early.open) openEarly(early.open);

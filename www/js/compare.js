@@ -32,6 +32,8 @@ const state = {
   tab: "ops",
   total: false,
   byShape: false,
+  /** NEW's span (ns), to fit both traces. */
+  newSpan: 0,
   /** ns added to a BASE time to get the NEW time shown beside it. */
   offset: 0,
   /** Views whose next frame follows the other one (so it does not steer it back). */
@@ -168,7 +170,7 @@ async function compareWith(name, chunks, total) {
       message(`${name} could not be compared: ${text}`);
     };
     const box = $("compare-timeline").parentElement;
-    await readInto(worker, chunks, {
+    const read = await readInto(worker, chunks, {
       width: Math.max(1, box.clientWidth - 190),
       height: Math.max(1, box.clientHeight - 26),
       onProgress: (stage, read) => {
@@ -184,7 +186,7 @@ async function compareWith(name, chunks, total) {
     await base.tablesBuilt;
     const [newDigest, baseDigest, constants, palette] = await Promise.all([s.digest(""), base.session.digest(""), worker.module.constants(), worker.module.palette()]);
     if (token !== state.token) return;
-    Object.assign(state, { session: s, name, base, baseDigest, newDigest });
+    Object.assign(state, { session: s, name, base, baseDigest, newDigest, newSpan: read.summary.span_ns });
     statics = { constants: JSON.parse(constants), palette: JSON.parse(palette) };
   } catch (err) {
     if (token !== state.token) return;
@@ -205,6 +207,10 @@ async function compareWith(name, chunks, total) {
   await rediff();
   steps();
   await align(0);
+  if (token !== state.token) return;
+  // One time scale from the start, both traces whole; `0` fits them so again.
+  hooks.view.fitAll = fitBoth;
+  await fitBoth();
   if (token !== state.token) return;
   // Ready once the headline and the tables are shown (tests wait for it).
   section.dataset.state = "ready";
@@ -276,8 +282,28 @@ async function follow(from, to, dir) {
   to.request();
 }
 
+/**
+ * Shows both traces whole on their one time scale: BASE's window spans BASE's trace and NEW's
+ * (shifted by the alignment), and NEW follows it. Fitting BASE alone would cut a longer NEW.
+ */
+async function fitBoth() {
+  const base = hooks.app.active;
+  if (!state.session || !base || base !== state.base) return;
+  // A NEW time is a BASE time plus the offset.
+  const t0 = Math.min(0, -state.offset);
+  const t1 = Math.max(base.summary.span_ns, state.newSpan - state.offset);
+  const pad = (t1 - t0) * 0.02;
+  // Both windows are set here: left to follow BASE's next frame, NEW's own frame drawn meanwhile
+  // (its first, at its own fit) would steer BASE to NEW's scale instead.
+  const [session, view] = [state.session, state.view];
+  await Promise.all([hooks.view.call(() => base.session.set_window(t0 - pad, t1 + pad)), view.call(() => session.set_window(t0 - pad + state.offset, t1 + pad + state.offset))]);
+  hooks.view.request();
+  view.request();
+}
+
 function close() {
   state.token++;
+  if (hooks && hooks.view.fitAll === fitBoth) hooks.view.fitAll = null;
   // Ends NEW's worker whatever it is doing (reading, an analysis): its trace goes with it.
   if (state.worker) state.worker.terminate("the comparison was closed");
   if (state.view) state.view.attach(null);

@@ -18,6 +18,18 @@ export function bytes(n) {
   return unit === 1 ? `${n} B` : `${(n / unit).toFixed(Math.abs(n / unit) >= 100 ? 0 : 1)} ${name}`;
 }
 
+/**
+ * Memory as PyTorch's `key_averages().table()` and `sightline ops` print it: powers of 1024 with
+ * two decimals, labelled B, KB, MB, GB (960.03 MB, not 1.0 GB).
+ */
+export function memory(n) {
+  if (typeof n !== "number" || !Number.isFinite(n)) return "–";
+  const a = Math.abs(n);
+  const K = 1024;
+  const [unit, name] = a >= K ** 3 ? [K ** 3, "GB"] : a >= K ** 2 ? [K ** 2, "MB"] : a >= K ? [K, "KB"] : [1, "B"];
+  return unit === 1 ? `${n} B` : `${(n / unit).toFixed(2)} ${name}`;
+}
+
 export function count(n) {
   return typeof n === "number" ? n.toLocaleString("en-US") : String(n ?? "");
 }
@@ -52,9 +64,13 @@ export function formatValue(kind, v) {
     case "ns": return duration(v);
     case "us": return duration(v * 1e3);
     case "bytes": return bytes(v);
+    case "memory": return memory(v);
     case "pct": return percent(v);
     case "int": return count(v);
     case "num": return typeof v === "number" ? v.toLocaleString("en-US", { maximumFractionDigits: 3 }) : String(v);
+    // Flags as the CLI prints them (Tensor Cores: yes / no).
+    case "text": if (typeof v === "boolean") return v ? "yes" : "no";
+    // falls through
     // Lists (input shapes) as Python prints them, as PyTorch's table shows them: [[32, 16], []].
     default: return Array.isArray(v) ? JSON.stringify(v).replace(/,/g, ", ") : typeof v === "object" ? JSON.stringify(v) : String(v);
   }

@@ -509,6 +509,14 @@ function renderHeat() {
     for (const s of f.steps || []) flagged.add(`${f.evidence[0].rank}|${s}`);
   }
   const late = new Map(r.stragglers.map((s) => [`${s.rank}|${s.step}`, s]));
+  // A cell's heat is what its step loses to it: the time the step's straggler kept the others
+  // waiting (its lateness into the collective), over the step's duration. Every rank of a step
+  // that waits for one shows the same long step, so a step's duration against the median of the
+  // ranks says nothing of who held it; the waits do, and only the straggler's cell carries them.
+  const loss = (rank, step) => {
+    const l = late.get(`${rank}|${step.name}`);
+    return l ? (l.late_us * 1e3) / Math.max(1, step.dur_ns) : 0;
+  };
   host.style.gridTemplateColumns = `max-content repeat(${names.length}, minmax(14px, 1fr))`;
   const cells = [el("span", "heat-label", "")];
   for (const n of names) cells.push(el("span", "heat-label", n.replace("ProfilerStep#", "#")));
@@ -524,14 +532,15 @@ function renderHeat() {
         cells.push(cell);
         continue;
       }
-      const all = rows.map((o) => o.steps.find((x) => x.name === n)).filter(Boolean).map((x) => x.dur_ns).sort((a, b) => a - b);
-      const median = all[Math.floor((all.length - 1) / 2)] || 1;
-      const v = Math.max(0, Math.min(1, (s.dur_ns / median - 1) / 0.5));
+      // Full heat at half the step lost.
+      const share = loss(row.rank, s);
+      const v = Math.max(0, Math.min(1, share / 0.5));
       cell.style.background = `hsl(${45 - 45 * v}, 85%, ${88 - 38 * v}%)`;
+      cell.dataset.loss = share.toFixed(4);
       const key = `${row.rank}|${n}`;
       if (flagged.has(key)) cell.dataset.straggler = "";
       const l = late.get(key);
-      cell.title = `rank ${row.rank}, ${n}: ${duration(s.dur_ns)} (median ${duration(median)})${l ? `; last into the ${l.collective}, ${ms(l.late_us)} late` : ""}`;
+      cell.title = `rank ${row.rank}, ${n}: ${duration(s.dur_ns)}${l ? `; the others waited for it: last into the ${l.collective}, ${ms(l.late_us)} late (${(share * 100).toFixed(0)}% of the step)` : ""}`;
       cell.addEventListener("click", () => focusRank(row.rank, s.start_ns, s.start_ns + s.dur_ns));
       cells.push(cell);
     }
@@ -544,8 +553,10 @@ function renderStragglers() {
   const others = Math.max(0, r.ranks.length - 1);
   const list = $("ranks-stragglers");
   if (!r.stragglers.length) return list.replaceChildren(el("li", "muted", "No collective was waited for."));
+  // Costliest first: by the waiting each caused, not in step order.
+  const byCost = [...r.stragglers].sort((a, b) => b.wait_caused_us - a.wait_caused_us || b.late_us - a.late_us);
   list.replaceChildren(
-    ...r.stragglers.map((s) => {
+    ...byCost.map((s) => {
       const li = el("li", "", `rank ${s.rank} is ${ms(s.late_us)} late into the ${s.collective} of ${s.step}; the other ${others} ranks waited ${ms(s.wait_caused_us)} in all; before it: ${s.cause}`);
       li.dataset.rank = String(s.rank);
       li.addEventListener("click", () => focusRank(s.rank, s.start_ns, s.end_ns));

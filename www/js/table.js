@@ -86,7 +86,7 @@ export function renderTable(host, rows, options = {}) {
         const v = r[c.key];
         td.textContent = formatValue(c.kind, v);
         td.className = isNumeric(c.kind) ? "num" : "text";
-        if (!isNumeric(c.kind) && v !== undefined && v !== null) td.title = String(v);
+        if (!isNumeric(c.kind) && v !== undefined && v !== null) td.title = td.textContent;
         tr.append(td);
       }
       if (options.onRowClick) {

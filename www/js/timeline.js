@@ -18,7 +18,8 @@ export class TimelineView {
    * `constants()` and `palette()`, parsed;
    * callbacks: { onSelect(details|null), onRange(table), onStatus(text), onError(err), and
    * optionally onFrame(meta) after each drawn frame and tooltip: the element for hover tips
-   * (default: #tooltip in the document) }
+   * (default: #tooltip in the document), rangeLabel: the element that shows the selected
+   * range's duration (none: not shown) }
    */
   constructor(canvas, overview, statics, callbacks) {
     this.canvas = canvas;
@@ -47,6 +48,9 @@ export class TimelineView {
     this.mouse = null; // last pointer position in area coordinates
     this.viewKey = null; // the view of the last painted frame (hideTooltipIfMoved)
     this.drag = null;
+    this.tipAt = null; // the canvas' place when the tooltip was shown (watchTooltip)
+    this.fitAll = null; // what key 0 shows instead of this view's whole trace, when set
+    this.tipWatch = 0;
     this.overviewData = null;
     /**
      * Charts drawn on the timeline's time axis (memory-chart.js): each `{ fetch(session),
@@ -262,6 +266,7 @@ export class TimelineView {
       ctx.fillRect(this.snap(x0), 0, 1, h);
       ctx.fillRect(this.snap(x1), 0, 1, h);
     }
+    this.showRangeDuration(meta.range, w);
     if (this.drag && this.drag.range) {
       const [a, b] = [this.drag.x0, this.drag.x1].sort((p, q) => p - q);
       ctx.fillStyle = th.range;
@@ -278,6 +283,24 @@ export class TimelineView {
     if (this.frameTimes.length > 600) this.frameTimes.shift();
     if (this.cb.onFrame) this.cb.onFrame(meta);
     return ms;
+  }
+
+  /**
+   * The selected range's duration, written over the range at the top of the tracks (an element
+   * the page gives as `rangeLabel`), so that a shift-drag's length is read where it was made.
+   */
+  showRangeDuration(range, w) {
+    const el = this.cb.rangeLabel;
+    if (!el) return;
+    if (!range || range.x1 < 0 || range.x0 > w) {
+      el.hidden = true;
+      return;
+    }
+    el.textContent = range.label;
+    el.hidden = false;
+    const mid = (Math.max(range.x0, 0) + Math.min(range.x1, w)) / 2;
+    el.style.left = `${GUTTER + mid}px`;
+    el.style.top = `${RULER + 2}px`;
   }
 
   snap(x) {
@@ -648,7 +671,33 @@ export class TimelineView {
       const y = ev.clientY - box.top + 14;
       el.style.left = `${Math.min(x, box.width - el.offsetWidth - 4)}px`;
       el.style.top = `${y + el.offsetHeight > box.height ? y - el.offsetHeight - 20 : y}px`;
+      this.watchTooltip(box);
     });
+  }
+
+  /**
+   * Hides the tooltip once the timeline moves on the page while the pointer stays (a scroll, the
+   * header growing as a search is typed, a panel above it opening): the slice it names is no
+   * longer under the pointer. No event says that the page's layout moved, so each animation frame
+   * compares the canvas' place with where it was when the tooltip was shown, while one is shown.
+   */
+  watchTooltip(box) {
+    this.tipAt = { left: box.left, top: box.top };
+    if (this.tipWatch) return;
+    const check = () => {
+      const el = this.tooltipElement();
+      if (!el || el.hidden || !this.tipAt) {
+        this.tipWatch = 0;
+        return;
+      }
+      const r = this.canvas.getBoundingClientRect();
+      if (r.left !== this.tipAt.left || r.top !== this.tipAt.top) {
+        this.tipWatch = 0;
+        return this.hideTooltip();
+      }
+      this.tipWatch = requestAnimationFrame(check);
+    };
+    this.tipWatch = requestAnimationFrame(check);
   }
 
   /**
@@ -686,7 +735,8 @@ export class TimelineView {
       case "a": this.call(() => s.pan(-w * 0.15, 0)); break;
       case "d": this.call(() => s.pan(w * 0.15, 0)); break;
       case "f": this.call(() => s.fit_selection()); break;
-      case "0": this.call(() => s.reset_view()); break;
+      // The page may fit more than this view's trace (a comparison fits both: compare.js).
+      case "0": if (this.fitAll) this.fitAll(); else this.call(() => s.reset_view()); break;
       case "escape":
         this.call(() => s.clear_selection());
         this.cb.onSelect(null);
