@@ -218,7 +218,11 @@ export async function bothTimelinesShareOneScaleAndFitWhole({ page, baseUrl, fix
     await ready(page);
     await page.setInputFiles("#compare-input", join(fixturesDir, b));
     await compared(page);
-    const spans = await page.evaluate(() => ({ base: window.sightline.app.active.summary.span_ns, new: window.sightline.compare.newSpan }));
+    // Each trace's span, as its digest gives it.
+    const spans = await page.evaluate(() => {
+      const { compare } = window.sightline;
+      return { base: JSON.parse(compare.baseDigest).summary.span_ns, new: JSON.parse(compare.newDigest).summary.span_ns };
+    });
     assert.ok(spans.base > 0 && spans.new > 0 && spans.base !== spans.new, JSON.stringify(spans));
     const check = async (when) => {
       await painted(page);
