@@ -11,26 +11,31 @@ export PATH="$ROOT/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 export TRUNK_SKIP_VERSION_CHECK=true
 export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
 
-# One cargo target folder for every checkout on this machine, unless CARGO_TARGET_DIR names
-# another: a fresh clone (CI's too) reuses the dependencies the last run built, native, wasm and
-# the Python package's alike, instead of compiling them again. Plain cargo commands still use the
-# checkout's own target/.
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/sightline/target}"
-
+# scripts/test and scripts/test-python build into one cargo target folder for every checkout on
+# this machine, unless CARGO_TARGET_DIR names another: a fresh clone (CI's too) reuses the
+# dependencies the last run built, native, wasm and the Python package's alike, instead of
+# compiling them again. Plain cargo and trunk commands still use the checkout's own target/.
+#
 # Cargo names this crate's artifacts by their path inside the checkout, not by where the checkout
 # is, so every checkout builds into the same files of that folder, and cargo takes an artifact for
 # fresh when it is newer than this checkout's sources, even one another checkout built from other
-# sources. So when the last build there came from another checkout, the crate's fingerprints
-# (sightline-*, sightline-python-*; not the dependencies') are dropped and it is built again. Two
-# checkouts must not run the scripts at the same time.
-claim_target_dir() {
+# sources. So a run holds a lock on the folder (a second checkout's run waits), and when the last
+# build there came from another checkout, the crate's fingerprints (sightline-*,
+# sightline-python-*; not the dependencies') are dropped, so it is built again.
+use_shared_target_dir() {
+  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/sightline/target}"
+  mkdir -p "$CARGO_TARGET_DIR"
+  # Held by the outermost script; the scripts it runs inherit it.
+  if [ "${SIGHTLINE_TARGET_LOCKED:-}" != "$CARGO_TARGET_DIR" ]; then
+    exec 9>"$CARGO_TARGET_DIR/.sightline-lock"
+    flock 9
+    export SIGHTLINE_TARGET_LOCKED="$CARGO_TARGET_DIR"
+  fi
   local stamp="$CARGO_TARGET_DIR/.sightline-checkout"
   [ "$(cat "$stamp" 2>/dev/null || true)" = "$ROOT" ] && return 0
-  mkdir -p "$CARGO_TARGET_DIR"
   find "$CARGO_TARGET_DIR" -maxdepth 5 -type d -path '*/.fingerprint/sightline-*' -prune -exec rm -rf {} +
   printf '%s\n' "$ROOT" >"$stamp"
 }
-claim_target_dir
 
 # shellcheck disable=SC2034 # used by scripts/setup
 TRUNK_VERSION=0.21.14
