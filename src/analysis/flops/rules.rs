@@ -10,7 +10,7 @@
 use super::models::Family;
 use super::Flops;
 use crate::analysis::backend;
-use crate::analysis::findings::{Evidence, Finding, Severity};
+use crate::analysis::findings::types::{Evidence, Finding, Severity};
 use crate::analysis::links::Links;
 use crate::analysis::slicing::Slicer;
 use crate::analysis::summary::devices_word;

@@ -9,7 +9,7 @@
 
 use super::allocations::{pair, site_of};
 use super::{Memory, NO_EVENT};
-use crate::analysis::findings::{Evidence, Finding, Severity, TimeRange};
+use crate::analysis::findings::types::{Evidence, Finding, Severity, TimeRange};
 use crate::analysis::links::Links;
 use crate::analysis::steps::Step;
 use crate::model::Trace;

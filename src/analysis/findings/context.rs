@@ -1,0 +1,277 @@
+//! What the rules read: the trace, its analyses, and counts gathered in one pass over the slices
+//! ([`Census`]), so each rule is a plain function of them.
+
+use super::types::{Evidence, TimeRange};
+use super::CPU_EXEC_SHARE;
+use crate::analysis::idle::{self, IdleReport};
+use crate::analysis::links::{Kind, Links};
+use crate::analysis::slicing::{self, Slicer, LOOKUP};
+use crate::analysis::steps::StepsReport;
+use crate::model::{SliceRef, Slices, Trace};
+use std::cmp::Reverse;
+
+/// At most this many slices and ranges per finding.
+pub(super) const MAX_EVIDENCE: usize = 10;
+
+/// Everything a rule is given.
+pub(crate) struct Context<'a> {
+    pub trace: &'a Trace,
+    pub links: &'a Links,
+    pub steps: &'a StepsReport,
+    pub idle: &'a IdleReport,
+    pub census: Census,
+    /// The steps' summed time, the denominator of every share of step time.
+    pub step_total: i64,
+    /// The copy operators' self time, walked (every CPU slice) only where `cpu_copy_overhead`
+    /// can fire: CPU Exec over `CPU_EXEC_SHARE` of step time, in a trace whose devices kept their
+    /// events.
+    pub copies: Option<CopyTime>,
+}
+
+impl<'a> Context<'a> {
+    pub(super) async fn new(
+        trace: &'a Trace,
+        links: &'a Links,
+        steps: &'a StepsReport,
+        idle: &'a IdleReport,
+        y: &mut Slicer,
+    ) -> Context<'a> {
+        let census = Census::new(trace, links, y).await;
+        let step_total = steps.total.total_ns();
+        let heavy = share(steps.total.cpu_exec_ns, step_total) > CPU_EXEC_SHARE;
+        let copies = if heavy && steps.devices_without_events.is_empty() {
+            Some(copy_self_time(trace, links, y).await)
+        } else {
+            None
+        };
+        Context {
+            trace,
+            links,
+            steps,
+            idle,
+            census,
+            step_total,
+            copies,
+        }
+    }
+
+    /// The steps' spans, as evidence.
+    pub fn step_ranges(&self) -> Vec<TimeRange> {
+        self.steps
+            .steps
+            .iter()
+            .map(|s| TimeRange {
+                start_ns: s.start_ns,
+                end_ns: s.end_ns,
+            })
+            .take(MAX_EVIDENCE)
+            .collect()
+    }
+
+    /// The steps' `ProfilerStep#N` slices, as evidence.
+    pub fn step_slices(&self) -> Vec<SliceRef> {
+        self.steps
+            .steps
+            .iter()
+            .filter_map(|s| s.slice)
+            .take(MAX_EVIDENCE)
+            .collect()
+    }
+}
+
+pub(super) fn ms(ns: i64) -> String {
+    format!("{:.1} ms", ns as f64 / 1e6)
+}
+
+pub(super) fn pct(x: f64) -> String {
+    format!("{:.1}%", 100.0 * x)
+}
+
+pub(super) fn share(a: i64, b: i64) -> f64 {
+    if b > 0 {
+        a as f64 / b as f64
+    } else {
+        0.0
+    }
+}
+
+pub(super) fn dur(trace: &Trace, r: SliceRef) -> i64 {
+    trace.lanes[r.lane as usize].slices.dur_ns[r.index as usize]
+}
+
+/// The longest of some slices, with their spans.
+pub(super) fn evidence_of(trace: &Trace, slices: &[SliceRef]) -> Evidence {
+    let mut v: Vec<SliceRef> = slices.to_vec();
+    v.sort_by_key(|&r| (Reverse(dur(trace, r)), r));
+    v.truncate(MAX_EVIDENCE);
+    let ranges = v
+        .iter()
+        .map(|&r| {
+            let s = &trace.lanes[r.lane as usize].slices;
+            TimeRange {
+                start_ns: s.start_ns[r.index as usize],
+                end_ns: s.end_ns(r.index as usize),
+            }
+        })
+        .collect();
+    Evidence { slices: v, ranges }
+}
+
+/// Counts and slices the rules look at, gathered in one pass.
+pub(crate) struct Census {
+    pub(crate) gpu_ops: usize,
+    /// Operators, annotations and Python frames (not runtime calls: see `no_cpu_activity`).
+    pub(crate) cpu_events: usize,
+    pub(crate) runtime_calls: usize,
+    pub(crate) cpu_ops: usize,
+    pub(crate) with_shapes: usize,
+    pub(crate) python: usize,
+    pub(crate) first_ops: Vec<SliceRef>,
+    pub(crate) dataloader: Vec<SliceRef>,
+    pub(crate) pageable: Vec<SliceRef>,
+    pub(crate) comm_kernels: Vec<SliceRef>,
+}
+
+impl Census {
+    pub(super) async fn new(trace: &Trace, links: &Links, y: &mut Slicer) -> Census {
+        let mut c = Census {
+            gpu_ops: 0,
+            cpu_events: 0,
+            runtime_calls: 0,
+            cpu_ops: 0,
+            with_shapes: 0,
+            python: 0,
+            first_ops: Vec::new(),
+            dataloader: Vec::new(),
+            pageable: Vec::new(),
+            comm_kernels: Vec::new(),
+        };
+        for (li, l) in trace.lanes.iter().enumerate() {
+            let s: &Slices = &l.slices;
+            for i in 0..s.len() {
+                // A device op's name is read.
+                y.tick(if l.is_gpu() { LOOKUP } else { 1 }).await;
+                let r = SliceRef {
+                    lane: li as u32,
+                    index: i as u32,
+                };
+                let kind = links.kinds.of_cat(s.cat[i]);
+                if l.is_gpu() {
+                    if kind.is_gpu_busy() {
+                        c.gpu_ops += 1;
+                        let name = trace.str(s.name[i]);
+                        if kind == Kind::Memcpy && name.contains("Pageable") {
+                            c.pageable.push(r);
+                        }
+                        if kind == Kind::Kernel
+                            && idle::op_class(kind, name) == idle::OpClass::Communication
+                        {
+                            c.comm_kernels.push(r);
+                        }
+                    }
+                    continue;
+                }
+                match kind {
+                    Kind::CpuOp => {
+                        c.cpu_ops += 1;
+                        if !s.input_dims[i].is_none() {
+                            c.with_shapes += 1;
+                        }
+                        if c.first_ops.len() < 3 {
+                            c.first_ops.push(r);
+                        }
+                    }
+                    Kind::Python => c.python += 1,
+                    Kind::Annotation => {}
+                    Kind::Runtime => {
+                        c.runtime_calls += 1;
+                        continue;
+                    }
+                    _ => continue,
+                }
+                c.cpu_events += 1;
+                if matches!(kind, Kind::CpuOp | Kind::Annotation) {
+                    let name = trace.str(s.name[i]);
+                    if (name.starts_with("enumerate(DataLoader)#") && name.ends_with(".__next__"))
+                        || name.starts_with("enumerate(DataPipe)#")
+                    {
+                        c.dataloader.push(r);
+                    }
+                }
+            }
+        }
+        c
+    }
+}
+
+pub(crate) struct CopyTime {
+    pub(crate) copy_self_ns: i64,
+    pub(crate) total_self_ns: i64,
+    pub(crate) calls: usize,
+    /// Rank (1 = first) of the copies' summed self time among the other operator names' totals.
+    pub(crate) rank: usize,
+    /// The copies with the most self time.
+    pub(crate) top: Vec<SliceRef>,
+}
+
+/// Self CPU time (duration minus direct children's) of the copy operators and of all operators.
+pub(super) async fn copy_self_time(trace: &Trace, links: &Links, y: &mut Slicer) -> CopyTime {
+    let mut out = CopyTime {
+        copy_self_ns: 0,
+        total_self_ns: 0,
+        calls: 0,
+        rank: 0,
+        top: Vec::new(),
+    };
+    let mut copies: Vec<(i64, SliceRef)> = Vec::new();
+    let mut by_name: rustc_hash::FxHashMap<crate::model::StrId, i64> = Default::default();
+    for (li, l) in trace.lanes.iter().enumerate() {
+        if l.is_gpu() {
+            continue;
+        }
+        let s = &l.slices;
+        let parents = links.parents_of_lane(li);
+        let mut self_ns: Vec<i64> = Vec::with_capacity(s.len());
+        for &ns in &s.dur_ns {
+            y.tick(1).await;
+            self_ns.push(ns);
+        }
+        for (i, &p) in parents.iter().enumerate() {
+            y.tick(1).await;
+            if p != u32::MAX {
+                self_ns[p as usize] -= s.dur_ns[i];
+            }
+        }
+        for (i, &own) in self_ns.iter().enumerate() {
+            y.tick(1).await;
+            if links.kinds.of_cat(s.cat[i]) != Kind::CpuOp {
+                continue;
+            }
+            let own = own.max(0);
+            out.total_self_ns += own;
+            if !matches!(
+                trace.str(s.name[i]),
+                "aten::copy_" | "aten::to" | "aten::_to_copy" | "aten::contiguous"
+            ) {
+                *by_name.entry(s.name[i]).or_default() += own;
+            } else {
+                out.copy_self_ns += own;
+                out.calls += 1;
+                copies.push((
+                    own,
+                    SliceRef {
+                        lane: li as u32,
+                        index: i as u32,
+                    },
+                ));
+            }
+        }
+    }
+    out.rank = 1 + by_name
+        .values()
+        .filter(|&&ns| ns > out.copy_self_ns)
+        .count();
+    slicing::sort_by_key(&mut copies, |&(ns, r)| (Reverse(ns), r), y).await;
+    out.top = copies.into_iter().take(MAX_EVIDENCE).map(|c| c.1).collect();
+    out
+}

@@ -1,0 +1,108 @@
+//! Findings: what is worth telling about a trace, each with its numbers, advice, and the evidence
+//! (slices and time ranges) a viewer can jump to.
+//!
+//! Rules and thresholds (from the profiling guides and the TensorBoard plugin's recommendations):
+//! - `device_events_lost`: a truncated trace whose `deviceProperties` list devices that have no
+//!   event left (Kineto writes device events after the host's); the rules that weigh host time
+//!   against device time (`cpu_copy_overhead`, `communication_heavy`) are then not run.
+//! - `no_cpu_activity`: device ops but no CPU operators (`cpu_op`), annotations (`user_annotation`)
+//!   or Python frames (recorded with `activities=[CUDA]` only). Runtime and driver calls do not count:
+//!   PyTorch puts `CUDA_RUNTIME` and `CUDA_DRIVER` in both its CPU and its CUDA activity sets
+//!   (`kineto_shim.cpp`), so a CUDA-only trace still holds them.
+//! - `no_input_shapes`: operators, none with `Input Dims` (`record_shapes` off).
+//! - `memory_profiling_on`: `[memory]` events present (`profile_memory=True`, ~15-20% overhead).
+//! - `no_python_stack`: operators but no `python_function` frames (`with_stack` off).
+//! - `few_active_steps`: fewer than 5 `ProfilerStep#N` (none at all included).
+//! - `warmup_outlier`: with 3 steps or more, one of the first two lasts at least 1.5x the median.
+//! - `dataloader_bound`: DataLoader time over 5% of step time.
+//! - `pageable_memcpy`: `Memcpy HtoD (Pageable -> Device)` (or `Device -> Pageable`) copies.
+//! - `cpu_copy_overhead`: CPU Exec over 30% of step time and `aten::copy_`/`to`/`_to_copy`/`contiguous`
+//!   high in self CPU time: together at least 5% of the operators' self time, and among the top 5
+//!   when set against each other operator name.
+//! - `low_gpu_utilization`: a device's kernel utilization over the steps under 50% (critical under 20%).
+//! - `communication_heavy`: Communication over 10% of step time.
+//! - `memory_near_capacity`: a device's peak allocated or reserved memory over 90% of its memory.
+//! - `memory_growth`: a device's allocated floor rises step over step ([`super::memory::growth`]).
+//! - `low_gemm_efficiency`, `small_kernels`, `fp32_gemm_on_tensor_core_gpu`: from the roofline
+//!   ([`super::flops::rules`]).
+//! - `gpu_starved_by_cpu`: a device idle at least 10% of its window, at least half of it waiting for the
+//!   host (gaps whose launch came after the gap began), naming what the CPU was doing.
+//!
+//! Advice names only APIs the trace's device has ([`super::backend`]): CUDA graphs on CUDA, HIP
+//! graphs through `torch.cuda` on ROCm, none on MTIA or XPU.
+//!
+//! The rules are functions of a [`context::Context`] in `rules/` (one theme a file); this module
+//! builds the context, runs them ([`rules::RULES`], then the roofline's `flops::rules`) and ranks
+//! what they find by severity. The types are in [`types`], the leaf that rules elsewhere import.
+
+mod context;
+mod rules;
+pub mod types;
+
+pub use types::{Evidence, Finding, Severity, TimeRange};
+
+use super::idle::{self, IdleOptions, IdleReport};
+use super::links::Links;
+use super::slicing::{block_on, Slicer};
+use super::steps::{self, StepsReport};
+use crate::model::Trace;
+use std::cmp::Reverse;
+
+pub const MIN_ACTIVE_STEPS: usize = 5;
+pub const WARMUP_RATIO: f64 = 1.5;
+pub const DATALOADER_SHARE: f64 = 0.05;
+pub const CPU_EXEC_SHARE: f64 = 0.30;
+pub const COPY_SELF_SHARE: f64 = 0.05;
+pub const COPY_TOP_RANK: usize = 5;
+pub const LOW_UTILIZATION: f64 = 0.50;
+pub const VERY_LOW_UTILIZATION: f64 = 0.20;
+pub const COMMUNICATION_SHARE: f64 = 0.10;
+pub const MEMORY_SHARE: f64 = 0.90;
+pub const STARVED_IDLE_SHARE: f64 = 0.10;
+pub const STARVED_HOST_SHARE: f64 = 0.50;
+
+/// Everything at once: links, steps, idle (exact) and the findings.
+pub fn analyze(trace: &Trace) -> Vec<Finding> {
+    let links = Links::build(trace);
+    let steps = steps::analyze_with(trace, &links);
+    let idle = idle::analyze_with(trace, &links, &IdleOptions::default());
+    analyze_with(trace, &links, &steps, &idle)
+}
+
+pub fn analyze_with(
+    trace: &Trace,
+    links: &Links,
+    steps: &StepsReport,
+    idle: &IdleReport,
+) -> Vec<Finding> {
+    let flops = super::flops::Flops::build(trace, links);
+    analyze_with_flops(trace, links, steps, idle, &flops)
+}
+
+/// [`analyze_with`] given the FLOPs too (a page keeps them for its roofline).
+pub fn analyze_with_flops(
+    trace: &Trace,
+    links: &Links,
+    steps: &StepsReport,
+    idle: &IdleReport,
+    flops: &super::flops::Flops,
+) -> Vec<Finding> {
+    let y = &mut Slicer::never();
+    block_on(analyze_sliced(trace, links, steps, idle, flops, y))
+}
+
+/// [`analyze_with_flops`] pausing as `y` says (see [`super::slicing`]).
+pub async fn analyze_sliced(
+    trace: &Trace,
+    links: &Links,
+    steps: &StepsReport,
+    idle: &IdleReport,
+    flops: &super::flops::Flops,
+    y: &mut Slicer,
+) -> Vec<Finding> {
+    let cx = context::Context::new(trace, links, steps, idle, y).await;
+    let mut out: Vec<Finding> = rules::RULES.iter().flat_map(|rule| rule(&cx)).collect();
+    out.extend(super::flops::rules::findings(trace, links, flops, y).await);
+    out.sort_by_key(|f| Reverse(f.severity));
+    out
+}

@@ -1,0 +1,35 @@
+//! The rules, one theme a file. Each is `fn(&Context) -> Vec<Finding>` (most give one finding or
+//! none; a per-device rule, one for each device it fires on). Adding a rule is a function here
+//! and a line in [`RULES`]; the README's table says what each id means.
+
+mod copies;
+mod damage;
+mod device;
+mod input;
+mod memory;
+mod recording;
+mod steps;
+
+use super::context::Context;
+use super::types::Finding;
+
+pub(super) type Rule = fn(&Context) -> Vec<Finding>;
+
+/// Every rule, in the order their findings are listed among equal severities.
+pub(super) const RULES: &[Rule] = &[
+    damage::device_events_lost,
+    recording::no_cpu_activity,
+    recording::no_input_shapes,
+    recording::memory_profiling_on,
+    recording::no_python_stack,
+    recording::few_active_steps,
+    steps::warmup_outlier,
+    input::dataloader_bound,
+    input::pageable_memcpy,
+    copies::cpu_copy_overhead,
+    device::low_gpu_utilization,
+    device::communication_heavy,
+    memory::memory_near_capacity,
+    device::gpu_starved_by_cpu,
+    memory::growth,
+];

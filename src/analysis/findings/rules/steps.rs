@@ -1,0 +1,52 @@
+//! What the steps say: a warm-up step inside the window.
+
+use super::super::context::{ms, Context};
+use super::super::types::{Evidence, Finding, Severity, TimeRange};
+use super::super::WARMUP_RATIO;
+use crate::analysis::backend;
+
+/// `warmup_outlier`: one of the first two steps at least `WARMUP_RATIO` times the median.
+pub(crate) fn warmup_outlier(cx: &Context) -> Vec<Finding> {
+    let trace = cx.trace;
+    let steps = cx.steps;
+    let mut out = Vec::new();
+    if !steps.synthetic && steps.steps.len() >= 3 {
+        let median = steps.stats.median_ns;
+        if let Some(f) = steps
+            .stats
+            .first
+            .iter()
+            .take(2)
+            .zip(&steps.steps)
+            .filter(|(f, _)| f.vs_median >= WARMUP_RATIO)
+            .max_by(|a, b| a.0.vs_median.total_cmp(&b.0.vs_median))
+        {
+            let (first, step) = f;
+            out.push(Finding {
+                id: "warmup_outlier",
+                severity: Severity::Warning,
+                title: "A first step is much slower than the others".into(),
+                detail: format!(
+                    "{} took {}, {:.1}x the median step ({}): warm-up work ({}) falls inside the \
+                     recorded window.",
+                    first.name,
+                    ms(first.dur_ns),
+                    first.vs_median,
+                    ms(median as i64),
+                    backend::warmup_work(backend::of_trace(trace))
+                ),
+                advice: "Skip warm-up iterations with schedule(wait=1, warmup=2, ...) so that the \
+                         active steps show the steady state."
+                    .into(),
+                evidence: Evidence {
+                    slices: step.slice.into_iter().collect(),
+                    ranges: vec![TimeRange {
+                        start_ns: step.start_ns,
+                        end_ns: step.end_ns,
+                    }],
+                },
+            });
+        }
+    }
+    out
+}
