@@ -1,6 +1,6 @@
 //! `sightline flops FILE [--json] [--top N]`: FLOPs, bytes and the roofline per op and shape.
 
-use super::ops::{fmt_time, layout, truncate_name, Column};
+use super::table::{fmt_time, layout, truncate_name, Column};
 use super::{load, print_json, Opts};
 use sightline::analysis::flops::Flops;
 use sightline::analysis::links::Links;

@@ -3,7 +3,7 @@
 //! Cores column on CUDA only: it matches NVIDIA kernel names, so elsewhere it would say "no"
 //! without knowing.
 
-use super::ops::{fmt_time, layout, name_width, share, truncate_name, Column};
+use super::table::{fmt_time, layout, name_width, share, truncate_name, Column};
 use super::{load, print_json, Opts};
 use sightline::analysis::backend;
 use sightline::analysis::critical::slack;
@@ -26,7 +26,7 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         &Flops::build(trace, &Links::build(trace)),
     );
     if opts.flag("--path") {
-        let times = super::path::slice_times(trace)?;
+        let times = slack::SliceTimes::of_trace(trace)?;
         slack::annotate_kernels(&mut table, trace, &times);
     }
     if opts.flag("--json") {

@@ -1,7 +1,7 @@
 //! `sightline labels FILE [--json] [--top N]`: `record_function` labels on the CPU and the device,
 //! which the text names as the trace does (`GPU`, `MTIA`, `XPU`).
 
-use super::ops::{fmt_time, layout, name_width, truncate_name, Column};
+use super::table::{fmt_time, layout, name_width, truncate_name, Column};
 use super::{load, print_json, Opts};
 use sightline::analysis::summary::devices_word;
 use sightline::analysis::tables::labels::Spread;

@@ -1,7 +1,7 @@
 //! `sightline memory FILE [--json] [--points N] [--at US] [--allocations] [--top N]`: memory over
 //! time per device, the peak and what held it.
 
-use super::ops::{fmt_memory, fmt_time, layout, truncate_name, Column};
+use super::table::{fmt_memory, fmt_time, layout, truncate_name, Column};
 use super::{load, print_json, Opts};
 use sightline::analysis::links::Links;
 use sightline::analysis::memory::{self, Holder, Memory, MemoryOptions};

@@ -2,7 +2,7 @@
 //! records, with host and device time per module (the TensorBoard plugin's module view). The text
 //! indents each module under its parent and names the device as the trace does.
 
-use super::ops::{fmt_time, layout, name_width, truncate_name, Column};
+use super::table::{fmt_time, layout, name_width, truncate_name, Column};
 use super::{load, print_json, Opts};
 use sightline::analysis::summary::devices_word;
 use sightline::analysis::tables::{module_table, Forest};

@@ -4,13 +4,10 @@
 
 use super::{load, print_json};
 use sightline::analysis::critical::job::Rank;
-use sightline::analysis::critical::slack::SliceTimes;
 use sightline::analysis::critical::whatif::Edit;
-use sightline::analysis::critical::Analysis;
 use sightline::analysis::critical::{PathOptions, PathReport, CATEGORIES, HTA_CATEGORIES};
 use sightline::analysis::links::Links;
 use sightline::analysis::steps;
-use sightline::model::Trace;
 
 const USAGE: &str = "usage: sightline path FILE... [--step NAME] [--annotation NAME --instance K] \
                      [--compat hta] [--what-if EDIT]... [--json]";
@@ -144,7 +141,7 @@ fn print(r: &PathReport, hta: bool) {
                 "      {:>10} ms  {:<24} {}  [{whose}{}]",
                 ms(s.end_us - s.start_us),
                 s.bound_by,
-                super::ops::truncate_name(name, 60),
+                super::table::truncate_name(name, 60),
                 s.lane
             );
         }
@@ -168,15 +165,6 @@ fn print(r: &PathReport, hta: bool) {
             );
         }
     }
-}
-
-/// Each slice's time on its trace's step paths and its slack (`ops --path`, `kernels --path`).
-pub fn slice_times(trace: &Trace) -> Result<SliceTimes, String> {
-    let links = Links::build(trace);
-    let steps = steps::analyze_with(trace, &links);
-    let a = Analysis::build(trace, &links, &steps, &PathOptions::default())?;
-    let paths = a.paths(trace, &links);
-    Ok(SliceTimes::of(trace, &a, &paths))
 }
 
 /// A path's last component: the rank when the trace does not say it (`rank3.json`).
