@@ -606,3 +606,54 @@ fn a_cross_stream_wait_joins_the_streams() {
     let s = &whatif::predict(&a, &factor)[0];
     assert_eq!((s.measured_us, s.predicted_us), (160.0, 110.0));
 }
+
+/// The notes on how a trace was recorded (no stacks, no shapes, memory profiling on, device
+/// activities only, few active steps) are `report --json`'s `recording`, apart from `findings`,
+/// and never outrank a cost: on the CPU traces `no_python_stack` used to rank first or second.
+#[test]
+fn recording_notes_are_listed_apart_from_what_costs_time() {
+    use sightline::analysis::findings::types::RECORDING;
+    let shared = common::shared_fixtures();
+    for rel in [
+        "pytorch-cpu/cnn_dataloader_sched.pt.trace.json.gz",
+        "pytorch-cpu/encoder_stack_memory.pt.trace.json.gz",
+        "pytorch-cpu/cnn_noshapes_gz.pt.trace.json.gz",
+        "real/param_dlrm_v100_rank0of8.pt.trace.json.gz",
+    ] {
+        let path = shared.join(rel);
+        let (code, out, err) = common::run_cli(&["report", path.to_str().unwrap(), "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let ids = |key: &str| -> Vec<String> {
+            v[key]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f["id"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let (costs, notes) = (ids("findings"), ids("recording"));
+        assert!(
+            costs.iter().all(|id| !RECORDING.contains(&id.as_str())),
+            "{rel}: {costs:?}"
+        );
+        assert!(
+            notes.iter().all(|id| RECORDING.contains(&id.as_str())),
+            "{rel}: {notes:?}"
+        );
+        // Every finding is in one of the two lists.
+        let trace = parse_bytes(&std::fs::read(&path).unwrap()).unwrap();
+        let mut all: Vec<String> = sightline::analysis::findings::analyze(&trace)
+            .iter()
+            .map(|f| f.id.to_string())
+            .collect();
+        let mut both = [costs.clone(), notes.clone()].concat();
+        all.sort();
+        both.sort();
+        assert_eq!(all, both, "{rel}");
+        assert!(
+            !notes.is_empty(),
+            "{rel}: each of these traces has a note on its recording"
+        );
+    }
+}

@@ -202,14 +202,16 @@ impl PyTrace {
     }
 
     /// The findings of `sightline report` (exact idle, as the CLI's default), with what each fix
-    /// saves and in that order.
-    fn findings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+    /// saves and in that order: `recording` false for those that cost time, true for the notes
+    /// on how the trace was recorded (`report --json`'s `findings` and `recording`).
+    fn findings<'py>(&self, py: Python<'py>, recording: bool) -> PyResult<Bound<'py, PyTuple>> {
         let f = py.allow_threads(|| -> PyResult<_> {
             let links = self.links();
             let steps = steps::analyze_with(&self.model, links);
             let idle = self.idle_report(None, CLI_TOP_GAPS)?;
             let found = findings::analyze_with(&self.model, links, &steps, &idle);
-            Ok(savings::assess(&self.model, links, &steps, found))
+            let (costs, notes) = savings::split(savings::assess(&self.model, links, &steps, found));
+            Ok(if recording { notes } else { costs })
         })?;
         table(py, &json!({ "rows": f }), "rows")
     }
@@ -263,7 +265,8 @@ impl PyTrace {
             let steps = steps::analyze_with(&self.model, links);
             let idle = self.idle_report(compat, max_gaps)?;
             let findings = findings::analyze_with(&self.model, links, &steps, &idle);
-            let findings = savings::assess(&self.model, links, &steps, findings);
+            let (findings, recording) =
+                savings::split(savings::assess(&self.model, links, &steps, findings));
             let mut top_operators = self.op_table(false);
             let analysis_seconds = t.elapsed().as_secs_f64();
             top_operators.rows.truncate(top);
@@ -272,12 +275,14 @@ impl PyTrace {
                 "schema": self.model.meta.schema,
                 "rank": self.model.rank(),
                 "span_ns": self.model.span_ns(),
+                "cut": summary::cut(&self.model),
                 "parse_seconds": self.parse_seconds,
                 "analysis_seconds": analysis_seconds,
                 "top_operators": top_operators,
                 "steps": steps,
                 "idle": idle,
                 "findings": findings,
+                "recording": recording,
             });
             serde_json::to_string(&v).map_err(json_err)
         })

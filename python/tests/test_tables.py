@@ -117,6 +117,8 @@ def test_findings_and_report(case: Any) -> None:
     path, t = case
     cli = cli_json("report", path)
     assert strip_nulls(t.findings().to_pylist()) == strip_nulls(cli["findings"])
+    # The notes on how the trace was recorded are apart, as in the CLI's report.
+    assert strip_nulls(t.recording().to_pylist()) == strip_nulls(cli["recording"])
     ours = t.report()
     assert {k: v for k, v in ours.items() if k not in TIMINGS} == {
         k: v for k, v in cli.items() if k not in TIMINGS

@@ -15,8 +15,9 @@ pub mod report;
 pub mod serve;
 pub mod steps;
 pub mod summary;
+pub mod table;
 
-use sightline::model::{cut_long_strings, cut_name, Trace};
+use sightline::model::{cut_long_strings_in, cut_name, Trace};
 use sightline::parse::parse_parallel;
 use std::io::{Seek, SeekFrom};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -130,14 +131,12 @@ pub fn shown_name(name: &str) -> std::borrow::Cow<'_, str> {
 }
 
 pub fn print_json<T: serde::Serialize>(v: &T) -> Result<(), String> {
+    let s = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
     let s = if FULL_NAMES.load(Ordering::Relaxed) {
-        serde_json::to_string_pretty(v)
+        s
     } else {
-        let mut value = serde_json::to_value(v).map_err(|e| e.to_string())?;
-        cut_long_strings(&mut value);
-        serde_json::to_string_pretty(&value)
-    }
-    .map_err(|e| e.to_string())?;
+        cut_long_strings_in(s)
+    };
     println!("{s}");
     Ok(())
 }

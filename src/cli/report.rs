@@ -28,9 +28,12 @@ struct Report<'a> {
     top_operators: OpTable,
     steps: StepsReport,
     idle: IdleReport,
-    /// Ordered by what fixing each would save per step (the critical path's what-if), where a fix
-    /// is a change of durations; the others after, in their own order.
+    /// What costs time, ordered by what fixing each would save per step (the critical path's
+    /// what-if), where a fix is a change of durations; the others after, by severity.
     findings: Vec<Assessed>,
+    /// Notes on how the trace was recorded (no stacks, no shapes, memory profiling on, device
+    /// activities only, few active steps): apart, never above a cost.
+    recording: Vec<Assessed>,
 }
 
 pub fn run(opts: &Opts) -> Result<(), String> {
@@ -42,7 +45,7 @@ pub fn run(opts: &Opts) -> Result<(), String> {
     let steps = steps::analyze_with(trace, &links);
     let idle = idle::analyze_with(trace, &links, &io);
     let findings = findings::analyze_with(trace, &links, &steps, &idle);
-    let findings = savings::assess(trace, &links, &steps, findings);
+    let (findings, recording) = savings::split(savings::assess(trace, &links, &steps, findings));
     let forest = Forest::build(trace);
     let mut top_operators = op_table(trace, &forest, false);
     top_operators.sort_by(if top_operators.has_device_time() {
@@ -64,6 +67,7 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         steps,
         idle,
         findings,
+        recording,
     };
     if opts.flag("--json") {
         let mut report = report;
@@ -97,6 +101,16 @@ pub fn run(opts: &Opts) -> Result<(), String> {
             println!("      {} (what-if: {})", s.sentence, s.edits.join(", "));
         }
         println!("      advice: {}", shown_name(&f.advice));
+    }
+    if !report.recording.is_empty() {
+        println!();
+        println!("How this trace was recorded");
+        for a in &report.recording {
+            let f = &a.finding;
+            println!("  [{:?}] {} ({})", f.severity, shown_name(&f.title), f.id);
+            println!("      {}", shown_name(&f.detail));
+            println!("      advice: {}", shown_name(&f.advice));
+        }
     }
     println!();
     println!(

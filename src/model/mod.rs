@@ -626,8 +626,44 @@ pub fn cut_name(name: &str) -> std::borrow::Cow<'_, str> {
     format!("{}… ({} more bytes)", &name[..end], name.len() - end).into()
 }
 
-/// Cuts every string of a JSON value as [`cut_name`] does: the outputs' one rule.
-pub fn cut_long_strings(v: &mut serde_json::Value) {
+/// Serialized JSON with every string cut as [`cut_name`] cuts names: the outputs' one rule. Only
+/// output holding a string that long is parsed again (so the keys of every other output keep
+/// their order).
+pub fn cut_long_strings_in(text: String) -> String {
+    if !has_long_string(&text) {
+        return text;
+    }
+    let Ok(mut value) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return text;
+    };
+    cut_long_strings(&mut value);
+    serde_json::to_string_pretty(&value).unwrap_or(text)
+}
+
+/// Whether serialized JSON holds a string longer than [`LONG_NAME_BYTES`] bytes: from each
+/// opening quote to its closing one (a quote after an odd run of backslashes is inside a string).
+fn has_long_string(text: &str) -> bool {
+    if text.len() <= LONG_NAME_BYTES {
+        return false;
+    }
+    let b = text.as_bytes();
+    let mut open: Option<usize> = None;
+    for i in memchr::memchr_iter(b'"', b) {
+        let slashes = b[..i].iter().rev().take_while(|&&c| c == b'\\').count();
+        if slashes % 2 == 1 {
+            continue;
+        }
+        match open {
+            None => open = Some(i),
+            Some(start) if i - start > LONG_NAME_BYTES => return true,
+            Some(_) => open = None,
+        }
+    }
+    false
+}
+
+/// Cuts every string of a JSON value as [`cut_name`] does.
+fn cut_long_strings(v: &mut serde_json::Value) {
     match v {
         serde_json::Value::String(s) if s.len() > LONG_NAME_BYTES => *s = cut_name(s).into_owned(),
         serde_json::Value::Array(a) => a.iter_mut().for_each(cut_long_strings),
@@ -782,6 +818,26 @@ impl Trace {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only a string past the limit sends output through the cut (and its keys through a
+    /// reparse): long runs of numbers between strings, or escaped quotes, do not.
+    #[test]
+    fn long_strings_are_found_between_their_own_quotes() {
+        let numbers = format!(
+            "{{\"a\":[{}],\"b\":\"x\"}}",
+            "1,".repeat(LONG_NAME_BYTES) + "1"
+        );
+        assert!(!has_long_string(&numbers));
+        assert_eq!(cut_long_strings_in(numbers.clone()), numbers);
+        let escaped = format!("[\"{}\"]", "\\\"".repeat(LONG_NAME_BYTES / 4));
+        assert!(!has_long_string(&escaped));
+        // 100 quotes past the limit: cut, each kept quote escaped in the output.
+        let long = format!("[\"{}\"]", "\\\"".repeat(LONG_NAME_BYTES + 100));
+        assert!(has_long_string(&long));
+        let cut = cut_long_strings_in(long);
+        assert!(cut.len() < 2 * LONG_NAME_BYTES + 100, "{}", cut.len());
+        assert!(cut.contains("… (100 more bytes)"), "{cut:.80}");
+    }
 
     #[test]
     fn args_store_round_trips_members() {

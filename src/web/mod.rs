@@ -31,7 +31,7 @@ pub use session::Session;
 pub use view::Frame;
 
 use crate::analysis::idle;
-use crate::model::{cut_long_strings, LONG_NAME_BYTES};
+use crate::model::cut_long_strings_in;
 use crate::view::colour;
 use crate::view::frame;
 use crate::view::tracks::FOLDED_ROWS;
@@ -134,27 +134,6 @@ pub(crate) fn json<T: serde::Serialize + ?Sized>(v: &T) -> String {
     // Serializing plain data structures cannot fail; "null" keeps the page going if it ever did.
     let text = serde_json::to_string(v).unwrap_or_else(|_| "null".into());
     // A trace can hold a name of hundreds of MB: every table and panel gets it cut (the details
-    // panel asks for it whole). Only output holding a string that long is read again.
-    if !has_long_string(&text) {
-        return text;
-    }
-    let mut value: serde_json::Value = match serde_json::from_str(&text) {
-        Ok(v) => v,
-        Err(_) => return text,
-    };
-    cut_long_strings(&mut value);
-    serde_json::to_string(&value).unwrap_or(text)
-}
-
-/// Whether serialized JSON holds a string longer than [`LONG_NAME_BYTES`] (a conservative test
-/// on the distance between quotes: escaped quotes only make it answer yes more often).
-fn has_long_string(text: &str) -> bool {
-    text.len() > LONG_NAME_BYTES && {
-        let mut last = 0;
-        memchr::memchr_iter(b'"', text.as_bytes()).any(|i| {
-            let long = i - last > LONG_NAME_BYTES;
-            last = i;
-            long
-        })
-    }
+    // panel asks for it whole).
+    cut_long_strings_in(text)
 }

@@ -148,13 +148,22 @@ impl Session {
 
     /// An analysis as JSON: `"steps"` (StepsReport), `"idle"` (IdleReport, up to 500 gaps),
     /// `"findings"` (a list of Finding, each with its fix's `saving` where it has one, largest
-    /// saving first, as `sightline report --json` lists them).
+    /// saving first, as `sightline report --json` lists them), `"recording"` (the notes on how the
+    /// trace was recorded, `report --json`'s `recording`).
     pub fn report(&self, kind: &str) -> Result<String, JsValue> {
         let a = self.loaded()?.analyses()?;
         match kind {
             "steps" => Ok(json(&a.steps)),
             "idle" => Ok(json(&a.idle)),
-            "findings" => Ok(json(&a.assessed)),
+            "findings" | "recording" => {
+                let notes = kind == "recording";
+                let list: Vec<_> = a
+                    .assessed
+                    .iter()
+                    .filter(|x| x.finding.is_recording() == notes)
+                    .collect();
+                Ok(json(&list))
+            }
             _ => Err(err(format!("no report named '{kind}'"))),
         }
     }

@@ -244,11 +244,15 @@ function analyse(loaded, t) {
   // For tests and benchmarks: the steps made so far (analyses.js).
   loaded.analysis = {};
   const onAnalyses = async () => {
-    const [findings, steps, idle] = await Promise.all(["findings", "steps", "idle"].map((k) => s.report(k)));
+    const [findings, steps, idle, recording] = await Promise.all(["findings", "steps", "idle", "recording"].map((k) => s.report(k)));
     if (!mine()) return;
     // A finding's fix with a saving opens as a what-if.
     const onWhatIf = (f) => critical.pickEdits(f.saving.edits);
     renderFindings($("findings"), $("findings-empty"), JSON.parse(findings), showEvidence, onWhatIf);
+    // Notes on how the trace was recorded: their own list, after every cost.
+    const notes = JSON.parse(recording);
+    renderFindings($("recording"), $("findings-empty"), notes, showEvidence, null, { keepEmpty: true });
+    $("recording-title").hidden = notes.length === 0;
     renderOverview($("overview-summary"), JSON.parse(steps), JSON.parse(findings), { onEvidence: showEvidence, onRange: showRange, findingsPanel: $("findings-panel") });
     critical.analysed(s);
     renderSteps($("steps-chart"), JSON.parse(steps), showRange);
@@ -308,6 +312,8 @@ async function show(loaded) {
   showNotice(summary);
   for (const id of ["overview-summary", "findings", "steps-chart", "idle-chart"]) $(id).replaceChildren(analysing());
   $("findings-empty").hidden = true;
+  $("recording").replaceChildren();
+  $("recording-title").hidden = true;
   document.body.dataset.analyses = "running";
   setState("ready");
   // With the state: shows "Compare with…", and closes a comparison made against the trace shown before.

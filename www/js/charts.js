@@ -23,9 +23,10 @@ const WAIT_COLOURS = ["#e86a5a", "#f2a341", "#e6d27c", "#4fb07a", "#68c2c2", "#4
  * saving (the critical path's what-if) says it, with a button that opens that what-if
  * (`onWhatIf(finding)`, when given).
  */
-export function renderFindings(list, empty, findings, onEvidence, onWhatIf) {
+export function renderFindings(list, empty, findings, onEvidence, onWhatIf, { keepEmpty = false } = {}) {
   list.replaceChildren();
-  empty.textContent = findings.length ? "" : "Nothing stands out: no finding fired on this trace.";
+  // The recording notes' list leaves the Findings list's "nothing stands out" line as it is.
+  if (!keepEmpty) empty.textContent = findings.length ? "" : "Nothing stands out: no finding fired on this trace.";
   for (const f of findings) {
     const li = document.createElement("li");
     li.className = f.severity;

@@ -137,8 +137,14 @@ class Trace:
     def findings(self) -> pa.Table:
         """Findings with numbers, advice, evidence and, where the fix is a change of durations,
         what it saves per step (``saving``), largest saving first (``sightline report --json``'s
-        ``findings``)."""
-        return _tables.table(self._native.findings())
+        ``findings``). The notes on how the trace was recorded are :meth:`recording`'s."""
+        return _tables.table(self._native.findings(False))
+
+    def recording(self) -> pa.Table:
+        """Notes on how the trace was recorded: device activities only, no input shapes, no
+        Python stacks, memory profiling on, few active steps (``sightline report --json``'s
+        ``recording``): facts of the recording, listed apart from what costs time."""
+        return _tables.table(self._native.findings(True))
 
     def critical_path(
         self,

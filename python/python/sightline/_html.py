@@ -21,7 +21,7 @@ import secrets
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 from urllib.parse import quote, unquote, urlencode
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ def trace_html(trace: "Trace") -> str:
     """Summary and findings; every text that comes from the trace is escaped."""
     s = trace.summary()
     findings = trace.findings().to_pylist()
+    recording = trace.recording().to_pylist()
     e = html.escape
     devices = ", ".join(f"GPU {d['id']}: {d['name']}" for d in s.get("devices", [])) or "none"
     rows = [
@@ -64,15 +65,25 @@ def trace_html(trace: "Trace") -> str:
     if not findings:
         out.append("<p>nothing to report</p>")
     else:
-        out.append("<ul>")
-        for f in findings:
-            out.append(
-                f"<li><b>[{e(str(f['severity']))}] {e(f['title'])}</b> <code>{e(f['id'])}</code>"
-                f"<br>{e(f['detail'])}<br><i>advice:</i> {e(f['advice'])}</li>"
-            )
-        out.append("</ul>")
+        out.extend(_finding_list(findings))
+    # Notes on the recording come apart, after every cost.
+    if recording:
+        out.append(f"<p><b>How this trace was recorded</b> ({len(recording)})</p>")
+        out.extend(_finding_list(recording))
     out.append("</div>")
     return "\n".join(out)
+
+
+def _finding_list(findings: List[Dict[str, Any]]) -> List[str]:
+    e = html.escape
+    out = ["<ul>"]
+    for f in findings:
+        out.append(
+            f"<li><b>[{e(str(f['severity']))}] {e(f['title'])}</b> <code>{e(f['id'])}</code>"
+            f"<br>{e(f['detail'])}<br><i>advice:</i> {e(f['advice'])}</li>"
+        )
+    out.append("</ul>")
+    return out
 
 
 class _Server:

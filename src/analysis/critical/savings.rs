@@ -111,8 +111,10 @@ pub fn assess(
             Assessed { finding, saving }
         })
         .collect();
-    // Savings worth a warning first, the largest first; then the rest by severity (a saving too
-    // small to matter ranks as the info it now is). Stable: ties keep the findings' own order.
+    // Costs before the notes on how the trace was recorded, which never outrank one; among
+    // costs, savings worth a warning first, the largest first; then the rest by severity (a
+    // saving too small to matter ranks as the info it now is). Stable: ties keep the findings'
+    // own order.
     out.sort_by(|a, b| {
         let s = |x: &Assessed| {
             x.saving
@@ -120,10 +122,21 @@ pub fn assess(
                 .filter(|s| s.pct >= MIN_WARNING_PCT)
                 .map_or(-1.0, |s| s.per_step_us)
         };
-        s(b).total_cmp(&s(a))
+        a.finding
+            .is_recording()
+            .cmp(&b.finding.is_recording())
+            .then(s(b).total_cmp(&s(a)))
             .then(b.finding.severity.cmp(&a.finding.severity))
     });
     out
+}
+
+/// [`assess`]'s list cut in two: the findings that cost time, and the notes on how the trace was
+/// recorded (`findings` and `recording` of `sightline report --json`).
+pub fn split(assessed: Vec<Assessed>) -> (Vec<Assessed>, Vec<Assessed>) {
+    assessed
+        .into_iter()
+        .partition(|a| !a.finding.is_recording())
 }
 
 fn saving(trace: &Trace, a: &Analysis, texts: &[&str]) -> Option<Saving> {
