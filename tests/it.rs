@@ -37,6 +37,8 @@ mod robustness;
 mod rows;
 #[path = "serve.rs"]
 mod serve;
+#[path = "serve_limits.rs"]
+mod serve_limits;
 #[path = "slicing.rs"]
 mod slicing;
 #[path = "tables.rs"]

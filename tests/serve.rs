@@ -7,13 +7,13 @@ use std::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A running `sightline serve`, stopped when dropped.
-struct Served {
-    child: Child,
-    port: u16,
+pub(crate) struct Served {
+    pub(crate) child: Child,
+    pub(crate) port: u16,
     /// Everything printed before the URL line, and that line.
-    said: String,
+    pub(crate) said: String,
     _stdout: BufReader<ChildStdout>,
-    stderr: Option<ChildStderr>,
+    pub(crate) stderr: Option<ChildStderr>,
 }
 
 impl Drop for Served {
@@ -23,7 +23,7 @@ impl Drop for Served {
     }
 }
 
-fn serve(args: &[&str], dist: Option<&Path>) -> Served {
+pub(crate) fn serve(args: &[&str], dist: Option<&Path>) -> Served {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_sightline"));
     cmd.arg("serve").args(args).args(["--port", "0"]);
     match dist {
@@ -34,7 +34,7 @@ fn serve(args: &[&str], dist: Option<&Path>) -> Served {
 }
 
 /// Starts `cmd` (a `sightline serve ... --port 0`) and reads the URL it prints.
-fn serve_with(mut cmd: Command) -> Served {
+pub(crate) fn serve_with(mut cmd: Command) -> Served {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("start sightline serve");
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
@@ -72,31 +72,31 @@ fn serve_with(mut cmd: Command) -> Served {
     }
 }
 
-struct Reply {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Vec<u8>,
 }
 
 impl Reply {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
     }
 
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
 
-    fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.text()))
     }
 }
 
 /// A GET of `target` exactly as written (no normalization), with `host` as the Host header.
-fn get_as(port: u16, target: &str, host: &str) -> Reply {
+pub(crate) fn get_as(port: u16, target: &str, host: &str) -> Reply {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     write!(
         s,
@@ -151,16 +151,16 @@ fn dechunk(mut b: &[u8]) -> Vec<u8> {
     }
 }
 
-fn get(port: u16, target: &str) -> Reply {
+pub(crate) fn get(port: u16, target: &str) -> Reply {
     get_as(port, target, &format!("127.0.0.1:{port}"))
 }
 
-fn fixture_logdir() -> PathBuf {
+pub(crate) fn fixture_logdir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logdir")
 }
 
 /// A fresh empty folder under the system's temp folder.
-fn scratch(name: &str) -> PathBuf {
+pub(crate) fn scratch(name: &str) -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!(
         "sightline-serve-{}-{}-{name}",

@@ -10,16 +10,19 @@
 //!
 //! Object keys have no `..` or symlinks: a key is literal, and [`super::paths::segments`] has
 //! already refused `.`, `..` and empty segments, so a request names a key under the prefix or
-//! nothing. The request threads are synchronous; each call runs on a small tokio runtime.
+//! nothing. The routes are synchronous (they run on the server's blocking pool); each call runs
+//! on this module's own small tokio runtime.
 
 use super::listing::{is_trace_file, Entry, HEADER_BYTES};
 use super::paths::Refusal;
-use super::store::{head_of, Body, Store};
+use super::store::{head_of, only_traces, Blob, Store};
 use futures::StreamExt;
 use object_store::path::{Path as ObjectPath, PathPart};
-use object_store::{ObjectStore, ObjectStoreExt};
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 use std::io::Read;
+use std::ops::Range;
 use std::sync::Arc;
+use std::time::SystemTime;
 use tokio::runtime::Runtime;
 
 /// True for the LOGDIRs this module reads.
@@ -122,33 +125,28 @@ impl Store for Cloud {
         })
     }
 
-    fn open(&self, segments: &[String]) -> Result<Body, Refusal> {
+    fn open(&self, segments: &[String]) -> Result<Box<dyn Blob>, Refusal> {
         let shown = segments.join("/");
         if !is_trace_file(segments.last().map_or("", String::as_str)) {
-            return Err(Refusal::NotFound(format!(
-                "'{shown}': only trace files (*.json, *.json.gz) are served from LOGDIR"
-            )));
+            return Err(only_traces(&shown));
         }
         let key = self.key(segments);
-        let got = self
+        let meta = self
             .runtime
-            .block_on(self.store.get(&key))
+            .block_on(self.store.head(&key))
             .map_err(|e| match e {
                 object_store::Error::NotFound { .. } => {
                     Refusal::NotFound(format!("'{shown}': no such file"))
                 }
                 e => Refusal::Failed(format!("'{shown}': {e}")),
             })?;
-        let len = Some(got.meta.size);
-        Ok(Body {
-            reader: Box::new(StreamReader {
-                stream: got.into_stream().map(|r| r.map(|b| b.to_vec())).boxed(),
-                runtime: Arc::clone(&self.runtime),
-                chunk: Vec::new(),
-                at: 0,
-            }),
-            len,
-        })
+        Ok(Box::new(Object {
+            store: Arc::clone(&self.store),
+            runtime: Arc::clone(&self.runtime),
+            key,
+            size: meta.size,
+            modified: meta.last_modified.into(),
+        }))
     }
 
     fn head(&self, entry: &Entry) -> Option<Vec<u8>> {
@@ -159,6 +157,45 @@ impl Store for Cloud {
             .block_on(self.store.get_range(&self.key(&segments), 0..end))
             .ok()?;
         head_of(&bytes[..])
+    }
+}
+
+/// An object as a [`Blob`]: its listing's size and time, its bytes by a ranged GET.
+struct Object {
+    store: Arc<dyn ObjectStore>,
+    runtime: Arc<Runtime>,
+    key: ObjectPath,
+    size: u64,
+    modified: SystemTime,
+}
+
+impl Blob for Object {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn modified(&self) -> Option<SystemTime> {
+        Some(self.modified)
+    }
+
+    fn read(self: Box<Self>, range: Range<u64>) -> std::io::Result<Box<dyn Read + Send>> {
+        if range.is_empty() {
+            return Ok(Box::new(std::io::empty()));
+        }
+        let options = GetOptions {
+            range: Some(GetRange::Bounded(range)),
+            ..GetOptions::default()
+        };
+        let got = self
+            .runtime
+            .block_on(self.store.get_opts(&self.key, options))
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        Ok(Box::new(StreamReader {
+            stream: got.into_stream().map(|r| r.map(|b| b.to_vec())).boxed(),
+            runtime: Arc::clone(&self.runtime),
+            chunk: Vec::new(),
+            at: 0,
+        }))
     }
 }
 

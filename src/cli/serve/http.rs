@@ -1,190 +1,796 @@
-//! The little HTTP/1.1 that `sightline serve` speaks, on `std::net`: one request per connection
-//! (every response says `Connection: close` and has a `Content-Length`), GET and HEAD only, the
-//! request head read up to [`MAX_HEAD`] bytes with a timeout, one thread per connection up to
-//! [`MAX_CONNECTIONS`].
+//! The HTTP of `sightline serve`: hyper's HTTP/1.1 server on a small tokio runtime, with the
+//! limits that keep one client from shutting the server for everyone else.
 //!
-//! Why not a crate: tiny_http 0.12 was tried first; under Chromium with request interception (as
-//! the e2e tests drive it) page loads stalled in about half the runs, responses it reported as
-//! sent never completing in the browser, while Node's `http` server served the same files every
-//! time. A server this small is easier to trust than to debug.
+//! - The whole request head must arrive within [`HEAD_TIMEOUT`] of the connection being ready
+//!   for it (hyper's `header_read_timeout`, which also closes an idle keep-alive connection):
+//!   a client trickling a byte every few seconds is cut off at the deadline, not kept for hours.
+//! - Each write must make progress within [`WRITE_TIMEOUT`] ([`WriteDeadline`]): a client that
+//!   asks for a trace and never reads the reply is dropped instead of holding its slot.
+//! - At most [`MAX_CONNECTIONS`] are served at once. A connection past that is answered 503 with
+//!   `Retry-After` by a task of the runtime (no thread), and past [`REFUSING_AT_ONCE`] of those
+//!   closed at once, so a flood costs neither threads nor descriptors.
+//! - When `accept` fails (out of file descriptors), the loop waits, doubling the wait up to 1 s,
+//!   instead of retrying at once and spinning a core.
+//! - Keep-alive, `HEAD`, single-range `Range` (206, 416), `ETag` and `Last-Modified` with 304 for
+//!   the files a route serves ([`Payload::File`]); 400 for two `Host` headers or a malformed
+//!   version (hyper's parser refuses versions other than 1.0 and 1.1).
+//!
+//! Bodies are read from a blocking [`Blob`] one [`CHUNK`] at a time on the runtime's blocking
+//! pool, the next chunk as soon as the last is handed to hyper and no further: a client that
+//! stops reading holds two chunks of memory and no thread. The routes themselves are synchronous (they walk folders, read
+//! headers, ask object stores) and run on that pool too.
 
-use super::store::Body;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
+use super::store::Blob;
+use hyper::body::{Body, Bytes, Frame, Incoming, SizeHint};
+use hyper::header::{HeaderValue, HOST};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use std::convert::Infallible;
+use std::future::Future;
+use std::io::Read;
+use std::net::SocketAddr;
+use std::ops::Range;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::task::{Context, Poll};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::task::JoinHandle;
+use tokio::time::Sleep;
 
-/// The request line and headers may not be longer than this.
+/// The request line and headers may not be longer than this (hyper answers 431).
 pub const MAX_HEAD: usize = 32 * 1024;
-/// Connections served at once; more are answered 503 at once.
-pub const MAX_CONNECTIONS: usize = 64;
-const READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// Connections served at once; the next is answered 503. Well under the usual 1,024 descriptors
+/// a process may open, so the cap, not the descriptor limit, is what a flood meets first.
+pub const MAX_CONNECTIONS: usize = 512;
+/// Connections being answered 503 at once; more are closed without an answer.
+pub const REFUSING_AT_ONCE: usize = 256;
+/// The time a client has to send a whole request head (and an idle keep-alive connection to
+/// send the next one). A browser sends a head in one packet.
+pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// The time one write may wait for the client to read. The kernel buffers megabytes per
+/// connection, so a client that has not taken a byte of them for this long is not reading.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(15);
+/// What a 503 asks the client to wait, in seconds.
+pub const RETRY_AFTER_S: u64 = 1;
+/// How much of a file is read at a time.
+const CHUNK: usize = 128 * 1024;
+/// The listener's backlog: connections the kernel holds until they are accepted.
+const BACKLOG: u32 = 1024;
 
+/// A request as the routes see it; the rest of the protocol stays here.
 pub struct Request {
     pub method: String,
     /// The request target as sent (`/path?query`), not decoded.
     pub target: String,
     /// The `Host` header, empty when absent.
     pub host: String,
-    stream: TcpStream,
 }
 
-/// What went wrong reading a request: the status to answer with, if the connection can still take one.
-enum ReadError {
-    Answer(u16, &'static str),
-    Gone,
+/// What a route answers.
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: Payload,
 }
 
-fn read_head(stream: &TcpStream) -> Result<(String, String, String), ReadError> {
-    let mut reader = BufReader::new(stream.take(MAX_HEAD as u64 + 1));
-    let mut line = String::new();
-    let mut total = 0;
-    let mut next = |line: &mut String| -> Result<(), ReadError> {
-        line.clear();
-        let n = reader.read_line(line).map_err(|_| ReadError::Gone)?;
-        total += n;
-        if total > MAX_HEAD {
-            return Err(ReadError::Answer(431, "request head too large"));
-        }
-        if n == 0 {
-            return Err(ReadError::Gone);
-        }
-        Ok(())
-    };
-    next(&mut line)?;
-    let mut parts = line.trim_end().split(' ');
-    let (Some(method), Some(target), Some(version), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return Err(ReadError::Answer(400, "malformed request line"));
-    };
-    if !version.starts_with("HTTP/1.") {
-        return Err(ReadError::Answer(505, "HTTP/1.0 and 1.1 only"));
-    }
-    let (method, target) = (method.to_string(), target.to_string());
-    let mut host = String::new();
-    loop {
-        next(&mut line)?;
-        let l = line.trim_end();
-        if l.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = l.split_once(':') {
-            if k.trim().eq_ignore_ascii_case("host") {
-                host = v.trim().to_string();
-            }
-        }
-    }
-    Ok((method, target, host))
+pub enum Payload {
+    /// A body made in memory (a listing, a message, a page rewritten on the way).
+    Bytes(Vec<u8>),
+    /// A file: sent whole or in part (`Range`), with validators (`ETag`, `Last-Modified`) that
+    /// conditional requests compare.
+    File(Box<dyn Blob>),
 }
 
-impl Request {
-    /// Sends the response and closes the connection. HEAD gets the headers only. Errors (the
-    /// client gone) are ignored: there is no one to tell.
-    pub fn respond(mut self, status: u16, headers: &[(&str, String)], mut body: Body) {
-        if body.len.is_none() {
-            // Every response has a Content-Length: a body of unknown length is read first.
-            let mut all = Vec::new();
-            if body.reader.read_to_end(&mut all).is_err() {
-                all.clear();
-            }
-            body = Body {
-                len: Some(all.len() as u64),
-                reader: Box::new(std::io::Cursor::new(all)),
+/// A bound listener and the runtime that will serve it.
+pub struct Server {
+    runtime: tokio::runtime::Runtime,
+    listener: TcpListener,
+}
+
+impl Server {
+    pub fn bind(addr: SocketAddr) -> Result<Server, String> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .max_blocking_threads(8)
+            .thread_name("sightline-serve")
+            .enable_all()
+            .build()
+            .map_err(|e| format!("starting the server's runtime: {e}"))?;
+        let listener = {
+            let _inside = runtime.enter();
+            let bind = || -> std::io::Result<TcpListener> {
+                let socket = if addr.is_ipv4() {
+                    TcpSocket::new_v4()?
+                } else {
+                    TcpSocket::new_v6()?
+                };
+                // As std's TcpListener::bind does on Unix: a restart may reuse the port at once.
+                #[cfg(unix)]
+                socket.set_reuseaddr(true)?;
+                socket.bind(addr)?;
+                socket.listen(BACKLOG)
             };
-        }
-        let mut head = format!("HTTP/1.1 {status} {}\r\n", reason(status));
-        for (k, v) in headers {
-            head.push_str(&format!("{k}: {v}\r\n"));
-        }
-        let len = body.len.unwrap_or(0);
-        head.push_str(&format!(
-            "Content-Length: {len}\r\nConnection: close\r\n\r\n"
-        ));
-        // A client gone mid-response is nobody to tell.
-        let _ = (|| -> std::io::Result<()> {
-            let mut out = std::io::BufWriter::with_capacity(64 * 1024, &self.stream);
-            out.write_all(head.as_bytes())?;
-            if self.method != "HEAD" {
-                // Exactly the length announced, even if the file grew meanwhile.
-                std::io::copy(&mut (&mut body.reader).take(len), &mut out)?;
-            }
-            out.flush()
-        })();
-        let _ = self.stream.shutdown(Shutdown::Write);
-        // Let the client read the response before the socket goes: drain what it still sends.
-        let _ = self.stream.set_read_timeout(Some(Duration::from_secs(1)));
-        let _ = std::io::copy(
-            &mut (&mut self.stream).take(64 * 1024),
-            &mut std::io::sink(),
-        );
+            bind().map_err(|e| bind_error(addr, &e))?
+        };
+        Ok(Server { runtime, listener })
+    }
+
+    pub fn local_addr(&self) -> Result<SocketAddr, String> {
+        self.listener.local_addr().map_err(|e| e.to_string())
+    }
+
+    /// Serves until the process is stopped, each request answered by `handle` on the blocking pool.
+    pub fn serve<F>(self, handle: F)
+    where
+        F: Fn(&Request) -> Reply + Send + Sync + 'static,
+    {
+        let Server { runtime, listener } = self;
+        runtime.block_on(accept_loop(listener, Arc::new(handle)));
     }
 }
 
-pub fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        400 => "Bad Request",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        431 => "Request Header Fields Too Large",
-        500 => "Internal Server Error",
-        503 => "Service Unavailable",
-        505 => "HTTP Version Not Supported",
+/// Why `addr` cannot be listened on, in words that say what to do.
+fn bind_error(addr: SocketAddr, e: &std::io::Error) -> String {
+    let hint = match e.kind() {
+        std::io::ErrorKind::AddrInUse => {
+            " (another server has the port: pick another with --port, or --port 0 for a free one)"
+        }
+        std::io::ErrorKind::AddrNotAvailable => {
+            " (no network interface of this machine has that address: --host takes one of its \
+             own addresses, such as 127.0.0.1, ::1 or 0.0.0.0)"
+        }
         _ => "",
+    };
+    format!("cannot listen on {addr}: {e}{hint}")
+}
+
+/// Decrements a count when dropped, however the task holding it ends.
+struct Slot(Arc<AtomicUsize>);
+
+impl Slot {
+    /// Takes one of `limit` slots, if one is free.
+    fn take(count: &Arc<AtomicUsize>, limit: usize) -> Option<Slot> {
+        count
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < limit).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Slot(Arc::clone(count)))
     }
 }
 
-fn plain(stream: TcpStream, status: u16, text: &str) {
-    let body = format!("{status} {text}\n").into_bytes();
-    let req = Request {
-        method: "GET".into(),
-        target: String::new(),
-        host: String::new(),
-        stream,
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+async fn accept_loop<F>(listener: TcpListener, handle: Arc<F>)
+where
+    F: Fn(&Request) -> Reply + Send + Sync + 'static,
+{
+    let open = Arc::new(AtomicUsize::new(0));
+    let refusing = Arc::new(AtomicUsize::new(0));
+    const FIRST_WAIT: Duration = Duration::from_millis(10);
+    let mut wait = FIRST_WAIT;
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => {
+                wait = FIRST_WAIT;
+                stream
+            }
+            // The client gave up between connecting and being accepted: nothing to wait for.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::ConnectionAborted
+                        | std::io::ErrorKind::ConnectionReset
+                        | std::io::ErrorKind::Interrupted
+                ) =>
+            {
+                continue
+            }
+            // Out of descriptors (or memory): the connection stays queued in the kernel until one
+            // closes. Retrying at once would spin a core on the same error.
+            Err(e) => {
+                if wait == FIRST_WAIT {
+                    eprintln!(
+                        "sightline serve: cannot accept a connection ({e}); waiting for one to close"
+                    );
+                }
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(1));
+                continue;
+            }
+        };
+        let Some(slot) = Slot::take(&open, MAX_CONNECTIONS) else {
+            turn_away(stream, &refusing);
+            continue;
+        };
+        let handle = Arc::clone(&handle);
+        tokio::spawn(async move {
+            let _slot = slot;
+            let _ = stream.set_nodelay(true);
+            let io = TokioIo::new(WriteDeadline::new(stream, WRITE_TIMEOUT));
+            let service = service_fn(move |req| answer(req, Arc::clone(&handle)));
+            let mut conn = http1::Builder::new();
+            conn.timer(TokioTimer::new())
+                .header_read_timeout(HEAD_TIMEOUT)
+                .max_buf_size(MAX_HEAD)
+                // `Content-Type`, not `content-type`: header names are case-blind, but scripts that
+                // read them into a plain dict (Python's `dict(response.headers)`) are not.
+                .title_case_headers(true)
+                .keep_alive(true);
+            // A connection that ends in an error (a timeout, a client gone) has no one to tell.
+            let _ = conn.serve_connection(io, service).await;
+        });
+    }
+}
+
+/// Answers 503 with `Retry-After` on a task of its own (bounded to 1 s), or closes the connection
+/// at once when [`REFUSING_AT_ONCE`] are being answered already.
+fn turn_away(mut stream: TcpStream, refusing: &Arc<AtomicUsize>) {
+    let Some(slot) = Slot::take(refusing, REFUSING_AT_ONCE) else {
+        return;
     };
-    let len = Some(body.len() as u64);
-    req.respond(
+    tokio::spawn(async move {
+        let _slot = slot;
+        let text = "503 busy: too many connections; try again shortly\n";
+        let head = format!(
+            "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n\
+             Retry-After: {RETRY_AFTER_S}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+            text.len()
+        );
+        let _ = tokio::time::timeout(Duration::from_secs(1), async {
+            stream.write_all(head.as_bytes()).await?;
+            stream.shutdown().await?;
+            // Closing a socket with unread input resets it, and the client may lose the answer
+            // before reading it: read what it sent first (a request head, at most 64 KiB).
+            let mut buf = [0u8; 4096];
+            let mut read = 0;
+            while read < 64 * 1024 {
+                match stream.read(&mut buf).await? {
+                    0 => break,
+                    n => read += n,
+                }
+            }
+            Ok::<(), std::io::Error>(())
+        })
+        .await;
+    });
+}
+
+/// A stream whose writes fail when the peer has not taken a byte for `limit`.
+struct WriteDeadline<S> {
+    io: S,
+    limit: Duration,
+    /// Armed when a write first waits; disarmed by any progress.
+    waiting: Option<Pin<Box<Sleep>>>,
+}
+
+impl<S> WriteDeadline<S> {
+    fn new(io: S, limit: Duration) -> WriteDeadline<S> {
+        WriteDeadline {
+            io,
+            limit,
+            waiting: None,
+        }
+    }
+
+    /// What a write that returned `poll` becomes: progress disarms the deadline, waiting arms it,
+    /// and waiting past it is an error that ends the connection.
+    fn watch<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        poll: Poll<std::io::Result<T>>,
+    ) -> Poll<std::io::Result<T>> {
+        match poll {
+            Poll::Ready(r) => {
+                self.waiting = None;
+                Poll::Ready(r)
+            }
+            Poll::Pending => {
+                let limit = self.limit;
+                let sleep = self
+                    .waiting
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+                match sleep.as_mut().poll(cx) {
+                    Poll::Ready(()) => Poll::Ready(Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "the client read nothing for the write timeout",
+                    ))),
+                    Poll::Pending => Poll::Pending,
+                }
+            }
+        }
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for WriteDeadline<S> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for WriteDeadline<S> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let poll = Pin::new(&mut this.io).poll_write(cx, buf);
+        this.watch(cx, poll)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let poll = Pin::new(&mut this.io).poll_write_vectored(cx, bufs);
+        this.watch(cx, poll)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let poll = Pin::new(&mut this.io).poll_flush(cx);
+        this.watch(cx, poll)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let poll = Pin::new(&mut this.io).poll_shutdown(cx);
+        this.watch(cx, poll)
+    }
+}
+
+/// The conditional and range headers of a request, as sent.
+#[derive(Default)]
+struct Conditions {
+    if_none_match: Option<String>,
+    if_modified_since: Option<String>,
+    range: Option<String>,
+    if_range: Option<String>,
+}
+
+async fn answer<F>(
+    req: hyper::Request<Incoming>,
+    handle: Arc<F>,
+) -> Result<hyper::Response<ServeBody>, Infallible>
+where
+    F: Fn(&Request) -> Reply + Send + Sync + 'static,
+{
+    let text = |h: &HeaderValue| String::from_utf8_lossy(h.as_bytes()).into_owned();
+    let one = |name: &str| -> Option<String> {
+        let mut all = req.headers().get_all(name).iter();
+        match (all.next(), all.next()) {
+            (Some(v), None) => Some(text(v)),
+            // Two of a header that is one value (two ranges' lists) are not understood: ignored.
+            _ => None,
+        }
+    };
+    let hosts = req.headers().get_all(HOST).iter().count();
+    if hosts > 1 {
+        // Proxies and servers may disagree on which one counts (the last won before): refused.
+        return Ok(plain(400, "two Host headers: a request names one host"));
+    }
+    let head = req.method() == hyper::Method::HEAD;
+    let conditions = Conditions {
+        if_none_match: one("if-none-match"),
+        if_modified_since: one("if-modified-since"),
+        range: one("range"),
+        if_range: one("if-range"),
+    };
+    let request = Request {
+        method: req.method().as_str().to_string(),
+        target: req.uri().to_string(),
+        host: one("host").unwrap_or_default(),
+    };
+    drop(req);
+    let reply = tokio::task::spawn_blocking(move || handle(&request))
+        .await
+        .unwrap_or_else(|_| Reply {
+            status: 500,
+            headers: vec![("Content-Type", "text/plain; charset=utf-8".into())],
+            body: Payload::Bytes(b"500 the request failed inside the server\n".to_vec()),
+        });
+    Ok(finish(reply, &conditions, head))
+}
+
+/// A plain-text answer made here, not by a route.
+fn plain(status: u16, why: &str) -> hyper::Response<ServeBody> {
+    respond(
         status,
         &[("Content-Type", "text/plain; charset=utf-8".into())],
-        Body {
-            reader: Box::new(std::io::Cursor::new(body)),
-            len,
-        },
-    );
+        ServeBody::bytes(format!("{status} {why}\n").into_bytes()),
+        None,
+    )
 }
 
-/// Accepts connections for ever, each on its own thread, and hands each request to `handle`.
-pub fn serve<F>(listener: TcpListener, handle: F)
-where
-    F: Fn(Request) + Send + Sync + 'static,
-{
-    let handle = Arc::new(handle);
-    let open = Arc::new(AtomicUsize::new(0));
-    for stream in listener.incoming() {
-        let Ok(stream) = stream else { continue };
-        if open.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
-            std::thread::spawn(move || plain(stream, 503, "busy: too many connections"));
-            continue;
+/// The response: `body`, or for HEAD no body and `Content-Length` saying how long it would be.
+fn respond(
+    status: u16,
+    headers: &[(&'static str, String)],
+    body: ServeBody,
+    head_len: Option<u64>,
+) -> hyper::Response<ServeBody> {
+    let mut b = hyper::Response::builder().status(status);
+    for (k, v) in headers {
+        b = b.header(*k, v.as_str());
+    }
+    let body = match head_len {
+        Some(len) => {
+            b = b.header("Content-Length", len.to_string());
+            ServeBody::bytes(Vec::new())
         }
-        open.fetch_add(1, Ordering::SeqCst);
-        let (handle, open) = (Arc::clone(&handle), Arc::clone(&open));
-        std::thread::spawn(move || {
-            let _ = stream.set_read_timeout(Some(READ_TIMEOUT));
-            let _ = stream.set_nodelay(true);
-            match read_head(&stream) {
-                Ok((method, target, host)) => handle(Request {
-                    method,
-                    target,
-                    host,
-                    stream,
-                }),
-                Err(ReadError::Answer(status, why)) => plain(stream, status, why),
-                Err(ReadError::Gone) => {}
+        None => body,
+    };
+    b.body(body).unwrap_or_else(|e| {
+        let mut r = hyper::Response::new(ServeBody::bytes(
+            format!("500 the response could not be made: {e}\n").into_bytes(),
+        ));
+        *r.status_mut() = hyper::StatusCode::INTERNAL_SERVER_ERROR;
+        r
+    })
+}
+
+fn finish(reply: Reply, c: &Conditions, head: bool) -> hyper::Response<ServeBody> {
+    let Reply {
+        status,
+        mut headers,
+        body,
+    } = reply;
+    let blob = match body {
+        Payload::Bytes(b) => {
+            let len = b.len() as u64;
+            return respond(status, &headers, ServeBody::bytes(b), head.then_some(len));
+        }
+        Payload::File(blob) => blob,
+    };
+    let size = blob.size();
+    let modified = blob.modified();
+    let etag = modified.map(|m| etag_of(size, m));
+    if let (Some(tag), Some(m)) = (&etag, modified) {
+        headers.push(("ETag", tag.clone()));
+        headers.push(("Last-Modified", httpdate::fmt_http_date(m)));
+    }
+    headers.push(("Accept-Ranges", "bytes".into()));
+    if status == 200 && not_modified(c, etag.as_deref(), modified) {
+        headers.retain(|(k, _)| !k.eq_ignore_ascii_case("Content-Type"));
+        return respond(304, &headers, ServeBody::bytes(Vec::new()), None);
+    }
+    let wanted = c
+        .range
+        .as_deref()
+        .filter(|_| status == 200 && if_range_holds(c, etag.as_deref(), modified));
+    let range = match wanted.map(|r| parse_range(r, size)) {
+        None | Some(RangeAsk::Ignored) => 0..size,
+        Some(RangeAsk::Unsatisfiable) => {
+            headers.retain(|(k, _)| !k.eq_ignore_ascii_case("Content-Type"));
+            headers.push(("Content-Type", "text/plain; charset=utf-8".into()));
+            headers.push(("Content-Range", format!("bytes */{size}")));
+            let text = format!("416 the range is outside the file's {size} bytes\n");
+            let len = text.len() as u64;
+            return respond(
+                416,
+                &headers,
+                ServeBody::bytes(text.into_bytes()),
+                head.then_some(len),
+            );
+        }
+        Some(RangeAsk::Bytes(r)) => r,
+    };
+    let status = if range.end - range.start == size {
+        status
+    } else {
+        headers.push((
+            "Content-Range",
+            format!("bytes {}-{}/{size}", range.start, range.end - 1),
+        ));
+        206
+    };
+    let len = range.end - range.start;
+    if head {
+        return respond(status, &headers, ServeBody::bytes(Vec::new()), Some(len));
+    }
+    respond(status, &headers, ServeBody::file(blob, range), None)
+}
+
+/// A strong validator from the size and the modification time (as nginx makes its ETags): a
+/// file rewritten in place gets a new one.
+fn etag_of(size: u64, modified: SystemTime) -> String {
+    let ns = modified
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("\"{size:x}-{ns:x}\"")
+}
+
+/// `If-None-Match` (weak comparison, RFC 9110 13.1.2), else `If-Modified-Since`.
+fn not_modified(c: &Conditions, etag: Option<&str>, modified: Option<SystemTime>) -> bool {
+    if let Some(list) = &c.if_none_match {
+        let Some(etag) = etag else { return false };
+        let bare = |t: &str| t.trim().trim_start_matches("W/").to_string();
+        return list.trim() == "*" || list.split(',').any(|t| bare(t) == bare(etag));
+    }
+    match (&c.if_modified_since, modified) {
+        (Some(since), Some(m)) => match httpdate::parse_http_date(since) {
+            // HTTP dates have whole seconds.
+            Ok(since) => seconds(m) <= seconds(since),
+            Err(_) => false,
+        },
+        _ => false,
+    }
+}
+
+fn seconds(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// `If-Range`: the range applies only to the version the client has (a strong ETag, or the
+/// exact `Last-Modified` date); otherwise the whole file is sent.
+fn if_range_holds(c: &Conditions, etag: Option<&str>, modified: Option<SystemTime>) -> bool {
+    let Some(v) = c.if_range.as_deref().map(str::trim) else {
+        return true;
+    };
+    if v.starts_with('"') {
+        return etag == Some(v);
+    }
+    match (httpdate::parse_http_date(v), modified) {
+        (Ok(d), Some(m)) => seconds(d) == seconds(m),
+        _ => false,
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum RangeAsk {
+    /// Not a single byte range this server reads (another unit, several ranges, bad syntax): the
+    /// whole file is sent, as RFC 9110 14.2 allows.
+    Ignored,
+    /// 416.
+    Unsatisfiable,
+    Bytes(Range<u64>),
+}
+
+/// `bytes=A-B`, `bytes=A-` or `bytes=-N` against a file of `size` bytes.
+fn parse_range(header: &str, size: u64) -> RangeAsk {
+    let Some(spec) = header.trim().strip_prefix("bytes=") else {
+        return RangeAsk::Ignored;
+    };
+    if spec.contains(',') {
+        return RangeAsk::Ignored;
+    }
+    let Some((a, b)) = spec.trim().split_once('-') else {
+        return RangeAsk::Ignored;
+    };
+    let num = |s: &str| -> Option<Option<u64>> {
+        let s = s.trim();
+        if s.is_empty() {
+            Some(None)
+        } else if s.bytes().all(|c| c.is_ascii_digit()) {
+            s.parse().ok().map(Some)
+        } else {
+            None
+        }
+    };
+    match (num(a), num(b)) {
+        (Some(Some(first)), Some(last)) => {
+            if last.is_some_and(|l| l < first) {
+                return RangeAsk::Ignored;
             }
-            open.fetch_sub(1, Ordering::SeqCst);
-        });
+            if first >= size {
+                return RangeAsk::Unsatisfiable;
+            }
+            let end = last.map_or(size, |l| l.saturating_add(1).min(size));
+            RangeAsk::Bytes(first..end)
+        }
+        (Some(None), Some(Some(suffix))) => {
+            if suffix == 0 || size == 0 {
+                return RangeAsk::Unsatisfiable;
+            }
+            RangeAsk::Bytes(size.saturating_sub(suffix)..size)
+        }
+        _ => RangeAsk::Ignored,
+    }
+}
+
+/// A response body: bytes in memory, or a file read a chunk at a time.
+pub enum ServeBody {
+    Bytes(Option<Bytes>),
+    File(FileBody),
+}
+
+impl ServeBody {
+    fn bytes(b: Vec<u8>) -> ServeBody {
+        ServeBody::Bytes((!b.is_empty()).then(|| Bytes::from(b)))
+    }
+
+    fn file(blob: Box<dyn Blob>, range: Range<u64>) -> ServeBody {
+        ServeBody::File(FileBody {
+            left: range.end - range.start,
+            state: FileState::Closed(blob, range.start),
+        })
+    }
+}
+
+pub struct FileBody {
+    /// Bytes still to send: exactly the length announced, even if the file grew meanwhile.
+    left: u64,
+    state: FileState,
+}
+
+type Reader = Box<dyn Read + Send>;
+
+enum FileState {
+    /// Not opened yet: the blob and the offset to start at.
+    Closed(Box<dyn Blob>, u64),
+    /// A chunk being read on the blocking pool (the next one is asked for as soon as one is
+    /// handed to hyper, so reading the disk and writing the socket overlap).
+    Reading(JoinHandle<std::io::Result<(Reader, Vec<u8>)>>),
+    Done,
+}
+
+impl Body for ServeBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        match self.get_mut() {
+            ServeBody::Bytes(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            ServeBody::File(f) => f.poll_chunk(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            ServeBody::Bytes(b) => b.is_none(),
+            ServeBody::File(f) => f.left == 0,
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            ServeBody::Bytes(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
+            ServeBody::File(f) => SizeHint::with_exact(f.left),
+        }
+    }
+}
+
+impl FileBody {
+    fn poll_chunk(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        if self.left == 0 {
+            self.state = FileState::Done;
+            return Poll::Ready(None);
+        }
+        let mut job = match std::mem::replace(&mut self.state, FileState::Done) {
+            FileState::Done => return Poll::Ready(None),
+            FileState::Reading(job) => job,
+            FileState::Closed(blob, start) => {
+                let (want, left) = (self.chunk(), self.left);
+                tokio::task::spawn_blocking(move || {
+                    let reader = blob.read(start..start + left)?;
+                    read_chunk(reader, want)
+                })
+            }
+        };
+        let got = match Pin::new(&mut job).poll(cx) {
+            Poll::Pending => {
+                self.state = FileState::Reading(job);
+                return Poll::Pending;
+            }
+            Poll::Ready(Ok(got)) => got,
+            Poll::Ready(Err(e)) => Err(std::io::Error::other(e.to_string())),
+        };
+        let (reader, chunk) = match got {
+            Ok(got) => got,
+            Err(e) => return Poll::Ready(Some(Err(e))),
+        };
+        if chunk.is_empty() {
+            return Poll::Ready(Some(Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "the file is shorter than when its length was sent",
+            ))));
+        }
+        self.left -= chunk.len() as u64;
+        if self.left > 0 {
+            let want = self.chunk();
+            self.state = FileState::Reading(tokio::task::spawn_blocking(move || {
+                read_chunk(reader, want)
+            }));
+        }
+        Poll::Ready(Some(Ok(Frame::data(Bytes::from(chunk)))))
+    }
+
+    fn chunk(&self) -> usize {
+        usize::try_from(self.left).map_or(CHUNK, |l| l.min(CHUNK))
+    }
+}
+
+/// Up to `want` bytes (fewer only at the end of the file).
+fn read_chunk(mut reader: Reader, want: usize) -> std::io::Result<(Reader, Vec<u8>)> {
+    let mut chunk = Vec::with_capacity(want);
+    (&mut reader).take(want as u64).read_to_end(&mut chunk)?;
+    Ok((reader, chunk))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        use RangeAsk::*;
+        assert_eq!(parse_range("bytes=0-99", 1000), Bytes(0..100));
+        assert_eq!(parse_range("bytes=900-", 1000), Bytes(900..1000));
+        assert_eq!(parse_range("bytes=900-5000", 1000), Bytes(900..1000));
+        assert_eq!(parse_range("bytes=-100", 1000), Bytes(900..1000));
+        assert_eq!(parse_range("bytes=-5000", 1000), Bytes(0..1000));
+        assert_eq!(parse_range("bytes=1000-", 1000), Unsatisfiable);
+        assert_eq!(parse_range("bytes=-0", 1000), Unsatisfiable);
+        assert_eq!(parse_range("bytes=0-", 0), Unsatisfiable);
+        assert_eq!(parse_range("bytes=5-1", 1000), Ignored);
+        assert_eq!(parse_range("bytes=0-1,5-9", 1000), Ignored);
+        assert_eq!(parse_range("items=0-1", 1000), Ignored);
+        assert_eq!(parse_range("bytes=a-b", 1000), Ignored);
+        assert_eq!(parse_range("bytes=+1-2", 1000), Ignored);
+    }
+
+    #[test]
+    fn validators() {
+        let t = UNIX_EPOCH + Duration::from_millis(1_700_000_000_500);
+        let tag = etag_of(10, t);
+        let c = |inm: Option<&str>, ims: Option<&str>| Conditions {
+            if_none_match: inm.map(str::to_string),
+            if_modified_since: ims.map(str::to_string),
+            ..Conditions::default()
+        };
+        assert!(not_modified(&c(Some(&tag), None), Some(&tag), Some(t)));
+        assert!(not_modified(
+            &c(Some(&format!("\"x\", W/{tag}")), None),
+            Some(&tag),
+            Some(t)
+        ));
+        assert!(!not_modified(&c(Some("\"x\""), None), Some(&tag), Some(t)));
+        let date = httpdate::fmt_http_date(t);
+        assert!(not_modified(&c(None, Some(&date)), Some(&tag), Some(t)));
+        let before = httpdate::fmt_http_date(t - Duration::from_secs(5));
+        assert!(!not_modified(&c(None, Some(&before)), Some(&tag), Some(t)));
+        // If-None-Match wins over If-Modified-Since.
+        assert!(!not_modified(
+            &c(Some("\"x\""), Some(&date)),
+            Some(&tag),
+            Some(t)
+        ));
+        let r = |v: &str| Conditions {
+            if_range: Some(v.to_string()),
+            ..Conditions::default()
+        };
+        assert!(if_range_holds(&r(&tag), Some(&tag), Some(t)));
+        assert!(!if_range_holds(
+            &r(&format!("W/{tag}")),
+            Some(&tag),
+            Some(t)
+        ));
+        assert!(if_range_holds(&r(&date), Some(&tag), Some(t)));
+        assert!(!if_range_holds(&r(&before), Some(&tag), Some(t)));
     }
 }

@@ -25,16 +25,14 @@ pub mod listing;
 pub mod paths;
 pub mod store;
 
-use http::Request;
+use http::{Payload, Reply, Request};
 use listing::{Entry, HeaderRank};
 use paths::Refusal;
 use std::collections::HashMap;
-use std::io::Cursor;
-use std::net::TcpListener;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use store::{Body, Store};
+use store::{LocalFile, Store};
 
 /// TensorBoard's port.
 pub const DEFAULT_PORT: u16 = 6006;
@@ -86,8 +84,8 @@ struct State {
     dist: Mutex<Option<PathBuf>>,
     /// Header ranks by (path, size, mtime): a file is read again only when it changed.
     ranks: Mutex<HashMap<FileVersion, HeaderRank>>,
-    /// `Some(port)` while bound to loopback: the Host header must then name a loopback host.
-    loopback_port: Option<u16>,
+    /// The address while bound to loopback: the Host header must then name a loopback host.
+    loopback: Option<SocketAddr>,
 }
 
 pub fn run(args: &[String]) -> Result<(), String> {
@@ -113,20 +111,16 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .map_err(|e| format!("--host {}: {e}", opts.host))?
         .next()
         .ok_or(format!("--host {}: no address", opts.host))?;
-    let listener = TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let bound = listener
-        .local_addr()
-        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let loopback = bound.ip().is_loopback();
+    let server = http::Server::bind(addr)?;
+    let bound = server.local_addr()?;
     let state = State {
         logdir,
         dist: Mutex::new(dist),
         ranks: Mutex::new(HashMap::new()),
-        loopback_port: loopback.then_some(bound.port()),
+        loopback: bound.ip().is_loopback().then_some(bound),
     };
     announce(&state, bound, &opts)?;
-
-    http::serve(listener, move |req| handle(&state, req));
+    server.serve(move |req| handle(&state, req));
     Ok(())
 }
 
@@ -185,113 +179,121 @@ fn announce(state: &State, bound: SocketAddr, opts: &Options) -> Result<(), Stri
     Ok(())
 }
 
-/// Sends `body` with the headers every response gets.
-fn send(req: Request, status: u16, content_type: &str, body: Body, extra: &[(&str, String)]) {
+/// `body` with the headers every answer gets.
+fn reply(
+    status: u16,
+    content_type: &str,
+    body: Payload,
+    extra: Vec<(&'static str, String)>,
+) -> Reply {
     let mut headers = vec![
         ("Content-Type", content_type.to_string()),
         ("X-Content-Type-Options", "nosniff".to_string()),
         ("Cache-Control", "no-cache".to_string()),
     ];
-    headers.extend(extra.iter().map(|(k, v)| (*k, v.clone())));
-    req.respond(status, &headers, body);
-}
-
-fn send_bytes(
-    req: Request,
-    status: u16,
-    content_type: &str,
-    bytes: Vec<u8>,
-    extra: &[(&str, String)],
-) {
-    let len = Some(bytes.len() as u64);
-    send(
-        req,
+    headers.extend(extra);
+    Reply {
         status,
-        content_type,
-        Body {
-            reader: Box::new(Cursor::new(bytes)),
-            len,
-        },
-        extra,
-    );
+        headers,
+        body,
+    }
 }
 
-fn refuse(req: Request, r: &Refusal) {
-    let text = format!("{} {}\n", r.status(), r.message());
-    send_bytes(
-        req,
-        r.status(),
+fn text(status: u16, text: String, extra: Vec<(&'static str, String)>) -> Reply {
+    reply(
+        status,
         "text/plain; charset=utf-8",
-        text.into_bytes(),
-        &[],
-    );
+        Payload::Bytes(text.into_bytes()),
+        extra,
+    )
 }
 
-/// True when `host` (a Host header) names a loopback host on `port`.
-fn loopback_host(host: &str, port: u16) -> bool {
+fn refuse(r: &Refusal) -> Reply {
+    text(
+        r.status(),
+        format!("{} {}\n", r.status(), r.message()),
+        vec![],
+    )
+}
+
+/// The hosts a request may name while bound to loopback address `bound`.
+fn allowed_host(host: &str, bound: SocketAddr) -> bool {
     let (name, p) = match host.rsplit_once(':') {
         Some((n, p)) if !n.is_empty() && !p.contains(']') => (n, p.parse::<u16>().ok()),
         _ => (host, Some(80)),
     };
-    p == Some(port)
-        && matches!(
-            name.to_ascii_lowercase().as_str(),
-            "127.0.0.1" | "localhost" | "[::1]"
-        )
+    if p != Some(bound.port()) {
+        return false;
+    }
+    let name = name.to_ascii_lowercase();
+    if name == "localhost" {
+        return true;
+    }
+    // An address literal of this machine's loopback (127.0.0.2 when bound there): no DNS name
+    // can stand for it, so no other site's page can reach it by rebinding one.
+    let literal = name
+        .strip_prefix('[')
+        .and_then(|n| n.strip_suffix(']'))
+        .unwrap_or(&name);
+    literal
+        .parse::<std::net::IpAddr>()
+        .is_ok_and(|ip| ip.is_loopback())
 }
 
-fn handle(state: &State, req: Request) {
-    if !matches!(req.method.as_str(), "GET" | "HEAD") {
-        let r = Refusal::BadPath(format!("{} is not served: GET and HEAD only", req.method));
-        let text = format!("405 {}\n", r.message());
-        return send_bytes(
-            req,
-            405,
-            "text/plain; charset=utf-8",
-            text.into_bytes(),
-            &[("Allow", "GET, HEAD".into())],
-        );
+/// The URL a loopback server is reached at: its address, and `localhost` where that resolves to it.
+fn loopback_urls(bound: SocketAddr) -> String {
+    let port = bound.port();
+    match bound.ip() {
+        std::net::IpAddr::V4(ip) if ip == std::net::Ipv4Addr::LOCALHOST => {
+            format!("http://127.0.0.1:{port}/ and http://localhost:{port}/")
+        }
+        _ => format!("http://{bound}/"),
     }
-    if let Some(port) = state.loopback_port {
-        let host = req.host.clone();
-        if !loopback_host(&host, port) {
-            let r = Refusal::Outside(format!(
-                "Host '{host}' is not this machine's loopback address: bound to localhost, \
-                 the server answers only http://127.0.0.1:{port}/ and http://localhost:{port}/"
-            ));
-            return refuse(req, &r);
+}
+
+fn handle(state: &State, req: &Request) -> Reply {
+    if !matches!(req.method.as_str(), "GET" | "HEAD") {
+        let why = format!("405 {} is not served: GET and HEAD only\n", req.method);
+        return text(405, why, vec![("Allow", "GET, HEAD".into())]);
+    }
+    if let Some(bound) = state.loopback {
+        if !allowed_host(&req.host, bound) {
+            return refuse(&Refusal::Outside(format!(
+                "Host '{}' is not this machine's loopback address: bound to {}, the server \
+                 answers only {}",
+                req.host,
+                bound.ip(),
+                loopback_urls(bound)
+            )));
         }
     }
-    let url = req.target.clone();
+    let url = &req.target;
     let path = url.split(['?', '#']).next().unwrap_or("");
     let Some(path) = path.strip_prefix('/') else {
-        return refuse(req, &Refusal::BadPath(format!("'{url}': not a path")));
+        return refuse(&Refusal::BadPath(format!("'{url}': not a path")));
     };
     if path == "api/runs" {
-        return runs(state, req);
+        return runs(state);
     }
     if let Some(rel) = path.strip_prefix("logdir/") {
-        return trace_file(state, req, rel);
+        return trace_file(state, rel);
     }
     if path.starts_with("api/") || path == "logdir" {
-        return refuse(req, &Refusal::NotFound(format!("/{path}: no such route")));
+        return refuse(&Refusal::NotFound(format!("/{path}: no such route")));
     }
-    page_file(state, req, path)
+    page_file(state, path)
 }
 
-fn runs(state: &State, req: Request) {
+fn runs(state: &State) -> Reply {
     let Some((name, store)) = &state.logdir else {
-        return refuse(
-            req,
-            &Refusal::NotFound(
-                "no LOGDIR: sightline serve was started without one, so it serves the page alone"
-                    .into(),
-            ),
-        );
+        return refuse(&Refusal::NotFound(
+            "no LOGDIR: sightline serve was started without one, so it serves the page alone"
+                .into(),
+        ));
     };
     let entries = match store.list() {
         Ok(e) => e,
-        Err(e) => return refuse(req, &Refusal::Failed(format!("listing LOGDIR: {e}"))),
+        Err(e) => return refuse(&Refusal::Failed(format!("listing LOGDIR: {e}"))),
     };
     let rank_of = |e: &Entry| -> HeaderRank {
         let key = (e.path.clone(), e.size, e.mtime_ms);
@@ -315,36 +317,35 @@ fn runs(state: &State, req: Request) {
     };
     let listing = listing::build(name, &entries, &rank_of);
     match serde_json::to_vec(&listing) {
-        Ok(json) => send_bytes(req, 200, "application/json", json, &[]),
-        Err(e) => refuse(req, &Refusal::Failed(e.to_string())),
+        Ok(json) => reply(200, "application/json", Payload::Bytes(json), vec![]),
+        Err(e) => refuse(&Refusal::Failed(e.to_string())),
     }
 }
 
-fn trace_file(state: &State, req: Request, rel: &str) {
+fn trace_file(state: &State, rel: &str) -> Reply {
     let Some((_, store)) = &state.logdir else {
-        return refuse(
-            req,
-            &Refusal::NotFound("no LOGDIR: sightline serve was started without one".into()),
-        );
+        return refuse(&Refusal::NotFound(
+            "no LOGDIR: sightline serve was started without one".into(),
+        ));
     };
     let segments = match paths::segments(rel) {
         Ok(s) if !s.is_empty() => s,
-        Ok(_) => return refuse(req, &Refusal::NotFound("/logdir/: name a file".into())),
-        Err(r) => return refuse(req, &r),
+        Ok(_) => return refuse(&Refusal::NotFound("/logdir/: name a file".into())),
+        Err(r) => return refuse(&r),
     };
     match store.open(&segments) {
-        Ok(body) => {
+        Ok(blob) => {
             let name = segments.last().map_or("", String::as_str);
-            send(req, 200, dist::content_type(name), body, &[]);
+            reply(200, dist::content_type(name), Payload::File(blob), vec![])
         }
-        Err(r) => refuse(req, &r),
+        Err(r) => refuse(&r),
     }
 }
 
-fn page_file(state: &State, req: Request, rel: &str) {
+fn page_file(state: &State, rel: &str) -> Reply {
     let mut segments = match paths::segments(rel) {
         Ok(s) => s,
-        Err(r) => return refuse(req, &r),
+        Err(r) => return refuse(&r),
     };
     let dist = {
         let mut d = state.dist.lock().unwrap_or_else(|p| p.into_inner());
@@ -354,24 +355,18 @@ fn page_file(state: &State, req: Request, rel: &str) {
         d.clone()
     };
     let Some(dist) = dist else {
-        let text = format!(
+        let why = format!(
             "Sightline's page is not built: {}.\nThe API answers meanwhile: /api/runs.\n",
             dist::BUILD_HINT
         );
-        return send_bytes(
-            req,
-            503,
-            "text/plain; charset=utf-8",
-            text.into_bytes(),
-            &[],
-        );
+        return text(503, why, vec![]);
     };
     if segments.is_empty() {
         segments.push("index.html".into());
     }
     let file = match paths::resolve_under(&dist, &segments) {
         Ok(f) => f,
-        Err(r) => return refuse(req, &r),
+        Err(r) => return refuse(&r),
     };
     let name = segments.last().map_or("", String::as_str);
     let ctype = dist::content_type(name);
@@ -379,36 +374,23 @@ fn page_file(state: &State, req: Request, rel: &str) {
         // The policy travels as a header too, exactly as the page's <meta> states it.
         let html = match std::fs::read(&file) {
             Ok(h) => h,
-            Err(e) => return refuse(req, &Refusal::Failed(format!("{}: {e}", file.display()))),
+            Err(e) => return refuse(&Refusal::Failed(format!("{}: {e}", file.display()))),
         };
         let mut html = String::from_utf8_lossy(&html).into_owned();
         if segments == ["index.html"] {
             html = dist::mark_served(&html, state.logdir.is_some());
         }
         let csp = dist::meta_csp(&html).unwrap_or_else(|| dist::CSP.to_string());
-        return send_bytes(
-            req,
+        return reply(
             200,
             ctype,
-            html.into_bytes(),
-            &[("Content-Security-Policy", csp)],
+            Payload::Bytes(html.into_bytes()),
+            vec![("Content-Security-Policy", csp)],
         );
     }
-    match std::fs::File::open(&file) {
-        Ok(f) => {
-            let len = f.metadata().ok().map(|m| m.len());
-            send(
-                req,
-                200,
-                ctype,
-                Body {
-                    reader: Box::new(f),
-                    len,
-                },
-                &[],
-            );
-        }
-        Err(e) => refuse(req, &Refusal::Failed(format!("{name}: {e}"))),
+    match LocalFile::open(&file) {
+        Ok(f) => reply(200, ctype, Payload::File(Box::new(f)), vec![]),
+        Err(e) => refuse(&Refusal::Failed(format!("{name}: {e}"))),
     }
 }
 
@@ -418,13 +400,24 @@ mod tests {
 
     #[test]
     fn hosts() {
-        assert!(loopback_host("127.0.0.1:6006", 6006));
-        assert!(loopback_host("localhost:6006", 6006));
-        assert!(loopback_host("[::1]:6006", 6006));
-        assert!(!loopback_host("evil.example:6006", 6006));
-        assert!(!loopback_host("127.0.0.1:6007", 6006));
-        assert!(!loopback_host("", 6006));
-        assert!(loopback_host("localhost", 80));
+        let at = |a: &str| a.parse::<SocketAddr>().unwrap();
+        let b = at("127.0.0.1:6006");
+        assert!(allowed_host("127.0.0.1:6006", b));
+        assert!(allowed_host("localhost:6006", b));
+        assert!(allowed_host("LOCALHOST:6006", b));
+        assert!(allowed_host("[::1]:6006", b));
+        assert!(!allowed_host("evil.example:6006", b));
+        assert!(!allowed_host("127.0.0.1.evil.example:6006", b));
+        assert!(!allowed_host("127.0.0.1:6007", b));
+        assert!(!allowed_host("127.0.0.1", b));
+        assert!(!allowed_host("", b));
+        assert!(allowed_host("localhost", at("127.0.0.1:80")));
+        assert!(allowed_host("127.0.0.2:6006", at("127.0.0.2:6006")));
+        assert!(allowed_host("[::1]:6006", at("[::1]:6006")));
+        assert_eq!(
+            loopback_urls(at("127.0.0.2:6006")),
+            "http://127.0.0.2:6006/"
+        );
     }
 
     #[test]

@@ -116,6 +116,14 @@ pub fn segments(raw: &str) -> Result<Vec<String>, Refusal> {
     Ok(out)
 }
 
+/// True for the errors that say the name cannot be a file: missing, a name too long for the file
+/// system (a 300-character segment), a file where a folder was expected (`file.txt/.json`). These
+/// are the client's to fix (404), not the server's (500).
+fn cannot_exist(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(e.kind(), NotFound | NotADirectory | InvalidFilename)
+}
+
 /// The file `segments` name under `root`, after resolving symlinks: refused when its canonical path
 /// is not under `root`'s, and not found unless it is a regular file.
 pub fn resolve_under(root: &Path, segments: &[String]) -> Result<PathBuf, Refusal> {
@@ -129,7 +137,7 @@ pub fn resolve_under(root: &Path, segments: &[String]) -> Result<PathBuf, Refusa
     }
     let resolved = match joined.canonicalize() {
         Ok(p) => p,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(e) if cannot_exist(&e) => {
             return Err(Refusal::NotFound(format!("'{shown}': no such file")))
         }
         Err(e) => return Err(Refusal::Failed(format!("'{shown}': {e}"))),

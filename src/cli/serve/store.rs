@@ -5,23 +5,69 @@
 
 use super::listing::{is_trace_file, Entry, HEADER_BYTES};
 use super::paths::{resolve_under, Refusal};
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
+use std::time::{SystemTime, UNIX_EPOCH};
 
-/// A file's bytes, to stream in the response.
-pub struct Body {
-    pub reader: Box<dyn Read + Send>,
-    pub len: Option<u64>,
+/// A file to serve: its size and time (for `ETag`, `Last-Modified` and ranges) and its bytes
+/// from any offset. Reading may block (a disk, an object store); the server calls it on its
+/// blocking pool.
+pub trait Blob: Send {
+    fn size(&self) -> u64;
+    fn modified(&self) -> Option<SystemTime>;
+    /// The bytes of `range` (inside `0..size()`), as a reader.
+    fn read(self: Box<Self>, range: Range<u64>) -> std::io::Result<Box<dyn Read + Send>>;
+}
+
+/// A file opened on the local disk.
+pub struct LocalFile {
+    file: std::fs::File,
+    size: u64,
+    modified: Option<SystemTime>,
+}
+
+impl LocalFile {
+    pub fn open(path: &Path) -> std::io::Result<LocalFile> {
+        let file = std::fs::File::open(path)?;
+        let meta = file.metadata()?;
+        Ok(LocalFile {
+            file,
+            size: meta.len(),
+            modified: meta.modified().ok(),
+        })
+    }
+}
+
+impl Blob for LocalFile {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn modified(&self) -> Option<SystemTime> {
+        self.modified
+    }
+
+    fn read(mut self: Box<Self>, range: Range<u64>) -> std::io::Result<Box<dyn Read + Send>> {
+        self.file.seek(SeekFrom::Start(range.start))?;
+        Ok(Box::new(self.file.take(range.end - range.start)))
+    }
 }
 
 pub trait Store: Send + Sync {
     /// Every trace file under the root, in no particular order.
     fn list(&self) -> Result<Vec<Entry>, String>;
-    /// The file at `segments` (checked), or why not.
-    fn open(&self, segments: &[String]) -> Result<Body, Refusal>;
+    /// The trace file at `segments` (checked), or why not.
+    fn open(&self, segments: &[String]) -> Result<Box<dyn Blob>, Refusal>;
     /// The first decompressed bytes of a listed file, for [`super::listing::rank_in_header`].
     fn head(&self, entry: &Entry) -> Option<Vec<u8>>;
+}
+
+/// The refusal of a name that is not a trace file's.
+pub fn only_traces(shown: &str) -> Refusal {
+    Refusal::NotFound(format!(
+        "'{shown}': only trace files (*.json, *.json.gz) are served from LOGDIR"
+    ))
 }
 
 /// Folders are walked at most this deep, and at most this many entries are looked at, so a
@@ -49,6 +95,14 @@ impl Local {
 fn mtime_ms(meta: &std::fs::Metadata) -> Option<i64> {
     let d = meta.modified().ok()?.duration_since(UNIX_EPOCH).ok()?;
     i64::try_from(d.as_millis()).ok()
+}
+
+/// True when `path` (resolved) is a trace file by its own name: a symlink's name is not enough,
+/// `run/x.json -> ../.env` names a trace and leads to something else.
+fn resolves_to_trace(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(is_trace_file)
 }
 
 impl Store for Local {
@@ -86,10 +140,14 @@ impl Store for Local {
                 if !is_trace_file(&name) {
                     continue;
                 }
-                // A symlinked file is listed only when it resolves inside LOGDIR.
+                // A symlinked file is listed only when it leads to a trace file inside LOGDIR,
+                // as `open` serves it.
                 if kind.is_symlink() {
                     match path.canonicalize() {
-                        Ok(p) if p.starts_with(&self.root) && p.is_file() => {}
+                        Ok(p)
+                            if p.starts_with(&self.root)
+                                && p.is_file()
+                                && resolves_to_trace(&p) => {}
                         _ => continue,
                     }
                 }
@@ -109,22 +167,18 @@ impl Store for Local {
         Ok(out)
     }
 
-    fn open(&self, segments: &[String]) -> Result<Body, Refusal> {
-        let name = segments.last().map(String::as_str).unwrap_or("");
-        if !is_trace_file(name) {
-            return Err(Refusal::NotFound(format!(
-                "'{}': only trace files (*.json, *.json.gz) are served from LOGDIR",
-                segments.join("/")
-            )));
+    fn open(&self, segments: &[String]) -> Result<Box<dyn Blob>, Refusal> {
+        let shown = segments.join("/");
+        if !is_trace_file(segments.last().map(String::as_str).unwrap_or("")) {
+            return Err(only_traces(&shown));
         }
         let path = resolve_under(&self.root, segments)?;
-        let file = std::fs::File::open(&path)
-            .map_err(|e| Refusal::Failed(format!("'{}': {e}", segments.join("/"))))?;
-        let len = file.metadata().ok().map(|m| m.len());
-        Ok(Body {
-            reader: Box::new(file),
-            len,
-        })
+        if !resolves_to_trace(&path) {
+            return Err(only_traces(&shown));
+        }
+        let file =
+            LocalFile::open(&path).map_err(|e| Refusal::Failed(format!("'{shown}': {e}")))?;
+        Ok(Box::new(file))
     }
 
     fn head(&self, entry: &Entry) -> Option<Vec<u8>> {
