@@ -21,6 +21,8 @@ mod flops;
 mod fuzz;
 #[path = "idle.rs"]
 mod idle;
+#[path = "judge.rs"]
+mod judge;
 #[path = "memory.rs"]
 mod memory;
 #[path = "parse.rs"]

@@ -1,14 +1,21 @@
 //! What fixing a finding would buy: each finding whose fix is a change of durations gets a what-if
 //! on the step graph, and the findings are ordered by the time their fix saves per step.
 //!
-//! The edits stand for the advice, at its best case:
+//! Each rule writes the edits that stand for its advice at its best case ([`Finding::whatif`]):
 //! - `dataloader_bound`: the DataLoader's `__next__` off the main thread (`DataLoader=0`);
 //! - `cpu_copy_overhead`: no implicit copies (`aten::copy_`, `aten::to`, `aten::_to_copy`,
-//!   `aten::contiguous` removed);
+//!   `aten::contiguous` removed, with what they run);
 //! - `pageable_memcpy`: pinned memory, taken as copies twice as fast (`pageable*0.5`: the
 //!   copies from or to pageable memory at half their time; the CPU still waits where it did, so
 //!   this is a floor);
-//! - `communication_heavy`: communication hidden behind compute (`communication=0`).
+//! - `communication_heavy`: communication hidden behind compute (`communication=0`);
+//! - `dtype_round_trip`: float64 operators at float32's speed (`float64*0.5`, a floor on CPUs);
+//! - `small_op_storm`: the loop's calls and the Python time between them, down to about one call
+//!   of each name a step (`A|B+gaps*F`);
+//! - `untraced_cpu_time`: no untraced time on the CPU (`untraced=0`);
+//! - `annotation_overhead`: the ranges' own time and the time between them (`self:NAME+gaps=0`:
+//!   the Python work they wrap is taken as free, right where they wrap no operator);
+//! - `optimizer_step_heavy`: the step at what one fused call would cost (`Optimizer.step#X*F`).
 //!
 //! Other findings (settings, utilization, the CPU starving the device) name no single duration to
 //! change, and carry no saving.
@@ -72,21 +79,6 @@ pub fn duration(ns: f64) -> String {
     format!("{v:.d$} {name}")
 }
 
-fn edits_for(id: &str) -> &'static [&'static str] {
-    match id {
-        "dataloader_bound" => &["DataLoader=0"],
-        "cpu_copy_overhead" => &[
-            "aten::copy_=0",
-            "aten::to=0",
-            "aten::_to_copy=0",
-            "aten::contiguous=0",
-        ],
-        "pageable_memcpy" => &["pageable*0.5"],
-        "communication_heavy" => &["communication=0"],
-        _ => &[],
-    }
-}
-
 /// The findings with their savings, the largest first; those without one keep their order after.
 pub fn assess(
     trace: &Trace,
@@ -94,7 +86,7 @@ pub fn assess(
     steps: &StepsReport,
     findings: Vec<Finding>,
 ) -> Vec<Assessed> {
-    let needed = findings.iter().any(|f| !edits_for(f.id).is_empty());
+    let needed = findings.iter().any(|f| !f.whatif.is_empty());
     let analysis = needed
         .then(|| Analysis::build(trace, links, steps, &PathOptions::default()).ok())
         .flatten();
@@ -103,7 +95,7 @@ pub fn assess(
         .map(|finding| {
             let saving = analysis
                 .as_ref()
-                .and_then(|a| saving(trace, a, edits_for(finding.id)));
+                .and_then(|a| saving(trace, a, &finding.whatif));
             let mut finding = finding;
             if saving.as_ref().is_some_and(|s| s.pct < MIN_WARNING_PCT) {
                 finding.severity = Severity::Info;
@@ -139,7 +131,7 @@ pub fn split(assessed: Vec<Assessed>) -> (Vec<Assessed>, Vec<Assessed>) {
         .partition(|a| !a.finding.is_recording())
 }
 
-fn saving(trace: &Trace, a: &Analysis, texts: &[&str]) -> Option<Saving> {
+fn saving(trace: &Trace, a: &Analysis, texts: &[String]) -> Option<Saving> {
     if texts.is_empty() || a.windows.is_empty() {
         return None;
     }

@@ -1,16 +1,22 @@
 //! What-if: `NAME=0` removes, `NAME*F` scales; `rankR:` limits an edit to one rank. NAME is a
-//! slice name with `*` globs, or a kind: `DataLoader` (the CPU time inside a DataLoader's
-//! `__next__`), `kernels` (computation kernels), `memcpy` (copies and fills), `pageable` (copies
-//! from or to pageable host memory, Kineto's `Memcpy ... (Pageable -> Device)`) or
-//! `communication`.
+//! slice name with `*` globs and `|` between alternatives, or a kind: `DataLoader` (the CPU time
+//! inside a DataLoader's `__next__`), `kernels` (computation kernels), `memcpy` (copies and fills),
+//! `pageable` (copies from or to pageable host memory, Kineto's `Memcpy ... (Pageable -> Device)`),
+//! `communication`, `untraced` (CPU time on a thread inside no operator, annotation or runtime
+//! call: Python, I/O, `torch.save`; a step's own time counts, as the step only frames the others)
+//! or `float64` (CPU operators with a `double` tensor among their `Input type`s).
 //! A CPU slice's edit scales every piece of CPU time inside it (its children's too); a device op's
-//! its duration. Launch delays, gaps and sync returns keep their weights, and the graph is replayed
-//! with its dependencies: an op still waits for its launch and the op before it on its stream.
+//! its duration. `self:NAME` scales a slice's own time only (not its children's); `NAME+gaps`
+//! scales too the untraced time between two matching slices in a row on a thread (a Python loop's
+//! time between the calls it makes). Launch delays, gaps and sync returns keep their weights, and
+//! the graph is replayed with its dependencies: an op still waits for its launch and the op before
+//! it on its stream.
 
 use super::graph::{EdgeKind, Graph};
 use super::{is_data_loading, Analysis};
 use crate::analysis::idle::OpClass;
 use crate::model::{StrId, Trace};
+use rustc_hash::FxHashSet;
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -20,12 +26,18 @@ pub struct Edit {
     pub rank: Option<i64>,
     pub target: Target,
     pub factor: f64,
+    /// `self:`: the slices' own time only.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub own: bool,
+    /// `+gaps`: and the untraced time between two matching slices in a row.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub gaps: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Target {
-    /// A slice name, `*` matching any run of characters.
+    /// A slice name, `*` matching any run of characters, `|` between alternatives.
     Name(String),
     DataLoader,
     Kernels,
@@ -33,10 +45,12 @@ pub enum Target {
     /// Host-device copies from or to pageable memory.
     Pageable,
     Communication,
+    Untraced,
+    Float64,
 }
 
 impl Edit {
-    /// Parses `[rankR:]NAME=0` or `[rankR:]NAME*F` (F a non-negative number).
+    /// Parses `[rankR:][self:]NAME[+gaps]=0` or `...*F` (F a non-negative number).
     pub fn parse(text: &str) -> Result<Edit, String> {
         let t = text.trim();
         let (rank, rest) = match t.strip_prefix("rank").and_then(|r| r.split_once(':')) {
@@ -62,7 +76,15 @@ impl Edit {
             ));
         };
         let name = name.trim();
-        if name.is_empty() {
+        let (own, name) = match name.strip_prefix("self:") {
+            Some(rest) => (true, rest.trim_start()),
+            None => (false, name),
+        };
+        let (gaps, name) = match name.strip_suffix("+gaps") {
+            Some(rest) => (true, rest.trim_end()),
+            None => (false, name),
+        };
+        if name.is_empty() || name.split('|').any(str::is_empty) {
             return Err(format!("what-if '{text}': no name before '=' or '*'"));
         }
         let target = match name {
@@ -71,13 +93,22 @@ impl Edit {
             "memcpy" => Target::Memcpy,
             "pageable" => Target::Pageable,
             "communication" => Target::Communication,
+            "untraced" => Target::Untraced,
+            "float64" => Target::Float64,
             n => Target::Name(n.to_string()),
         };
+        if (own || gaps) && !matches!(target, Target::Name(_)) {
+            return Err(format!(
+                "what-if '{text}': self: and +gaps go with slice names, not with the kind '{name}'"
+            ));
+        }
         Ok(Edit {
             text: text.to_string(),
             rank,
             target,
             factor,
+            own,
+            gaps,
         })
     }
 }
@@ -85,6 +116,16 @@ impl Edit {
 /// Kineto's name of a copy from or to pageable host memory: `Memcpy HtoD (Pageable -> Device)`.
 fn is_pageable_copy(name: &str) -> bool {
     name.starts_with("Memcpy") && name.contains("Pageable")
+}
+
+/// `|` separates alternatives, each a [`glob`].
+fn glob_any(pattern: &str, text: &str) -> bool {
+    pattern.split('|').any(|p| glob(p, text))
+}
+
+/// Whether a step's own span: time in it outside its operators is untraced.
+pub fn is_step(name: &str) -> bool {
+    name.starts_with("ProfilerStep#")
 }
 
 /// `*` matches any run of characters, everything else itself.
@@ -107,95 +148,138 @@ pub fn glob(pattern: &str, text: &str) -> bool {
     true
 }
 
-/// The factor of each edge under `edits` (1 where none applies), and how many slices or device
-/// ops each edit matched.
+/// The factor of each edge under `edits` (1 where none applies), and how many slices, device ops
+/// or (for `untraced` and `+gaps`) stretches of untraced time each edit matched.
 pub fn factors(trace: &Trace, a: &Analysis, edits: &[Edit]) -> (Vec<f64>, Vec<usize>) {
     let g = &a.graph;
     let mut factor = vec![1.0; g.edges.len()];
     let mut matched = vec![0usize; edits.len()];
+    let each_name = |f: &dyn Fn(&str) -> bool| -> Vec<bool> {
+        (0..trace.strings.len())
+            .map(|k| f(trace.str(StrId(k as u32))))
+            .collect()
+    };
     // Per edit, whether each interned name matches.
     let names: Vec<Option<Vec<bool>>> = edits
         .iter()
         .map(|e| match &e.target {
-            Target::Name(p) => Some(
-                (0..trace.strings.len())
-                    .map(|k| glob(p, trace.str(StrId(k as u32))))
-                    .collect(),
-            ),
-            Target::DataLoader => Some(
-                (0..trace.strings.len())
-                    .map(|k| is_data_loading(trace.str(StrId(k as u32))))
-                    .collect(),
-            ),
-            Target::Pageable => Some(
-                (0..trace.strings.len())
-                    .map(|k| is_pageable_copy(trace.str(StrId(k as u32))))
-                    .collect(),
-            ),
+            Target::Name(p) => Some(each_name(&|n| glob_any(p, n))),
+            Target::DataLoader => Some(each_name(&is_data_loading)),
+            Target::Pageable => Some(each_name(&is_pageable_copy)),
             _ => None,
         })
         .collect();
+    let steps = each_name(&is_step);
+    // Per CPU lane and slice, whether it is an operator on float64 tensors (read from its args
+    // only when an edit asks).
+    let float64: Vec<Vec<bool>> = if edits.iter().any(|e| e.target == Target::Float64) {
+        trace
+            .lanes
+            .iter()
+            .map(|l| {
+                let s = &l.slices;
+                if l.is_gpu() {
+                    return Vec::new();
+                }
+                (0..s.len())
+                    .map(|i| {
+                        trace
+                            .args
+                            .field(s.args[i], "Input type")
+                            .is_some_and(|t| t.contains("\"double\""))
+                    })
+                    .collect()
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let applies = |e: &Edit| e.rank.is_none_or(|r| r == a.rank);
+    // Whether a slice itself is what an edit names.
+    let names_slice = |k: usize, lane: usize, i: usize| -> bool {
+        let l = &trace.lanes[lane];
+        match (&names[k], &edits[k].target) {
+            (Some(m), Target::DataLoader) => !l.is_gpu() && m[l.slices.name[i].0 as usize],
+            (Some(m), Target::Pageable) => l.is_gpu() && m[l.slices.name[i].0 as usize],
+            (Some(m), _) => m[l.slices.name[i].0 as usize],
+            (None, Target::Float64) => !l.is_gpu() && float64[lane][i],
+            (None, t) => l.is_gpu() && device_target(g, lane, i, t),
+        }
+    };
+    // For `+gaps`: the end and start nodes of the matching CPU slices.
+    let mut bounds: Vec<(FxHashSet<u32>, FxHashSet<u32>)> = vec![Default::default(); edits.len()];
     // Count matched slices and device ops once each.
     for (k, e) in edits.iter().enumerate() {
         if !applies(e) {
             continue;
         }
         for (li, l) in trace.lanes.iter().enumerate() {
-            let s = &l.slices;
             let nodes = if l.is_gpu() {
                 &g.device_nodes[li]
             } else {
                 &g.cpu_nodes[li]
             };
             for (i, n) in nodes.iter().enumerate() {
-                if n.0 == u32::MAX {
+                if n.0 == u32::MAX || !names_slice(k, li, i) {
                     continue;
                 }
-                let hit = match (&names[k], &e.target) {
-                    (Some(m), Target::DataLoader) => !l.is_gpu() && m[s.name[i].0 as usize],
-                    (Some(m), Target::Pageable) => l.is_gpu() && m[s.name[i].0 as usize],
-                    (Some(m), _) => m[s.name[i].0 as usize],
-                    (None, t) => l.is_gpu() && device_target(g, li, i, t),
-                };
-                matched[k] += hit as usize;
+                matched[k] += 1;
+                if e.gaps && !l.is_gpu() {
+                    bounds[k].0.insert(n.1);
+                    bounds[k].1.insert(n.0);
+                }
             }
         }
     }
     for (x, edge) in g.edges.iter().enumerate() {
-        let Some(r) = edge.slice else { continue };
+        let untraced = edge.kind == EdgeKind::Cpu
+            && edge.slice.is_none_or(|r| {
+                steps[trace.lanes[r.lane as usize].slices.name[r.index as usize].0 as usize]
+            });
         for (k, e) in edits.iter().enumerate() {
             if !applies(e) {
                 continue;
             }
-            let s = &trace.lanes[r.lane as usize].slices;
-            let hit = match edge.kind {
-                EdgeKind::Device(class) => match (&names[k], &e.target) {
+            let hit = match (edge.kind, edge.slice) {
+                (EdgeKind::Cpu, _) if e.target == Target::Untraced => untraced,
+                (EdgeKind::Cpu, _)
+                    if e.gaps
+                        && untraced
+                        && bounds[k].0.contains(&edge.from)
+                        && bounds[k].1.contains(&edge.to) =>
+                {
+                    true
+                }
+                (EdgeKind::Device(class), Some(r)) => match (&names[k], &e.target) {
                     (Some(_), Target::DataLoader) => false,
-                    (Some(m), _) => m[s.name[r.index as usize].0 as usize],
+                    (Some(m), _) => {
+                        m[trace.lanes[r.lane as usize].slices.name[r.index as usize].0 as usize]
+                    }
                     (None, t) => class_target(class, t),
                 },
-                EdgeKind::Cpu if e.target == Target::Pageable => false,
-                EdgeKind::Cpu => match &names[k] {
-                    // The slice or any slice holding it.
-                    Some(m) => {
-                        let mut up = r.index;
-                        let mut hit = false;
-                        while up != u32::MAX {
-                            if m[s.name[up as usize].0 as usize] {
-                                hit = true;
-                                break;
-                            }
-                            up = g.parent[r.lane as usize][up as usize];
+                (EdgeKind::Cpu, Some(_)) if e.target == Target::Pageable => false,
+                (EdgeKind::Cpu, Some(r)) if names[k].is_some() || e.target == Target::Float64 => {
+                    // The slice, or (unless `self:`) any slice holding it.
+                    let lane = r.lane as usize;
+                    let mut up = r.index;
+                    let mut hit = false;
+                    while up != u32::MAX {
+                        if names_slice(k, lane, up as usize) {
+                            hit = true;
+                            break;
                         }
-                        hit
+                        if e.own {
+                            break;
+                        }
+                        up = g.parent[lane][up as usize];
                     }
-                    None => false,
-                },
+                    hit
+                }
                 _ => false,
             };
             if hit {
                 factor[x] *= e.factor;
+                matched[k] += (e.target == Target::Untraced) as usize;
             }
         }
     }

@@ -26,6 +26,8 @@ pub(crate) struct Context<'a> {
     /// can fire: CPU Exec over `CPU_EXEC_SHARE` of step time, in a trace whose devices kept their
     /// events.
     pub copies: Option<CopyTime>,
+    /// The threads that run the steps, with what encloses what on them.
+    pub step_lanes: Vec<StepLane>,
 }
 
 impl<'a> Context<'a> {
@@ -44,6 +46,7 @@ impl<'a> Context<'a> {
         } else {
             None
         };
+        let step_lanes = StepLane::all(trace, links, steps, y).await;
         Context {
             trace,
             links,
@@ -52,6 +55,7 @@ impl<'a> Context<'a> {
             census,
             step_total,
             copies,
+            step_lanes,
         }
     }
 
@@ -274,4 +278,115 @@ pub(super) async fn copy_self_time(trace: &Trace, links: &Links, y: &mut Slicer)
     slicing::sort_by_key(&mut copies, |&(ns, r)| (Reverse(ns), r), y).await;
     out.top = copies.into_iter().take(MAX_EVIDENCE).map(|c| c.1).collect();
     out
+}
+
+/// A CPU thread that runs steps (`ProfilerStep#N`), with each slice's place in what encloses what
+/// among its operators, annotations and runtime calls (the critical path's chain: Python frames
+/// are not in it, and their time is their enclosing slice's own time).
+pub(crate) struct StepLane {
+    pub lane: usize,
+    /// The steps' slices on this thread, in time order.
+    pub steps: Vec<u32>,
+    /// Per slice, the nearest enclosing chain slice (`NONE`: none); a Python frame's is its own.
+    pub up: Vec<u32>,
+    /// Per chain slice, its children on the chain, in time order.
+    pub children: Vec<Vec<u32>>,
+    /// Per slice, its duration less its chain children's: for a step, the time inside no
+    /// operator, annotation or runtime call.
+    pub own_ns: Vec<i64>,
+}
+
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// Whether a slice of this kind is on a thread's chain (as in the critical path's graph).
+pub(crate) fn on_chain(kind: Kind) -> bool {
+    matches!(kind, Kind::CpuOp | Kind::Annotation | Kind::Runtime)
+}
+
+impl StepLane {
+    async fn all(
+        trace: &Trace,
+        links: &Links,
+        steps: &StepsReport,
+        y: &mut Slicer,
+    ) -> Vec<StepLane> {
+        let mut by_lane: Vec<(usize, Vec<u32>)> = Vec::new();
+        for r in steps.steps.iter().filter_map(|s| s.slice) {
+            match by_lane.iter_mut().find(|(l, _)| *l == r.lane as usize) {
+                Some((_, v)) => v.push(r.index),
+                None => by_lane.push((r.lane as usize, vec![r.index])),
+            }
+        }
+        let mut out = Vec::new();
+        for (lane, mut step_slices) in by_lane {
+            let s = &trace.lanes[lane].slices;
+            let parents = links.parents_of_lane(lane);
+            let chain: Vec<bool> = s
+                .cat
+                .iter()
+                .map(|&c| on_chain(links.kinds.of_cat(c)))
+                .collect();
+            // A parent comes before its children (slices are in start order, longer first), so
+            // its own nearest chain slice is known when they are reached.
+            let mut up: Vec<u32> = Vec::with_capacity(s.len());
+            for i in 0..s.len() {
+                y.tick(1).await;
+                let p = parents.get(i).copied().unwrap_or(NONE);
+                up.push(if p == NONE || chain[p as usize] {
+                    p
+                } else {
+                    up.get(p as usize).copied().unwrap_or(NONE)
+                });
+            }
+            let mut children: Vec<Vec<u32>> = vec![Vec::new(); s.len()];
+            let mut own_ns = s.dur_ns.clone();
+            for i in 0..s.len() {
+                y.tick(1).await;
+                if chain[i] && up[i] != NONE {
+                    children[up[i] as usize].push(i as u32);
+                    own_ns[up[i] as usize] -= s.dur_ns[i];
+                }
+            }
+            for c in &mut children {
+                c.sort_by_key(|&i| s.start_ns[i as usize]);
+            }
+            step_slices.sort_by_key(|&i| s.start_ns[i as usize]);
+            out.push(StepLane {
+                lane,
+                steps: step_slices,
+                up,
+                children,
+                own_ns,
+            });
+        }
+        out
+    }
+
+    pub fn slices<'t>(&self, trace: &'t Trace) -> &'t Slices {
+        &trace.lanes[self.lane].slices
+    }
+
+    pub fn at(&self, index: u32) -> SliceRef {
+        SliceRef {
+            lane: self.lane as u32,
+            index,
+        }
+    }
+
+    /// The steps' summed span on this thread.
+    pub fn steps_ns(&self, trace: &Trace) -> i64 {
+        let s = self.slices(trace);
+        self.steps.iter().map(|&i| s.dur_ns[i as usize]).sum()
+    }
+
+    /// Every slice inside slice `i` (its descendants), in index order.
+    pub fn descendants(&self, trace: &Trace, i: u32) -> std::ops::Range<usize> {
+        let s = self.slices(trace);
+        let end = s.end_ns(i as usize);
+        let first = i as usize + 1;
+        let last = (first..s.len())
+            .find(|&k| s.start_ns[k] >= end)
+            .unwrap_or(s.len());
+        first..last
+    }
 }

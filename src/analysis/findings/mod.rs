@@ -27,6 +27,11 @@
 //!   ([`super::flops::rules`]).
 //! - `gpu_starved_by_cpu`: a device idle at least 10% of its window, at least half of it waiting for the
 //!   host (gaps whose launch came after the gap began), naming what the CPU was doing.
+//! - `dtype_round_trip`: operators on float64 tensors, 5%+ of the steps, after conversions to
+//!   float64 in a float32 model (`rules::copies`).
+//! - `small_op_storm`, `untraced_cpu_time`, `annotation_overhead`, `optimizer_step_heavy`: where
+//!   a step's CPU time goes when no single operator is slow (`rules::cpu`, thresholds below).
+//! - `dataloader_bound` also says which part costs: waiting for workers, fetching or collating.
 //!
 //! Advice names only APIs the trace's device has ([`super::backend`]): CUDA graphs on CUDA, HIP
 //! graphs through `torch.cuda` on ROCm, none on MTIA or XPU.
@@ -34,6 +39,8 @@
 //! The rules are functions of a [`context::Context`] in `rules/` (one theme a file); this module
 //! builds the context, runs them ([`rules::RULES`], then the roofline's `flops::rules`) and ranks
 //! what they find by severity. The types are in [`types`], the leaf that rules elsewhere import.
+//! Each rule also writes the what-if edits that price its fix ([`Finding::whatif`]), which
+//! `critical::savings` replays.
 
 mod context;
 mod rules;
@@ -60,6 +67,16 @@ pub const COMMUNICATION_SHARE: f64 = 0.10;
 pub const MEMORY_SHARE: f64 = 0.90;
 pub const STARVED_IDLE_SHARE: f64 = 0.10;
 pub const STARVED_HOST_SHARE: f64 = 0.50;
+pub const STORM_CALLS: usize = 100;
+pub const STORM_OP_NS: i64 = 50_000;
+pub const STORM_SHARE: f64 = 0.10;
+pub const UNTRACED_GAP_NS: i64 = 1_000_000;
+pub const UNTRACED_SHARE: f64 = 0.10;
+pub const ANNOTATION_CALLS: usize = 100;
+pub const ANNOTATION_SHARE: f64 = 0.05;
+pub const OPTIMIZER_SHARE: f64 = 0.15;
+pub const OPTIMIZER_OPS: usize = 50;
+pub const DTYPE_SHARE: f64 = 0.05;
 
 /// Everything at once: links, steps, idle (exact) and the findings.
 pub fn analyze(trace: &Trace) -> Vec<Finding> {

@@ -21,6 +21,11 @@ pub struct Finding {
     pub detail: String,
     pub advice: String,
     pub evidence: Evidence,
+    /// What-if edits ([`crate::analysis::critical::whatif`]'s grammar) that stand for the advice at
+    /// its best case: what `critical::savings` replays to price the fix, and what the page's
+    /// "what if" button applies. Empty when the fix names no duration to change.
+    #[serde(skip)]
+    pub whatif: Vec<String>,
 }
 
 /// The notes on how the trace was recorded (activities, shapes, stacks, memory profiling, the

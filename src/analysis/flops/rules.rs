@@ -59,6 +59,7 @@ pub async fn findings(trace: &Trace, links: &Links, flops: &Flops, y: &mut Slice
         out.push(Finding {
             id: "small_kernels",
             severity: Severity::Warning,
+            whatif: Vec::new(),
             title: "Many tiny kernels: launch-bound".into(),
             detail: format!(
                 "{small_count} of {kernels} kernels ({:.0}%) ran under {} µs; at that size the \
@@ -118,6 +119,7 @@ pub async fn findings(trace: &Trace, links: &Links, flops: &Flops, y: &mut Slice
             out.push(Finding {
                 id: "low_gemm_efficiency",
                 severity: Severity::Warning,
+                whatif: Vec::new(),
                 title: "GEMMs run far under the GPU's peak".into(),
                 detail: format!(
                     "GEMMs and convolutions take {:.1}% of the GPU time ({:.2} ms) and reach \
@@ -147,6 +149,7 @@ pub async fn findings(trace: &Trace, links: &Links, flops: &Flops, y: &mut Slice
             out.push(Finding {
                 id: "fp32_gemm_on_tensor_core_gpu",
                 severity: Severity::Warning,
+                whatif: Vec::new(),
                 title: if backend::of_trace(trace) == Some(backend::Backend::Rocm) {
                     "FP32 GEMMs on a GPU with Matrix Cores"
                 } else {

@@ -69,6 +69,7 @@ pub fn findings(trace: &Trace, links: &Links, memory: &Memory, steps: &[Step]) -
         out.push(Finding {
             id: "memory_growth",
             severity: Severity::Warning,
+            whatif: Vec::new(),
             title: format!("Memory on {} grows step over step", d.name()),
             detail: format!(
                 "The least allocated memory of each step rose in every one of {} steps, from \

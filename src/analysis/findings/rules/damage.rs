@@ -15,6 +15,7 @@ pub(crate) fn device_events_lost(cx: &Context) -> Vec<Finding> {
         out.push(Finding {
             id: "device_events_lost",
             severity: Severity::Critical,
+            whatif: Vec::new(),
             title: format!(
                 "The trace is cut short: its {} listed {} no events left",
                 lost.len(),

@@ -22,6 +22,7 @@ pub(crate) fn low_gpu_utilization(cx: &Context) -> Vec<Finding> {
             let gaps: Vec<&idle::Gap> = idle.gaps.iter().filter(|x| x.device == g.device).collect();
             out.push(Finding {
                 id: "low_gpu_utilization",
+                whatif: Vec::new(),
                 severity: if g.utilization < VERY_LOW_UTILIZATION {
                     Severity::Critical
                 } else {
@@ -78,6 +79,7 @@ pub(crate) fn communication_heavy(cx: &Context) -> Vec<Finding> {
         out.push(Finding {
             id: "communication_heavy",
             severity: Severity::Warning,
+            whatif: vec!["communication=0".into()],
             title: "Communication takes a large share of each step".into(),
             detail: format!(
                 "Communication not hidden behind computation took {} of {} of step time ({}).",
@@ -126,6 +128,7 @@ pub(crate) fn gpu_starved_by_cpu(cx: &Context) -> Vec<Finding> {
         out.push(Finding {
             id: "gpu_starved_by_cpu",
             severity: Severity::Warning,
+            whatif: Vec::new(),
             title: format!("{} waits for the CPU", device_name(trace, d.device)),
             detail: format!(
                 "{} was idle {} of its {} window ({}), and {} of that idle time it waited for \

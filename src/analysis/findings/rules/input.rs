@@ -30,24 +30,145 @@ pub(crate) fn dataloader_bound(cx: &Context) -> Vec<Finding> {
         } else {
             String::new()
         };
+        let part = part(cx);
+        let (said, advice) = match part {
+            Some(p) => (format!(" {}", p.sentence()), p.advice()),
+            None => (
+                String::new(),
+                "Use DataLoader(num_workers>0, pin_memory=True, persistent_workers=True, \
+                 prefetch_factor), and move decoding and augmentation out of the main process."
+                    .into(),
+            ),
+        };
         out.push(Finding {
             id: "dataloader_bound",
             severity: Severity::Warning,
+            whatif: vec!["DataLoader=0".into()],
             title: "Input loading takes a large share of each step".into(),
             detail: format!(
-                "The DataLoader took {} of {} of step time ({}, over {} calls){also}.",
+                "The DataLoader took {} of {} of step time ({}, over {} calls){also}.{said}",
                 ms(steps.total.dataloader_ns),
                 ms(step_total),
                 pct(dl),
                 c.dataloader.len()
             ),
-            advice: "Use DataLoader(num_workers>0, pin_memory=True, persistent_workers=True, \
-                     prefetch_factor), and move decoding and augmentation out of the main process."
-                .into(),
+            advice,
             evidence: evidence_of(trace, &c.dataloader),
         });
     }
     out
+}
+
+/// Where a DataLoader's `__next__` spends its time, summed over its calls.
+#[derive(Debug, Clone, Copy)]
+enum Part {
+    /// The worker processes did not keep up: the main process waits in `__next__`.
+    Workers(i64),
+    /// In the main process (`num_workers=0`): fetching the samples (`Dataset.__getitem__`, one
+    /// call of the same operators per sample), then collating them (what follows the last
+    /// per-sample call).
+    InProcess { fetch_ns: i64, collate_ns: i64 },
+}
+
+impl Part {
+    fn sentence(self) -> String {
+        match self {
+            Part::Workers(ns) => format!(
+                "It is the main process waiting for the worker processes ({}).",
+                ms(ns)
+            ),
+            Part::InProcess {
+                fetch_ns,
+                collate_ns,
+            } => {
+                let what = if collate_ns > fetch_ns {
+                    "collating the batch"
+                } else {
+                    "fetching the samples (Dataset.__getitem__)"
+                };
+                format!(
+                    "Most of it is {what}: {} fetching, {} collating, in the main process \
+                     (told apart by the operators' order: one run of the same calls per sample, \
+                     then the collate).",
+                    ms(fetch_ns),
+                    ms(collate_ns)
+                )
+            }
+        }
+    }
+
+    fn advice(self) -> String {
+        match self {
+            Part::Workers(_) => "The workers do not keep up: raise num_workers and \
+                                 prefetch_factor, keep them with persistent_workers=True, make \
+                                 __getitem__ cheaper (decode once, cache), and pin_memory=True."
+                .into(),
+            Part::InProcess {
+                fetch_ns,
+                collate_ns,
+            } if collate_ns > fetch_ns => "Build the batch from tensors: return tensors from \
+                 __getitem__ and let the default collate stack them (no .tolist(), numpy or \
+                 nested Python lists in collate_fn); with DataLoader(num_workers>0) the collate \
+                 runs in the workers too."
+                .into(),
+            Part::InProcess { .. } => "Fetching each sample costs: parse or decode once and \
+                 keep the tensors (or cache decoded samples), and fetch in parallel with \
+                 DataLoader(num_workers>0, persistent_workers=True, prefetch_factor), \
+                 pin_memory=True where batches go to a GPU."
+                .into(),
+        }
+    }
+}
+
+/// The costly part of the DataLoader's calls, where their threads' operators tell it.
+fn part(cx: &Context) -> Option<Part> {
+    let trace = cx.trace;
+    let (mut workers, mut fetch_ns, mut collate_ns) = (0i64, 0i64, 0i64);
+    for &r in &cx.census.dataloader {
+        let s = &trace.lanes[r.lane as usize].slices;
+        let i = r.index as usize;
+        if trace
+            .slice_name(r)
+            .contains("_MultiProcessingDataLoaderIter")
+        {
+            workers += s.dur_ns[i];
+            continue;
+        }
+        let Some(sl) = cx.step_lanes.iter().find(|l| l.lane == r.lane as usize) else {
+            continue;
+        };
+        let children = &sl.children[i];
+        let mut counts: rustc_hash::FxHashMap<crate::model::StrId, usize> = Default::default();
+        for &c in children {
+            *counts.entry(s.name[c as usize]).or_default() += 1;
+        }
+        let Some((&per_sample, &n)) = counts
+            .iter()
+            .max_by_key(|&(n, c)| (c, std::cmp::Reverse(n)))
+        else {
+            continue;
+        };
+        if n < 4 {
+            continue;
+        }
+        let last = children
+            .iter()
+            .rev()
+            .find(|&&c| s.name[c as usize] == per_sample)
+            .map(|&c| s.end_ns(c as usize))?;
+        fetch_ns += last - s.start_ns[i];
+        collate_ns += s.end_ns(i) - last;
+    }
+    if workers > fetch_ns + collate_ns {
+        Some(Part::Workers(workers))
+    } else if fetch_ns + collate_ns > 0 {
+        Some(Part::InProcess {
+            fetch_ns,
+            collate_ns,
+        })
+    } else {
+        None
+    }
 }
 
 /// `pageable_memcpy`: copies from or to pageable host memory.
@@ -61,6 +182,7 @@ pub(crate) fn pageable_memcpy(cx: &Context) -> Vec<Finding> {
         out.push(Finding {
             id: "pageable_memcpy",
             severity: Severity::Warning,
+            whatif: vec!["pageable*0.5".into()],
             title: "Copies from pageable host memory".into(),
             detail: format!(
                 "{} host-device copies ({} on the {}) used pageable memory: they go through a \

@@ -36,6 +36,7 @@ pub(crate) fn memory_near_capacity(cx: &Context) -> Vec<Finding> {
                 .flatten();
             out.push(Finding {
                 id: "memory_near_capacity",
+                whatif: Vec::new(),
                 severity: if s > 0.97 {
                     Severity::Critical
                 } else {

@@ -3,6 +3,7 @@
 //! and a line in [`RULES`]; the README's table says what each id means.
 
 mod copies;
+mod cpu;
 mod damage;
 mod device;
 mod input;
@@ -27,6 +28,11 @@ pub(super) const RULES: &[Rule] = &[
     input::dataloader_bound,
     input::pageable_memcpy,
     copies::cpu_copy_overhead,
+    copies::dtype_round_trip,
+    cpu::small_op_storm,
+    cpu::untraced_cpu_time,
+    cpu::annotation_overhead,
+    cpu::optimizer_step_heavy,
     device::low_gpu_utilization,
     device::communication_heavy,
     memory::memory_near_capacity,

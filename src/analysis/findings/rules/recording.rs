@@ -15,6 +15,7 @@ pub(crate) fn no_cpu_activity(cx: &Context) -> Vec<Finding> {
         out.push(Finding {
             id: "no_cpu_activity",
             severity: Severity::Warning,
+            whatif: Vec::new(),
             title: "No CPU operators recorded".into(),
             detail: format!(
                 "The trace has {} device ops{} but no CPU operators (cpu_op), record_function labels \
@@ -58,6 +59,7 @@ pub(crate) fn no_input_shapes(cx: &Context) -> Vec<Finding> {
         out.push(Finding {
             id: "no_input_shapes",
             severity: Severity::Info,
+            whatif: Vec::new(),
             title: "Input shapes were not recorded".into(),
             detail: format!(
                 "None of the {} operators has Input Dims: record_shapes was off, so operators cannot \
@@ -83,6 +85,7 @@ pub(crate) fn memory_profiling_on(cx: &Context) -> Vec<Finding> {
         out.push(Finding {
             id: "memory_profiling_on",
             severity: Severity::Info,
+            whatif: Vec::new(),
             title: "Memory profiling was on".into(),
             detail: format!(
                 "{} [memory] events: profile_memory=True adds roughly 15-20% overhead to the timings.",
@@ -111,6 +114,7 @@ pub(crate) fn no_python_stack(cx: &Context) -> Vec<Finding> {
         out.push(Finding {
             id: "no_python_stack",
             severity: Severity::Info,
+            whatif: Vec::new(),
             title: "No Python call stacks".into(),
             detail: format!(
                 "{} operators and no python_function frames: with_stack was off, so an operator \
@@ -149,6 +153,7 @@ pub(crate) fn few_active_steps(cx: &Context) -> Vec<Finding> {
         out.push(Finding {
             id: "few_active_steps",
             severity: Severity::Warning,
+            whatif: Vec::new(),
             title: "Few active steps".into(),
             detail,
             advice: "Use schedule(wait=1, warmup=2, active=5) (or more active steps) and call \

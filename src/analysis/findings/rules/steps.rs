@@ -25,6 +25,7 @@ pub(crate) fn warmup_outlier(cx: &Context) -> Vec<Finding> {
             out.push(Finding {
                 id: "warmup_outlier",
                 severity: Severity::Warning,
+                whatif: Vec::new(),
                 title: "A first step is much slower than the others".into(),
                 detail: format!(
                     "{} took {}, {:.1}x the median step ({}): warm-up work ({}) falls inside the \
