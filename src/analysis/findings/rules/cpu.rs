@@ -2,7 +2,7 @@
 //! time outside every operator, annotations in tight loops, and an optimizer that updates its
 //! parameters one tensor at a time.
 
-use super::super::context::{evidence_of, ms, pct, share, Context, StepLane, NONE};
+use super::super::context::{evidence_of, ms, pct, share, Context, StepLane, MAX_EVIDENCE, NONE};
 use super::super::types::{Evidence, Finding, Severity, TimeRange};
 use super::super::{
     ANNOTATION_CALLS, ANNOTATION_SHARE, OPTIMIZER_OPS, OPTIMIZER_SHARE, STORM_CALLS, STORM_OP_NS,
@@ -194,6 +194,8 @@ pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
             tiny.sort_by_key(|&(n, c)| (Reverse(c), n));
             let names: Vec<StrId> = tiny.iter().map(|t| t.0).collect();
             let (mut run, mut evidence, mut all_ops) = (None::<Run>, Vec::new(), 0usize);
+            // Per place (a step, or an annotation in one), the span of its loop.
+            let mut ranges: Vec<TimeRange> = Vec::new();
             for &p in &parents {
                 let children = &sl.children[p as usize];
                 let members: Vec<bool> = children
@@ -201,11 +203,20 @@ pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
                     .map(|&c| names.contains(&s.name[c as usize]))
                     .collect();
                 let r = run_of(trace, sl, children, &members);
+                if r.calls > 0 && ranges.len() < MAX_EVIDENCE {
+                    ranges.push(TimeRange {
+                        start_ns: r.first_ns,
+                        end_ns: r.last_ns,
+                    });
+                }
+                let mut shown = 0;
                 for (k, &c) in children.iter().enumerate() {
                     if members[k] {
                         all_ops += 1 + sl.descendants(trace, c).len();
-                        if evidence.len() < 3 {
+                        // A couple of calls from each place.
+                        if shown < 2 && evidence.len() < MAX_EVIDENCE {
                             evidence.push(sl.at(c));
+                            shown += 1;
                         }
                     }
                 }
@@ -278,10 +289,7 @@ pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
                 ),
                 evidence: Evidence {
                     slices: evidence,
-                    ranges: vec![TimeRange {
-                        start_ns: run.first_ns,
-                        end_ns: run.last_ns,
-                    }],
+                    ranges,
                 },
             };
             best = Some((sh, f));
@@ -398,7 +406,7 @@ pub(crate) fn untraced_cpu_time(cx: &Context) -> Vec<Finding> {
                 slices,
                 ranges: stretches
                     .iter()
-                    .take(super::super::context::MAX_EVIDENCE)
+                    .take(MAX_EVIDENCE)
                     .map(|x| TimeRange {
                         start_ns: x.start_ns,
                         end_ns: x.end_ns,
@@ -527,7 +535,7 @@ pub(crate) fn annotation_overhead(cx: &Context) -> Vec<Finding> {
             own += r.own_ns;
             between += r.between_ns;
             calls += r.calls;
-            if ranges.len() < super::super::context::MAX_EVIDENCE {
+            if ranges.len() < MAX_EVIDENCE {
                 ranges.push(TimeRange {
                     start_ns: r.first_ns,
                     end_ns: r.last_ns,
