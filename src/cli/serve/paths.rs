@@ -110,11 +110,22 @@ pub fn segments(raw: &str) -> Result<Vec<String>, Refusal> {
         match seg {
             "" => return bad("empty path segment"),
             "." | ".." => return bad("'.' and '..' are not allowed in paths"),
+            // No file system holds a longer name: not found, whether or not the folder it would
+            // be looked for in exists (the page's, before it is built).
+            s if s.len() > NAME_MAX => {
+                return Err(Refusal::NotFound(format!(
+                    "a name of {} bytes: no such file",
+                    s.len()
+                )))
+            }
             s => out.push(s.to_string()),
         }
     }
     Ok(out)
 }
+
+/// The longest file name Linux, macOS and Windows file systems hold, in bytes.
+const NAME_MAX: usize = 255;
 
 /// True for the errors that say the name cannot be a file: missing, a name too long for the file
 /// system (a 300-character segment), a file where a folder was expected (`file.txt/.json`). These
