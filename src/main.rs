@@ -1,9 +1,14 @@
 //! `sightline`: the analyses of the viewer, in a terminal, for CI gates and traces too big for a tab.
 
+// The CLI is native (its server runs on tokio and hyper, which have no wasm32 build); the browser
+// tests' wasm32 build still builds this binary, empty there.
+#[cfg(not(target_arch = "wasm32"))]
 mod cli;
 
+#[cfg(not(target_arch = "wasm32"))]
 use std::process::ExitCode;
 
+#[cfg(not(target_arch = "wasm32"))]
 const USAGE: &str = "\
 sightline: reads PyTorch profiler traces (.json or .json.gz)
 
@@ -79,6 +84,7 @@ the input is not a trace or the command line is wrong.";
 
 /// `sightline report x | head` closes stdout early; Rust ignores SIGPIPE, so `println!` panics on
 /// the broken pipe. That is the reader saying "enough", not an error: exit quietly.
+#[cfg(not(target_arch = "wasm32"))]
 fn quiet_broken_pipe() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -95,6 +101,10 @@ fn quiet_broken_pipe() {
     }));
 }
 
+#[cfg(target_arch = "wasm32")]
+fn main() {}
+
+#[cfg(not(target_arch = "wasm32"))]
 fn main() -> ExitCode {
     quiet_broken_pipe();
     let mut args: Vec<String> = std::env::args().skip(1).collect();
