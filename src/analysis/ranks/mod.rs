@@ -18,7 +18,7 @@ pub mod align;
 pub mod collective;
 pub mod digest;
 mod findings;
-mod intervals;
+pub(crate) mod intervals;
 pub mod matching;
 mod stragglers;
 

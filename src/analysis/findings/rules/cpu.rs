@@ -10,6 +10,7 @@ use super::super::{
 };
 use crate::analysis::backend::{self, Backend};
 use crate::analysis::links::Kind;
+use crate::analysis::ranks::intervals;
 use crate::model::{SliceRef, StrId, Trace};
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
@@ -193,7 +194,8 @@ pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
             }
             tiny.sort_by_key(|&(n, c)| (Reverse(c), n));
             let names: Vec<StrId> = tiny.iter().map(|t| t.0).collect();
-            let (mut run, mut evidence, mut all_ops) = (None::<Run>, Vec::new(), 0usize);
+            let (mut calls, mut cost, mut all_ops) = (0usize, 0i64, 0usize);
+            let (mut evidence, mut durations) = (Vec::new(), Vec::new());
             // Per place (a step, or an annotation in one), the span of its loop.
             let mut ranges: Vec<TimeRange> = Vec::new();
             for &p in &parents {
@@ -203,6 +205,8 @@ pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
                     .map(|&c| names.contains(&s.name[c as usize]))
                     .collect();
                 let r = run_of(trace, sl, children, &members);
+                calls += r.calls;
+                cost += r.inclusive_ns + r.between_ns;
                 if r.calls > 0 && ranges.len() < MAX_EVIDENCE {
                     ranges.push(TimeRange {
                         start_ns: r.first_ns,
@@ -213,6 +217,7 @@ pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
                 for (k, &c) in children.iter().enumerate() {
                     if members[k] {
                         all_ops += 1 + sl.descendants(trace, c).len();
+                        durations.push(s.dur_ns[c as usize]);
                         // A couple of calls from each place.
                         if shown < 2 && evidence.len() < MAX_EVIDENCE {
                             evidence.push(sl.at(c));
@@ -220,33 +225,12 @@ pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
                         }
                     }
                 }
-                run = Some(match run {
-                    None => r,
-                    Some(a) => Run {
-                        calls: a.calls + r.calls,
-                        inclusive_ns: a.inclusive_ns + r.inclusive_ns,
-                        own_ns: a.own_ns + r.own_ns,
-                        between_ns: a.between_ns + r.between_ns,
-                        first_ns: a.first_ns.min(r.first_ns),
-                        last_ns: a.last_ns.max(r.last_ns),
-                    },
-                });
             }
-            let Some(run) = run else { continue };
-            let cost = run.inclusive_ns + run.between_ns;
             let sh = share(cost, steps_ns);
             if sh < STORM_SHARE || best.as_ref().is_some_and(|b| b.0 >= sh) {
                 continue;
             }
             let per_step = |x: i64| x / n_steps as i64;
-            let mut durations: Vec<i64> = Vec::new();
-            for &p in &parents {
-                for &c in &sl.children[p as usize] {
-                    if names.contains(&s.name[c as usize]) {
-                        durations.push(s.dur_ns[c as usize]);
-                    }
-                }
-            }
             durations.sort_unstable();
             let median_us = durations[durations.len() / 2] as f64 / 1e3;
             let place_text = if place == StrId::NONE {
@@ -257,7 +241,7 @@ pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
             let whatif = pattern(trace, &names)
                 .map(|p| {
                     // Vectorized, the loop leaves about one call of each name a step.
-                    let left = (names.len() * n_steps) as f64 / run.calls as f64;
+                    let left = (names.len() * n_steps) as f64 / calls as f64;
                     vec![format!("{p}+gaps*{}", factor_text(left))]
                 })
                 .unwrap_or_default();
@@ -275,7 +259,7 @@ pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
                      call, take {} a step with the Python time between them ({} of the steps), \
                      all from {place_text}.",
                     per_step(all_ops as i64),
-                    per_step(run.calls as i64),
+                    per_step(calls as i64),
                     names_text(trace, &tiny),
                     ms(per_step(cost)),
                     pct(sh),
@@ -442,18 +426,13 @@ impl Busy {
                 }
             }
         }
-        spans.sort_unstable();
-        let mut merged: Vec<(i64, i64)> = Vec::with_capacity(spans.len());
-        for (a, b) in spans {
-            match merged.last_mut() {
-                Some(m) if a <= m.1 => m.1 = m.1.max(b),
-                _ => merged.push((a, b)),
-            }
+        Busy {
+            spans: intervals::union(spans),
         }
-        Busy { spans: merged }
     }
 
-    /// How much of `[a, b)` the spans cover.
+    /// How much of `[a, b)` the spans cover: `intervals::length_within`, found by a binary
+    /// search, as it is asked once per stretch of every step.
     fn covered(&self, a: i64, b: i64) -> i64 {
         let first = self.spans.partition_point(|&(_, e)| e <= a);
         self.spans[first..]
