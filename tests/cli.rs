@@ -142,3 +142,130 @@ fn help_prints_the_usage_and_exits_zero() {
     assert_eq!(code, 2);
     assert!(err.contains("summary FILE"));
 }
+
+/// An unknown flag is an error with a suggestion, not silently ignored (`--jsn` printed text).
+#[test]
+fn an_unknown_flag_or_missing_value_exits_two_with_a_suggestion() {
+    let t = common::local_fixture("parse").join("begin_end.json");
+    let t = t.to_str().unwrap();
+    let (code, out, err) = common::run_cli(&["report", t, "--jsn"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("--jsn") && err.contains("--json"), "{err}");
+    let (code, _, err) = common::run_cli(&["ops", t, "--top"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--top"), "{err}");
+    let (code, _, err) = common::run_cli(&["ops", t, "--top", "many"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("many"), "{err}");
+    let (code, _, err) = common::run_cli(&["reprot", t]);
+    assert_eq!(code, 2);
+    assert!(err.contains("report"), "{err}");
+}
+
+/// Every command has its own help from the one grammar, and every flag the usage text listed
+/// before the grammar was declared still parses with its old spelling.
+#[test]
+fn every_command_has_its_help_and_keeps_its_flags() {
+    let flags: &[(&str, &[&str])] = &[
+        ("summary", &["--json"]),
+        (
+            "ops",
+            &["--json", "--by-shape", "--path", "--sort", "--top"],
+        ),
+        ("kernels", &["--json", "--path", "--top"]),
+        ("labels", &["--json", "--top"]),
+        (
+            "path",
+            &[
+                "--step",
+                "--annotation",
+                "--instance",
+                "--what-if",
+                "--json",
+                "--compat",
+            ],
+        ),
+        ("modules", &["--json", "--top"]),
+        ("idle", &["--json", "--compat", "--top"]),
+        ("steps", &["--json"]),
+        (
+            "memory",
+            &["--json", "--points", "--at", "--allocations", "--top"],
+        ),
+        ("flops", &["--json", "--top"]),
+        ("report", &["--json", "--compat", "--top"]),
+        (
+            "diff",
+            &[
+                "--json",
+                "--per-step",
+                "--total",
+                "--by-shape",
+                "--top",
+                "--fail-if",
+            ],
+        ),
+        ("digest", &[]),
+        ("ranks", &["--json", "--align", "--whole-trace"]),
+        ("serve", &["--port", "--host"]),
+    ];
+    for (cmd, fl) in flags {
+        let (code, out, err) = common::run_cli(&[cmd, "--help"]);
+        assert_eq!(code, 0, "{cmd}: {err}");
+        for f in *fl {
+            assert!(out.contains(f), "{cmd} --help lacks {f}:\n{out}");
+        }
+        assert!(out.contains("--full-names"), "{cmd}: {out}");
+    }
+    let (code, out, _) = common::run_cli(&["--version"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out.trim(),
+        format!("sightline {}", env!("CARGO_PKG_VERSION"))
+    );
+    let t = common::local_fixture("judge").join("copies_dtype.fixed.pt.trace.json.gz");
+    let t = t.to_str().unwrap();
+    for args in [
+        vec![
+            "ops",
+            t,
+            "--sort",
+            "self_cpu_time_total",
+            "--top",
+            "3",
+            "--by-shape",
+            "--json",
+        ],
+        vec!["memory", t, "--points", "5", "--at", "-1", "--json"],
+        vec![
+            "path",
+            t,
+            "--what-if",
+            "aten::*=0",
+            "--what-if",
+            "untraced=0",
+            "--json",
+        ],
+        vec!["idle", t, "--compat", "hta", "--full-names", "--json"],
+    ] {
+        let (code, out, err) = common::run_cli(&args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+    }
+}
+
+/// `sightline completions SHELL` prints a script that names the commands and their flags.
+#[test]
+fn completions_are_generated_for_each_shell() {
+    for shell in ["bash", "zsh", "fish"] {
+        let (code, out, err) = common::run_cli(&["completions", shell]);
+        assert_eq!(code, 0, "{shell}: {err}");
+        for word in ["report", "ranks", "what-if", "fail-if"] {
+            assert!(out.contains(word), "{shell} lacks {word}");
+        }
+    }
+    let (code, _, err) = common::run_cli(&["completions", "tcsh"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("bash"), "{err}");
+}

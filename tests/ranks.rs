@@ -601,7 +601,7 @@ fn cli_ranks_json_has_the_documented_fields() {
     assert!(err.contains("auto, none or collectives"), "{err}");
     let (code, _, err) = run(&["ranks"]);
     assert_eq!(code, 2);
-    assert!(err.contains("missing PATH"), "{err}");
+    assert!(err.contains("<PATH>"), "{err}");
     let not_traces = local_fixture("parse");
     let (code, _, err) = run(&["ranks", not_traces.join("nope.json").to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");

@@ -5,78 +5,12 @@
 //! digest of its reference run instead of the trace). Each trace is read, digested and dropped
 //! before the next is read, so memory is that of the larger trace, not of both.
 
+use super::args::DiffArgs;
 use super::{load, print_json};
-use sightline::analysis::diff::gate::{Condition, Verdict};
+use sightline::analysis::diff::gate::Verdict;
 use sightline::analysis::diff::headline::{signed_time, time};
 use sightline::analysis::diff::{diff, Diff, DiffOptions, Mode, Presence};
 use sightline::analysis::digest::Digest;
-
-struct Args {
-    base: String,
-    new: String,
-    json: bool,
-    opts: DiffOptions,
-    top: Option<usize>,
-    conditions: Vec<Condition>,
-}
-
-fn parse_args(args: &[String]) -> Result<Args, String> {
-    let mut files = Vec::new();
-    let mut json = false;
-    let mut opts = DiffOptions::default();
-    let (mut per_step, mut total) = (false, false);
-    let mut top = None;
-    let mut conditions = Vec::new();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let (name, inline) = match a.split_once('=').filter(|_| a.starts_with("--")) {
-            Some((k, v)) => (k, Some(v.to_string())),
-            None => (a.as_str(), None),
-        };
-        let mut value = || -> Result<String, String> {
-            match &inline {
-                Some(v) => Ok(v.clone()),
-                None => it.next().cloned().ok_or(format!("{name} needs a value")),
-            }
-        };
-        match name {
-            "--json" => json = true,
-            "--per-step" => per_step = true,
-            "--total" => total = true,
-            "--by-shape" => opts.by_shape = true,
-            "--top" => {
-                let v = value()?;
-                top = Some(
-                    v.parse()
-                        .map_err(|_| format!("--top needs a whole number, not '{v}'"))?,
-                );
-            }
-            "--fail-if" => conditions.push(Condition::parse(&value()?)?),
-            _ if name.starts_with("--") => return Err(format!("unknown option '{name}'")),
-            _ => files.push(a.clone()),
-        }
-    }
-    if per_step && total {
-        return Err("--per-step and --total exclude each other".into());
-    }
-    if total {
-        opts.mode = Mode::Total;
-    }
-    let [base, new]: [String; 2] = files.try_into().map_err(|f: Vec<String>| {
-        format!(
-            "diff needs two files, BASE and NEW (got {}); see `sightline help`",
-            f.len()
-        )
-    })?;
-    Ok(Args {
-        base,
-        new,
-        json,
-        opts,
-        top,
-        conditions,
-    })
-}
 
 /// A trace's digest, or a digest read back from the JSON `sightline digest` wrote.
 pub fn digest_of(path: &str) -> Result<Digest, String> {
@@ -90,13 +24,16 @@ pub fn digest_of(path: &str) -> Result<Digest, String> {
 }
 
 /// Runs the command; `Ok(true)` when a `--fail-if` condition failed.
-pub fn run(args: &[String]) -> Result<bool, String> {
-    let a = parse_args(args)?;
+pub fn run(a: &DiffArgs) -> Result<bool, String> {
     let base = digest_of(&a.base)?;
     let new = digest_of(&a.new)?;
-    let mut d = diff(&base, &new, &a.opts);
+    let opts = DiffOptions {
+        by_shape: a.by_shape,
+        mode: if a.total { Mode::Total } else { Mode::PerStep },
+    };
+    let mut d = diff(&base, &new, &opts);
     let verdicts = a
-        .conditions
+        .fail_if
         .iter()
         .map(|c| c.check(&d))
         .collect::<Result<Vec<_>, _>>()?;
@@ -122,7 +59,7 @@ pub fn run(args: &[String]) -> Result<bool, String> {
             fail_if: &verdicts,
         })?;
     } else {
-        print(&a, &d, a.top.unwrap_or(15));
+        print(a, &d, a.top.unwrap_or(15));
         if !verdicts.is_empty() {
             println!();
             println!("Conditions");
@@ -166,7 +103,7 @@ fn status(p: Presence) -> &'static str {
     }
 }
 
-fn print(a: &Args, d: &Diff, top: usize) {
+fn print(a: &DiffArgs, d: &Diff, top: usize) {
     let per = match d.mode {
         Mode::PerStep => "per step",
         Mode::Total => "totals",

@@ -1,10 +1,11 @@
 //! `sightline digest FILE`: the trace's digest (`sightline::analysis::digest`) as JSON, the
 //! compact form of its analyses that `sightline diff` (and the Python package) read.
 
-use super::{load, print_json, Opts};
+use super::args::DigestArgs;
+use super::{load, print_json};
 use sightline::analysis::digest::Digest;
 
-pub fn run(opts: &Opts) -> Result<(), String> {
+pub fn run(opts: &DigestArgs) -> Result<(), String> {
     let loaded = load(&opts.file)?;
     // The file's name gives the rank when the trace does not, as `sightline ranks` reads it.
     let name = std::path::Path::new(&opts.file)

@@ -1,20 +1,21 @@
 //! `sightline flops FILE [--json] [--top N]`: FLOPs, bytes and the roofline per op and shape.
 
+use super::args::Listed;
 use super::table::{fmt_time, layout, truncate_name, Column};
-use super::{load, print_json, Opts};
+use super::{load, print_json};
 use sightline::analysis::flops::Flops;
 use sightline::analysis::links::Links;
 
-pub fn run(opts: &Opts) -> Result<(), String> {
-    let top = opts.count("--top")?;
-    let loaded = load(&opts.file)?;
+pub fn run(opts: &Listed) -> Result<(), String> {
+    let top = opts.top;
+    let loaded = load(&opts.trace.file)?;
     let trace = &loaded.trace;
     let links = Links::build(trace);
     let mut report = Flops::build(trace, &links).report(trace);
     if let Some(n) = top {
         report.rows.truncate(n);
     }
-    if opts.flag("--json") {
+    if opts.trace.json {
         return print_json(&report);
     }
     if report.rows.is_empty() {

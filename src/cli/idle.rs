@@ -1,29 +1,25 @@
 //! `sightline idle FILE [--json] [--compat hta] [--top N]`
 
-use super::{load, print_json, Opts};
+use super::args::{Compat, IdleArgs};
+use super::{load, print_json};
 use sightline::analysis::idle::{self, IdleOptions, IdleReport, Mode};
 
-/// Reads `--compat` and `--top` (the number of gaps shown one by one).
-pub fn options(opts: &Opts) -> Result<IdleOptions, String> {
-    let mode = match opts.value("--compat") {
-        None => Mode::Exact,
-        Some("hta") => Mode::Hta,
-        Some(other) => return Err(format!("--compat takes 'hta', not '{other}'")),
-    };
-    let max_gaps = match opts.value("--top") {
-        None => 10,
-        Some(n) => n
-            .parse()
-            .map_err(|_| format!("--top takes a number, not '{n}'"))?,
-    };
-    Ok(IdleOptions { mode, max_gaps })
+/// The idle options of `--compat` and `--top` (the number of gaps shown one by one, default 10).
+pub fn options(compat: Option<Compat>, top: Option<usize>) -> IdleOptions {
+    IdleOptions {
+        mode: match compat {
+            None => Mode::Exact,
+            Some(Compat::Hta) => Mode::Hta,
+        },
+        max_gaps: top.unwrap_or(10),
+    }
 }
 
-pub fn run(opts: &Opts) -> Result<(), String> {
-    let io = options(opts)?;
-    let loaded = load(&opts.file)?;
+pub fn run(opts: &IdleArgs) -> Result<(), String> {
+    let io = options(opts.compat, opts.top);
+    let loaded = load(&opts.trace.file)?;
     let report = idle::analyze(&loaded.trace, &io);
-    if opts.flag("--json") {
+    if opts.trace.json {
         return print_json(&report);
     }
     print(&report);

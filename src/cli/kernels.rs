@@ -3,8 +3,9 @@
 //! Cores column on CUDA only: it matches NVIDIA kernel names, so elsewhere it would say "no"
 //! without knowing.
 
+use super::args::KernelsArgs;
 use super::table::{fmt_time, layout, name_width, share, truncate_name, Column};
-use super::{load, print_json, Opts};
+use super::{load, print_json};
 use sightline::analysis::backend;
 use sightline::analysis::critical::slack;
 use sightline::analysis::flops::{kernels::annotate, Flops};
@@ -15,9 +16,9 @@ use sightline::analysis::tables::{kernel_table, Forest};
 /// The index of the Tensor Cores column.
 const TENSOR_CORES: usize = 9;
 
-pub fn run(opts: &Opts) -> Result<(), String> {
-    let top = opts.count("--top")?;
-    let loaded = load(&opts.file)?;
+pub fn run(opts: &KernelsArgs) -> Result<(), String> {
+    let top = opts.listed.top;
+    let loaded = load(&opts.listed.trace.file)?;
     let trace = &loaded.trace;
     let mut table = kernel_table(trace, &Forest::build(trace));
     annotate(
@@ -25,11 +26,11 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         trace,
         &Flops::build(trace, &Links::build(trace)),
     );
-    if opts.flag("--path") {
+    if opts.path {
         let times = slack::SliceTimes::of_trace(trace)?;
         slack::annotate_kernels(&mut table, trace, &times);
     }
-    if opts.flag("--json") {
+    if opts.listed.trace.json {
         if let Some(n) = top {
             table.rows.truncate(n);
         }

@@ -1,18 +1,19 @@
 //! `sightline labels FILE [--json] [--top N]`: `record_function` labels on the CPU and the device,
 //! which the text names as the trace does (`GPU`, `MTIA`, `XPU`).
 
+use super::args::Listed;
 use super::table::{fmt_time, layout, name_width, truncate_name, Column};
-use super::{load, print_json, Opts};
+use super::{load, print_json};
 use sightline::analysis::summary::devices_word;
 use sightline::analysis::tables::labels::Spread;
 use sightline::analysis::tables::{label_table, Forest};
 
-pub fn run(opts: &Opts) -> Result<(), String> {
-    let top = opts.count("--top")?;
-    let loaded = load(&opts.file)?;
+pub fn run(opts: &Listed) -> Result<(), String> {
+    let top = opts.top;
+    let loaded = load(&opts.trace.file)?;
     let trace = &loaded.trace;
     let mut table = label_table(trace, &Forest::build(trace));
-    if opts.flag("--json") {
+    if opts.trace.json {
         if let Some(n) = top {
             table.rows.truncate(n);
         }

@@ -1,29 +1,21 @@
 //! `sightline memory FILE [--json] [--points N] [--at US] [--allocations] [--top N]`: memory over
 //! time per device, the peak and what held it.
 
+use super::args::MemoryArgs;
 use super::table::{fmt_memory, fmt_time, layout, truncate_name, Column};
-use super::{load, print_json, Opts};
+use super::{load, print_json};
 use sightline::analysis::links::Links;
 use sightline::analysis::memory::{self, Holder, Memory, MemoryOptions};
 use sightline::analysis::steps;
 
-pub fn run(opts: &Opts) -> Result<(), String> {
-    let points = opts.count("--points")?.unwrap_or(100);
-    let top = opts.count("--top")?.unwrap_or(10);
-    let at_ns = opts
-        .value("--at")
-        .map(|v| {
-            v.parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite())
-                .map(|us| (us * 1e3) as i64)
-                .ok_or_else(|| format!("--at needs a time in µs, not '{v}'"))
-        })
-        .transpose()?;
-    let loaded = load(&opts.file)?;
+pub fn run(opts: &MemoryArgs) -> Result<(), String> {
+    let points = opts.points.unwrap_or(100);
+    let top = opts.top.unwrap_or(10);
+    let at_ns = opts.at.map(|us| (us * 1e3) as i64);
+    let loaded = load(&opts.trace.file)?;
     let trace = &loaded.trace;
     if trace.memory.is_empty() {
-        if opts.flag("--json") {
+        if opts.trace.json {
             return print_json(&serde_json::json!({ "devices": [] }));
         }
         println!("no [memory] events in this trace (recorded without profile_memory=True)");
@@ -36,10 +28,10 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         points: u32::try_from(points).map_err(|_| "--points is too large".to_string())?,
         top,
         at_ns,
-        table: opts.flag("--allocations"),
+        table: opts.allocations,
     };
     let report = memory::report(trace, &mem, &steps.steps, &options);
-    if opts.flag("--json") {
+    if opts.trace.json {
         return print_json(&report);
     }
     for d in &report.devices {

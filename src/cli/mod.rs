@@ -1,5 +1,6 @@
-//! Command-line plumbing shared by the commands: options, loading a file, number formatting.
+//! Command-line plumbing shared by the commands: the grammar ([`args`]), loading a file, output.
 
+pub mod args;
 pub mod diff;
 pub mod digest;
 pub mod flops;
@@ -22,67 +23,6 @@ use sightline::parse::parse_parallel;
 use std::io::{Seek, SeekFrom};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
-
-/// Parsed command line: the file, flags (`--json`) and options with a value (`--top 10`).
-pub struct Opts {
-    pub file: String,
-    flags: Vec<String>,
-    values: Vec<(String, String)>,
-}
-
-/// Options that take a value; every other `--name` is a flag.
-const VALUED: &[&str] = &["--sort", "--top", "--compat", "--points", "--at"];
-
-impl Opts {
-    pub fn parse(args: &[String]) -> Result<Opts, String> {
-        let mut file = None;
-        let mut flags = Vec::new();
-        let mut values = Vec::new();
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            if let Some((k, v)) = a.split_once('=').filter(|_| a.starts_with("--")) {
-                values.push((k.to_string(), v.to_string()));
-            } else if VALUED.contains(&a.as_str()) {
-                let v = it.next().ok_or_else(|| format!("{a} needs a value"))?;
-                values.push((a.clone(), v.clone()));
-            } else if a.starts_with("--") {
-                flags.push(a.clone());
-            } else if file.is_none() {
-                file = Some(a.clone());
-            } else {
-                return Err(format!("unexpected argument '{a}'"));
-            }
-        }
-        let file = file.ok_or("missing FILE (a .json or .json.gz trace)")?;
-        Ok(Opts {
-            file,
-            flags,
-            values,
-        })
-    }
-
-    pub fn flag(&self, name: &str) -> bool {
-        self.flags.iter().any(|f| f == name)
-    }
-
-    pub fn value(&self, name: &str) -> Option<&str> {
-        self.values
-            .iter()
-            .rev()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// An option whose value is a count, such as `--top 10`.
-    pub fn count(&self, name: &str) -> Result<Option<usize>, String> {
-        self.value(name)
-            .map(|v| {
-                v.parse()
-                    .map_err(|_| format!("{name} needs a whole number, not '{v}'"))
-            })
-            .transpose()
-    }
-}
 
 /// A loaded trace and how long reading and parsing took.
 pub struct Loaded {
@@ -113,8 +53,8 @@ pub fn load(path: &str) -> Result<Loaded, String> {
     })
 }
 
-/// Whether outputs give names whole (`--full-names`, a global flag `main` takes out of the
-/// command line); by default a name longer than [`LONG_NAME_BYTES`] is cut.
+/// Whether outputs give names whole (`--full-names`, a flag of every command); by default a name
+/// longer than [`LONG_NAME_BYTES`] is cut.
 static FULL_NAMES: AtomicBool = AtomicBool::new(false);
 
 pub fn set_full_names(on: bool) {

@@ -2,17 +2,18 @@
 //! records, with host and device time per module (the TensorBoard plugin's module view). The text
 //! indents each module under its parent and names the device as the trace does.
 
+use super::args::Listed;
 use super::table::{fmt_time, layout, name_width, truncate_name, Column};
-use super::{load, print_json, Opts};
+use super::{load, print_json};
 use sightline::analysis::summary::devices_word;
 use sightline::analysis::tables::{module_table, Forest};
 
-pub fn run(opts: &Opts) -> Result<(), String> {
-    let top = opts.count("--top")?;
-    let loaded = load(&opts.file)?;
+pub fn run(opts: &Listed) -> Result<(), String> {
+    let top = opts.top;
+    let loaded = load(&opts.trace.file)?;
     let trace = &loaded.trace;
     let mut table = module_table(trace, &Forest::build(trace));
-    if opts.flag("--json") {
+    if opts.trace.json {
         if let Some(n) = top {
             table.rows.truncate(n);
         }

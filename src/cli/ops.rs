@@ -2,44 +2,31 @@
 //! printed as PyTorch prints `prof.key_averages().table()`: same columns, units and widths
 //! (laid out by [`super::table`]).
 
+use super::args::OpsArgs;
 use super::table::{fmt_memory, fmt_time, layout, name_width, share, truncate_name, Column};
-use super::{load, print_json, Opts};
+use super::{load, print_json};
 use sightline::analysis::backend;
 use sightline::analysis::critical::slack;
 use sightline::analysis::summary::devices_word;
 use sightline::analysis::tables::{op_table, Forest, OpColumn, OpTable};
 use sightline::model::Trace;
 
-pub fn run(opts: &Opts) -> Result<(), String> {
-    let sort = match opts.value("--sort") {
-        Some(name) => Some(OpColumn::parse(name).ok_or_else(|| {
-            let names: Vec<&str> = OpColumn::NAMES
-                .iter()
-                .flat_map(|(_, n)| *n)
-                .copied()
-                .collect();
-            format!(
-                "unknown --sort column '{name}'; one of: {}",
-                names.join(", ")
-            )
-        })?),
-        None => None,
-    };
-    let top = opts.count("--top")?;
-    let loaded = load(&opts.file)?;
+pub fn run(opts: &OpsArgs) -> Result<(), String> {
+    let top = opts.top;
+    let loaded = load(&opts.trace.file)?;
     let trace = &loaded.trace;
     let forest = Forest::build(trace);
-    let mut table = op_table(trace, &forest, opts.flag("--by-shape"));
-    if opts.flag("--path") {
+    let mut table = op_table(trace, &forest, opts.by_shape);
+    if opts.path {
         let times = slack::SliceTimes::of_trace(trace)?;
         slack::annotate_ops(&mut table, trace, &forest, &times);
     }
-    table.sort_by(sort.unwrap_or(if table.has_device_time() {
+    table.sort_by(opts.sort.unwrap_or(if table.has_device_time() {
         OpColumn::SelfDevice
     } else {
         OpColumn::SelfCpu
     }));
-    if opts.flag("--json") {
+    if opts.trace.json {
         if let Some(n) = top {
             table.rows.truncate(n);
         }

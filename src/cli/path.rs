@@ -2,61 +2,28 @@
 //! [--json]`: the critical path of each step of each trace (one per rank), what bounds it, and
 //! what an edit of durations would buy ([`sightline::analysis::critical`]).
 
+use super::args::PathArgs;
 use super::{load, print_json};
 use sightline::analysis::critical::job::Rank;
-use sightline::analysis::critical::whatif::Edit;
 use sightline::analysis::critical::{PathOptions, PathReport, CATEGORIES, HTA_CATEGORIES};
 use sightline::analysis::links::Links;
 use sightline::analysis::steps;
 
-const USAGE: &str = "usage: sightline path FILE... [--step NAME] [--annotation NAME --instance K] \
-                     [--compat hta] [--what-if EDIT]... [--json]";
-
-pub fn run(args: &[String]) -> Result<(), String> {
-    let mut files: Vec<String> = Vec::new();
-    let mut opts = PathOptions::default();
-    let mut annotation: Option<String> = None;
-    let mut instance: Option<usize> = None;
-    let mut edits: Vec<Edit> = Vec::new();
-    let mut json = false;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut value = |flag: &str| {
-            it.next()
-                .cloned()
-                .ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))
-        };
-        match a.as_str() {
-            "--json" => json = true,
-            "--step" => opts.step = Some(value("--step")?),
-            "--annotation" => annotation = Some(value("--annotation")?),
-            "--instance" => {
-                let v = value("--instance")?;
-                instance = Some(
-                    v.parse()
-                        .map_err(|_| format!("--instance takes a count from 0, not '{v}'"))?,
-                );
-            }
-            "--compat" => match value("--compat")?.as_str() {
-                "hta" => opts.hta = true,
-                v => return Err(format!("--compat takes 'hta', not '{v}'\n{USAGE}")),
-            },
-            "--what-if" => edits.push(Edit::parse(&value("--what-if")?)?),
-            _ if a.starts_with("--") => return Err(format!("unknown option '{a}'\n{USAGE}")),
-            _ => files.push(a.clone()),
-        }
-    }
-    if files.is_empty() {
-        return Err(format!("missing FILE (a .json or .json.gz trace)\n{USAGE}"));
-    }
-    match (annotation, instance) {
-        (Some(n), k) => opts.annotation = Some((n, k.unwrap_or(0))),
-        (None, Some(_)) => return Err(format!("--instance goes with --annotation\n{USAGE}")),
-        (None, None) => {}
-    }
+pub fn run(args: &PathArgs) -> Result<(), String> {
+    let files = &args.files;
+    let opts = PathOptions {
+        step: args.step.clone(),
+        annotation: args
+            .annotation
+            .clone()
+            .map(|n| (n, args.instance.unwrap_or(0))),
+        hta: args.compat.is_some(),
+    };
+    let edits = &args.what_if;
+    let json = args.json;
 
     let mut loaded = Vec::with_capacity(files.len());
-    for file in &files {
+    for file in files {
         let l = load(file)?;
         let links = Links::build(&l.trace);
         let steps = steps::analyze_with(&l.trace, &links);
@@ -66,7 +33,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         // The ranks of one job: one graph, joined at their collectives.
         let ranks = loaded
             .iter()
-            .zip(&files)
+            .zip(files)
             .map(|((l, links, steps), file)| Rank {
                 trace: &l.trace,
                 links,
@@ -74,11 +41,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 file: file_name(file),
             })
             .collect();
-        PathReport::of_job(ranks, &opts, &edits)?
+        PathReport::of_job(ranks, &opts, edits)?
     } else {
         let mut report = PathReport::default();
-        for ((l, links, steps), file) in loaded.iter().zip(&files) {
-            let one = PathReport::of(&l.trace, links, steps, &opts, &edits)
+        for ((l, links, steps), file) in loaded.iter().zip(files) {
+            let one = PathReport::of(&l.trace, links, steps, &opts, edits)
                 .map_err(|e| format!("{file}: {e}"))?;
             report.append(one);
         }

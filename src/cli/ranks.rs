@@ -7,38 +7,21 @@
 //! parsed one per core at a time, each reduced to its [`Digest`] and dropped, so memory holds one
 //! trace per core plus the digests, whatever the number of ranks.
 
+use super::args::RanksArgs;
 use super::print_json;
 use sightline::analysis::digest::Digest;
-use sightline::analysis::ranks::{self, Align, OverlapScope, RanksReport};
+use sightline::analysis::ranks::{self, OverlapScope, RanksReport};
 use sightline::parse::parse_parallel;
 use std::path::{Path, PathBuf};
 
-const USAGE: &str =
-    "usage: sightline ranks PATH... [--json] [--align auto|none|collectives] [--whole-trace]";
-
-pub fn run(args: &[String]) -> Result<(), String> {
-    let mut paths = Vec::new();
-    let mut json = false;
-    let mut align = Align::Auto;
-    let mut scope = OverlapScope::HtaSteps;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let value =
-            |v: Option<&String>| v.cloned().ok_or(format!("--align needs a value\n{USAGE}"));
-        match a.as_str() {
-            "--json" => json = true,
-            "--whole-trace" => scope = OverlapScope::WholeTrace,
-            "--align" => align = parse_align(&value(it.next())?)?,
-            _ if a.starts_with("--align=") => align = parse_align(&a["--align=".len()..])?,
-            _ if a.starts_with("--") => return Err(format!("unknown option '{a}'\n{USAGE}")),
-            _ => paths.push(PathBuf::from(a)),
-        }
-    }
-    if paths.is_empty() {
-        return Err(format!("missing PATH (trace files or folders)\n{USAGE}"));
-    }
+pub fn run(args: &RanksArgs) -> Result<(), String> {
+    let scope = if args.whole_trace {
+        OverlapScope::WholeTrace
+    } else {
+        OverlapScope::HtaSteps
+    };
     let mut files = Vec::new();
-    for p in &paths {
+    for p in &args.paths {
         collect(p, &mut files)?;
     }
     files.sort();
@@ -53,19 +36,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if digests.is_empty() {
         return Err("none of the files is a trace".to_string());
     }
-    let mut report = ranks::analyze_with(&digests, align, scope);
+    let mut report = ranks::analyze_with(&digests, args.align, scope);
     report.unreadable_files = unreadable;
-    if json {
+    if args.json {
         return print_json(&report);
     }
     print(&report);
     Ok(())
-}
-
-fn parse_align(v: &str) -> Result<Align, String> {
-    Align::parse(v).ok_or(format!(
-        "--align takes auto, none or collectives, not '{v}'"
-    ))
 }
 
 fn collect(p: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {

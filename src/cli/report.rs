@@ -1,9 +1,8 @@
 //! `sightline report FILE [--json] [--compat hta] [--top N]`: everything at once (top operators,
 //! steps, idle time, findings).
 
-use super::{
-    idle as idle_cli, load, ops as ops_cli, print_json, shown_name, steps as steps_cli, Opts,
-};
+use super::args::ReportArgs;
+use super::{idle as idle_cli, load, ops as ops_cli, print_json, shown_name, steps as steps_cli};
 use sightline::analysis::critical::savings::{self, Assessed};
 use sightline::analysis::findings;
 use sightline::analysis::idle::{self, IdleReport};
@@ -36,9 +35,9 @@ struct Report<'a> {
     recording: Vec<Assessed>,
 }
 
-pub fn run(opts: &Opts) -> Result<(), String> {
-    let io = idle_cli::options(opts)?;
-    let loaded = load(&opts.file)?;
+pub fn run(opts: &ReportArgs) -> Result<(), String> {
+    let io = idle_cli::options(opts.compat, opts.top);
+    let loaded = load(&opts.trace.file)?;
     let trace = &loaded.trace;
     let t = Instant::now();
     let links = Links::build(trace);
@@ -53,10 +52,10 @@ pub fn run(opts: &Opts) -> Result<(), String> {
     } else {
         OpColumn::SelfCpu
     });
-    let top = opts.count("--top")?.unwrap_or(15);
+    let top = opts.top.unwrap_or(15);
     let all_rows = top_operators.rows.len();
     let report = Report {
-        file: &opts.file,
+        file: &opts.trace.file,
         schema: &trace.meta.schema,
         rank: trace.rank(),
         span_ns: trace.span_ns(),
@@ -69,7 +68,7 @@ pub fn run(opts: &Opts) -> Result<(), String> {
         findings,
         recording,
     };
-    if opts.flag("--json") {
+    if opts.trace.json {
         let mut report = report;
         report.top_operators.rows.truncate(top);
         return print_json(&report);

@@ -1,13 +1,14 @@
 //! `sightline steps FILE [--json]`
 
+use super::args::Trace;
 use super::idle::short;
-use super::{load, print_json, Opts};
+use super::{load, print_json};
 use sightline::analysis::steps::{self, Breakdown, StepsReport};
 
-pub fn run(opts: &Opts) -> Result<(), String> {
+pub fn run(opts: &Trace) -> Result<(), String> {
     let loaded = load(&opts.file)?;
     let report = steps::analyze(&loaded.trace);
-    if opts.flag("--json") {
+    if opts.json {
         return print_json(&report);
     }
     print(&report);

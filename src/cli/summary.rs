@@ -1,6 +1,7 @@
 //! `sightline summary FILE [--json]`
 
-use super::{load, mb, print_json, shown_name, Opts};
+use super::args::Trace;
+use super::{load, mb, print_json, shown_name};
 use sightline::analysis::summary::{summarize, Summary};
 
 #[derive(serde::Serialize)]
@@ -11,11 +12,11 @@ struct Output {
     mb_per_s: f64,
 }
 
-pub fn run(opts: &Opts) -> Result<(), String> {
+pub fn run(opts: &Trace) -> Result<(), String> {
     let loaded = load(&opts.file)?;
     let summary = summarize(&loaded.trace);
     let mb_per_s = summary.file.json_bytes as f64 / 1e6 / loaded.parse_seconds.max(1e-9);
-    if opts.flag("--json") {
+    if opts.json {
         return print_json(&Output {
             summary,
             parse_seconds: loaded.parse_seconds,

@@ -25,6 +25,7 @@ pub mod listing;
 pub mod paths;
 pub mod store;
 
+use super::args::ServeArgs;
 use http::{Payload, Reply, Request};
 use listing::{Entry, HeaderRank};
 use paths::Refusal;
@@ -36,44 +37,6 @@ use store::{LocalFile, Store};
 
 /// TensorBoard's port.
 pub const DEFAULT_PORT: u16 = 6006;
-
-struct Options {
-    logdir: Option<String>,
-    port: u16,
-    host: String,
-}
-
-fn parse_args(args: &[String]) -> Result<Options, String> {
-    let mut logdir = None;
-    let mut port = DEFAULT_PORT;
-    let mut host = "127.0.0.1".to_string();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let (name, inline) = match a.split_once('=') {
-            Some((k, v)) if a.starts_with("--") => (k, Some(v.to_string())),
-            _ => (a.as_str(), None),
-        };
-        let mut value = || -> Result<String, String> {
-            match &inline {
-                Some(v) => Ok(v.clone()),
-                None => it.next().cloned().ok_or(format!("{name} needs a value")),
-            }
-        };
-        match name {
-            "--port" => {
-                let v = value()?;
-                port = v.parse().map_err(|_| {
-                    format!("--port needs a port number (0 picks a free one), not '{v}'")
-                })?;
-            }
-            "--host" => host = value()?,
-            n if n.starts_with("--") => return Err(format!("serve: unknown option '{n}'")),
-            _ if logdir.is_none() => logdir = Some(a.clone()),
-            _ => return Err(format!("serve takes one LOGDIR, not also '{a}'")),
-        }
-    }
-    Ok(Options { logdir, port, host })
-}
 
 /// A file as listed: (path, size, mtime); a header is read again only when this changes.
 type FileVersion = (String, u64, Option<i64>);
@@ -88,8 +51,7 @@ struct State {
     loopback: Option<SocketAddr>,
 }
 
-pub fn run(args: &[String]) -> Result<(), String> {
-    let opts = parse_args(args)?;
+pub fn run(opts: &ServeArgs) -> Result<(), String> {
     let logdir = match &opts.logdir {
         None => None,
         Some(d) => Some((d.clone(), open_store(d)?)),
@@ -119,7 +81,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         ranks: Mutex::new(HashMap::new()),
         loopback: bound.ip().is_loopback().then_some(bound),
     };
-    announce(&state, bound, &opts)?;
+    announce(&state, bound, opts)?;
     server.serve(move |req| handle(&state, req));
     Ok(())
 }
@@ -139,7 +101,7 @@ fn open_store(logdir: &str) -> Result<Box<dyn Store>, String> {
 }
 
 /// Prints the address (first line: the URL, which tests read) and what the binding means.
-fn announce(state: &State, bound: SocketAddr, opts: &Options) -> Result<(), String> {
+fn announce(state: &State, bound: SocketAddr, opts: &ServeArgs) -> Result<(), String> {
     let ip = bound.ip();
     let shown = if ip.is_unspecified() {
         format!("127.0.0.1:{}", bound.port())
@@ -418,23 +380,5 @@ mod tests {
             loopback_urls(at("127.0.0.2:6006")),
             "http://127.0.0.2:6006/"
         );
-    }
-
-    #[test]
-    fn args() {
-        let a = |s: &[&str]| parse_args(&s.iter().map(|x| x.to_string()).collect::<Vec<_>>());
-        let o = a(&["log", "--port", "0"]).unwrap();
-        assert_eq!(
-            (o.logdir.as_deref(), o.port, o.host.as_str()),
-            (Some("log"), 0, "127.0.0.1")
-        );
-        let o = a(&["--host=0.0.0.0"]).unwrap();
-        assert_eq!(
-            (o.logdir, o.port, o.host.as_str()),
-            (None, DEFAULT_PORT, "0.0.0.0")
-        );
-        assert!(a(&["a", "b"]).is_err());
-        assert!(a(&["--port", "x"]).is_err());
-        assert!(a(&["--bogus"]).is_err());
     }
 }
