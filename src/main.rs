@@ -39,9 +39,7 @@ fn main() -> ExitCode {
     quiet_broken_pipe();
     let matches = match cli::args::command().try_get_matches() {
         Ok(m) => m,
-        // --help and --version print and exit 0; a wrong command line prints what is wrong, a
-        // suggestion and the usage, and exits 2.
-        Err(e) => e.exit(),
+        Err(e) => cli::args::exit_with(e),
     };
     let parsed = match Cli::from_arg_matches(&matches) {
         Ok(c) => c,
@@ -63,6 +61,7 @@ fn main() -> ExitCode {
         Command::Digest(a) => ("sightline", cli::digest::run(a)),
         Command::Ranks(a) => ("sightline", cli::ranks::run(a)),
         Command::Serve(a) => ("sightline serve", cli::serve::run(a)),
+        Command::Mcp => ("sightline mcp", cli::mcp::run()),
         Command::Diff(a) => {
             return match cli::diff::run(a) {
                 Ok(false) => ExitCode::SUCCESS,

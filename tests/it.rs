@@ -23,6 +23,8 @@ mod fuzz;
 mod idle;
 #[path = "judge.rs"]
 mod judge;
+#[path = "mcp.rs"]
+mod mcp;
 #[path = "memory.rs"]
 mod memory;
 #[path = "parse.rs"]

@@ -24,11 +24,12 @@
 //! section existed reads with an empty one (no rank, no collectives).
 
 use super::critical::{self, StepPath};
-use super::findings::{self, Finding};
-use super::idle::{self, IdleOptions, IdleReport};
+use super::derived::Derived;
+use super::findings::Finding;
+use super::idle::IdleReport;
 use super::links::Links;
 use super::ranks::digest::{distributed, Distributed};
-use super::steps::{self, Breakdown, StepsReport};
+use super::steps::{Breakdown, StepsReport};
 use super::tables::tree::{EventKind, NO_NODE};
 use super::tables::{label_table, op_table, Forest, OpTable};
 use crate::model::Trace;
@@ -236,27 +237,7 @@ impl Digest {
     /// Runs every analysis the digest needs on `trace`; `file` is the file's name (no folder), the
     /// rank when the trace does not say it.
     pub fn build_file(trace: &Trace, file: &str) -> Digest {
-        let links = Links::build(trace);
-        let steps = steps::analyze_with(trace, &links);
-        // Gaps one by one are not part of a digest: only their sums are.
-        let idle = idle::analyze_with(
-            trace,
-            &links,
-            &IdleOptions {
-                max_gaps: 0,
-                ..IdleOptions::default()
-            },
-        );
-        let findings = findings::analyze_with(trace, &links, &steps, &idle);
-        let forest = Forest::build(trace);
-        let analyses = Analyses {
-            links: &links,
-            forest: &forest,
-            steps: &steps,
-            idle: &idle,
-            findings: &findings,
-        };
-        Digest::from_analyses(trace, &analyses, file)
+        Derived::new(trace).digest(file)
     }
 
     /// The digest of analyses already run (as the page runs them once per trace).

@@ -6,6 +6,7 @@
 
 pub mod backend;
 pub mod critical;
+pub mod derived;
 pub mod diff;
 pub mod digest;
 pub mod findings;

@@ -34,13 +34,13 @@ pub struct Cli {
 pub enum Command {
     /// What the trace holds: events, lanes, devices, diagnostics, parse speed
     Summary(Trace),
-    /// The operator table as PyTorch prints key_averages()
+    /// The operator table as PyTorch prints key_averages() (device columns headed CUDA, XPU, ...)
     #[command(
         long_about = "The operator table as PyTorch prints key_averages(): calls, self and total \
                       CPU and device time (headed CUDA, XPU, MTIA as PyTorch heads them), memory."
     )]
     Ops(OpsArgs),
-    /// Device ops by name: time, share, kind, Tensor Cores, occupancy, launching operators
+    /// Device ops by name: time, share, kind, Tensor Cores (CUDA), occupancy, launching operators
     #[command(
         long_about = "Device ops by name: calls, total/avg/min/median/max, share of device time, \
                       kind, Tensor Cores (CUDA), occupancy, grid/block variants, launching operators."
@@ -119,6 +119,15 @@ pub enum Command {
                       compare. LOGDIR may be a folder, s3://bucket/prefix or gs://bucket/prefix."
     )]
     Serve(ServeArgs),
+    /// A Model Context Protocol server on stdin/stdout: the analyses as tools for coding agents
+    #[command(
+        long_about = "A Model Context Protocol server on stdin/stdout: the analyses as tools for \
+                      coding agents (open, runs, summary, report, ops, kernels, labels, modules, \
+                      flops, idle, steps, path with what-if, memory, ranks, diff), each answering \
+                      the JSON of its command's --json. Add it to a client as the command \
+                      `sightline mcp` (see the README)."
+    )]
+    Mcp,
     /// A completion script for a shell, on stdout
     #[command(
         long_about = "A completion script for a shell, on stdout. Bash: `sightline completions \
@@ -290,6 +299,9 @@ pub struct DigestArgs {
     /// A trace as torch.profiler writes it (.json or .json.gz)
     #[arg(value_name = "FILE")]
     pub file: String,
+    /// A digest is JSON already: taken, as every command takes it, and changes nothing
+    #[arg(long, hide = true)]
+    pub json: bool,
 }
 
 #[derive(Args)]
@@ -347,6 +359,43 @@ fn align(v: &str) -> Result<Align, String> {
 fn port(v: &str) -> Result<u16, String> {
     v.parse()
         .map_err(|_| "a port number from 0 to 65535 (0 picks a free one)".to_string())
+}
+
+/// Ends the process for a command line that did not parse. `--help` and `--version` print and
+/// exit 0 (and no command at all prints the help, exit 2), as clap does; a wrong command line
+/// exits 2 with what is wrong, clap's suggestion and the usage on one line, as every other error
+/// of the CLI is one line (scripts and CI logs grep it).
+pub fn exit_with(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit()
+    }
+    eprintln!("sightline: {}", one_line(&e.render().to_string()));
+    std::process::exit(2)
+}
+
+/// clap's error text (`error: ...`, a blank line, `  tip: ...`, the usage, "For more information")
+/// joined into one line.
+fn one_line(text: &str) -> String {
+    let mut out = String::new();
+    let parts = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
+        .map(|l| l.strip_prefix("error: ").unwrap_or(l));
+    for part in parts {
+        if !out.is_empty() {
+            // "...were not provided:" goes on with the arguments it lists.
+            out.push_str(if out.ends_with(':') { " " } else { "; " });
+        }
+        out.push_str(part);
+    }
+    out
 }
 
 /// The whole grammar, with the top-level help's list of commands made from it: each command's
@@ -414,6 +463,20 @@ mod tests {
         ] {
             assert!(help.contains(line), "{line} is not in:\n{help}");
         }
+    }
+
+    #[test]
+    fn a_usage_error_is_one_line() {
+        let e = command()
+            .try_get_matches_from(["sightline", "report", "t.json", "--jsn"])
+            .err()
+            .unwrap();
+        let line = one_line(&e.render().to_string());
+        assert!(!line.contains('\n'), "{line}");
+        assert!(
+            line.starts_with("unexpected argument '--jsn' found; tip: a similar argument exists: '--json'; Usage: sightline report"),
+            "{line}"
+        );
     }
 
     #[test]

@@ -15,7 +15,7 @@ use sightline::analysis::digest::Digest;
 /// A trace's digest, or a digest read back from the JSON `sightline digest` wrote.
 pub fn digest_of(path: &str) -> Result<Digest, String> {
     match load(path) {
-        Ok(loaded) => Ok(Digest::build(&loaded.trace)),
+        Ok(loaded) => Ok(loaded.derived.digest("")),
         Err(trace_error) => {
             let f = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
             serde_json::from_reader(std::io::BufReader::new(f)).map_err(|_| trace_error)
@@ -23,52 +23,61 @@ pub fn digest_of(path: &str) -> Result<Digest, String> {
     }
 }
 
-/// Runs the command; `Ok(true)` when a `--fail-if` condition failed.
-pub fn run(a: &DiffArgs) -> Result<bool, String> {
-    let base = digest_of(&a.base)?;
-    let new = digest_of(&a.new)?;
+/// What `--json` prints.
+#[derive(serde::Serialize)]
+pub struct Output<'a> {
+    base_file: &'a str,
+    new_file: &'a str,
+    #[serde(flatten)]
+    pub diff: Diff,
+    pub fail_if: Vec<Verdict>,
+}
+
+/// The two digests compared and the `--fail-if` conditions checked (`--top` is the caller's).
+pub fn output<'a>(base: &Digest, new: &Digest, a: &'a DiffArgs) -> Result<Output<'a>, String> {
     let opts = DiffOptions {
         by_shape: a.by_shape,
         mode: if a.total { Mode::Total } else { Mode::PerStep },
     };
-    let mut d = diff(&base, &new, &opts);
-    let verdicts = a
+    let diff = diff(base, new, &opts);
+    let fail_if = a
         .fail_if
         .iter()
-        .map(|c| c.check(&d))
+        .map(|c| c.check(&diff))
         .collect::<Result<Vec<_>, _>>()?;
-    let failed = verdicts.iter().any(|v| v.failed);
+    Ok(Output {
+        base_file: &a.base,
+        new_file: &a.new,
+        diff,
+        fail_if,
+    })
+}
+
+/// Runs the command; `Ok(true)` when a `--fail-if` condition failed.
+pub fn run(a: &DiffArgs) -> Result<bool, String> {
+    let base = digest_of(&a.base)?;
+    let new = digest_of(&a.new)?;
+    let mut out = output(&base, &new, a)?;
+    let failed = out.fail_if.iter().any(|v| v.failed);
     if a.json {
         if let Some(n) = a.top {
-            d.ops.truncate(n);
-            d.kernels.truncate(n);
-            d.labels.truncate(n);
+            out.diff.ops.truncate(n);
+            out.diff.kernels.truncate(n);
+            out.diff.labels.truncate(n);
         }
-        #[derive(serde::Serialize)]
-        struct Out<'a> {
-            base_file: &'a str,
-            new_file: &'a str,
-            #[serde(flatten)]
-            diff: &'a Diff,
-            fail_if: &'a [Verdict],
-        }
-        print_json(&Out {
-            base_file: &a.base,
-            new_file: &a.new,
-            diff: &d,
-            fail_if: &verdicts,
-        })?;
+        print_json(&out)?;
     } else {
-        print(a, &d, a.top.unwrap_or(15));
+        let (d, verdicts) = (&out.diff, &out.fail_if);
+        print(a, d, a.top.unwrap_or(15));
         if !verdicts.is_empty() {
             println!();
             println!("Conditions");
-            for v in &verdicts {
+            for v in verdicts {
                 println!("  {} {}", if v.failed { "FAIL" } else { "ok  " }, v.reason);
             }
         }
     }
-    for v in verdicts.iter().filter(|v| v.failed) {
+    for v in out.fail_if.iter().filter(|v| v.failed) {
         eprintln!("sightline: --fail-if {}", v.reason);
     }
     Ok(failed)

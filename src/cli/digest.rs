@@ -2,14 +2,18 @@
 //! compact form of its analyses that `sightline diff` (and the Python package) read.
 
 use super::args::DigestArgs;
-use super::{load, print_json};
+use super::{load, print_json, Loaded};
 use sightline::analysis::digest::Digest;
 
 pub fn run(opts: &DigestArgs) -> Result<(), String> {
-    let loaded = load(&opts.file)?;
-    // The file's name gives the rank when the trace does not, as `sightline ranks` reads it.
-    let name = std::path::Path::new(&opts.file)
+    print_json(&digest(&load(&opts.file)?, &opts.file))
+}
+
+/// The digest of a trace read from `file`, whose name gives the rank when the trace does not, as
+/// `sightline ranks` reads it.
+pub fn digest(loaded: &Loaded, file: &str) -> Digest {
+    let name = std::path::Path::new(file)
         .file_name()
-        .map_or_else(|| opts.file.clone(), |n| n.to_string_lossy().into_owned());
-    print_json(&Digest::build_file(&loaded.trace, &name))
+        .map_or_else(|| file.to_string(), |n| n.to_string_lossy().into_owned());
+    Digest::build_file(loaded.trace(), &name)
 }

@@ -2,16 +2,18 @@
 
 use super::args::Listed;
 use super::table::{fmt_time, layout, truncate_name, Column};
-use super::{load, print_json};
-use sightline::analysis::flops::Flops;
-use sightline::analysis::links::Links;
+use super::{load, print_json, Loaded};
+use sightline::analysis::flops::FlopsReport;
+
+/// The whole report (`--top` is the caller's).
+pub fn report(loaded: &Loaded) -> FlopsReport {
+    loaded.derived.flops().report(loaded.trace())
+}
 
 pub fn run(opts: &Listed) -> Result<(), String> {
     let top = opts.top;
     let loaded = load(&opts.trace.file)?;
-    let trace = &loaded.trace;
-    let links = Links::build(trace);
-    let mut report = Flops::build(trace, &links).report(trace);
+    let mut report = report(&loaded);
     if let Some(n) = top {
         report.rows.truncate(n);
     }

@@ -2,7 +2,7 @@
 
 use super::args::{Compat, IdleArgs};
 use super::{load, print_json};
-use sightline::analysis::idle::{self, IdleOptions, IdleReport, Mode};
+use sightline::analysis::idle::{IdleOptions, IdleReport, Mode};
 
 /// The idle options of `--compat` and `--top` (the number of gaps shown one by one, default 10).
 pub fn options(compat: Option<Compat>, top: Option<usize>) -> IdleOptions {
@@ -18,9 +18,9 @@ pub fn options(compat: Option<Compat>, top: Option<usize>) -> IdleOptions {
 pub fn run(opts: &IdleArgs) -> Result<(), String> {
     let io = options(opts.compat, opts.top);
     let loaded = load(&opts.trace.file)?;
-    let report = idle::analyze(&loaded.trace, &io);
+    let report = loaded.derived.idle(&io);
     if opts.trace.json {
-        return print_json(&report);
+        return print_json(&*report);
     }
     print(&report);
     Ok(())

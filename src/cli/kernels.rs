@@ -5,31 +5,33 @@
 
 use super::args::KernelsArgs;
 use super::table::{fmt_time, layout, name_width, share, truncate_name, Column};
-use super::{load, print_json};
+use super::{load, print_json, Loaded};
 use sightline::analysis::backend;
 use sightline::analysis::critical::slack;
-use sightline::analysis::flops::{kernels::annotate, Flops};
-use sightline::analysis::links::Links;
+use sightline::analysis::flops::kernels::annotate;
 use sightline::analysis::summary::devices_word;
-use sightline::analysis::tables::{kernel_table, Forest};
+use sightline::analysis::tables::{kernel_table, KernelTable};
 
 /// The index of the Tensor Cores column.
 const TENSOR_CORES: usize = 9;
 
+/// The whole table (`--top` is the caller's).
+pub fn table(loaded: &Loaded, opts: &KernelsArgs) -> Result<KernelTable, String> {
+    let d = &loaded.derived;
+    let trace = d.trace();
+    let mut table = kernel_table(trace, d.forest());
+    annotate(&mut table, trace, d.flops());
+    if opts.path {
+        slack::annotate_kernels(&mut table, trace, d.slice_times()?);
+    }
+    Ok(table)
+}
+
 pub fn run(opts: &KernelsArgs) -> Result<(), String> {
     let top = opts.listed.top;
     let loaded = load(&opts.listed.trace.file)?;
-    let trace = &loaded.trace;
-    let mut table = kernel_table(trace, &Forest::build(trace));
-    annotate(
-        &mut table,
-        trace,
-        &Flops::build(trace, &Links::build(trace)),
-    );
-    if opts.path {
-        let times = slack::SliceTimes::of_trace(trace)?;
-        slack::annotate_kernels(&mut table, trace, &times);
-    }
+    let trace = loaded.trace();
+    let mut table = table(&loaded, opts)?;
     if opts.listed.trace.json {
         if let Some(n) = top {
             table.rows.truncate(n);

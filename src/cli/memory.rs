@@ -3,37 +3,50 @@
 
 use super::args::MemoryArgs;
 use super::table::{fmt_memory, fmt_time, layout, truncate_name, Column};
-use super::{load, print_json};
-use sightline::analysis::links::Links;
-use sightline::analysis::memory::{self, Holder, Memory, MemoryOptions};
-use sightline::analysis::steps;
+use super::{load, print_json, Loaded};
+use sightline::analysis::memory::{self, Holder, MemoryOptions, MemoryReport};
 
-pub fn run(opts: &MemoryArgs) -> Result<(), String> {
-    let points = opts.points.unwrap_or(100);
-    let top = opts.top.unwrap_or(10);
-    let at_ns = opts.at.map(|us| (us * 1e3) as i64);
-    let loaded = load(&opts.trace.file)?;
-    let trace = &loaded.trace;
+/// The report `--json` prints; `None` for a trace without `[memory]` events (`{"devices": []}`).
+pub fn report(loaded: &Loaded, opts: &MemoryArgs) -> Result<Option<MemoryReport>, String> {
+    let d = &loaded.derived;
+    let trace = d.trace();
     if trace.memory.is_empty() {
-        if opts.trace.json {
-            return print_json(&serde_json::json!({ "devices": [] }));
-        }
-        println!("no [memory] events in this trace (recorded without profile_memory=True)");
-        return Ok(());
+        return Ok(None);
     }
-    let links = Links::build(trace);
-    let steps = steps::analyze_with(trace, &links);
-    let mem = Memory::build(trace, &links);
     let options = MemoryOptions {
-        points: u32::try_from(points).map_err(|_| "--points is too large".to_string())?,
-        top,
-        at_ns,
+        points: u32::try_from(opts.points.unwrap_or(100))
+            .map_err(|_| "--points is too large".to_string())?,
+        top: opts.top.unwrap_or(10),
+        at_ns: opts.at.map(|us| (us * 1e3) as i64),
         table: opts.allocations,
     };
-    let report = memory::report(trace, &mem, &steps.steps, &options);
+    Ok(Some(memory::report(
+        trace,
+        d.memory(),
+        &d.steps().steps,
+        &options,
+    )))
+}
+
+/// [`report`] as JSON, the same for a trace without memory events.
+pub fn json(loaded: &Loaded, opts: &MemoryArgs) -> Result<serde_json::Value, String> {
+    let value = match report(loaded, opts)? {
+        Some(r) => serde_json::to_value(r),
+        None => Ok(serde_json::json!({ "devices": [] })),
+    };
+    value.map_err(|e| e.to_string())
+}
+
+pub fn run(opts: &MemoryArgs) -> Result<(), String> {
+    let top = opts.top.unwrap_or(10);
+    let loaded = load(&opts.trace.file)?;
     if opts.trace.json {
-        return print_json(&report);
+        return print_json(&json(&loaded, opts)?);
     }
+    let Some(report) = report(&loaded, opts)? else {
+        println!("no [memory] events in this trace (recorded without profile_memory=True)");
+        return Ok(());
+    };
     for d in &report.devices {
         let cap = d.capacity_bytes.map_or(String::new(), |c| {
             format!(

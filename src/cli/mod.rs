@@ -7,6 +7,7 @@ pub mod flops;
 pub mod idle;
 pub mod kernels;
 pub mod labels;
+pub mod mcp;
 pub mod memory;
 pub mod modules;
 pub mod ops;
@@ -18,16 +19,23 @@ pub mod steps;
 pub mod summary;
 pub mod table;
 
+use sightline::analysis::derived::Derived;
 use sightline::model::{cut_long_strings_in, cut_name, Trace};
 use sightline::parse::parse_parallel;
 use std::io::{Seek, SeekFrom};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-/// A loaded trace and how long reading and parsing took.
+/// A loaded trace, what has been derived from it so far, and how long reading and parsing took.
 pub struct Loaded {
-    pub trace: Trace,
+    pub derived: Derived,
     pub parse_seconds: f64,
+}
+
+impl Loaded {
+    pub fn trace(&self) -> &Trace {
+        self.derived.trace()
+    }
 }
 
 /// Reads the file through the parser in 1 MiB `read()`s: the file is never held whole. A large
@@ -48,7 +56,7 @@ pub fn load(path: &str) -> Result<Loaded, String> {
         .map_err(|e| format!("{path}: {e}"))?
         .map_err(|e| format!("{path}: {e}"))?;
     Ok(Loaded {
-        trace,
+        derived: Derived::new(trace),
         parse_seconds: start.elapsed().as_secs_f64(),
     })
 }
@@ -70,14 +78,18 @@ pub fn shown_name(name: &str) -> std::borrow::Cow<'_, str> {
     cut_name(name)
 }
 
-pub fn print_json<T: serde::Serialize>(v: &T) -> Result<(), String> {
+/// `v` as every `--json` prints it: pretty, long names cut unless `--full-names`.
+pub fn json_text<T: serde::Serialize>(v: &T) -> Result<String, String> {
     let s = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
-    let s = if FULL_NAMES.load(Ordering::Relaxed) {
+    Ok(if FULL_NAMES.load(Ordering::Relaxed) {
         s
     } else {
         cut_long_strings_in(s)
-    };
-    println!("{s}");
+    })
+}
+
+pub fn print_json<T: serde::Serialize>(v: &T) -> Result<(), String> {
+    println!("{}", json_text(v)?);
     Ok(())
 }
 

@@ -4,28 +4,35 @@
 
 use super::args::OpsArgs;
 use super::table::{fmt_memory, fmt_time, layout, name_width, share, truncate_name, Column};
-use super::{load, print_json};
+use super::{load, print_json, Loaded};
 use sightline::analysis::backend;
 use sightline::analysis::critical::slack;
 use sightline::analysis::summary::devices_word;
-use sightline::analysis::tables::{op_table, Forest, OpColumn, OpTable};
+use sightline::analysis::tables::{op_table, OpColumn, OpTable};
 use sightline::model::Trace;
 
-pub fn run(opts: &OpsArgs) -> Result<(), String> {
-    let top = opts.top;
-    let loaded = load(&opts.trace.file)?;
-    let trace = &loaded.trace;
-    let forest = Forest::build(trace);
-    let mut table = op_table(trace, &forest, opts.by_shape);
+/// The whole table, sorted as asked (`--top` is the caller's).
+pub fn table(loaded: &Loaded, opts: &OpsArgs) -> Result<OpTable, String> {
+    let d = &loaded.derived;
+    let trace = d.trace();
+    let forest = d.forest();
+    let mut table = op_table(trace, forest, opts.by_shape);
     if opts.path {
-        let times = slack::SliceTimes::of_trace(trace)?;
-        slack::annotate_ops(&mut table, trace, &forest, &times);
+        slack::annotate_ops(&mut table, trace, forest, d.slice_times()?);
     }
     table.sort_by(opts.sort.unwrap_or(if table.has_device_time() {
         OpColumn::SelfDevice
     } else {
         OpColumn::SelfCpu
     }));
+    Ok(table)
+}
+
+pub fn run(opts: &OpsArgs) -> Result<(), String> {
+    let top = opts.top;
+    let loaded = load(&opts.trace.file)?;
+    let trace = loaded.trace();
+    let mut table = table(&loaded, opts)?;
     if opts.trace.json {
         if let Some(n) = top {
             table.rows.truncate(n);

@@ -3,13 +3,26 @@
 //! what an edit of durations would buy ([`sightline::analysis::critical`]).
 
 use super::args::PathArgs;
-use super::{load, print_json};
+use super::{load, print_json, Loaded};
 use sightline::analysis::critical::job::Rank;
 use sightline::analysis::critical::{PathOptions, PathReport, CATEGORIES, HTA_CATEGORIES};
-use sightline::analysis::links::Links;
-use sightline::analysis::steps;
 
 pub fn run(args: &PathArgs) -> Result<(), String> {
+    let mut loaded = Vec::with_capacity(args.files.len());
+    for file in &args.files {
+        loaded.push(load(file)?);
+    }
+    let loaded: Vec<&Loaded> = loaded.iter().collect();
+    let report = report(&loaded, args)?;
+    if args.json {
+        return print_json(&report);
+    }
+    print(&report, args.compat.is_some());
+    Ok(())
+}
+
+/// The paths of `loaded`, read from `args.files` in that order, and the what-if of `args`.
+pub fn report(loaded: &[&Loaded], args: &PathArgs) -> Result<PathReport, String> {
     let files = &args.files;
     let opts = PathOptions {
         step: args.step.clone(),
@@ -20,32 +33,24 @@ pub fn run(args: &PathArgs) -> Result<(), String> {
         hta: args.compat.is_some(),
     };
     let edits = &args.what_if;
-    let json = args.json;
-
-    let mut loaded = Vec::with_capacity(files.len());
-    for file in files {
-        let l = load(file)?;
-        let links = Links::build(&l.trace);
-        let steps = steps::analyze_with(&l.trace, &links);
-        loaded.push((l, links, steps));
-    }
     let report = if files.len() > 1 && !opts.hta {
         // The ranks of one job: one graph, joined at their collectives.
         let ranks = loaded
             .iter()
             .zip(files)
-            .map(|((l, links, steps), file)| Rank {
-                trace: &l.trace,
-                links,
-                steps,
+            .map(|(l, file)| Rank {
+                trace: l.trace(),
+                links: l.derived.links(),
+                steps: l.derived.steps(),
                 file: file_name(file),
             })
             .collect();
         PathReport::of_job(ranks, &opts, edits)?
     } else {
         let mut report = PathReport::default();
-        for ((l, links, steps), file) in loaded.iter().zip(files) {
-            let one = PathReport::of(&l.trace, links, steps, &opts, edits)
+        for (l, file) in loaded.iter().zip(files) {
+            let d = &l.derived;
+            let one = PathReport::of(d.trace(), d.links(), d.steps(), &opts, edits)
                 .map_err(|e| format!("{file}: {e}"))?;
             report.append(one);
         }
@@ -54,11 +59,7 @@ pub fn run(args: &PathArgs) -> Result<(), String> {
     if let Some(e) = report.unmatched_edit() {
         return Err(e);
     }
-    if json {
-        return print_json(&report);
-    }
-    print(&report, opts.hta);
-    Ok(())
+    Ok(report)
 }
 
 fn print(r: &PathReport, hta: bool) {

@@ -15,6 +15,19 @@ use sightline::parse::parse_parallel;
 use std::path::{Path, PathBuf};
 
 pub fn run(args: &RanksArgs) -> Result<(), String> {
+    let report = report(args)?;
+    for u in &report.unreadable_files {
+        eprintln!("sightline: skipped {}: {}", u.file, u.error);
+    }
+    if args.json {
+        return print_json(&report);
+    }
+    print(&report);
+    Ok(())
+}
+
+/// The job's report; the files that could not be read are in its `unreadable_files`.
+pub fn report(args: &RanksArgs) -> Result<RanksReport, String> {
     let scope = if args.whole_trace {
         OverlapScope::WholeTrace
     } else {
@@ -30,19 +43,16 @@ pub fn run(args: &RanksArgs) -> Result<(), String> {
         return Err("no .json or .json.gz trace in the given paths".to_string());
     }
     let (digests, unreadable) = ranks::digest_all(&files, digest_file);
-    for u in &unreadable {
-        eprintln!("sightline: skipped {}: {}", u.file, u.error);
-    }
     if digests.is_empty() {
-        return Err("none of the files is a trace".to_string());
+        let why: Vec<String> = unreadable
+            .iter()
+            .map(|u| format!("{}: {}", u.file, u.error))
+            .collect();
+        return Err(format!("none of the files is a trace ({})", why.join("; ")));
     }
     let mut report = ranks::analyze_with(&digests, args.align, scope);
     report.unreadable_files = unreadable;
-    if args.json {
-        return print_json(&report);
-    }
-    print(&report);
-    Ok(())
+    Ok(report)
 }
 
 fn collect(p: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {

@@ -2,18 +2,18 @@
 //! steps, idle time, findings).
 
 use super::args::ReportArgs;
+use super::Loaded;
 use super::{idle as idle_cli, load, ops as ops_cli, print_json, shown_name, steps as steps_cli};
-use sightline::analysis::critical::savings::{self, Assessed};
-use sightline::analysis::findings;
-use sightline::analysis::idle::{self, IdleReport};
-use sightline::analysis::links::Links;
-use sightline::analysis::steps::{self, StepsReport};
+use sightline::analysis::derived::Judged;
+use sightline::analysis::idle::IdleReport;
+use sightline::analysis::steps::StepsReport;
 use sightline::analysis::summary::{self, Cut};
-use sightline::analysis::tables::{op_table, Forest, OpColumn, OpTable};
+use sightline::analysis::tables::{op_table, OpColumn, OpTable};
+use std::sync::Arc;
 use std::time::Instant;
 
 #[derive(serde::Serialize)]
-struct Report<'a> {
+pub struct Report<'a> {
     file: &'a str,
     schema: &'a str,
     rank: i64,
@@ -25,51 +25,70 @@ struct Report<'a> {
     /// The operator table (key_averages), sorted by self device time when GPU time was charged,
     /// else self CPU; the first rows only (`--top`, default 15).
     top_operators: OpTable,
-    steps: StepsReport,
-    idle: IdleReport,
-    /// What costs time, ordered by what fixing each would save per step (the critical path's
-    /// what-if), where a fix is a change of durations; the others after, by severity.
-    findings: Vec<Assessed>,
-    /// Notes on how the trace was recorded (no stacks, no shapes, memory profiling on, device
-    /// activities only, few active steps): apart, never above a cost.
-    recording: Vec<Assessed>,
+    steps: &'a StepsReport,
+    idle: &'a IdleReport,
+    /// `findings`: what costs time, ordered by what fixing each would save per step (the
+    /// critical path's what-if), where a fix is a change of durations; the others after, by
+    /// severity. `recording`: notes on how the trace was recorded (no stacks, no shapes, memory
+    /// profiling on, device activities only, few active steps), apart, never above a cost.
+    #[serde(flatten)]
+    judged: &'a Judged,
 }
 
-pub fn run(opts: &ReportArgs) -> Result<(), String> {
-    let io = idle_cli::options(opts.compat, opts.top);
-    let loaded = load(&opts.trace.file)?;
-    let trace = &loaded.trace;
+/// The analyses a report shows, run (or taken from the store) in `seconds`.
+pub struct Analysed {
+    idle: Arc<IdleReport>,
+    judged: Arc<Judged>,
+    seconds: f64,
+}
+
+/// Idle time (counted as `--compat` says, `--top` gaps one by one) and the findings.
+pub fn analyse(loaded: &Loaded, opts: &ReportArgs) -> Analysed {
     let t = Instant::now();
-    let links = Links::build(trace);
-    let steps = steps::analyze_with(trace, &links);
-    let idle = idle::analyze_with(trace, &links, &io);
-    let findings = findings::analyze_with(trace, &links, &steps, &idle);
-    let (findings, recording) = savings::split(savings::assess(trace, &links, &steps, findings));
-    let forest = Forest::build(trace);
-    let mut top_operators = op_table(trace, &forest, false);
+    let io = idle_cli::options(opts.compat, opts.top);
+    let d = &loaded.derived;
+    let judged = d.findings(&io);
+    d.forest();
+    Analysed {
+        idle: d.idle(&io),
+        judged,
+        seconds: t.elapsed().as_secs_f64(),
+    }
+}
+
+/// The report of `loaded`, read from `file`, with every operator (`--top` is the caller's).
+pub fn report<'a>(loaded: &'a Loaded, a: &'a Analysed, file: &'a str) -> Report<'a> {
+    let d = &loaded.derived;
+    let trace = d.trace();
+    let mut top_operators = op_table(trace, d.forest(), false);
     top_operators.sort_by(if top_operators.has_device_time() {
         OpColumn::SelfDevice
     } else {
         OpColumn::SelfCpu
     });
-    let top = opts.top.unwrap_or(15);
-    let all_rows = top_operators.rows.len();
-    let report = Report {
-        file: &opts.trace.file,
+    Report {
+        file,
         schema: &trace.meta.schema,
         rank: trace.rank(),
         span_ns: trace.span_ns(),
         cut: summary::cut(trace),
         parse_seconds: loaded.parse_seconds,
-        analysis_seconds: t.elapsed().as_secs_f64(),
+        analysis_seconds: a.seconds,
         top_operators,
-        steps,
-        idle,
-        findings,
-        recording,
-    };
+        steps: d.steps(),
+        idle: &a.idle,
+        judged: &a.judged,
+    }
+}
+
+pub fn run(opts: &ReportArgs) -> Result<(), String> {
+    let loaded = load(&opts.trace.file)?;
+    let trace = loaded.trace();
+    let analysed = analyse(&loaded, opts);
+    let mut report = report(&loaded, &analysed, &opts.trace.file);
+    let top = opts.top.unwrap_or(15);
+    let all_rows = report.top_operators.rows.len();
     if opts.trace.json {
-        let mut report = report;
         report.top_operators.rows.truncate(top);
         return print_json(&report);
     }
@@ -88,10 +107,10 @@ pub fn run(opts: &ReportArgs) -> Result<(), String> {
     }
     println!();
     println!("Findings");
-    if report.findings.is_empty() {
+    if report.judged.findings.is_empty() {
         println!("  nothing to report");
     }
-    for a in &report.findings {
+    for a in &report.judged.findings {
         let f = &a.finding;
         // Findings quote names from the trace: cut as every output cuts them.
         println!("  [{:?}] {} ({})", f.severity, shown_name(&f.title), f.id);
@@ -101,10 +120,10 @@ pub fn run(opts: &ReportArgs) -> Result<(), String> {
         }
         println!("      advice: {}", shown_name(&f.advice));
     }
-    if !report.recording.is_empty() {
+    if !report.judged.recording.is_empty() {
         println!();
         println!("How this trace was recorded");
-        for a in &report.recording {
+        for a in &report.judged.recording {
             let f = &a.finding;
             println!("  [{:?}] {} ({})", f.severity, shown_name(&f.title), f.id);
             println!("      {}", shown_name(&f.detail));
@@ -118,8 +137,8 @@ pub fn run(opts: &ReportArgs) -> Result<(), String> {
     );
     print!("{}", ops_cli::render(&report.top_operators, trace, top));
     println!();
-    steps_cli::print(&report.steps);
+    steps_cli::print(report.steps);
     println!();
-    idle_cli::print(&report.idle);
+    idle_cli::print(report.idle);
     Ok(())
 }

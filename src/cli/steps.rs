@@ -3,15 +3,15 @@
 use super::args::Trace;
 use super::idle::short;
 use super::{load, print_json};
-use sightline::analysis::steps::{self, Breakdown, StepsReport};
+use sightline::analysis::steps::{Breakdown, StepsReport};
 
 pub fn run(opts: &Trace) -> Result<(), String> {
     let loaded = load(&opts.file)?;
-    let report = steps::analyze(&loaded.trace);
+    let report = loaded.derived.steps();
     if opts.json {
-        return print_json(&report);
+        return print_json(report);
     }
-    print(&report);
+    print(report);
     Ok(())
 }
 

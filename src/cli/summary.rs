@@ -1,29 +1,36 @@
 //! `sightline summary FILE [--json]`
 
 use super::args::Trace;
-use super::{load, mb, print_json, shown_name};
-use sightline::analysis::summary::{summarize, Summary};
+use super::{load, mb, print_json, shown_name, Loaded};
+use sightline::analysis::summary::Summary;
 
 #[derive(serde::Serialize)]
-struct Output {
+pub struct Output {
     #[serde(flatten)]
     summary: Summary,
     parse_seconds: f64,
     mb_per_s: f64,
 }
 
+/// What `--json` prints: the summary and how fast the file was read.
+pub fn output(loaded: &Loaded) -> Output {
+    let summary = loaded.derived.summary();
+    let mb_per_s = summary.file.json_bytes as f64 / 1e6 / loaded.parse_seconds.max(1e-9);
+    Output {
+        summary,
+        parse_seconds: loaded.parse_seconds,
+        mb_per_s,
+    }
+}
+
 pub fn run(opts: &Trace) -> Result<(), String> {
     let loaded = load(&opts.file)?;
-    let summary = summarize(&loaded.trace);
-    let mb_per_s = summary.file.json_bytes as f64 / 1e6 / loaded.parse_seconds.max(1e-9);
+    let out = output(&loaded);
     if opts.json {
-        return print_json(&Output {
-            summary,
-            parse_seconds: loaded.parse_seconds,
-            mb_per_s,
-        });
+        return print_json(&out);
     }
-    let s = &summary;
+    let mb_per_s = out.mb_per_s;
+    let s = &out.summary;
     println!(
         "file        {} ({}{})",
         opts.file,
@@ -81,7 +88,7 @@ pub fn run(opts: &Trace) -> Result<(), String> {
         if sightline::model::category::device_label(&d.name).is_some() {
             println!("  {}{mem}", d.name);
         } else {
-            let device = sightline::analysis::summary::device_name(&loaded.trace, d.id);
+            let device = sightline::analysis::summary::device_name(loaded.trace(), d.id);
             println!("  {device}: {}{mem}", d.name);
         }
     }

@@ -90,12 +90,20 @@ pub fn assess(
     let analysis = needed
         .then(|| Analysis::build(trace, links, steps, &PathOptions::default()).ok())
         .flatten();
+    assess_with(trace, analysis.as_ref(), findings)
+}
+
+/// [`assess`] given the critical-path graph of the default path options (`None`: no finding is
+/// priced).
+pub fn assess_with(
+    trace: &Trace,
+    analysis: Option<&Analysis>,
+    findings: Vec<Finding>,
+) -> Vec<Assessed> {
     let mut out: Vec<Assessed> = findings
         .into_iter()
         .map(|finding| {
-            let saving = analysis
-                .as_ref()
-                .and_then(|a| saving(trace, a, &finding.whatif));
+            let saving = analysis.and_then(|a| saving(trace, a, &finding.whatif));
             let mut finding = finding;
             if saving.as_ref().is_some_and(|s| s.pct < MIN_WARNING_PCT) {
                 finding.severity = Severity::Info;

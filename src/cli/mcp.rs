@@ -1,0 +1,816 @@
+//! `sightline mcp`: the analyses as tools of a Model Context Protocol server on stdin/stdout, for
+//! coding agents (the official SDK, `rmcp`).
+//!
+//! Each tool answers with the JSON its command prints with `--json` (the same function computes
+//! it), as the text of the result. Long lists are pages: `top` rows from `offset` (the CLI's
+//! `--top` is the first page), and a second text block says how many rows there are and the next
+//! offset. An answer past [`MAX_ANSWER_BYTES`] is refused with what to ask instead, so one call
+//! cannot flood an agent's context. A failure (not a trace, a file that is not there, an edit that
+//! matches nothing) is a result flagged `isError` whose text is the CLI's message, which the agent
+//! reads and can act on; a call whose arguments do not fit the tool's schema is a protocol error.
+//!
+//! Traces are parsed once per session: the server keeps the last [`KEPT_TRACES`] files asked
+//! about with what was derived from them ([`sightline::analysis::derived::Derived`]), and parses
+//! a file again only when its size or modification time changed.
+
+use super::args::{self, Compat, DiffArgs, IdleArgs, KernelsArgs, Listed, MemoryArgs, OpsArgs};
+use super::args::{PathArgs, RanksArgs, ReportArgs};
+use super::serve::listing::{self, HeaderRank};
+use super::serve::store::{Local, Store};
+use super::{diff, flops, idle, json_text, kernels, labels, load, memory, modules};
+use super::{ops, path, ranks, report, summary, Loaded};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt};
+use serde::Deserialize;
+use serde_json::Value;
+use sightline::analysis::critical::whatif::Edit;
+use sightline::analysis::diff::gate::Condition;
+use sightline::analysis::ranks::Align;
+use sightline::analysis::tables::OpColumn;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+/// Traces kept parsed between calls; the least recently asked about goes first.
+const KEPT_TRACES: usize = 4;
+/// The rows of a list when the call does not say `top`.
+const DEFAULT_ROWS: usize = 25;
+/// The largest answer: about 50,000 tokens of JSON.
+const MAX_ANSWER_BYTES: usize = 200_000;
+
+pub fn run() -> Result<(), String> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    rt.block_on(async {
+        let service = Sightline::new()
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| format!("the MCP session did not start: {e}"))?;
+        service
+            .waiting()
+            .await
+            .map_err(|e| format!("the MCP session ended badly: {e}"))?;
+        Ok(())
+    })
+}
+
+/// A trace file kept parsed, with what identifies its contents.
+struct Kept {
+    path: PathBuf,
+    stamp: (u64, Option<SystemTime>),
+    loaded: Arc<Loaded>,
+}
+
+/// The server: its tools and the traces this session has read.
+#[derive(Clone)]
+pub struct Sightline {
+    tool_router: ToolRouter<Sightline>,
+    kept: Arc<Mutex<Vec<Kept>>>,
+}
+
+impl Default for Sightline {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The file's size and modification time: a trace written again is parsed again.
+fn stamp(path: &Path) -> Result<(u64, Option<SystemTime>), String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok((meta.len(), meta.modified().ok()))
+}
+
+impl Sightline {
+    pub fn new() -> Sightline {
+        Sightline {
+            tool_router: Self::tool_router(),
+            kept: Arc::new(Mutex::new(Vec::new())),
+        }
+    }
+
+    /// The trace at `file`, parsed now or kept from an earlier call.
+    fn trace(&self, file: &str) -> Result<Arc<Loaded>, String> {
+        let path = std::fs::canonicalize(file).map_err(|e| format!("{file}: {e}"))?;
+        let stamp = stamp(&path)?;
+        let lock = || self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        {
+            let mut kept = lock();
+            if let Some(i) = kept.iter().position(|k| k.path == path) {
+                let k = kept.remove(i);
+                if k.stamp == stamp {
+                    let loaded = k.loaded.clone();
+                    kept.push(k);
+                    return Ok(loaded);
+                }
+            }
+        }
+        // Parsed without the lock: another call may ask about another trace meanwhile.
+        let loaded = Arc::new(load(file)?);
+        let mut kept = lock();
+        kept.retain(|k| k.path != path);
+        if kept.len() >= KEPT_TRACES {
+            kept.remove(0);
+        }
+        kept.push(Kept {
+            path,
+            stamp,
+            loaded: loaded.clone(),
+        });
+        Ok(loaded)
+    }
+
+    /// Runs `answer` off the async threads (parsing and analyses take seconds on a large
+    /// trace) and makes its JSON the tool's result, a page of it when `page` names a list.
+    async fn answer<F>(&self, page: Option<Page>, answer: F) -> Result<CallToolResult, ErrorData>
+    where
+        F: FnOnce(&Sightline) -> Result<Value, String> + Send + 'static,
+    {
+        self.answer_noted(page, move |s| Ok((answer(s)?, None)))
+            .await
+    }
+
+    /// [`Self::answer`] for an answer that says what it left out (`path`'s segments).
+    async fn answer_noted<F>(
+        &self,
+        page: Option<Page>,
+        answer: F,
+    ) -> Result<CallToolResult, ErrorData>
+    where
+        F: FnOnce(&Sightline) -> Result<(Value, Option<String>), String> + Send + 'static,
+    {
+        let me = self.clone();
+        let out = tokio::task::spawn_blocking(move || answer(&me))
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("the analysis failed: {e}"), None))?;
+        Ok(match out.and_then(|(v, note)| reply(v, page, note)) {
+            Ok(blocks) => CallToolResult::success(blocks),
+            Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
+        })
+    }
+}
+
+/// Which list of an answer is paged, and the page asked for.
+struct Page {
+    /// A JSON pointer to the list (`/rows`, `/top_operators/rows`).
+    list: &'static str,
+    offset: usize,
+    top: usize,
+}
+
+impl Page {
+    fn of(list: &'static str, offset: Option<usize>, top: Option<usize>) -> Option<Page> {
+        Some(Page {
+            list,
+            offset: offset.unwrap_or(0),
+            top: top.unwrap_or(DEFAULT_ROWS),
+        })
+    }
+}
+
+/// The answer's text blocks: its JSON (as `--json` prints it), and a word on the page when a list
+/// was cut.
+fn reply(
+    mut value: Value,
+    page: Option<Page>,
+    left_out: Option<String>,
+) -> Result<Vec<ContentBlock>, String> {
+    let mut note = None;
+    if let Some(p) = page {
+        if let Some(Value::Array(rows)) = value.pointer_mut(p.list) {
+            let total = rows.len();
+            let from = p.offset.min(total);
+            let to = from.saturating_add(p.top).min(total);
+            rows.truncate(to);
+            rows.drain(..from);
+            if from == to && total > 0 {
+                note = Some(format!(
+                    "{}: no rows from offset {}; there are {total}",
+                    p.list, p.offset
+                ));
+            } else if from > 0 || to < total {
+                let next = if to < total {
+                    format!("; the next page is offset={to}")
+                } else {
+                    String::new()
+                };
+                note = Some(format!(
+                    "{}: rows {from} to {} of {total}{next}",
+                    p.list,
+                    to - 1
+                ));
+            }
+        }
+    }
+    let text = json_text(&value)?;
+    if text.len() > MAX_ANSWER_BYTES {
+        return Err(format!(
+            "the answer is {} KB of JSON, more than the {} KB a call returns: ask for fewer rows \
+             (top) or a narrower question",
+            text.len() / 1000,
+            MAX_ANSWER_BYTES / 1000
+        ));
+    }
+    let mut blocks = vec![ContentBlock::text(text)];
+    blocks.extend(note.map(ContentBlock::text));
+    blocks.extend(left_out.map(ContentBlock::text));
+    Ok(blocks)
+}
+
+/// Each step path's `n` longest segments, kept in time order: a step's path has a segment per
+/// slice it runs through, thousands in a step of small operators, and an agent asks what bounds
+/// the step. `None` when no path had more.
+fn longest_segments(report: &mut Value, n: usize) -> Option<String> {
+    let mut most = 0;
+    for p in report.get_mut("paths")?.as_array_mut()? {
+        let Some(Value::Array(segments)) = p.get_mut("segments") else {
+            continue;
+        };
+        most = most.max(segments.len());
+        if segments.len() <= n {
+            continue;
+        }
+        let length = |s: &Value| {
+            let at = |k| s.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+            at("end_us") - at("start_us")
+        };
+        let mut order: Vec<usize> = (0..segments.len()).collect();
+        order.sort_by(|&a, &b| length(&segments[b]).total_cmp(&length(&segments[a])));
+        let mut keep = vec![false; segments.len()];
+        for &i in order.iter().take(n) {
+            keep[i] = true;
+        }
+        let mut i = 0;
+        segments.retain(|_| {
+            i += 1;
+            keep[i - 1]
+        });
+    }
+    (most > n).then(|| {
+        format!(
+            "each step's segments: its {n} longest (in time order) of up to {most}; ask with \
+             segments=N for more"
+        )
+    })
+}
+
+fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, String> {
+    serde_json::to_value(v).map_err(|e| e.to_string())
+}
+
+fn compat(hta: Option<bool>) -> Option<Compat> {
+    hta.unwrap_or(false).then_some(Compat::Hta)
+}
+
+fn trace_args(file: String) -> args::Trace {
+    args::Trace { file, json: true }
+}
+
+fn parse_all<T>(texts: &[String], parse: fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
+    texts.iter().map(|t| parse(t)).collect()
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct FileArgs {
+    /// A trace file as torch.profiler writes it (.json or .json.gz); a path on this machine
+    pub file: String,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct RowsArgs {
+    /// A trace file (.json or .json.gz)
+    pub file: String,
+    /// Rows per page (default 25)
+    pub top: Option<usize>,
+    /// The first row of the page, from 0
+    pub offset: Option<usize>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct LogdirArgs {
+    /// A folder of tensorboard_trace_handler runs on this machine
+    pub logdir: String,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct ReportParams {
+    /// A trace file (.json or .json.gz)
+    pub file: String,
+    /// Count idle time as HTA 0.5.0 does
+    pub hta: Option<bool>,
+    /// Operators per page (default 15, as the CLI) and idle gaps per device (default 10)
+    pub top: Option<usize>,
+    /// The first operator of the page, from 0
+    pub offset: Option<usize>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct OpsParams {
+    /// A trace file (.json or .json.gz)
+    pub file: String,
+    /// Group by input shape too
+    pub by_shape: Option<bool>,
+    /// Add each row's time on the steps' critical paths and its slack
+    pub path: Option<bool>,
+    /// Sort by a JSON field or PyTorch's sort_by name (self_cpu_time_total, cuda_time_total, ...)
+    pub sort: Option<String>,
+    /// Rows per page (default 25)
+    pub top: Option<usize>,
+    /// The first row of the page, from 0
+    pub offset: Option<usize>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct KernelsParams {
+    /// A trace file (.json or .json.gz)
+    pub file: String,
+    /// Add each kernel's time on the steps' critical paths and its slack
+    pub path: Option<bool>,
+    /// Rows per page (default 25)
+    pub top: Option<usize>,
+    /// The first row of the page, from 0
+    pub offset: Option<usize>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct IdleParams {
+    /// A trace file (.json or .json.gz)
+    pub file: String,
+    /// Count as HTA 0.5.0 does
+    pub hta: Option<bool>,
+    /// The longest gaps of each device one by one (default 10)
+    pub top: Option<usize>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct PathParams {
+    /// Traces, one per rank of a job (joined at their collectives) or unrelated ones
+    pub files: Vec<String>,
+    /// Only the step of this name (ProfilerStep#N)
+    pub step: Option<String>,
+    /// Instances of this record_function label as the steps
+    pub annotation: Option<String>,
+    /// Which instance of the annotation, from 0
+    pub instance: Option<usize>,
+    /// Follow the path as HTA 0.5.0 does
+    pub hta: Option<bool>,
+    /// Edits of durations replayed on the graph: 'NAME=0' (removed), 'NAME*F' (scaled),
+    /// 'rankR:NAME=0'; NAME is a slice name with * globs, DataLoader, kernels, memcpy, pageable,
+    /// communication, untraced, float64, self:NAME, NAME+gaps or A|B
+    pub what_if: Option<Vec<String>>,
+    /// The longest segments of each step's path, kept in time order (default 10)
+    pub segments: Option<usize>,
+    /// Steps per page (default 25)
+    pub top: Option<usize>,
+    /// The first step of the page, from 0
+    pub offset: Option<usize>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct MemoryParams {
+    /// A trace file (.json or .json.gz)
+    pub file: String,
+    /// The curve in N points, min/max per bucket (default 100)
+    pub points: Option<usize>,
+    /// What was live at this time, in µs from the trace start
+    pub at_us: Option<f64>,
+    /// The N largest holders and live allocations (default 10)
+    pub top: Option<usize>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct RanksParams {
+    /// Trace files or folders (searched for *.json and *.json.gz) of one distributed job
+    pub paths: Vec<String>,
+    /// Align clocks on matched collectives: auto (only across hosts, the default), none or
+    /// collectives
+    pub align: Option<String>,
+    /// Communication-computation overlap over every device op, not HTA's steps
+    pub whole_trace: Option<bool>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct DiffParams {
+    /// The trace (or digest) before
+    pub base: String,
+    /// The trace (or digest) after
+    pub new: String,
+    /// Totals over the traces instead of per step
+    pub total: Option<bool>,
+    /// Match operators by input shape too
+    pub by_shape: Option<bool>,
+    /// The first N rows of each table (default 25)
+    pub top: Option<usize>,
+    /// Conditions as the CLI's --fail-if takes them: step_time>+5%,
+    /// op:aten::copy_.self_cpu>+10%, finding:pageable_memcpy
+    pub fail_if: Option<Vec<String>>,
+}
+
+#[tool_router]
+impl Sightline {
+    #[tool(
+        description = "Read a PyTorch profiler trace (.json or .json.gz) and keep it for the next \
+                       questions; answers its summary (events, lanes, devices, damage). Every \
+                       other tool also opens the file it is given."
+    )]
+    async fn open(&self, Parameters(a): Parameters<FileArgs>) -> Result<CallToolResult, ErrorData> {
+        self.answer(None, move |s| {
+            to_value(&summary::output(&*s.trace(&a.file)?))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "The runs of a tensorboard_trace_handler log folder, their workers and \
+                       each worker's trace files (path relative to the folder) with their rank, \
+                       as `sightline serve LOGDIR` lists them."
+    )]
+    async fn runs(
+        &self,
+        Parameters(a): Parameters<LogdirArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.answer(None, move |_| {
+            let store = Local::new(Path::new(&a.logdir))?;
+            let entries = store.list()?;
+            let rank_of = |e: &listing::Entry| {
+                store
+                    .head(e)
+                    .map_or_else(HeaderRank::default, |h| listing::rank_in_header(&h))
+            };
+            to_value(&listing::build(&a.logdir, &entries, &rank_of))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "What the trace holds: events by phase and category, lanes, devices, \
+                       diagnostics of a damaged file, parse speed (`sightline summary --json`)."
+    )]
+    async fn summary(
+        &self,
+        Parameters(a): Parameters<FileArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.answer(None, move |s| {
+            to_value(&summary::output(&*s.trace(&a.file)?))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Everything at once: findings (what costs time, each with evidence and \
+                       what its fix saves per step), notes on how the trace was recorded, top \
+                       operators, steps and idle time (`sightline report --json`). Start here."
+    )]
+    async fn report(
+        &self,
+        Parameters(a): Parameters<ReportParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let page = Page::of("/top_operators/rows", a.offset, a.top.or(Some(15)));
+        self.answer(page, move |s| {
+            let loaded = s.trace(&a.file)?;
+            let args = ReportArgs {
+                trace: trace_args(a.file),
+                compat: compat(a.hta),
+                top: a.top,
+            };
+            let analysed = report::analyse(&loaded, &args);
+            to_value(&report::report(&loaded, &analysed, &args.trace.file))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "The operator table as PyTorch's key_averages() computes it: calls, self \
+                       and total CPU and device time, memory (`sightline ops --json`)."
+    )]
+    async fn ops(&self, Parameters(a): Parameters<OpsParams>) -> Result<CallToolResult, ErrorData> {
+        let page = Page::of("/rows", a.offset, a.top);
+        self.answer(page, move |s| {
+            let sort = match &a.sort {
+                Some(name) => Some(OpColumn::parse(name).ok_or_else(|| {
+                    format!("unknown column '{name}' to sort by (the CLI's --sort names)")
+                })?),
+                None => None,
+            };
+            let args = OpsArgs {
+                trace: trace_args(a.file),
+                by_shape: a.by_shape.unwrap_or(false),
+                path: a.path.unwrap_or(false),
+                sort,
+                top: None,
+            };
+            to_value(&ops::table(&*s.trace(&args.trace.file)?, &args)?)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Device ops (kernels, memcpy, memset) by name: time, share, kind, Tensor \
+                       Cores, occupancy, the operators that launched them (`sightline kernels \
+                       --json`)."
+    )]
+    async fn kernels(
+        &self,
+        Parameters(a): Parameters<KernelsParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let page = Page::of("/rows", a.offset, a.top);
+        self.answer(page, move |s| {
+            let args = KernelsArgs {
+                listed: Listed {
+                    trace: trace_args(a.file),
+                    top: None,
+                },
+                path: a.path.unwrap_or(false),
+            };
+            to_value(&kernels::table(&*s.trace(&args.listed.trace.file)?, &args)?)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "record_function labels: calls, CPU total and self, device time launched \
+                       inside (`sightline labels --json`)."
+    )]
+    async fn labels(
+        &self,
+        Parameters(a): Parameters<RowsArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let page = Page::of("/rows", a.offset, a.top);
+        self.answer(page, move |s| to_value(&labels::table(&*s.trace(&a.file)?)))
+            .await
+    }
+
+    #[tool(
+        description = "The nn.Module hierarchy (traces recorded with with_modules=True): calls, \
+                       host and device time per module (`sightline modules --json`)."
+    )]
+    async fn modules(
+        &self,
+        Parameters(a): Parameters<RowsArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let page = Page::of("/rows", a.offset, a.top);
+        self.answer(page, move |s| {
+            to_value(&modules::table(&*s.trace(&a.file)?))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Per operator and input shape (record_shapes=True): FLOPs and bytes as \
+                       TraceLens defines them, achieved TFLOP/s and TB/s, compute- or \
+                       memory-bound, % of the device's roof (`sightline flops --json`)."
+    )]
+    async fn flops(
+        &self,
+        Parameters(a): Parameters<RowsArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let page = Page::of("/rows", a.offset, a.top);
+        self.answer(page, move |s| to_value(&flops::report(&*s.trace(&a.file)?)))
+            .await
+    }
+
+    #[tool(
+        description = "Device idle time: HTA's temporal and per-stream breakdowns, the longest \
+                       idle gaps of each device and what the CPU was doing in each (`sightline \
+                       idle --json`)."
+    )]
+    async fn idle(
+        &self,
+        Parameters(a): Parameters<IdleParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.answer(None, move |s| {
+            let args = IdleArgs {
+                trace: trace_args(a.file),
+                compat: compat(a.hta),
+                top: a.top,
+            };
+            let io = idle::options(args.compat, args.top);
+            to_value(&*s.trace(&args.trace.file)?.derived.idle(&io))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "ProfilerStep#N spans with the TensorBoard plugin's time breakdown \
+                       (kernel, memcpy, communication, runtime, dataloader, CPU exec, other), \
+                       device utilization and step statistics (`sightline steps --json`)."
+    )]
+    async fn steps(
+        &self,
+        Parameters(a): Parameters<RowsArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let page = Page::of("/steps", a.offset, a.top);
+        self.answer(page, move |s| to_value(s.trace(&a.file)?.derived.steps()))
+            .await
+    }
+
+    #[tool(
+        description = "The critical path of each step (one trace per rank of a job, joined at \
+                       their collectives): what bounds it, its longest segments, and with \
+                       what_if edits each step's predicted time and saving (`sightline path \
+                       --json`)."
+    )]
+    async fn path(
+        &self,
+        Parameters(a): Parameters<PathParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let page = Page::of("/paths", a.offset, a.top);
+        self.answer_noted(page, move |s| {
+            let args = PathArgs {
+                files: a.files,
+                step: a.step,
+                annotation: a.annotation,
+                instance: a.instance,
+                compat: compat(a.hta),
+                what_if: parse_all(&a.what_if.unwrap_or_default(), Edit::parse)?,
+                json: true,
+            };
+            if args.files.is_empty() {
+                return Err("name at least one trace in files".to_string());
+            }
+            if args.instance.is_some() && args.annotation.is_none() {
+                return Err("instance counts the instances of an annotation: name one".to_string());
+            }
+            let kept = args
+                .files
+                .iter()
+                .map(|f| s.trace(f))
+                .collect::<Result<Vec<_>, _>>()?;
+            let loaded: Vec<&Loaded> = kept.iter().map(|l| &**l).collect();
+            let mut report = to_value(&path::report(&loaded, &args)?)?;
+            let note = longest_segments(&mut report, a.segments.unwrap_or(10));
+            Ok((report, note))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Memory per device (profile_memory=True): peak allocated and reserved, what \
+                       held the peak by operator and Python frame, the curve, what was live at a \
+                       time (`sightline memory --json`)."
+    )]
+    async fn memory(
+        &self,
+        Parameters(a): Parameters<MemoryParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.answer(None, move |s| {
+            let args = MemoryArgs {
+                trace: trace_args(a.file),
+                points: a.points,
+                at: a.at_us,
+                allocations: false,
+                top: a.top,
+            };
+            memory::json(&*s.trace(&args.trace.file)?, &args)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "The traces of one distributed job side by side: per-rank table, \
+                       collectives matched across ranks (wait, transfer, bus bandwidth), \
+                       communication-computation overlap, stragglers per step (`sightline ranks \
+                       --json`)."
+    )]
+    async fn ranks(
+        &self,
+        Parameters(a): Parameters<RanksParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.answer(None, move |_| {
+            let align = match &a.align {
+                Some(v) => Align::parse(v)
+                    .ok_or_else(|| "align takes auto, none or collectives".to_string())?,
+                None => Align::Auto,
+            };
+            let args = RanksArgs {
+                paths: a.paths.iter().map(PathBuf::from).collect(),
+                json: true,
+                align,
+                whole_trace: a.whole_trace.unwrap_or(false),
+            };
+            if args.paths.is_empty() {
+                return Err("name the job's traces or their folder in paths".to_string());
+            }
+            to_value(&ranks::report(&args)?)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Before and after: operators, device ops, labels, steps, idle time and \
+                       findings of two traces (or digests), per step unless total, and the \
+                       fail_if conditions checked (`sightline diff --json`)."
+    )]
+    async fn diff(
+        &self,
+        Parameters(a): Parameters<DiffParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.answer(None, move |s| {
+            let args = DiffArgs {
+                base: a.base,
+                new: a.new,
+                json: true,
+                per_step: false,
+                total: a.total.unwrap_or(false),
+                by_shape: a.by_shape.unwrap_or(false),
+                top: a.top,
+                fail_if: parse_all(&a.fail_if.unwrap_or_default(), Condition::parse)?,
+            };
+            let base = s.digest(&args.base)?;
+            let new = s.digest(&args.new)?;
+            let mut out = diff::output(&base, &new, &args)?;
+            let n = args.top.unwrap_or(DEFAULT_ROWS);
+            out.diff.ops.truncate(n);
+            out.diff.kernels.truncate(n);
+            out.diff.labels.truncate(n);
+            to_value(&out)
+        })
+        .await
+    }
+}
+
+impl Sightline {
+    /// A trace's digest from the kept trace, or a digest file read back.
+    fn digest(&self, file: &str) -> Result<sightline::analysis::digest::Digest, String> {
+        match self.trace(file) {
+            Ok(loaded) => Ok(loaded.derived.digest("")),
+            Err(_) => diff::digest_of(file),
+        }
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Sightline {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("sightline", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Sightline reads PyTorch profiler traces (torch.profiler's .pt.trace.json[.gz]) \
+                 on this machine. Ask `report` first: its findings name what costs time and what \
+                 each fix saves per step; then `ops`, `kernels`, `idle`, `steps` or `path` (with \
+                 what_if edits) for the evidence. Files are parsed once per session.",
+            )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_cuts_the_list_and_says_where_the_next_starts() {
+        let v = serde_json::json!({ "rows": [0, 1, 2, 3, 4], "other": 1 });
+        let blocks = reply(v.clone(), Page::of("/rows", Some(1), Some(2)), None).unwrap();
+        let text = |b: &ContentBlock| b.as_text().map(|t| t.text.clone()).unwrap();
+        let page: Value = serde_json::from_str(&text(&blocks[0])).unwrap();
+        assert_eq!(page["rows"], serde_json::json!([1, 2]));
+        assert_eq!(page["other"], 1);
+        assert_eq!(
+            text(&blocks[1]),
+            "/rows: rows 1 to 2 of 5; the next page is offset=3"
+        );
+        // The whole list in one page: the JSON alone, as --json prints it.
+        let blocks = reply(v.clone(), Page::of("/rows", None, None), None).unwrap();
+        assert_eq!(blocks.len(), 1);
+        assert_eq!(text(&blocks[0]), json_text(&v).unwrap());
+        // Past the end: an empty page, no next one.
+        let blocks = reply(v, Page::of("/rows", Some(9), Some(2)), None).unwrap();
+        assert_eq!(
+            text(&blocks[1]),
+            "/rows: no rows from offset 9; there are 5"
+        );
+    }
+
+    #[test]
+    fn a_path_keeps_its_longest_segments_in_time_order() {
+        let seg = |start: f64, end: f64| serde_json::json!({ "start_us": start, "end_us": end });
+        let mut v = serde_json::json!({ "paths": [
+            { "segments": [seg(0.0, 1.0), seg(1.0, 5.0), seg(5.0, 6.0), seg(6.0, 9.0)] },
+            { "segments": [seg(0.0, 2.0)] },
+        ]});
+        let note = longest_segments(&mut v, 2).unwrap();
+        assert_eq!(
+            v["paths"][0]["segments"],
+            serde_json::json!([seg(1.0, 5.0), seg(6.0, 9.0)])
+        );
+        assert_eq!(
+            v["paths"][1]["segments"],
+            serde_json::json!([seg(0.0, 2.0)])
+        );
+        assert!(
+            note.contains("its 2 longest") && note.contains("up to 4"),
+            "{note}"
+        );
+        assert_eq!(longest_segments(&mut v, 2), None);
+    }
+
+    #[test]
+    fn an_answer_too_large_is_refused_with_what_to_ask() {
+        let rows: Vec<String> = (0..5_000).map(|i| format!("{i:0>60}")).collect();
+        let e = reply(serde_json::json!({ "rows": rows }), None, None).unwrap_err();
+        assert!(e.contains("fewer rows (top)"), "{e}");
+    }
+}

@@ -1,0 +1,254 @@
+//! `sightline mcp` as an MCP client meets it: the binary started with pipes, the protocol's
+//! handshake, the tools listed, and the answers of `report`, `path --what-if` and a paged table
+//! checked against the CLI's `--json` on the same fixture.
+
+use crate::common;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::Duration;
+
+/// A server started for one test, spoken to in newline-delimited JSON-RPC (MCP's stdio
+/// transport). Every wait is bounded, and dropping it closes stdin, which ends the server.
+struct Session {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    next_id: u64,
+}
+
+impl Session {
+    fn start() -> Session {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sightline"))
+            .arg("mcp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Session {
+            child,
+            stdin,
+            lines,
+            next_id: 0,
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Sends a request and waits (two minutes at most: a debug build parses slowly) for the
+    /// answer with its id; the server sends nothing else unasked here.
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(120))
+                .unwrap_or_else(|e| panic!("no answer to {method}: {e}"));
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == json!(id) {
+                return v;
+            }
+        }
+    }
+
+    /// The handshake a client opens with.
+    fn initialized() -> Session {
+        let mut s = Session::start();
+        let init = s.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": { "name": "sightline-tests", "version": "1" }
+            }),
+        );
+        let r = &init["result"];
+        assert_eq!(r["serverInfo"]["name"], "sightline", "{init}");
+        assert_eq!(r["protocolVersion"], "2025-06-18", "{init}");
+        assert!(r["capabilities"]["tools"].is_object(), "{init}");
+        s.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+        s
+    }
+
+    /// A tool's result: its text blocks, and whether it is flagged an error.
+    fn call(&mut self, tool: &str, arguments: Value) -> (Vec<String>, bool) {
+        let v = self.request(
+            "tools/call",
+            json!({ "name": tool, "arguments": arguments }),
+        );
+        let r = &v["result"];
+        assert!(r.is_object(), "{tool}: {v}");
+        let texts = r["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["text"].as_str().unwrap().to_string())
+            .collect();
+        (texts, r["isError"] == json!(true))
+    }
+
+    /// The JSON of a tool's answer that must not fail.
+    fn json(&mut self, tool: &str, arguments: Value) -> Value {
+        let (texts, error) = self.call(tool, arguments);
+        assert!(!error, "{tool}: {texts:?}");
+        serde_json::from_str(&texts[0]).unwrap()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.stdin.take();
+        // The server ends when its input does; kill it only if it did not within 10 s.
+        for _ in 0..100 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn cli_json(args: &[&str]) -> Value {
+    let (code, out, err) = common::run_cli(args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+/// `v` without the fields that time the run.
+fn untimed(mut v: Value) -> Value {
+    if let Some(o) = v.as_object_mut() {
+        o.remove("parse_seconds");
+        o.remove("analysis_seconds");
+        o.remove("mb_per_s");
+    }
+    v
+}
+
+fn storm() -> String {
+    common::local_fixture("judge/small_op_storm.base.pt.trace.json.gz")
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn a_client_lists_the_tools_and_gets_the_clis_report_and_what_if() {
+    let file = storm();
+    let mut s = Session::initialized();
+
+    let listed = s.request("tools/list", json!({}));
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    for want in [
+        "open", "runs", "summary", "report", "ops", "kernels", "labels", "modules", "flops",
+        "idle", "steps", "path", "memory", "ranks", "diff",
+    ] {
+        assert!(names.contains(&want), "{want} is not in {names:?}");
+    }
+    for t in tools {
+        assert_eq!(t["inputSchema"]["type"], "object", "{t}");
+        assert!(!t["description"].as_str().unwrap().is_empty(), "{t}");
+    }
+
+    // report: the CLI's JSON, operators cut to the same top.
+    let report = s.json("report", json!({ "file": file, "top": 5 }));
+    let cli = cli_json(&["report", &file, "--json", "--top", "5"]);
+    assert_eq!(untimed(report.clone()), untimed(cli));
+    assert_eq!(report["findings"][0]["id"], "small_op_storm");
+
+    // A second question about the file reads the trace kept from the first: the same parse.
+    let again = s.json("report", json!({ "file": file, "top": 5 }));
+    assert_eq!(again["parse_seconds"], report["parse_seconds"]);
+    let summary = s.json("summary", json!({ "file": file }));
+    assert_eq!(summary["parse_seconds"], report["parse_seconds"]);
+
+    // path with the finding's own what-if: the CLI's prediction, step by step.
+    let edits: Vec<String> = report["findings"][0]["saving"]["edits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap().to_string())
+        .collect();
+    assert!(!edits.is_empty());
+    let path = s.json("path", json!({ "files": [file], "what_if": edits }));
+    let mut args = vec!["path".to_string(), file.clone(), "--json".to_string()];
+    for e in &edits {
+        args.extend(["--what-if".to_string(), e.clone()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let cli = cli_json(&args);
+    assert_eq!(path["what_if"], cli["what_if"]);
+    let (ours, theirs) = (
+        path["paths"].as_array().unwrap(),
+        cli["paths"].as_array().unwrap(),
+    );
+    assert_eq!(ours.len(), theirs.len());
+    for (o, t) in ours.iter().zip(theirs) {
+        for key in ["rank", "step", "length_us", "bound_by"] {
+            assert_eq!(o[key], t[key], "{key}");
+        }
+        // The longest segments, each one of the CLI's.
+        let all = t["segments"].as_array().unwrap();
+        let kept = o["segments"].as_array().unwrap();
+        assert_eq!(kept.len(), 10.min(all.len()));
+        assert!(kept.iter().all(|k| all.contains(k)));
+    }
+}
+
+#[test]
+fn a_table_is_paged_and_a_failure_is_the_clis_message() {
+    let file = storm();
+    let mut s = Session::initialized();
+    let all = cli_json(&["ops", &file, "--json"]);
+    let rows = all["rows"].as_array().unwrap();
+    assert!(rows.len() > 6);
+
+    // The first page is `ops --json --top 3`; the second, the next three rows.
+    let (texts, _) = s.call("ops", json!({ "file": file, "top": 3 }));
+    let first: Value = serde_json::from_str(&texts[0]).unwrap();
+    assert_eq!(first, cli_json(&["ops", &file, "--json", "--top", "3"]));
+    assert!(texts[1].contains("offset=3"), "{texts:?}");
+    let second = s.json("ops", json!({ "file": file, "top": 3, "offset": 3 }));
+    assert_eq!(second["rows"].as_array().unwrap()[..], rows[3..6]);
+
+    // Not a trace: the CLI's message, as a tool error the agent reads.
+    let not_a_trace = common::local_fixture("README.md")
+        .to_string_lossy()
+        .into_owned();
+    let (code, _, err) = common::run_cli(&["report", &not_a_trace]);
+    assert_eq!(code, 2);
+    let (texts, error) = s.call("report", json!({ "file": not_a_trace }));
+    assert!(error);
+    assert_eq!(format!("sightline: {}\n", texts[0]), err);
+
+    // An edit that matches nothing is the CLI's error too.
+    let (texts, error) = s.call(
+        "path",
+        json!({ "files": [file], "what_if": ["no_such_op=0"] }),
+    );
+    assert!(error && texts[0].contains("matches no slice"), "{texts:?}");
+
+    // A tool that does not exist is a protocol error, not a result.
+    let v = s.request("tools/call", json!({ "name": "nope", "arguments": {} }));
+    assert!(v["error"].is_object(), "{v}");
+}
