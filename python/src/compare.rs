@@ -118,7 +118,7 @@ pub fn ranks_json(
 fn digest_of(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Digest> {
     if let Ok(t) = source.downcast::<PyTrace>() {
         let t = t.get();
-        return Ok(py.allow_threads(|| Digest::build(&t.model)));
+        return Ok(py.allow_threads(|| t.derived.digest("")));
     }
     if let Ok(b) = source.downcast::<PyBytes>() {
         let data = b.as_bytes();

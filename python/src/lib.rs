@@ -14,18 +14,19 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use sightline::analysis::critical::job::Rank;
 use sightline::analysis::critical::whatif::Edit;
-use sightline::analysis::critical::{savings, PathOptions, PathReport};
-use sightline::analysis::flops::{kernels::annotate, Flops};
+use sightline::analysis::critical::{PathOptions, PathReport};
+use sightline::analysis::derived::Derived;
+use sightline::analysis::flops::kernels::annotate;
 use sightline::analysis::idle::{self, IdleOptions, Mode};
 use sightline::analysis::links::Links;
 use sightline::analysis::tables::{
     kernel_table, label_table, module_table, op_table, Forest, OpColumn,
 };
-use sightline::analysis::{findings, steps, summary};
+use sightline::analysis::summary;
 use sightline::model::Trace as Model;
 use sightline::parse::{parse_parallel, ParseError, Parser as CoreParser};
 use std::io::{Seek, SeekFrom};
-use std::sync::OnceLock;
+use std::sync::Arc;
 use std::time::Instant;
 
 create_exception!(
@@ -44,6 +45,14 @@ create_exception!(
 /// The gaps the CLI lists one by one unless told `--top N`; findings cite them as evidence.
 const CLI_TOP_GAPS: usize = 10;
 
+/// Idle time as `sightline report` counts it by default: exact, the CLI's gaps.
+fn cli_idle() -> IdleOptions {
+    IdleOptions {
+        mode: Mode::Exact,
+        max_gaps: CLI_TOP_GAPS,
+    }
+}
+
 pub(crate) fn not_a_trace(source: &str, e: &ParseError) -> PyErr {
     NotATrace::new_err(format!("{source}: {e}"))
 }
@@ -52,38 +61,39 @@ pub(crate) fn json_err(e: serde_json::Error) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
-/// A parsed trace, with the links and operator forest built on first use and kept.
+/// A parsed trace and what has been derived from it: each analysis computed on first use and
+/// kept (`sightline::analysis::derived`), as the CLI's commands and `sightline mcp` keep them.
 #[pyclass(frozen, module = "sightline._sightline", name = "Trace")]
 pub(crate) struct PyTrace {
-    pub(crate) model: Model,
+    pub(crate) derived: Derived,
     source: String,
     parse_seconds: f64,
-    links: OnceLock<Links>,
-    forest: OnceLock<Forest>,
 }
 
 impl PyTrace {
     fn new(model: Model, source: String, parse_seconds: f64) -> Self {
         PyTrace {
-            model,
+            derived: Derived::new(model),
             source,
             parse_seconds,
-            links: OnceLock::new(),
-            forest: OnceLock::new(),
         }
     }
 
+    pub(crate) fn model(&self) -> &Model {
+        self.derived.trace()
+    }
+
     fn links(&self) -> &Links {
-        self.links.get_or_init(|| Links::build(&self.model))
+        self.derived.links()
     }
 
     fn forest(&self) -> &Forest {
-        self.forest.get_or_init(|| Forest::build(&self.model))
+        self.derived.forest()
     }
 
     /// The operator table sorted as the CLI sorts it by default.
     fn op_table(&self, by_shape: bool) -> sightline::analysis::tables::OpTable {
-        let mut t = op_table(&self.model, self.forest(), by_shape);
+        let mut t = op_table(self.model(), self.forest(), by_shape);
         t.sort_by(if t.has_device_time() {
             OpColumn::SelfDevice
         } else {
@@ -92,7 +102,11 @@ impl PyTrace {
         t
     }
 
-    fn idle_report(&self, compat: Option<&str>, max_gaps: usize) -> PyResult<idle::IdleReport> {
+    fn idle_report(
+        &self,
+        compat: Option<&str>,
+        max_gaps: usize,
+    ) -> PyResult<Arc<idle::IdleReport>> {
         let mode = match compat {
             None => Mode::Exact,
             Some("hta") => Mode::Hta,
@@ -102,11 +116,7 @@ impl PyTrace {
                 )))
             }
         };
-        Ok(idle::analyze_with(
-            &self.model,
-            self.links(),
-            &IdleOptions { mode, max_gaps },
-        ))
+        Ok(self.derived.idle(&IdleOptions { mode, max_gaps }))
     }
 }
 
@@ -142,7 +152,7 @@ impl PyTrace {
 
     /// `sightline summary --json`.
     fn summary_json(&self, py: Python<'_>) -> PyResult<String> {
-        let s = py.allow_threads(|| summary::summarize(&self.model));
+        let s = py.allow_threads(|| summary::summarize(self.model()));
         let mb_per_s = s.file.json_bytes as f64 / 1e6 / self.parse_seconds.max(1e-9);
         let mut v = serde_json::to_value(&s).map_err(json_err)?;
         if let Some(o) = v.as_object_mut() {
@@ -161,9 +171,8 @@ impl PyTrace {
     /// `sightline kernels --json`.
     fn kernels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let t = py.allow_threads(|| {
-            let mut t = kernel_table(&self.model, self.forest());
-            let flops = Flops::build(&self.model, self.links());
-            annotate(&mut t, &self.model, &flops);
+            let mut t = kernel_table(self.model(), self.forest());
+            annotate(&mut t, self.model(), self.derived.flops());
             t
         });
         table(py, &t, "rows")
@@ -171,20 +180,20 @@ impl PyTrace {
 
     /// `sightline labels --json`.
     fn labels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let t = py.allow_threads(|| label_table(&self.model, self.forest()));
+        let t = py.allow_threads(|| label_table(self.model(), self.forest()));
         table(py, &t, "rows")
     }
 
     /// `sightline modules --json`.
     fn modules<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let t = py.allow_threads(|| module_table(&self.model, self.forest()));
+        let t = py.allow_threads(|| module_table(self.model(), self.forest()));
         table(py, &t, "rows")
     }
 
     /// `sightline steps --json`, its `steps` as the table.
     fn steps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let r = py.allow_threads(|| steps::analyze_with(&self.model, self.links()));
-        table(py, &r, "steps")
+        let r = py.allow_threads(|| self.derived.steps());
+        table(py, r, "steps")
     }
 
     /// `sightline idle --json [--compat hta] --top MAX_GAPS`, the table under `rows` (`idle`:
@@ -198,21 +207,19 @@ impl PyTrace {
         rows: &str,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let r = py.allow_threads(|| self.idle_report(compat, max_gaps))?;
-        table(py, &r, rows)
+        table(py, &*r, rows)
     }
 
     /// The findings of `sightline report` (exact idle, as the CLI's default), with what each fix
     /// saves and in that order: `recording` false for those that cost time, true for the notes
     /// on how the trace was recorded (`report --json`'s `findings` and `recording`).
     fn findings<'py>(&self, py: Python<'py>, recording: bool) -> PyResult<Bound<'py, PyTuple>> {
-        let f = py.allow_threads(|| -> PyResult<_> {
-            let links = self.links();
-            let steps = steps::analyze_with(&self.model, links);
-            let idle = self.idle_report(None, CLI_TOP_GAPS)?;
-            let found = findings::analyze_with(&self.model, links, &steps, &idle);
-            let (costs, notes) = savings::split(savings::assess(&self.model, links, &steps, found));
-            Ok(if recording { notes } else { costs })
-        })?;
+        let judged = py.allow_threads(|| self.derived.findings(&cli_idle()));
+        let f = if recording {
+            &judged.recording
+        } else {
+            &judged.findings
+        };
         table(py, &json!({ "rows": f }), "rows")
     }
 
@@ -243,9 +250,8 @@ impl PyTrace {
             },
         };
         let report = py.allow_threads(|| {
-            let links = self.links();
-            let steps = steps::analyze_with(&self.model, links);
-            PathReport::of(&self.model, links, &steps, &opts, &edits)
+            let d = &self.derived;
+            PathReport::of(d.trace(), d.links(), d.steps(), &opts, &edits)
         });
         path_report_json(report)
     }
@@ -261,28 +267,27 @@ impl PyTrace {
     ) -> PyResult<String> {
         py.allow_threads(|| {
             let t = Instant::now();
-            let links = self.links();
-            let steps = steps::analyze_with(&self.model, links);
             let idle = self.idle_report(compat, max_gaps)?;
-            let findings = findings::analyze_with(&self.model, links, &steps, &idle);
-            let (findings, recording) =
-                savings::split(savings::assess(&self.model, links, &steps, findings));
+            let judged = self.derived.findings(&IdleOptions {
+                mode: idle.mode,
+                max_gaps,
+            });
             let mut top_operators = self.op_table(false);
             let analysis_seconds = t.elapsed().as_secs_f64();
             top_operators.rows.truncate(top);
             let v = json!({
                 "file": self.source,
-                "schema": self.model.meta.schema,
-                "rank": self.model.rank(),
-                "span_ns": self.model.span_ns(),
-                "cut": summary::cut(&self.model),
+                "schema": self.model().meta.schema,
+                "rank": self.model().rank(),
+                "span_ns": self.model().span_ns(),
+                "cut": summary::cut(self.model()),
                 "parse_seconds": self.parse_seconds,
                 "analysis_seconds": analysis_seconds,
                 "top_operators": top_operators,
-                "steps": steps,
-                "idle": idle,
-                "findings": findings,
-                "recording": recording,
+                "steps": self.derived.steps(),
+                "idle": &*idle,
+                "findings": judged.findings,
+                "recording": judged.recording,
             });
             serde_json::to_string(&v).map_err(json_err)
         })
@@ -361,17 +366,12 @@ fn job_path_json(
     };
     let traces: Vec<&PyTrace> = traces.iter().map(|t| &**t).collect();
     let report = py.allow_threads(|| {
-        let steps: Vec<_> = traces
-            .iter()
-            .map(|t| steps::analyze_with(&t.model, t.links()))
-            .collect();
         let ranks = traces
             .iter()
-            .zip(&steps)
-            .map(|(t, s)| Rank {
-                trace: &t.model,
+            .map(|t| Rank {
+                trace: t.model(),
                 links: t.links(),
-                steps: s,
+                steps: t.derived.steps(),
                 file: std::path::Path::new(&t.source)
                     .file_name()
                     .and_then(|n| n.to_str())
