@@ -24,8 +24,8 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt};
 use serde::Deserialize;
-use serde_json::Value;
 use sightline::analysis::critical::whatif::Edit;
+use sightline::analysis::critical::PathReport;
 use sightline::analysis::diff::gate::Condition;
 use sightline::analysis::ranks::Align;
 use sightline::analysis::tables::OpColumn;
@@ -124,121 +124,105 @@ impl Sightline {
     }
 
     /// Runs `answer` off the async threads (parsing and analyses take seconds on a large
-    /// trace) and makes its JSON the tool's result, a page of it when `page` names a list.
-    async fn answer<F>(&self, page: Option<Page>, answer: F) -> Result<CallToolResult, ErrorData>
+    /// trace) and makes its text the tool's result.
+    async fn answer<F>(&self, answer: F) -> Result<CallToolResult, ErrorData>
     where
-        F: FnOnce(&Sightline) -> Result<Value, String> + Send + 'static,
-    {
-        self.answer_noted(page, move |s| Ok((answer(s)?, None)))
-            .await
-    }
-
-    /// [`Self::answer`] for an answer that says what it left out (`path`'s segments).
-    async fn answer_noted<F>(
-        &self,
-        page: Option<Page>,
-        answer: F,
-    ) -> Result<CallToolResult, ErrorData>
-    where
-        F: FnOnce(&Sightline) -> Result<(Value, Option<String>), String> + Send + 'static,
+        F: FnOnce(&Sightline) -> Result<Answer, String> + Send + 'static,
     {
         let me = self.clone();
         let out = tokio::task::spawn_blocking(move || answer(&me))
             .await
             .map_err(|e| ErrorData::internal_error(format!("the analysis failed: {e}"), None))?;
-        Ok(match out.and_then(|(v, note)| reply(v, page, note)) {
+        Ok(match out.and_then(Answer::blocks) {
             Ok(blocks) => CallToolResult::success(blocks),
             Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
         })
     }
 }
 
-/// Which list of an answer is paged, and the page asked for.
-struct Page {
-    /// A JSON pointer to the list (`/rows`, `/top_operators/rows`).
-    list: &'static str,
-    offset: usize,
-    top: usize,
+/// A tool's answer: the JSON its command prints with `--json` (the same text: serialized from the
+/// same value, keys in the same order), and what was left out of it.
+struct Answer {
+    json: String,
+    notes: Vec<String>,
 }
 
-impl Page {
-    fn of(list: &'static str, offset: Option<usize>, top: Option<usize>) -> Option<Page> {
-        Some(Page {
-            list,
-            offset: offset.unwrap_or(0),
-            top: top.unwrap_or(DEFAULT_ROWS),
+impl Answer {
+    fn of<T: serde::Serialize>(value: &T) -> Result<Answer, String> {
+        Ok(Answer {
+            json: json_text(value)?,
+            notes: Vec::new(),
         })
     }
+
+    fn noted(mut self, note: Option<String>) -> Answer {
+        self.notes.extend(note);
+        self
+    }
+
+    /// The result's text blocks, or why the answer is not given.
+    fn blocks(self) -> Result<Vec<ContentBlock>, String> {
+        if self.json.len() > MAX_ANSWER_BYTES {
+            return Err(format!(
+                "the answer is {} KB of JSON, more than the {} KB a call returns: ask for fewer \
+                 rows (top) or a narrower question",
+                self.json.len() / 1000,
+                MAX_ANSWER_BYTES / 1000
+            ));
+        }
+        let mut blocks = vec![ContentBlock::text(self.json)];
+        blocks.extend(self.notes.into_iter().map(ContentBlock::text));
+        Ok(blocks)
+    }
 }
 
-/// The answer's text blocks: its JSON (as `--json` prints it), and a word on the page when a list
-/// was cut.
-fn reply(
-    mut value: Value,
-    page: Option<Page>,
-    left_out: Option<String>,
-) -> Result<Vec<ContentBlock>, String> {
-    let mut note = None;
-    if let Some(p) = page {
-        if let Some(Value::Array(rows)) = value.pointer_mut(p.list) {
-            let total = rows.len();
-            let from = p.offset.min(total);
-            let to = from.saturating_add(p.top).min(total);
-            rows.truncate(to);
-            rows.drain(..from);
-            if from == to && total > 0 {
-                note = Some(format!(
-                    "{}: no rows from offset {}; there are {total}",
-                    p.list, p.offset
-                ));
-            } else if from > 0 || to < total {
-                let next = if to < total {
-                    format!("; the next page is offset={to}")
-                } else {
-                    String::new()
-                };
-                note = Some(format!(
-                    "{}: rows {from} to {} of {total}{next}",
-                    p.list,
-                    to - 1
-                ));
-            }
-        }
+/// Cuts `rows` to the page of `top` rows (default [`DEFAULT_ROWS`]) from `offset`, and says so
+/// when rows were left out: the first page is what `--json --top N` prints.
+fn page<T>(
+    rows: &mut Vec<T>,
+    list: &str,
+    offset: Option<usize>,
+    top: Option<usize>,
+) -> Option<String> {
+    let total = rows.len();
+    let offset = offset.unwrap_or(0);
+    let from = offset.min(total);
+    let to = from.saturating_add(top.unwrap_or(DEFAULT_ROWS)).min(total);
+    rows.truncate(to);
+    rows.drain(..from);
+    if from == to && total > 0 {
+        Some(format!(
+            "{list}: no rows from offset {offset}; there are {total}"
+        ))
+    } else if from > 0 || to < total {
+        let next = if to < total {
+            format!("; the next page is offset={to}")
+        } else {
+            String::new()
+        };
+        Some(format!(
+            "{list}: rows {from} to {} of {total}{next}",
+            to - 1
+        ))
+    } else {
+        None
     }
-    let text = json_text(&value)?;
-    if text.len() > MAX_ANSWER_BYTES {
-        return Err(format!(
-            "the answer is {} KB of JSON, more than the {} KB a call returns: ask for fewer rows \
-             (top) or a narrower question",
-            text.len() / 1000,
-            MAX_ANSWER_BYTES / 1000
-        ));
-    }
-    let mut blocks = vec![ContentBlock::text(text)];
-    blocks.extend(note.map(ContentBlock::text));
-    blocks.extend(left_out.map(ContentBlock::text));
-    Ok(blocks)
 }
 
 /// Each step path's `n` longest segments, kept in time order: a step's path has a segment per
 /// slice it runs through, thousands in a step of small operators, and an agent asks what bounds
 /// the step. `None` when no path had more.
-fn longest_segments(report: &mut Value, n: usize) -> Option<String> {
+fn longest_segments(report: &mut PathReport, n: usize) -> Option<String> {
     let mut most = 0;
-    for p in report.get_mut("paths")?.as_array_mut()? {
-        let Some(Value::Array(segments)) = p.get_mut("segments") else {
-            continue;
-        };
+    for p in &mut report.paths {
+        let segments = &mut p.segments;
         most = most.max(segments.len());
         if segments.len() <= n {
             continue;
         }
-        let length = |s: &Value| {
-            let at = |k| s.get(k).and_then(Value::as_f64).unwrap_or(0.0);
-            at("end_us") - at("start_us")
-        };
         let mut order: Vec<usize> = (0..segments.len()).collect();
-        order.sort_by(|&a, &b| length(&segments[b]).total_cmp(&length(&segments[a])));
+        let length = |i: usize| segments[i].end_us - segments[i].start_us;
+        order.sort_by(|&a, &b| length(b).total_cmp(&length(a)));
         let mut keep = vec![false; segments.len()];
         for &i in order.iter().take(n) {
             keep[i] = true;
@@ -255,10 +239,6 @@ fn longest_segments(report: &mut Value, n: usize) -> Option<String> {
              segments=N for more"
         )
     })
-}
-
-fn to_value<T: serde::Serialize>(v: &T) -> Result<Value, String> {
-    serde_json::to_value(v).map_err(|e| e.to_string())
 }
 
 fn compat(hta: Option<bool>) -> Option<Compat> {
@@ -417,10 +397,8 @@ impl Sightline {
                        other tool also opens the file it is given."
     )]
     async fn open(&self, Parameters(a): Parameters<FileArgs>) -> Result<CallToolResult, ErrorData> {
-        self.answer(None, move |s| {
-            to_value(&summary::output(&*s.trace(&a.file)?))
-        })
-        .await
+        self.answer(move |s| Answer::of(&summary::output(&*s.trace(&a.file)?)))
+            .await
     }
 
     #[tool(
@@ -432,7 +410,7 @@ impl Sightline {
         &self,
         Parameters(a): Parameters<LogdirArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.answer(None, move |_| {
+        self.answer(move |_| {
             let store = Local::new(Path::new(&a.logdir))?;
             let entries = store.list()?;
             let rank_of = |e: &listing::Entry| {
@@ -440,7 +418,7 @@ impl Sightline {
                     .head(e)
                     .map_or_else(HeaderRank::default, |h| listing::rank_in_header(&h))
             };
-            to_value(&listing::build(&a.logdir, &entries, &rank_of))
+            Answer::of(&listing::build(&a.logdir, &entries, &rank_of))
         })
         .await
     }
@@ -453,10 +431,8 @@ impl Sightline {
         &self,
         Parameters(a): Parameters<FileArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.answer(None, move |s| {
-            to_value(&summary::output(&*s.trace(&a.file)?))
-        })
-        .await
+        self.answer(move |s| Answer::of(&summary::output(&*s.trace(&a.file)?)))
+            .await
     }
 
     #[tool(
@@ -468,8 +444,7 @@ impl Sightline {
         &self,
         Parameters(a): Parameters<ReportParams>,
     ) -> Result<CallToolResult, ErrorData> {
-        let page = Page::of("/top_operators/rows", a.offset, a.top.or(Some(15)));
-        self.answer(page, move |s| {
+        self.answer(move |s| {
             let loaded = s.trace(&a.file)?;
             let args = ReportArgs {
                 trace: trace_args(a.file),
@@ -477,7 +452,10 @@ impl Sightline {
                 top: a.top,
             };
             let analysed = report::analyse(&loaded, &args);
-            to_value(&report::report(&loaded, &analysed, &args.trace.file))
+            let mut report = report::report(&loaded, &analysed, &args.trace.file);
+            let rows = &mut report.top_operators.rows;
+            let note = page(rows, "top_operators.rows", a.offset, a.top.or(Some(15)));
+            Ok(Answer::of(&report)?.noted(note))
         })
         .await
     }
@@ -487,8 +465,7 @@ impl Sightline {
                        and total CPU and device time, memory (`sightline ops --json`)."
     )]
     async fn ops(&self, Parameters(a): Parameters<OpsParams>) -> Result<CallToolResult, ErrorData> {
-        let page = Page::of("/rows", a.offset, a.top);
-        self.answer(page, move |s| {
+        self.answer(move |s| {
             let sort = match &a.sort {
                 Some(name) => Some(OpColumn::parse(name).ok_or_else(|| {
                     format!("unknown column '{name}' to sort by (the CLI's --sort names)")
@@ -502,7 +479,9 @@ impl Sightline {
                 sort,
                 top: None,
             };
-            to_value(&ops::table(&*s.trace(&args.trace.file)?, &args)?)
+            let mut table = ops::table(&*s.trace(&args.trace.file)?, &args)?;
+            let note = page(&mut table.rows, "rows", a.offset, a.top);
+            Ok(Answer::of(&table)?.noted(note))
         })
         .await
     }
@@ -516,8 +495,7 @@ impl Sightline {
         &self,
         Parameters(a): Parameters<KernelsParams>,
     ) -> Result<CallToolResult, ErrorData> {
-        let page = Page::of("/rows", a.offset, a.top);
-        self.answer(page, move |s| {
+        self.answer(move |s| {
             let args = KernelsArgs {
                 listed: Listed {
                     trace: trace_args(a.file),
@@ -525,7 +503,9 @@ impl Sightline {
                 },
                 path: a.path.unwrap_or(false),
             };
-            to_value(&kernels::table(&*s.trace(&args.listed.trace.file)?, &args)?)
+            let mut table = kernels::table(&*s.trace(&args.listed.trace.file)?, &args)?;
+            let note = page(&mut table.rows, "rows", a.offset, a.top);
+            Ok(Answer::of(&table)?.noted(note))
         })
         .await
     }
@@ -538,9 +518,12 @@ impl Sightline {
         &self,
         Parameters(a): Parameters<RowsArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let page = Page::of("/rows", a.offset, a.top);
-        self.answer(page, move |s| to_value(&labels::table(&*s.trace(&a.file)?)))
-            .await
+        self.answer(move |s| {
+            let mut table = labels::table(&*s.trace(&a.file)?);
+            let note = page(&mut table.rows, "rows", a.offset, a.top);
+            Ok(Answer::of(&table)?.noted(note))
+        })
+        .await
     }
 
     #[tool(
@@ -551,9 +534,10 @@ impl Sightline {
         &self,
         Parameters(a): Parameters<RowsArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let page = Page::of("/rows", a.offset, a.top);
-        self.answer(page, move |s| {
-            to_value(&modules::table(&*s.trace(&a.file)?))
+        self.answer(move |s| {
+            let mut table = modules::table(&*s.trace(&a.file)?);
+            let note = page(&mut table.rows, "rows", a.offset, a.top);
+            Ok(Answer::of(&table)?.noted(note))
         })
         .await
     }
@@ -567,9 +551,12 @@ impl Sightline {
         &self,
         Parameters(a): Parameters<RowsArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let page = Page::of("/rows", a.offset, a.top);
-        self.answer(page, move |s| to_value(&flops::report(&*s.trace(&a.file)?)))
-            .await
+        self.answer(move |s| {
+            let mut report = flops::report(&*s.trace(&a.file)?);
+            let note = page(&mut report.rows, "rows", a.offset, a.top);
+            Ok(Answer::of(&report)?.noted(note))
+        })
+        .await
     }
 
     #[tool(
@@ -581,14 +568,14 @@ impl Sightline {
         &self,
         Parameters(a): Parameters<IdleParams>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.answer(None, move |s| {
+        self.answer(move |s| {
             let args = IdleArgs {
                 trace: trace_args(a.file),
                 compat: compat(a.hta),
                 top: a.top,
             };
             let io = idle::options(args.compat, args.top);
-            to_value(&*s.trace(&args.trace.file)?.derived.idle(&io))
+            Answer::of(&*s.trace(&args.trace.file)?.derived.idle(&io))
         })
         .await
     }
@@ -602,9 +589,12 @@ impl Sightline {
         &self,
         Parameters(a): Parameters<RowsArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let page = Page::of("/steps", a.offset, a.top);
-        self.answer(page, move |s| to_value(s.trace(&a.file)?.derived.steps()))
-            .await
+        self.answer(move |s| {
+            let mut report = s.trace(&a.file)?.derived.steps().clone();
+            let note = page(&mut report.steps, "steps", a.offset, a.top);
+            Ok(Answer::of(&report)?.noted(note))
+        })
+        .await
     }
 
     #[tool(
@@ -617,8 +607,7 @@ impl Sightline {
         &self,
         Parameters(a): Parameters<PathParams>,
     ) -> Result<CallToolResult, ErrorData> {
-        let page = Page::of("/paths", a.offset, a.top);
-        self.answer_noted(page, move |s| {
+        self.answer(move |s| {
             let args = PathArgs {
                 files: a.files,
                 step: a.step,
@@ -640,9 +629,10 @@ impl Sightline {
                 .map(|f| s.trace(f))
                 .collect::<Result<Vec<_>, _>>()?;
             let loaded: Vec<&Loaded> = kept.iter().map(|l| &**l).collect();
-            let mut report = to_value(&path::report(&loaded, &args)?)?;
-            let note = longest_segments(&mut report, a.segments.unwrap_or(10));
-            Ok((report, note))
+            let mut report = path::report(&loaded, &args)?;
+            let cut = longest_segments(&mut report, a.segments.unwrap_or(10));
+            let note = page(&mut report.paths, "paths", a.offset, a.top);
+            Ok(Answer::of(&report)?.noted(note).noted(cut))
         })
         .await
     }
@@ -656,7 +646,7 @@ impl Sightline {
         &self,
         Parameters(a): Parameters<MemoryParams>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.answer(None, move |s| {
+        self.answer(move |s| {
             let args = MemoryArgs {
                 trace: trace_args(a.file),
                 points: a.points,
@@ -664,7 +654,10 @@ impl Sightline {
                 allocations: false,
                 top: a.top,
             };
-            memory::json(&*s.trace(&args.trace.file)?, &args)
+            Ok(Answer {
+                json: memory::json(&*s.trace(&args.trace.file)?, &args)?,
+                notes: Vec::new(),
+            })
         })
         .await
     }
@@ -679,7 +672,7 @@ impl Sightline {
         &self,
         Parameters(a): Parameters<RanksParams>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.answer(None, move |_| {
+        self.answer(move |_| {
             let align = match &a.align {
                 Some(v) => Align::parse(v)
                     .ok_or_else(|| "align takes auto, none or collectives".to_string())?,
@@ -694,7 +687,7 @@ impl Sightline {
             if args.paths.is_empty() {
                 return Err("name the job's traces or their folder in paths".to_string());
             }
-            to_value(&ranks::report(&args)?)
+            Answer::of(&ranks::report(&args)?)
         })
         .await
     }
@@ -708,7 +701,7 @@ impl Sightline {
         &self,
         Parameters(a): Parameters<DiffParams>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.answer(None, move |s| {
+        self.answer(move |s| {
             let args = DiffArgs {
                 base: a.base,
                 new: a.new,
@@ -726,7 +719,7 @@ impl Sightline {
             out.diff.ops.truncate(n);
             out.diff.kernels.truncate(n);
             out.diff.labels.truncate(n);
-            to_value(&out)
+            Answer::of(&out)
         })
         .await
     }
@@ -759,58 +752,79 @@ impl ServerHandler for Sightline {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sightline::analysis::critical::{Segment, StepPath};
 
     #[test]
     fn a_page_cuts_the_list_and_says_where_the_next_starts() {
-        let v = serde_json::json!({ "rows": [0, 1, 2, 3, 4], "other": 1 });
-        let blocks = reply(v.clone(), Page::of("/rows", Some(1), Some(2)), None).unwrap();
-        let text = |b: &ContentBlock| b.as_text().map(|t| t.text.clone()).unwrap();
-        let page: Value = serde_json::from_str(&text(&blocks[0])).unwrap();
-        assert_eq!(page["rows"], serde_json::json!([1, 2]));
-        assert_eq!(page["other"], 1);
+        let rows = || vec![0, 1, 2, 3, 4];
+        let mut r = rows();
+        let note = page(&mut r, "rows", Some(1), Some(2));
+        assert_eq!(r, [1, 2]);
         assert_eq!(
-            text(&blocks[1]),
-            "/rows: rows 1 to 2 of 5; the next page is offset=3"
+            note.unwrap(),
+            "rows: rows 1 to 2 of 5; the next page is offset=3"
         );
-        // The whole list in one page: the JSON alone, as --json prints it.
-        let blocks = reply(v.clone(), Page::of("/rows", None, None), None).unwrap();
-        assert_eq!(blocks.len(), 1);
-        assert_eq!(text(&blocks[0]), json_text(&v).unwrap());
-        // Past the end: an empty page, no next one.
-        let blocks = reply(v, Page::of("/rows", Some(9), Some(2)), None).unwrap();
-        assert_eq!(
-            text(&blocks[1]),
-            "/rows: no rows from offset 9; there are 5"
-        );
+        // The whole list in one page: nothing to say.
+        let mut r = rows();
+        assert_eq!(page(&mut r, "rows", None, None), None);
+        assert_eq!(r, rows());
+        // The last page, and past the end.
+        let mut r = rows();
+        let note = page(&mut r, "rows", Some(3), Some(9)).unwrap();
+        assert_eq!((r, note.as_str()), (vec![3, 4], "rows: rows 3 to 4 of 5"));
+        let mut r = rows();
+        let note = page(&mut r, "rows", Some(9), Some(2)).unwrap();
+        assert!(r.is_empty());
+        assert_eq!(note, "rows: no rows from offset 9; there are 5");
     }
 
     #[test]
     fn a_path_keeps_its_longest_segments_in_time_order() {
-        let seg = |start: f64, end: f64| serde_json::json!({ "start_us": start, "end_us": end });
-        let mut v = serde_json::json!({ "paths": [
-            { "segments": [seg(0.0, 1.0), seg(1.0, 5.0), seg(5.0, 6.0), seg(6.0, 9.0)] },
-            { "segments": [seg(0.0, 2.0)] },
-        ]});
-        let note = longest_segments(&mut v, 2).unwrap();
-        assert_eq!(
-            v["paths"][0]["segments"],
-            serde_json::json!([seg(1.0, 5.0), seg(6.0, 9.0)])
-        );
-        assert_eq!(
-            v["paths"][1]["segments"],
-            serde_json::json!([seg(0.0, 2.0)])
-        );
+        let seg = |start_us: f64, end_us: f64| Segment {
+            start_us,
+            end_us,
+            rank: 0,
+            lane: String::new(),
+            name: String::new(),
+            kind: "cpu",
+            bound_by: "cpu_op",
+            slice: None,
+        };
+        let path_of = |segments| StepPath {
+            rank: 0,
+            step: "ProfilerStep#1".into(),
+            start_us: 0.0,
+            end_us: 9.0,
+            length_us: 9.0,
+            bound_by: Default::default(),
+            hta_bound_by: Default::default(),
+            segments,
+        };
+        let mut r = PathReport::default();
+        r.paths.push(path_of(vec![
+            seg(0.0, 1.0),
+            seg(1.0, 5.0),
+            seg(5.0, 6.0),
+            seg(6.0, 9.0),
+        ]));
+        r.paths.push(path_of(vec![seg(0.0, 2.0)]));
+        let note = longest_segments(&mut r, 2).unwrap();
+        let spans = |p: &StepPath| -> Vec<(f64, f64)> {
+            p.segments.iter().map(|s| (s.start_us, s.end_us)).collect()
+        };
+        assert_eq!(spans(&r.paths[0]), [(1.0, 5.0), (6.0, 9.0)]);
+        assert_eq!(spans(&r.paths[1]), [(0.0, 2.0)]);
         assert!(
             note.contains("its 2 longest") && note.contains("up to 4"),
             "{note}"
         );
-        assert_eq!(longest_segments(&mut v, 2), None);
+        assert_eq!(longest_segments(&mut r, 2), None);
     }
 
     #[test]
     fn an_answer_too_large_is_refused_with_what_to_ask() {
         let rows: Vec<String> = (0..5_000).map(|i| format!("{i:0>60}")).collect();
-        let e = reply(serde_json::json!({ "rows": rows }), None, None).unwrap_err();
+        let e = Answer::of(&rows).unwrap().blocks().unwrap_err();
         assert!(e.contains("fewer rows (top)"), "{e}");
     }
 }

@@ -3,7 +3,7 @@
 
 use super::args::MemoryArgs;
 use super::table::{fmt_memory, fmt_time, layout, truncate_name, Column};
-use super::{load, print_json, Loaded};
+use super::{json_text, load, Loaded};
 use sightline::analysis::memory::{self, Holder, MemoryOptions, MemoryReport};
 
 /// The report `--json` prints; `None` for a trace without `[memory]` events (`{"devices": []}`).
@@ -28,20 +28,20 @@ pub fn report(loaded: &Loaded, opts: &MemoryArgs) -> Result<Option<MemoryReport>
     )))
 }
 
-/// [`report`] as JSON, the same for a trace without memory events.
-pub fn json(loaded: &Loaded, opts: &MemoryArgs) -> Result<serde_json::Value, String> {
-    let value = match report(loaded, opts)? {
-        Some(r) => serde_json::to_value(r),
-        None => Ok(serde_json::json!({ "devices": [] })),
-    };
-    value.map_err(|e| e.to_string())
+/// What `--json` prints: [`report`], or `{"devices": []}` for a trace without memory events.
+pub fn json(loaded: &Loaded, opts: &MemoryArgs) -> Result<String, String> {
+    match report(loaded, opts)? {
+        Some(r) => json_text(&r),
+        None => json_text(&serde_json::json!({ "devices": [] })),
+    }
 }
 
 pub fn run(opts: &MemoryArgs) -> Result<(), String> {
     let top = opts.top.unwrap_or(10);
     let loaded = load(&opts.trace.file)?;
     if opts.trace.json {
-        return print_json(&json(&loaded, opts)?);
+        println!("{}", json(&loaded, opts)?);
+        return Ok(());
     }
     let Some(report) = report(&loaded, opts)? else {
         println!("no [memory] events in this trace (recorded without profile_memory=True)");

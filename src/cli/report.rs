@@ -24,7 +24,7 @@ pub struct Report<'a> {
     analysis_seconds: f64,
     /// The operator table (key_averages), sorted by self device time when GPU time was charged,
     /// else self CPU; the first rows only (`--top`, default 15).
-    top_operators: OpTable,
+    pub top_operators: OpTable,
     steps: &'a StepsReport,
     idle: &'a IdleReport,
     /// `findings`: what costs time, ordered by what fixing each would save per step (the
