@@ -12,9 +12,7 @@
 //!   has none.
 
 use super::graph::{EdgeKind, Graph};
-use super::{Analysis, PathOptions, StepPath};
-use crate::analysis::links::Links;
-use crate::analysis::steps;
+use super::{Analysis, StepPath};
 use crate::analysis::tables::{EventKind, Forest, KernelTable, OpTable, PathColumns};
 use crate::model::{SliceRef, Trace};
 use rustc_hash::FxHashMap;
@@ -27,16 +25,8 @@ pub struct SliceTimes {
 }
 
 impl SliceTimes {
-    /// The times of every slice of `trace` on its own step paths (`ops --path`, `kernels
-    /// --path`): links, steps and the step graph built here, default path options.
-    pub fn of_trace(trace: &Trace) -> Result<SliceTimes, String> {
-        let links = Links::build(trace);
-        let steps = steps::analyze_with(trace, &links);
-        let a = Analysis::build(trace, &links, &steps, &PathOptions::default())?;
-        let paths = a.paths(trace, &links);
-        Ok(SliceTimes::of(trace, &a, &paths))
-    }
-
+    /// The times of every slice on the step paths of `a` (`ops --path`, `kernels --path`; the
+    /// trace's [`crate::analysis::derived::Derived::slice_times`] keeps them).
     pub fn of(trace: &Trace, a: &Analysis, paths: &[StepPath]) -> SliceTimes {
         let g = &a.graph;
         let mut on_path: Vec<Vec<i64>> = trace
