@@ -19,10 +19,10 @@ use sightline::analysis::derived::Derived;
 use sightline::analysis::flops::kernels::annotate;
 use sightline::analysis::idle::{self, IdleOptions, Mode};
 use sightline::analysis::links::Links;
+use sightline::analysis::summary;
 use sightline::analysis::tables::{
     kernel_table, label_table, module_table, op_table, Forest, OpColumn,
 };
-use sightline::analysis::summary;
 use sightline::model::Trace as Model;
 use sightline::parse::{parse_parallel, ParseError, Parser as CoreParser};
 use std::io::{Seek, SeekFrom};
