@@ -5,6 +5,8 @@
 
 pub mod analysis;
 pub mod model;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod native;
 pub mod parse;
 pub mod view;
 

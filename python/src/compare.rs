@@ -11,55 +11,9 @@ use sightline::analysis::diff::gate::Condition;
 use sightline::analysis::diff::{diff, DiffOptions, Mode};
 use sightline::analysis::digest::Digest;
 use sightline::analysis::ranks::{self, Align, OverlapScope};
-use sightline::model::Trace as Model;
-use sightline::parse::{parse_parallel, ParseError, Parser as CoreParser};
-use std::io::{Seek, SeekFrom};
-use std::path::{Path, PathBuf};
-
-/// Parses a file as the CLI does; the outer error is the file's, the inner the parser's.
-fn parse_file(path: &Path, threads: usize) -> std::io::Result<Result<Model, ParseError>> {
-    let len = std::fs::metadata(path)?.len();
-    let open = |offset: u64| -> std::io::Result<std::fs::File> {
-        let mut f = std::fs::File::open(path)?;
-        f.seek(SeekFrom::Start(offset))?;
-        Ok(f)
-    };
-    parse_parallel(&open, len, threads)
-}
-
-/// The trace files under `p` as `sightline ranks` finds them: a file as named, a folder searched
-/// recursively for `*.json` and `*.json.gz`.
-fn collect(py: Python<'_>, p: &Path, out: &mut Vec<PathBuf>) -> PyResult<()> {
-    let shown = p.display().to_string();
-    let meta = std::fs::metadata(p).map_err(|e| os_error(py, e, &shown))?;
-    if meta.is_file() {
-        out.push(p.to_path_buf());
-        return Ok(());
-    }
-    let entries = std::fs::read_dir(p).map_err(|e| os_error(py, e, &shown))?;
-    for e in entries {
-        let path = e.map_err(|e| os_error(py, e, &shown))?.path();
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if path.is_dir() {
-            collect(py, &path, out)?;
-        } else if ranks::is_trace_file_name(name) {
-            out.push(path);
-        }
-    }
-    Ok(())
-}
-
-/// One rank's digest, read on one thread (the files themselves are parsed in parallel).
-fn rank_digest(path: &Path) -> Result<Digest, String> {
-    let trace = parse_file(path, 1)
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
-    let name = path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
-    Ok(Digest::build_file(&trace, &name))
-}
+use sightline::native;
+use sightline::parse::Parser as CoreParser;
+use std::path::Path;
 
 /// `sightline ranks PATH... --json [--align ALIGN]`. Files that are not traces are listed in
 /// `unreadable_files`; `NotATrace` when none is a trace.
@@ -86,7 +40,8 @@ pub fn ranks_json(
     }
     let mut files = Vec::new();
     for p in &paths {
-        collect(py, Path::new(p), &mut files)?;
+        native::trace_files(Path::new(p), &mut files)
+            .map_err(|(at, e)| os_error(py, e, &at.display().to_string()))?;
     }
     files.sort();
     files.dedup();
@@ -96,7 +51,7 @@ pub fn ranks_json(
         ));
     }
     let report = py.allow_threads(|| {
-        let (digests, unreadable) = ranks::digest_all(&files, rank_digest);
+        let (digests, unreadable) = ranks::digest_all(&files, native::rank_digest);
         if digests.is_empty() {
             let why: Vec<String> = unreadable
                 .iter()
@@ -133,8 +88,7 @@ fn digest_of(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Digest> {
             .map_err(|e| not_a_trace("<bytes>", &e));
     }
     let path: String = source.extract()?;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    let parsed = py.allow_threads(|| parse_file(Path::new(&path), threads));
+    let parsed = py.allow_threads(|| native::read_trace(Path::new(&path), native::parse_threads()));
     match parsed.map_err(|e| os_error(py, e, &path))? {
         Ok(model) => Ok(py.allow_threads(|| Digest::build(&model))),
         Err(trace_error) => {

@@ -24,8 +24,8 @@ use sightline::analysis::tables::{
     kernel_table, label_table, module_table, op_table, Forest, OpColumn,
 };
 use sightline::model::Trace as Model;
-use sightline::parse::{parse_parallel, ParseError, Parser as CoreParser};
-use std::io::{Seek, SeekFrom};
+use sightline::native;
+use sightline::parse::{ParseError, Parser as CoreParser};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -397,20 +397,19 @@ fn path_report_json(report: Result<PathReport, String>) -> PyResult<String> {
 #[pyfunction]
 fn open_path(py: Python<'_>, path: String) -> PyResult<PyTrace> {
     let start = Instant::now();
-    let parsed = py.allow_threads(|| {
-        let len = std::fs::metadata(&path)?.len();
-        let open = |offset: u64| -> std::io::Result<std::fs::File> {
-            let mut f = std::fs::File::open(&path)?;
-            f.seek(SeekFrom::Start(offset))?;
-            Ok(f)
-        };
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-        parse_parallel(&open, len, threads)
-    });
+    let parsed = py
+        .allow_threads(|| native::read_trace(std::path::Path::new(&path), native::parse_threads()));
     let model = parsed
         .map_err(|e| os_error(py, e, &path))?
         .map_err(|e| not_a_trace(&path, &e))?;
     Ok(PyTrace::new(model, path, start.elapsed().as_secs_f64()))
+}
+
+/// A trace file's name split as `tensorboard_trace_handler` names it and `sightline serve` lists
+/// it: `(worker, span)`, the span the digits before `.pt.trace.json` or `None`.
+#[pyfunction]
+fn worker_and_span(name: &str) -> (String, Option<String>) {
+    sightline::analysis::ranks::worker_and_span(name)
 }
 
 /// An `OSError` of the class `open` would raise, with errno, message and path as it gives them.
@@ -439,5 +438,6 @@ fn _sightline(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(job_path_json, m)?)?;
     m.add_function(wrap_pyfunction!(compare::ranks_json, m)?)?;
     m.add_function(wrap_pyfunction!(compare::diff_json, m)?)?;
+    m.add_function(wrap_pyfunction!(worker_and_span, m)?)?;
     Ok(())
 }

@@ -21,8 +21,7 @@ pub mod table;
 
 use sightline::analysis::derived::Derived;
 use sightline::model::{cut_long_strings_in, cut_name, Trace};
-use sightline::parse::parse_parallel;
-use std::io::{Seek, SeekFrom};
+use sightline::native;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -38,21 +37,11 @@ impl Loaded {
     }
 }
 
-/// Reads the file through the parser in 1 MiB `read()`s: the file is never held whole. A large
-/// plain-JSON file is parsed by one thread per core, each reading its own range
-/// ([`sightline::parse::parse_parallel`]; the result equals a one-thread parse).
+/// Reads the file through the parser ([`native::read_trace`]: 1 MiB reads, a large plain-JSON
+/// file on one thread per core).
 pub fn load(path: &str) -> Result<Loaded, String> {
     let start = Instant::now();
-    let len = std::fs::metadata(path)
-        .map_err(|e| format!("{path}: {e}"))?
-        .len();
-    let open = |offset: u64| -> std::io::Result<std::fs::File> {
-        let mut f = std::fs::File::open(path)?;
-        f.seek(SeekFrom::Start(offset))?;
-        Ok(f)
-    };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    let trace = parse_parallel(&open, len, threads)
+    let trace = native::read_trace(std::path::Path::new(path), native::parse_threads())
         .map_err(|e| format!("{path}: {e}"))?
         .map_err(|e| format!("{path}: {e}"))?;
     Ok(Loaded {

@@ -9,10 +9,8 @@
 
 use super::args::RanksArgs;
 use super::print_json;
-use sightline::analysis::digest::Digest;
 use sightline::analysis::ranks::{self, OverlapScope, RanksReport};
-use sightline::parse::parse_parallel;
-use std::path::{Path, PathBuf};
+use sightline::native;
 
 pub fn run(args: &RanksArgs) -> Result<(), String> {
     let report = report(args)?;
@@ -35,14 +33,14 @@ pub fn report(args: &RanksArgs) -> Result<RanksReport, String> {
     };
     let mut files = Vec::new();
     for p in &args.paths {
-        collect(p, &mut files)?;
+        native::trace_files(p, &mut files).map_err(|(p, e)| format!("{}: {e}", p.display()))?;
     }
     files.sort();
     files.dedup();
     if files.is_empty() {
         return Err("no .json or .json.gz trace in the given paths".to_string());
     }
-    let (digests, unreadable) = ranks::digest_all(&files, digest_file);
+    let (digests, unreadable) = ranks::digest_all(&files, native::rank_digest);
     if digests.is_empty() {
         let why: Vec<String> = unreadable
             .iter()
@@ -53,44 +51,6 @@ pub fn report(args: &RanksArgs) -> Result<RanksReport, String> {
     let mut report = ranks::analyze_with(&digests, args.align, scope);
     report.unreadable_files = unreadable;
     Ok(report)
-}
-
-fn collect(p: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
-    let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
-    if meta.is_file() {
-        out.push(p.to_path_buf());
-        return Ok(());
-    }
-    let entries = std::fs::read_dir(p).map_err(|e| format!("{}: {e}", p.display()))?;
-    for e in entries {
-        let path = e.map_err(|e| format!("{}: {e}", p.display()))?.path();
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if path.is_dir() {
-            collect(&path, out)?;
-        } else if ranks::is_trace_file_name(name) {
-            out.push(path);
-        }
-    }
-    Ok(())
-}
-
-fn digest_file(path: &Path) -> Result<Digest, String> {
-    let len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
-    let open = |offset: u64| -> std::io::Result<std::fs::File> {
-        use std::io::{Seek, SeekFrom};
-        let mut f = std::fs::File::open(path)?;
-        f.seek(SeekFrom::Start(offset))?;
-        Ok(f)
-    };
-    // One thread per file: the files themselves are parsed in parallel.
-    let trace = parse_parallel(&open, len, 1)
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
-    let name = path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
-    Ok(Digest::build_file(&trace, &name))
 }
 
 fn ms(us: f64) -> String {

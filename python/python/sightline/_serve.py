@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, List, Optional, Union
 
 from ._html import WEB
+from ._sightline import worker_and_span as _worker_and_span
 
 PathArg = Union[str, "os.PathLike[str]"]
 
@@ -150,8 +151,9 @@ def run_files(folder: Path) -> List[Path]:
         name = p.name
         if not p.is_file() or not name.endswith((".json", ".json.gz")):
             continue
-        m = re.match(r"^(.*?)(?:\.(\d+))?\.pt\.trace\.json(?:\.gz)?$", name)
-        worker, span = (m.group(1), int(m.group(2) or 0)) if m else (re.sub(r"\.json(\.gz)?$", "", name), 0)
+        # The rule `sightline serve` lists runs by, from the core (one rule, not a second copy).
+        worker, digits = _worker_and_span(name)
+        span = int(digits or 0)
         if worker not in latest or span >= latest[worker][0]:
             latest[worker] = (span, p)
     return [p for _, p in sorted(latest.values(), key=lambda sp: sp[1].name)]

@@ -68,6 +68,24 @@ pub fn is_trace_file_name(name: &str) -> bool {
     name.ends_with(".json") || name.ends_with(".json.gz")
 }
 
+/// A trace file's name split as the TensorBoard plugin splits it: (worker, span).
+/// `torch.profiler.tensorboard_trace_handler` writes `{worker}.{ms}.pt.trace.json[.gz]`, so the
+/// digits before `.pt.trace.json` are the span and the rest the worker; another `*.json[.gz]`
+/// file is a worker of its own (its name without the extension) with no span. The one rule of
+/// `sightline serve`'s listing and the Python package's run folders.
+pub fn worker_and_span(file: &str) -> (String, Option<String>) {
+    let base = file.strip_suffix(".gz").unwrap_or(file);
+    let Some(stem) = base.strip_suffix(".pt.trace.json") else {
+        return (base.strip_suffix(".json").unwrap_or(base).to_string(), None);
+    };
+    if let Some((worker, span)) = stem.rsplit_once('.') {
+        if !worker.is_empty() && !span.is_empty() && span.bytes().all(|b| b.is_ascii_digit()) {
+            return (worker.to_string(), Some(span.to_string()));
+        }
+    }
+    (stem.to_string(), None)
+}
+
 /// Digests every file with `digest_file` (which reads and parses it: the I/O stays with the
 /// caller), one file per core at a time (up to 8), so memory holds a core's worth of traces plus
 /// the digests. Results are in file order; a file `digest_file` fails on is [`Unreadable`].

@@ -11,6 +11,7 @@
 //! from its first bytes, without parsing the trace), else the file name (`rank3`, `worker3`).
 
 use serde::Serialize;
+use sightline::analysis::ranks::worker_and_span;
 use std::collections::BTreeMap;
 
 /// A trace file somewhere under LOGDIR, as a store lists it.
@@ -72,20 +73,6 @@ pub struct Span {
 /// True for the files listed: `*.json` and `*.json.gz`, as `sightline ranks` reads.
 pub fn is_trace_file(name: &str) -> bool {
     sightline::analysis::ranks::is_trace_file_name(name)
-}
-
-/// A file name split as the plugin splits it: (worker, span).
-pub fn worker_and_span(file: &str) -> (String, Option<String>) {
-    let base = file.strip_suffix(".gz").unwrap_or(file);
-    let Some(stem) = base.strip_suffix(".pt.trace.json") else {
-        return (base.strip_suffix(".json").unwrap_or(base).to_string(), None);
-    };
-    if let Some((worker, span)) = stem.rsplit_once('.') {
-        if !worker.is_empty() && !span.is_empty() && span.bytes().all(|b| b.is_ascii_digit()) {
-            return (worker.to_string(), Some(span.to_string()));
-        }
-    }
-    (stem.to_string(), None)
 }
 
 /// How many decompressed bytes of a file's start are searched for `distributedInfo` (Kineto writes

@@ -1,0 +1,63 @@
+//! Reading trace files from a native file system: the one place where the library opens files,
+//! shared by the CLI and the Python package (the page reads through its own workers). The stages
+//! of the pipeline stay free of I/O; this module only hands them bytes.
+
+use crate::analysis::derived::Derived;
+use crate::analysis::digest::Digest;
+use crate::analysis::ranks;
+use crate::model::Trace;
+use crate::parse::{parse_parallel, ParseError};
+use std::io::{self, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+/// The threads a large file is parsed on: one per core, up to 8.
+pub fn parse_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+}
+
+/// Parses the file at `path` in 1 MiB reads, never holding it whole; a large plain-JSON file on up
+/// to `threads` threads, each reading its own range (the result equals a one-thread parse). The
+/// outer error is the file's, the inner one says why the bytes are not a trace.
+pub fn read_trace(path: &Path, threads: usize) -> io::Result<Result<Trace, ParseError>> {
+    let len = std::fs::metadata(path)?.len();
+    let open = |offset: u64| -> io::Result<std::fs::File> {
+        let mut f = std::fs::File::open(path)?;
+        f.seek(SeekFrom::Start(offset))?;
+        Ok(f)
+    };
+    parse_parallel(&open, len, threads)
+}
+
+/// The trace files under `path` as `sightline ranks` finds them: a file as named, a folder
+/// searched recursively for `*.json` and `*.json.gz`. The error names the path that failed.
+pub fn trace_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), (PathBuf, io::Error)> {
+    let at = |e| (path.to_path_buf(), e);
+    let meta = std::fs::metadata(path).map_err(at)?;
+    if meta.is_file() {
+        out.push(path.to_path_buf());
+        return Ok(());
+    }
+    for entry in std::fs::read_dir(path).map_err(at)? {
+        let p = entry.map_err(at)?.path();
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if p.is_dir() {
+            trace_files(&p, out)?;
+        } else if ranks::is_trace_file_name(name) {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// One rank's digest for `sightline ranks`: the file parsed on one thread (the ranks' files are
+/// read side by side), its name giving the rank when the trace does not.
+pub fn rank_digest(path: &Path) -> Result<Digest, String> {
+    let trace = read_trace(path, 1)
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    Ok(Derived::new(trace).digest(&name))
+}
