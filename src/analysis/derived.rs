@@ -10,7 +10,8 @@
 
 use super::critical::savings::{self, Assessed};
 use super::critical::slack::SliceTimes;
-use super::critical::{Analysis, PathOptions};
+use super::critical::whatif::Edit;
+use super::critical::{Analysis, PathOptions, PathReport};
 use super::digest::{Analyses, Digest};
 use super::findings::Finding;
 use super::flops::Flops;
@@ -119,6 +120,22 @@ impl<T: Borrow<Trace>> Derived<T> {
             })
             .as_ref()
             .map_err(Clone::clone)
+    }
+
+    /// The critical path of each step and, with `edits`, each step's predicted time: on the kept
+    /// graph for the default options (every step, Sightline's graph), on one built for the call
+    /// otherwise.
+    pub fn path(&self, opts: &PathOptions, edits: &[Edit]) -> Result<PathReport, String> {
+        if *opts == PathOptions::default() {
+            let a = self.critical()?;
+            return Ok(PathReport::of_analysis(
+                self.trace(),
+                self.links(),
+                a,
+                edits,
+            ));
+        }
+        PathReport::of(self.trace(), self.links(), self.steps(), opts, edits)
     }
 
     /// Each slice's time on its step's critical path and its slack (`ops --path`).

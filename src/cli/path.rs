@@ -49,8 +49,9 @@ pub fn report(loaded: &[&Loaded], args: &PathArgs) -> Result<PathReport, String>
     } else {
         let mut report = PathReport::default();
         for (l, file) in loaded.iter().zip(files) {
-            let d = &l.derived;
-            let one = PathReport::of(d.trace(), d.links(), d.steps(), &opts, edits)
+            let one = l
+                .derived
+                .path(&opts, edits)
                 .map_err(|e| format!("{file}: {e}"))?;
             report.append(one);
         }

@@ -36,7 +36,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// What the path's steps are.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct PathOptions {
     /// Only the steps with this name (`ProfilerStep#3`).
     pub step: Option<String>,
@@ -252,20 +252,30 @@ impl PathReport {
             });
         }
         let a = Analysis::build(trace, links, steps, opts)?;
+        Ok(PathReport::of_analysis(trace, links, &a, edits))
+    }
+
+    /// [`PathReport::of`] on a graph already built (Sightline's, not HTA's).
+    pub fn of_analysis(
+        trace: &Trace,
+        links: &Links,
+        a: &Analysis,
+        edits: &[whatif::Edit],
+    ) -> PathReport {
         let mut report = PathReport {
             paths: a.paths(trace, links),
             what_if: None,
             matched: vec![0; edits.len()],
         };
         if !edits.is_empty() {
-            let (factor, matched) = whatif::factors(trace, &a, edits);
+            let (factor, matched) = whatif::factors(trace, a, edits);
             report.matched = matched;
             report.what_if = Some(whatif::WhatIf {
                 edits: edits.to_vec(),
-                steps: whatif::predict(&a, &factor),
+                steps: whatif::predict(a, &factor),
             });
         }
-        Ok(report)
+        report
     }
 
     /// The ranks of one job, their graphs joined at matched collectives ([`job`]).
