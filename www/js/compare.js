@@ -289,6 +289,10 @@ async function follow(from, to, dir) {
 async function fitBoth() {
   const base = hooks.app.active;
   if (!state.session || !base || base !== state.base) return;
+  // A frame of NEW still in flight (its first, at its own fit) would steer BASE to NEW's scale
+  // once it lands (onFrame follows it): let it land first, then set both windows.
+  await state.view.idle();
+  if (!state.session || hooks.app.active !== base) return;
   // A NEW time is a BASE time plus the offset.
   const t0 = Math.min(0, -state.offset);
   const t1 = Math.max(base.summary.span_ns, state.newSpan - state.offset);
