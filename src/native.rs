@@ -4,7 +4,7 @@
 
 use crate::analysis::derived::Derived;
 use crate::analysis::digest::Digest;
-use crate::analysis::ranks;
+use crate::analysis::ranks::{self, Align, OverlapScope, RanksReport};
 use crate::model::Trace;
 use crate::parse::{parse_parallel, ParseError};
 use std::io::{self, Seek, SeekFrom};
@@ -47,6 +47,32 @@ pub fn trace_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), (PathBuf, 
         }
     }
     Ok(())
+}
+
+/// `sightline ranks` over `files` (those [`trace_files`] found): each digested on a thread of its
+/// own and dropped ([`ranks::digest_all`]), then compared; the files that could not be read are
+/// the report's `unreadable_files`. An error when no file is left or none is a trace.
+pub fn job(
+    mut files: Vec<PathBuf>,
+    align: Align,
+    scope: OverlapScope,
+) -> Result<RanksReport, String> {
+    files.sort();
+    files.dedup();
+    if files.is_empty() {
+        return Err("no .json or .json.gz trace in the given paths".to_string());
+    }
+    let (digests, unreadable) = ranks::digest_all(&files, rank_digest);
+    if digests.is_empty() {
+        let why: Vec<String> = unreadable
+            .iter()
+            .map(|u| format!("{}: {}", u.file, u.error))
+            .collect();
+        return Err(format!("none of the files is a trace: {}", why.join("; ")));
+    }
+    let mut report = ranks::analyze_with(&digests, align, scope);
+    report.unreadable_files = unreadable;
+    Ok(report)
 }
 
 /// One rank's digest for `sightline ranks`: the file parsed on one thread (the ranks' files are

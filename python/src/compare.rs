@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use sightline::analysis::diff::gate::Condition;
 use sightline::analysis::diff::{diff, DiffOptions, Mode};
 use sightline::analysis::digest::Digest;
-use sightline::analysis::ranks::{self, Align, OverlapScope};
+use sightline::analysis::ranks::{Align, OverlapScope};
 use sightline::native;
 use sightline::parse::Parser as CoreParser;
 use std::path::Path;
@@ -43,28 +43,9 @@ pub fn ranks_json(
         native::trace_files(Path::new(p), &mut files)
             .map_err(|(at, e)| os_error(py, e, &at.display().to_string()))?;
     }
-    files.sort();
-    files.dedup();
-    if files.is_empty() {
-        return Err(NotATrace::new_err(
-            "no .json or .json.gz trace in the given paths",
-        ));
-    }
-    let report = py.allow_threads(|| {
-        let (digests, unreadable) = ranks::digest_all(&files, native::rank_digest);
-        if digests.is_empty() {
-            let why: Vec<String> = unreadable
-                .iter()
-                .map(|u| format!("{}: {}", u.file, u.error))
-                .collect();
-            return Err(why.join("; "));
-        }
-        let mut report = ranks::analyze_with(&digests, align, scope);
-        report.unreadable_files = unreadable;
-        Ok(report)
-    });
-    let report =
-        report.map_err(|why| NotATrace::new_err(format!("none of the files is a trace: {why}")))?;
+    let report = py
+        .allow_threads(|| native::job(files, align, scope))
+        .map_err(NotATrace::new_err)?;
     serde_json::to_string(&report).map_err(crate::json_err)
 }
 

@@ -107,17 +107,22 @@ impl PyTrace {
         compat: Option<&str>,
         max_gaps: usize,
     ) -> PyResult<Arc<idle::IdleReport>> {
-        let mode = match compat {
-            None => Mode::Exact,
-            Some("hta") => Mode::Hta,
-            Some(other) => {
-                return Err(PyValueError::new_err(format!(
-                    "compat takes 'hta' or None, not '{other}'"
-                )))
-            }
-        };
-        Ok(self.derived.idle(&IdleOptions { mode, max_gaps }))
+        Ok(self.derived.idle(&idle_options(compat, max_gaps)?))
     }
+}
+
+/// The idle options of `compat` (`None` or `'hta'`) and the gaps listed one by one.
+fn idle_options(compat: Option<&str>, max_gaps: usize) -> PyResult<IdleOptions> {
+    let mode = match compat {
+        None => Mode::Exact,
+        Some("hta") => Mode::Hta,
+        Some(other) => {
+            return Err(PyValueError::new_err(format!(
+                "compat takes 'hta' or None, not '{other}'"
+            )))
+        }
+    };
+    Ok(IdleOptions { mode, max_gaps })
 }
 
 /// `(rows, columns, meta)`: the array under `rows` in `value` as columns, the rest as JSON.
@@ -249,10 +254,7 @@ impl PyTrace {
                 }
             },
         };
-        let report = py.allow_threads(|| {
-            let d = &self.derived;
-            PathReport::of(d.trace(), d.links(), d.steps(), &opts, &edits)
-        });
+        let report = py.allow_threads(|| self.derived.path(&opts, &edits));
         path_report_json(report)
     }
 
@@ -267,11 +269,9 @@ impl PyTrace {
     ) -> PyResult<String> {
         py.allow_threads(|| {
             let t = Instant::now();
-            let idle = self.idle_report(compat, max_gaps)?;
-            let judged = self.derived.findings(&IdleOptions {
-                mode: idle.mode,
-                max_gaps,
-            });
+            let opts = idle_options(compat, max_gaps)?;
+            let idle = self.derived.idle(&opts);
+            let judged = self.derived.findings(&opts);
             let mut top_operators = self.op_table(false);
             let analysis_seconds = t.elapsed().as_secs_f64();
             top_operators.rows.truncate(top);

@@ -16,11 +16,15 @@ use sightline::analysis::digest::Digest;
 pub fn digest_of(path: &str) -> Result<Digest, String> {
     match load(path) {
         Ok(loaded) => Ok(loaded.derived.digest("")),
-        Err(trace_error) => {
-            let f = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
-            serde_json::from_reader(std::io::BufReader::new(f)).map_err(|_| trace_error)
-        }
+        Err(trace_error) => read_digest(path, trace_error),
     }
+}
+
+/// The digest `sightline digest` wrote to `path`, read back; a file that is not one answers
+/// `trace_error`, why it is not a trace either.
+pub fn read_digest(path: &str, trace_error: String) -> Result<Digest, String> {
+    let f = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
+    serde_json::from_reader(std::io::BufReader::new(f)).map_err(|_| trace_error)
 }
 
 /// What `--json` prints.
@@ -31,6 +35,15 @@ pub struct Output<'a> {
     #[serde(flatten)]
     pub diff: Diff,
     pub fail_if: Vec<Verdict>,
+}
+
+impl Output<'_> {
+    /// The first `n` rows of each table.
+    pub fn keep_top(&mut self, n: usize) {
+        self.diff.ops.truncate(n);
+        self.diff.kernels.truncate(n);
+        self.diff.labels.truncate(n);
+    }
 }
 
 /// The two digests compared and the `--fail-if` conditions checked (`--top` is the caller's).
@@ -61,9 +74,7 @@ pub fn run(a: &DiffArgs) -> Result<bool, String> {
     let failed = out.fail_if.iter().any(|v| v.failed);
     if a.json {
         if let Some(n) = a.top {
-            out.diff.ops.truncate(n);
-            out.diff.kernels.truncate(n);
-            out.diff.labels.truncate(n);
+            out.keep_top(n);
         }
         print_json(&out)?;
     } else {

@@ -15,5 +15,5 @@ pub fn digest(loaded: &Loaded, file: &str) -> Digest {
     let name = std::path::Path::new(file)
         .file_name()
         .map_or_else(|| file.to_string(), |n| n.to_string_lossy().into_owned());
-    Digest::build_file(loaded.trace(), &name)
+    loaded.derived.digest(&name)
 }

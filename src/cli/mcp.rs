@@ -715,10 +715,7 @@ impl Sightline {
             let base = s.digest(&args.base)?;
             let new = s.digest(&args.new)?;
             let mut out = diff::output(&base, &new, &args)?;
-            let n = args.top.unwrap_or(DEFAULT_ROWS);
-            out.diff.ops.truncate(n);
-            out.diff.kernels.truncate(n);
-            out.diff.labels.truncate(n);
+            out.keep_top(args.top.unwrap_or(DEFAULT_ROWS));
             Answer::of(&out)
         })
         .await
@@ -726,11 +723,11 @@ impl Sightline {
 }
 
 impl Sightline {
-    /// A trace's digest from the kept trace, or a digest file read back.
+    /// A trace's digest from the kept trace, or a digest file read back (not parsed again).
     fn digest(&self, file: &str) -> Result<sightline::analysis::digest::Digest, String> {
         match self.trace(file) {
             Ok(loaded) => Ok(loaded.derived.digest("")),
-            Err(_) => diff::digest_of(file),
+            Err(trace_error) => diff::read_digest(file, trace_error),
         }
     }
 }

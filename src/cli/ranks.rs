@@ -35,22 +35,7 @@ pub fn report(args: &RanksArgs) -> Result<RanksReport, String> {
     for p in &args.paths {
         native::trace_files(p, &mut files).map_err(|(p, e)| format!("{}: {e}", p.display()))?;
     }
-    files.sort();
-    files.dedup();
-    if files.is_empty() {
-        return Err("no .json or .json.gz trace in the given paths".to_string());
-    }
-    let (digests, unreadable) = ranks::digest_all(&files, native::rank_digest);
-    if digests.is_empty() {
-        let why: Vec<String> = unreadable
-            .iter()
-            .map(|u| format!("{}: {}", u.file, u.error))
-            .collect();
-        return Err(format!("none of the files is a trace ({})", why.join("; ")));
-    }
-    let mut report = ranks::analyze_with(&digests, args.align, scope);
-    report.unreadable_files = unreadable;
-    Ok(report)
+    native::job(files, args.align, scope)
 }
 
 fn ms(us: f64) -> String {
