@@ -344,9 +344,11 @@ function showEvidence(ev) {
   if (!s) return;
   const r = ev.ranges && ev.ranges[0];
   if (r) view.call(() => s.show_evidence(r.start_ns, r.end_ns));
+  // The frame is asked for now, not after the selection's reply: the worker answers in order,
+  // so it shows the range, and whoever waits for the view's idle sees the range marked.
+  view.request();
   const first = ev.slices && ev.slices[0];
   if (first) pick(first.lane, first.index);
-  else view.request();
   $("timeline").scrollIntoView({ block: "nearest" });
 }
 
