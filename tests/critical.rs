@@ -643,7 +643,7 @@ fn recording_notes_are_listed_apart_from_what_costs_time() {
         );
         // Every finding is in one of the two lists.
         let trace = parse_bytes(&std::fs::read(&path).unwrap()).unwrap();
-        let mut all: Vec<String> = sightline::analysis::findings::analyze(&trace)
+        let mut all: Vec<String> = crate::common::findings(&trace)
             .iter()
             .map(|f| f.id.to_string())
             .collect();

@@ -124,7 +124,10 @@ fn mtia_is_a_device_and_its_host_thread_a_cpu_lane() {
     // MTIA's CCP events carry no `stream` arg here: HTA 0.5.0 sees no device event at all.
     assert!(idle_report(&t, Mode::Hta).temporal.is_empty());
     // Findings name the device as its users do.
-    let titles: Vec<String> = findings::analyze(&t).into_iter().map(|f| f.title).collect();
+    let titles: Vec<String> = crate::common::findings(&t)
+        .into_iter()
+        .map(|f| f.title)
+        .collect();
     assert!(
         titles.iter().any(|x| x.starts_with("MTIA 0 is busy only")),
         "{titles:?}"
@@ -200,7 +203,7 @@ fn triton_launch_ops_are_device_events_for_hta_only() {
 #[test]
 fn no_cpu_activity_fires_on_a_cuda_only_trace() {
     let t = load("cuda_only_alexnet.json.gz");
-    let f = findings::analyze(&t);
+    let f = crate::common::findings(&t);
     let hit = f
         .iter()
         .find(|f| f.id == "no_cpu_activity")
@@ -227,7 +230,7 @@ fn no_cpu_activity_fires_on_a_cuda_only_trace() {
         std::fs::read(common::shared_fixtures().join("real/hta_a100_alexnet_cuda_sync.json.gz"))
             .unwrap();
     let whole = parse_bytes(&whole).unwrap();
-    assert!(!findings::analyze(&whole)
+    assert!(!crate::common::findings(&whole)
         .iter()
         .any(|f| f.id == "no_cpu_activity"));
 }
@@ -394,7 +397,7 @@ fn idle_steps_and_findings_say_the_devices_name() {
         assert_eq!(steps.device_word, word, "{name}");
         assert!(steps.gpu.iter().all(|g| g.name == device), "{name}");
         let mut text = String::new();
-        for f in findings::analyze(&t) {
+        for f in crate::common::findings(&t) {
             text += &format!("{} {} {}\n", f.title, f.detail, f.advice);
         }
         for cmd in ["idle", "steps", "report", "kernels", "labels", "ops"] {
@@ -533,7 +536,7 @@ fn device_findings(k: &DeviceKind, host_ops: bool) -> Vec<findings::Finding> {
     };
     let trace = json!({"schemaVersion": 1, "deviceProperties": properties, "traceEvents": ev});
     let t = parse_bytes(trace.to_string().as_bytes()).expect("a trace");
-    findings::analyze(&t)
+    crate::common::findings(&t)
 }
 
 fn finding<'a>(f: &'a [findings::Finding], id: &str, kind: &str) -> &'a findings::Finding {
@@ -619,7 +622,7 @@ fn findings_advise_what_the_device_has() {
 fn rocm_trace_advice_names_hip_graphs() {
     let t = common::shared_trace("real/tracelens_mi300_bert_small.json.gz");
     assert!(t.meta.rocm);
-    let f = findings::analyze(&t);
+    let f = crate::common::findings(&t);
     for id in ["low_gpu_utilization", "gpu_starved_by_cpu"] {
         let a = &finding(&f, id, "ROCm").advice;
         assert!(
@@ -697,7 +700,7 @@ fn help_is_device_neutral() {
 #[test]
 fn cuda_trace_advice_names_cuda_graphs() {
     let t = common::shared_trace("real/kineto_v100_resnet50_legacy_pt19.pt.trace.json.gz");
-    let f = findings::analyze(&t);
+    let f = crate::common::findings(&t);
     let a = &finding(&f, "small_kernels", "CUDA").advice;
     assert!(a.contains("CUDA graphs") && !a.contains("HIP"), "{a}");
 }
@@ -729,7 +732,7 @@ fn a_cuda_trace_cut_in_half_says_its_gpu_lost_its_events() {
     let st = steps::analyze(&t);
     assert_eq!(st.devices_without_events, ["GPU 0"]);
     assert!(st.gpu.is_empty());
-    let f = findings::analyze(&t);
+    let f = crate::common::findings(&t);
     assert_eq!(f[0].id, "device_events_lost", "{f:?}");
     assert_eq!(
         f[0].title,
@@ -759,7 +762,7 @@ fn a_cuda_trace_cut_in_half_says_its_gpu_lost_its_events() {
     let whole = common::shared_trace("real/tracelens_h100_bert_small_stack_mem.json.gz");
     assert!(summary::summarize(&whole).cut.is_none());
     assert!(steps::analyze(&whole).devices_without_events.is_empty());
-    assert!(findings::analyze(&whole)
+    assert!(crate::common::findings(&whole)
         .iter()
         .all(|x| x.id != "device_events_lost"));
 }

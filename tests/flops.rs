@@ -248,7 +248,7 @@ fn mi300_traces_use_the_mi300x_roofs() {
 }
 
 fn finding_ids(trace: &sightline::model::Trace) -> Vec<&'static str> {
-    sightline::analysis::findings::analyze(trace)
+    crate::common::findings(trace)
         .iter()
         .map(|f| f.id)
         .collect()
@@ -317,7 +317,7 @@ fn fp32_gemms_on_tensor_core_gpus_are_flagged() {
 #[test]
 fn fp32_gemm_finding_names_the_matrix_units() {
     let title = |t: &sightline::model::Trace| {
-        sightline::analysis::findings::analyze(t)
+        crate::common::findings(t)
             .into_iter()
             .find(|f| f.id == "fp32_gemm_on_tensor_core_gpu")
             .map(|f| f.title)

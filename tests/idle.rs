@@ -7,7 +7,7 @@ use crate::common;
 
 use common::Rng;
 use serde_json::{json, Value};
-use sightline::analysis::findings::{self, Finding};
+use sightline::analysis::findings::Finding;
 use sightline::analysis::idle::{self, IdleOptions, IdleReport, Mode, WaitKind};
 use sightline::analysis::links::Links;
 use sightline::analysis::steps;
@@ -808,7 +808,7 @@ fn every_real_fixture_is_consistent() {
                 "{path:?}"
             );
         }
-        let _ = findings::analyze_with(&t, &links, &st, &r);
+        let _ = common::findings(&t);
     }
 }
 
@@ -922,7 +922,7 @@ impl Run {
 }
 
 fn ids(t: &Trace) -> Vec<&'static str> {
-    let f: Vec<Finding> = findings::analyze(t);
+    let f: Vec<Finding> = crate::common::findings(t);
     let mut v: Vec<&'static str> = f.iter().map(|f| f.id).collect();
     v.sort_unstable();
     v
@@ -930,7 +930,7 @@ fn ids(t: &Trace) -> Vec<&'static str> {
 
 fn check(id: &str, fires: Run, silent: Run) {
     let yes = fires.trace();
-    let f = findings::analyze(&yes);
+    let f = crate::common::findings(&yes);
     let hit = f
         .iter()
         .find(|f| f.id == id)
@@ -940,7 +940,7 @@ fn check(id: &str, fires: Run, silent: Run) {
     assert!(
         !ids(&no).contains(&id),
         "{id} fired on the trace built against it: {:?}",
-        findings::analyze(&no)
+        crate::common::findings(&no)
             .iter()
             .find(|f| f.id == id)
             .map(|f| &f.detail)
@@ -950,7 +950,12 @@ fn check(id: &str, fires: Run, silent: Run) {
 #[test]
 fn a_healthy_run_raises_nothing() {
     let t = Run::default().trace();
-    assert_eq!(ids(&t), Vec::<&str>::new(), "{:#?}", findings::analyze(&t));
+    assert_eq!(
+        ids(&t),
+        Vec::<&str>::new(),
+        "{:#?}",
+        crate::common::findings(&t)
+    );
 }
 
 #[test]
@@ -1107,7 +1112,7 @@ fn finding_gpu_starved_by_cpu() {
         ..Run::default()
     };
     check("gpu_starved_by_cpu", starved.clone(), not_host);
-    let f = findings::analyze(&starved.trace());
+    let f = crate::common::findings(&starved.trace());
     let hit = f.iter().find(|f| f.id == "gpu_starved_by_cpu").unwrap();
     assert!(hit.detail.contains("other CPU operators"), "{}", hit.detail);
     assert!(!hit.evidence.ranges.is_empty() && !hit.evidence.slices.is_empty());
@@ -1121,7 +1126,7 @@ fn findings_carry_evidence_the_viewer_can_jump_to() {
         ..Run::default()
     }
     .trace();
-    for f in findings::analyze(&t) {
+    for f in crate::common::findings(&t) {
         for r in &f.evidence.slices {
             assert!((r.lane as usize) < t.lanes.len());
             assert!((r.index as usize) < t.lanes[r.lane as usize].slices.len());

@@ -6,13 +6,9 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use serde_json::Value;
-use sightline::analysis::critical::savings::{self, Assessed};
+use sightline::analysis::critical::savings::Assessed;
 use sightline::analysis::critical::whatif::{self, Edit};
-use sightline::analysis::critical::{Analysis, PathOptions};
-use sightline::analysis::findings;
-use sightline::analysis::links::Links;
-use sightline::analysis::steps;
-use sightline::model::Trace;
+use sightline::analysis::derived::Derived;
 use sightline::parse::parse_bytes;
 use std::path::{Path, PathBuf};
 
@@ -33,9 +29,7 @@ fn truths() -> Vec<Value> {
 }
 
 struct Judged {
-    trace: Trace,
-    links: Links,
-    steps: steps::StepsReport,
+    d: Derived,
     /// The costs, as `report` ranks them (the recording notes apart).
     findings: Vec<Assessed>,
 }
@@ -43,17 +37,9 @@ struct Judged {
 fn judge(file: &str) -> Judged {
     let bytes = std::fs::read(judge_dir().join(file)).unwrap();
     let trace = parse_bytes(&bytes).unwrap();
-    let links = Links::build(&trace);
-    let steps = steps::analyze_with(&trace, &links);
-    let idle = sightline::analysis::idle::analyze_with(&trace, &links, &Default::default());
-    let found = findings::analyze_with(&trace, &links, &steps, &idle);
-    let (findings, _) = savings::split(savings::assess(&trace, &links, &steps, found));
-    Judged {
-        trace,
-        links,
-        steps,
-        findings,
-    }
+    let d = Derived::new(trace);
+    let findings = d.findings(&Default::default()).findings.clone();
+    Judged { d, findings }
 }
 
 /// The findings that name a reef: its id, and for the DataLoader the part the truth names
@@ -78,11 +64,11 @@ fn names_reef(f: &Assessed, reef: &str, part: Option<&str>) -> bool {
 
 /// The median over the steps of what the edits save (the truth is a median of step times).
 fn median_saving_ms(j: &Judged, edits: &[String]) -> f64 {
-    let a = Analysis::build(&j.trace, &j.links, &j.steps, &PathOptions::default()).unwrap();
+    let a = j.d.critical().unwrap();
     let edits: Vec<Edit> = edits.iter().map(|e| Edit::parse(e).unwrap()).collect();
-    let (factor, matched) = whatif::factors(&j.trace, &a, &edits);
+    let (factor, matched) = whatif::factors(j.d.trace(), a, &edits);
     assert!(matched.iter().all(|&m| m > 0), "every edit matches");
-    let mut saved: Vec<f64> = whatif::predict(&a, &factor)
+    let mut saved: Vec<f64> = whatif::predict(a, &factor)
         .iter()
         .map(|p| p.saving_us / 1e3)
         .collect();
@@ -190,8 +176,8 @@ fn the_rules_edits_parse_and_price_what_they_say() {
     assert!(median_saving_ms(&j, &["float64*0.5".into()]) > 5.0);
     // The fixed program is float32 throughout: nothing for `float64` to match.
     let j = judge("copies_dtype.fixed.pt.trace.json.gz");
-    let a = Analysis::build(&j.trace, &j.links, &j.steps, &PathOptions::default()).unwrap();
-    let (_, matched) = whatif::factors(&j.trace, &a, &[Edit::parse("float64*0.5").unwrap()]);
+    let a = j.d.critical().unwrap();
+    let (_, matched) = whatif::factors(j.d.trace(), a, &[Edit::parse("float64*0.5").unwrap()]);
     assert_eq!(matched, vec![0]);
 
     for bad in [
@@ -207,7 +193,10 @@ fn the_rules_edits_parse_and_price_what_they_say() {
 /// All of a trace's finding ids, costs and recording notes.
 fn ids_of(path: &Path) -> Vec<&'static str> {
     let trace = parse_bytes(&std::fs::read(path).unwrap()).unwrap();
-    findings::analyze(&trace).iter().map(|f| f.id).collect()
+    crate::common::findings(&trace)
+        .iter()
+        .map(|f| f.id)
+        .collect()
 }
 
 /// The README's table of the profiling guides' lessons: each finding that checks one fires on a

@@ -6,7 +6,7 @@ use crate::common;
 
 use sightline::analysis::links::Links;
 use sightline::analysis::memory::{self, Memory, MemoryOptions, NO_EVENT};
-use sightline::analysis::{findings, steps};
+use sightline::analysis::steps;
 use sightline::model::Trace;
 use sightline::parse::parse_bytes;
 use std::process::Command;
@@ -248,10 +248,11 @@ fn leaking_trace(leak: bool) -> Trace {
 
 #[test]
 fn memory_growth_fires_on_a_rising_floor_only() {
-    let ids =
-        |t: &Trace| -> Vec<&'static str> { findings::analyze(t).iter().map(|f| f.id).collect() };
+    let ids = |t: &Trace| -> Vec<&'static str> {
+        crate::common::findings(t).iter().map(|f| f.id).collect()
+    };
     let leaky = leaking_trace(true);
-    let found = findings::analyze(&leaky);
+    let found = crate::common::findings(&leaky);
     let f = found
         .iter()
         .find(|f| f.id == "memory_growth")

@@ -7,7 +7,7 @@ use crate::common;
 use common::Rng;
 use sightline::analysis::idle::{self, IdleOptions, Mode};
 use sightline::analysis::tables::{call_tree, kernel_table, label_table, op_table, Forest};
-use sightline::analysis::{findings, steps, summary};
+use sightline::analysis::{steps, summary};
 use sightline::parse::Parser;
 
 fn mutate(bytes: &[u8], rng: &mut Rng) -> Vec<u8> {
@@ -70,7 +70,7 @@ fn analyse_everything(bytes: &[u8], rng: &mut Rng) -> bool {
             },
         );
     }
-    let _ = findings::analyze(&trace);
+    let _ = crate::common::findings(&trace);
     let digest = sightline::analysis::digest::Digest::build_file(&trace, "rank0.json");
     let _ = sightline::analysis::ranks::analyze(
         &[digest.clone(), digest],

@@ -5,6 +5,7 @@
 
 use crate::common;
 
+use sightline::analysis::derived::Derived;
 use sightline::analysis::flops::Flops;
 use sightline::analysis::idle::{self, IdleOptions, Mode};
 use sightline::analysis::links::Links;
@@ -81,7 +82,7 @@ fn analyses_in_slices_equal_the_analyses_in_one_go() {
             },
         );
         let flops = Flops::build(&t, &links);
-        let found = findings::analyze_with_flops(&t, &links, &steps, &idle, &flops);
+        let found = Derived::new(&t).found(&opts).to_vec();
         let forest = Forest::build(&t);
 
         // A prime budget, so that pauses fall at odd places of every loop.
@@ -155,6 +156,55 @@ fn analyses_in_slices_equal_the_analyses_in_one_go() {
             y.pauses() as usize >= slices / 7,
             "{name}: {} pauses for {slices} slices",
             y.pauses()
+        );
+    }
+}
+
+/// The page's path: the store's sliced getters, polled with pauses as `analyse_step` does, keep
+/// what a one-go store computes, and the one-go getters asked afterwards return what the slices
+/// kept (nothing is computed twice: the forest's cell is the one the slices filled).
+#[test]
+fn the_store_filled_in_slices_holds_what_one_go_computes() {
+    let opts = IdleOptions {
+        mode: Mode::Exact,
+        max_gaps: 500,
+    };
+    for path in traces() {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let t = parse_bytes(&std::fs::read(&path).unwrap()).expect("a trace");
+        let whole = Derived::new(&t);
+        let sliced = Derived::new(&t);
+        let mut y = Slicer::every(11);
+        let (judged, polls) = polled(sliced.findings_sliced(&opts, &mut y));
+        let slices: usize = t.lanes.iter().map(|l| l.slices.len()).sum();
+        if slices > 11 {
+            assert!(polls > 1, "{name}: the store's analyses paused");
+        }
+        assert_eq!(
+            json(&*judged),
+            json(&*whole.findings(&opts)),
+            "{name}: findings"
+        );
+        assert_eq!(json(sliced.steps()), json(whole.steps()), "{name}: steps");
+        assert_eq!(
+            json(&*sliced.idle(&opts)),
+            json(&*whole.idle(&opts)),
+            "{name}"
+        );
+        let (forest, _) = polled(sliced.forest_sliced(&mut y));
+        assert!(
+            std::ptr::eq(forest, sliced.forest()),
+            "{name}: one forest kept"
+        );
+        assert_eq!(
+            json(&op_table(&t, sliced.forest(), false)),
+            json(&op_table(&t, whole.forest(), false)),
+            "{name}: ops"
+        );
+        assert_eq!(
+            json(&sliced.digest_with(&name, &opts)),
+            json(&whole.digest(&name)),
+            "{name}: the page's digest is the CLI's"
         );
     }
 }

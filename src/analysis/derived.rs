@@ -2,11 +2,16 @@
 //! use, and kept, so a command, a tool call or a panel that needs the links, the steps or the
 //! findings asks here instead of building them again.
 //!
-//! The getters are the analyses' one-go forms; each takes what it depends on from the same store
-//! (the findings read its links, steps, idle time and FLOPs; their savings its critical-path
-//! graph). Results that depend on options (idle time's mode and gap count, memory's curve) are
-//! kept per option value. The store is `Sync`: a server answering several questions about one
-//! trace shares it between threads.
+//! Each getter takes what it depends on from the same store (the findings read its links, steps,
+//! idle time and FLOPs; their savings its critical-path graph). The analyses that run long have a
+//! sliced form too (`*_sliced`, pausing as a [`Slicer`] says, for the page, which draws frames
+//! between the slices); the one-go getter is the sliced one run without pauses, so both fill the
+//! same cell and there is one code path per analysis. Results that depend on options (idle
+//! time's mode and gap count) are kept per option value.
+//!
+//! The store is `Sync` when its trace is: a server answering several questions about one trace
+//! shares it between threads. Two threads asking at once for a result not yet kept may both
+//! compute it; the first one kept is the one every later call gets.
 
 use super::critical::savings::{self, Assessed};
 use super::critical::slack::SliceTimes;
@@ -18,6 +23,7 @@ use super::flops::Flops;
 use super::idle::{self, IdleOptions, IdleReport};
 use super::links::Links;
 use super::memory::Memory;
+use super::slicing::{block_on, Slicer};
 use super::steps::{self, StepsReport};
 use super::tables::Forest;
 use super::{findings, summary};
@@ -42,6 +48,8 @@ pub struct Derived<T = Trace> {
     forest: OnceLock<Forest>,
     flops: OnceLock<Flops>,
     memory: OnceLock<Memory>,
+    /// The memory curves alone, while the full memory (allocations paired) is not needed.
+    curves: OnceLock<Memory>,
     /// The critical-path graph and the steps' windows for the default path options (the
     /// findings' savings and `--path` columns); `Err` says why there is none.
     critical: OnceLock<Result<Analysis, String>>,
@@ -67,6 +75,7 @@ impl<T: Borrow<Trace>> Derived<T> {
             forest: OnceLock::new(),
             flops: OnceLock::new(),
             memory: OnceLock::new(),
+            curves: OnceLock::new(),
             critical: OnceLock::new(),
             slice_times: OnceLock::new(),
             idle: Keyed::default(),
@@ -84,27 +93,69 @@ impl<T: Borrow<Trace>> Derived<T> {
     }
 
     pub fn links(&self) -> &Links {
-        self.links.get_or_init(|| Links::build(self.trace()))
+        block_on(self.links_sliced(&mut Slicer::never()))
+    }
+
+    pub async fn links_sliced(&self, y: &mut Slicer) -> &Links {
+        if let Some(v) = self.links.get() {
+            return v;
+        }
+        let v = Links::build_sliced(self.trace(), y).await;
+        self.links.get_or_init(|| v)
     }
 
     pub fn steps(&self) -> &StepsReport {
-        self.steps
-            .get_or_init(|| steps::analyze_with(self.trace(), self.links()))
+        block_on(self.steps_sliced(&mut Slicer::never()))
+    }
+
+    pub async fn steps_sliced(&self, y: &mut Slicer) -> &StepsReport {
+        if let Some(v) = self.steps.get() {
+            return v;
+        }
+        let links = self.links_sliced(y).await;
+        let v = steps::analyze_sliced(self.trace(), links, y).await;
+        self.steps.get_or_init(|| v)
     }
 
     /// The operator trees every table reads.
     pub fn forest(&self) -> &Forest {
-        self.forest.get_or_init(|| Forest::build(self.trace()))
+        block_on(self.forest_sliced(&mut Slicer::never()))
+    }
+
+    pub async fn forest_sliced(&self, y: &mut Slicer) -> &Forest {
+        if let Some(v) = self.forest.get() {
+            return v;
+        }
+        let v = Forest::build_sliced(self.trace(), y).await;
+        self.forest.get_or_init(|| v)
     }
 
     pub fn flops(&self) -> &Flops {
-        self.flops
-            .get_or_init(|| Flops::build(self.trace(), self.links()))
+        block_on(self.flops_sliced(&mut Slicer::never()))
     }
 
+    pub async fn flops_sliced(&self, y: &mut Slicer) -> &Flops {
+        if let Some(v) = self.flops.get() {
+            return v;
+        }
+        let links = self.links_sliced(y).await;
+        let v = Flops::build_sliced(self.trace(), links, y).await;
+        self.flops.get_or_init(|| v)
+    }
+
+    /// Every device's memory curve, allocations paired and their sites found.
     pub fn memory(&self) -> &Memory {
         self.memory
             .get_or_init(|| Memory::build(self.trace(), self.links()))
+    }
+
+    /// Every device's memory curve: the full [`Derived::memory`] once it is kept, else the
+    /// curves alone (one pass over the memory events, no links).
+    pub fn memory_curves(&self) -> &Memory {
+        match self.memory.get() {
+            Some(m) => m,
+            None => self.curves.get_or_init(|| Memory::series(self.trace())),
+        }
     }
 
     /// The critical-path graph with the steps' windows, default path options.
@@ -152,43 +203,66 @@ impl<T: Borrow<Trace>> Derived<T> {
 
     /// Device idle time counted as `opts` says.
     pub fn idle(&self, opts: &IdleOptions) -> Arc<IdleReport> {
-        self.idle.get(idle_key(opts), || {
-            idle::analyze_with(self.trace(), self.links(), opts)
-        })
+        block_on(self.idle_sliced(opts, &mut Slicer::never()))
+    }
+
+    pub async fn idle_sliced(&self, opts: &IdleOptions, y: &mut Slicer) -> Arc<IdleReport> {
+        let key = idle_key(opts);
+        if let Some(v) = self.idle.find(&key) {
+            return v;
+        }
+        let links = self.links_sliced(y).await;
+        let v = idle::analyze_sliced(self.trace(), links, opts, y).await;
+        self.idle.keep(key, v)
     }
 
     /// The findings as the rules give them, the most severe first (their evidence from idle time
     /// counted as `opts` says).
     pub fn found(&self, opts: &IdleOptions) -> Arc<Vec<Finding>> {
-        self.found.get(idle_key(opts), || {
-            findings::analyze_with_flops(
-                self.trace(),
-                self.links(),
-                self.steps(),
-                &self.idle(opts),
-                self.flops(),
-            )
-        })
+        block_on(self.found_sliced(opts, &mut Slicer::never()))
+    }
+
+    pub async fn found_sliced(&self, opts: &IdleOptions, y: &mut Slicer) -> Arc<Vec<Finding>> {
+        let key = idle_key(opts);
+        if let Some(v) = self.found.find(&key) {
+            return v;
+        }
+        let links = self.links_sliced(y).await;
+        let steps = self.steps_sliced(y).await;
+        let idle = self.idle_sliced(opts, y).await;
+        let flops = self.flops_sliced(y).await;
+        let v = findings::analyze_sliced(self.trace(), links, steps, &idle, flops, y).await;
+        self.found.keep(key, v)
     }
 
     /// The findings, each with what its fix saves, costs first, and apart from them the notes on
     /// how the trace was recorded.
     pub fn findings(&self, opts: &IdleOptions) -> Arc<Judged> {
-        self.judged.get(idle_key(opts), || {
-            let found = (*self.found(opts)).clone();
-            // The graph is built only when a finding has a what-if to price.
-            let analysis = found
-                .iter()
-                .any(|f| !f.whatif.is_empty())
-                .then(|| self.critical().ok())
-                .flatten();
-            let (findings, recording) =
-                savings::split(savings::assess_with(self.trace(), analysis, found));
+        block_on(self.findings_sliced(opts, &mut Slicer::never()))
+    }
+
+    /// [`Derived::findings`] with the rules run in slices; the savings' what-if replays (and
+    /// the critical-path graph they need, built only when a finding has a what-if) run in one go.
+    pub async fn findings_sliced(&self, opts: &IdleOptions, y: &mut Slicer) -> Arc<Judged> {
+        let key = idle_key(opts);
+        if let Some(v) = self.judged.find(&key) {
+            return v;
+        }
+        let found = (*self.found_sliced(opts, y).await).clone();
+        let analysis = found
+            .iter()
+            .any(|f| !f.whatif.is_empty())
+            .then(|| self.critical().ok())
+            .flatten();
+        let (findings, recording) =
+            savings::split(savings::assess_with(self.trace(), analysis, found));
+        self.judged.keep(
+            key,
             Judged {
                 findings,
                 recording,
-            }
-        })
+            },
+        )
     }
 
     /// The digest `sightline diff`, `ranks` and the Python package compare; `file` is the file's
@@ -199,12 +273,19 @@ impl<T: Borrow<Trace>> Derived<T> {
             max_gaps: 0,
             ..IdleOptions::default()
         };
+        self.digest_with(file, &opts)
+    }
+
+    /// [`Derived::digest`] from the idle time and findings kept for `opts` (the page's, which
+    /// attributes its gaps one by one): a digest holds the gaps' sums and the findings' words,
+    /// which the gap count does not change, so no analysis runs twice.
+    pub fn digest_with(&self, file: &str, opts: &IdleOptions) -> Digest {
         let analyses = Analyses {
             links: self.links(),
             forest: self.forest(),
             steps: self.steps(),
-            idle: &self.idle(&opts),
-            findings: &self.found(&opts),
+            idle: &self.idle(opts),
+            findings: &self.found(opts),
         };
         Digest::from_analyses(self.trace(), &analyses, file)
     }
@@ -224,20 +305,27 @@ impl<K, V> Default for Keyed<K, V> {
 }
 
 impl<K: PartialEq, V> Keyed<K, V> {
-    /// The value kept for `key`, or `make`'s, kept. `make` runs without the lock held (it may
-    /// ask this store for other values); two threads asking at once may both compute it, and the
-    /// first kept wins.
-    fn get(&self, key: K, make: impl FnOnce() -> V) -> Arc<V> {
-        let lock = || self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, v)) = lock().iter().find(|(k, _)| *k == key) {
-            return v.clone();
-        }
-        let made = Arc::new(make());
-        let mut kept = lock();
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(K, Arc<V>)>> {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The value kept for `key`, if any. The lock is not held while a value is computed (the
+    /// computation asks this store for other values).
+    fn find(&self, key: &K) -> Option<Arc<V>> {
+        self.lock()
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    }
+
+    /// Keeps `value` for `key`, unless another was kept meanwhile: returns the one kept.
+    fn keep(&self, key: K, value: V) -> Arc<V> {
+        let mut kept = self.lock();
         if let Some((_, v)) = kept.iter().find(|(k, _)| *k == key) {
             return v.clone();
         }
-        kept.push((key, made.clone()));
-        made
+        let value = Arc::new(value);
+        kept.push((key, value.clone()));
+        value
     }
 }

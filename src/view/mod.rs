@@ -10,6 +10,7 @@
 
 pub mod aggregate;
 pub mod colour;
+pub mod critical;
 pub mod details;
 pub mod frame;
 pub mod lod;

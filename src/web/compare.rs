@@ -2,35 +2,24 @@
 //! two digests. Each trace stays in its own session (its own worker, where the page uses them);
 //! only the digests, a few kB of JSON, travel between them.
 
-use super::session::Session;
+use super::session::{Analysed, Session};
+use super::tables::page_idle;
 use super::{err, json};
 use crate::analysis::diff::{diff, DiffOptions, Mode};
-use crate::analysis::digest::{Analyses, Digest};
-use crate::analysis::links::Links;
+use crate::analysis::digest::Digest;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
 impl Session {
-    /// The trace's digest as JSON; needs the analyses and tables ([`Session::analyse_step`] until
-    /// it returns `"tables"`).
+    /// The trace's digest as JSON, from the analyses and tables the page keeps
+    /// ([`Session::analyse_step`] until it returns `"tables"`).
     /// `file` is the file's name (the rank when the trace does not say it; may be empty).
     pub fn digest(&self, file: &str) -> Result<String, JsValue> {
         let l = self.loaded()?;
-        let a = l.analyses()?;
-        let forest = l
-            .forest
-            .as_ref()
-            .ok_or_else(|| err("the tables are not built yet (call analyse_step)"))?;
-        // The analyses dropped their links once done; the digest's rank section needs them again.
-        let links = Links::build(&l.trace);
-        let analyses = Analyses {
-            links: &links,
-            forest,
-            steps: &a.steps,
-            idle: &a.idle,
-            findings: &a.findings,
-        };
-        Ok(json(&Digest::from_analyses(&l.trace, &analyses, file)))
+        if l.analysed != Analysed::Tables {
+            return Err(err("the tables are not built yet (call analyse_step)"));
+        }
+        Ok(json(&l.derived.digest_with(file, &page_idle())))
     }
 }
 

@@ -24,7 +24,7 @@ impl Session {
     /// The file's `ts` of the trace start in ns, as decimal text: an epoch-scale `i64` does not
     /// fit a JavaScript number exactly.
     pub fn origin_ns(&self) -> Result<String, JsValue> {
-        Ok(self.loaded()?.trace.meta.origin_ns.to_string())
+        Ok(self.loaded()?.trace().meta.origin_ns.to_string())
     }
 
     /// What is selected: JSON `{"slice": [lane, index] | null, "range": [start_ns, end_ns] | null}`.
@@ -46,7 +46,7 @@ impl Session {
         let (a, b) = (t0.min(t1), t0.max(t1));
         l.st.range = Some((a, b));
         let t = aggregate_range(
-            &l.trace,
+            l.derived.trace(),
             &l.timeline,
             a as i64,
             b.ceil() as i64,

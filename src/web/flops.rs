@@ -1,6 +1,6 @@
 //! FLOPs on the page: the roofline (points per op and shape, the device's roofs) and the
 //! FLOPs columns of the operator table by shape, from the calls the analyses modelled
-//! (`analysis::flops`, kept with the findings that read them).
+//! (`analysis::flops`, kept with the trace's other analyses).
 
 use super::session::Session;
 use super::{err, json};
@@ -36,7 +36,8 @@ impl Session {
     /// analyses ([`Session::analyse`]).
     pub fn flops_report(&self) -> Result<String, JsValue> {
         let l = self.loaded()?;
-        let report = l.analyses()?.flops.report(&l.trace);
+        l.analysed()?;
+        let report = l.derived.flops().report(l.trace());
         let roofs = report.peaks.map_or_else(Vec::new, |p| {
             p.roofs(
                 report
@@ -57,7 +58,8 @@ impl Session {
     /// (JSON list of {lane, index, start_ns, dur_ns}).
     pub fn flops_calls(&self, row: u32) -> Result<String, JsValue> {
         let l = self.loaded()?;
-        let report = l.analyses()?.flops.report(&l.trace);
+        l.analysed()?;
+        let report = l.derived.flops().report(l.trace());
         let r = report
             .rows
             .get(row as usize)
@@ -66,7 +68,7 @@ impl Session {
             .slices
             .iter()
             .map(|s| {
-                let sl = &l.trace.lanes[s.lane as usize].slices;
+                let sl = &l.trace().lanes[s.lane as usize].slices;
                 Call {
                     lane: s.lane,
                     index: s.index,

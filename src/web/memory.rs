@@ -2,20 +2,16 @@
 //! allocated and reserved bytes for the timeline's current window, the live allocations at any
 //! time, and the allocation table, all from `analysis::memory`.
 //!
-//! The curves (`Memory::series`) are read from the trace's `[memory]` columns on first use; they
-//! cost one pass over the memory events. The live allocations and the table need the allocations
-//! paired with their frees and the operator around each event, which needs the links
-//! (`Links::build`): those are built on the first call that needs them (the peak's panel, which the
-//! page asks for once the analyses are done, a click on the chart, the table), and only for a
-//! trace that has memory events. The links are dropped once the sites are found.
+//! The curves (`Derived::memory_curves`) cost one pass over the memory events, on first use. The
+//! live allocations and the table need the allocations paired with their frees and the operator
+//! around each event (`Derived::memory`, from the links the analyses kept): those are built on
+//! the first call that needs them (the peak's panel, which the page asks for once the analyses are
+//! done, a click on the chart, the table), and only for a trace that has memory events.
 
 use super::session::Session;
-use super::tables::Analyses;
 use super::{err, json};
-use crate::analysis::links::Links;
 use crate::analysis::memory::{device_name, DeviceSeries, Memory, NO_EVENT};
-use crate::analysis::steps::{self, Step};
-use crate::model::{SliceRef, Trace};
+use crate::model::SliceRef;
 use serde::Serialize;
 use std::collections::HashMap;
 use wasm_bindgen::prelude::*;
@@ -23,51 +19,6 @@ use wasm_bindgen::prelude::*;
 /// Values per pixel column in [`Session::memory_columns`]: least and largest allocated, largest
 /// reserved.
 const PER_COLUMN: usize = 3;
-
-/// What the page's memory views read, kept with the trace once built.
-pub(super) struct MemoryState {
-    memory: Memory,
-    /// True once the allocations are paired and their sites found ([`Memory::build`]).
-    full: bool,
-    /// The steps, for "held since step N".
-    steps: Vec<Step>,
-    /// The last window's columns (`memory_columns`), keyed by its first and last ns and its
-    /// columns: the frames that only scroll, select or search ask for the same again.
-    columns: Option<((i64, i64, u32), Vec<f64>)>,
-}
-
-/// The memory curves, read from the trace on first use.
-fn series<'a>(memory: &'a mut Option<MemoryState>, trace: &Trace) -> &'a mut MemoryState {
-    memory.get_or_insert_with(|| MemoryState {
-        memory: Memory::series(trace),
-        full: false,
-        steps: Vec::new(),
-        columns: None,
-    })
-}
-
-/// The memory with its allocations paired and their operators found, built on first use (the
-/// steps from the analyses when they have run).
-fn full<'a>(
-    memory: &'a mut Option<MemoryState>,
-    trace: &Trace,
-    analyses: Option<&Analyses>,
-) -> &'a MemoryState {
-    if !memory.as_ref().is_some_and(|m| m.full) {
-        let links = Links::build(trace);
-        let steps = match analyses {
-            Some(a) => a.steps.steps.clone(),
-            None => steps::analyze_with(trace, &links).steps,
-        };
-        *memory = Some(MemoryState {
-            memory: Memory::build(trace, &links),
-            full: true,
-            steps,
-            columns: None,
-        });
-    }
-    series(memory, trace)
-}
 
 /// One device as the chart's legend shows it.
 #[derive(Serialize)]
@@ -157,9 +108,8 @@ impl Names {
     }
 }
 
-fn device_of<'a>(state: &'a MemoryState, name: &str) -> Result<&'a DeviceSeries, JsValue> {
-    state
-        .memory
+fn device_of<'a>(memory: &'a Memory, name: &str) -> Result<&'a DeviceSeries, JsValue> {
+    memory
         .device(name)
         .ok_or_else(|| err(format!("no memory events for device '{name}'")))
 }
@@ -191,13 +141,13 @@ fn with_slices(
 impl Session {
     /// The devices with memory events (JSON list; empty when the trace was recorded without
     /// `profile_memory=True`): name, peaks and their times, capacity.
-    pub fn memory_devices(&mut self) -> Result<String, JsValue> {
-        let l = self.loaded_mut()?;
-        let trace = &l.trace;
+    pub fn memory_devices(&self) -> Result<String, JsValue> {
+        let l = self.loaded()?;
+        let trace = l.trace();
         let ts = |e: u32| trace.memory.ts_ns[e as usize];
-        let state = series(&mut l.memory, trace);
-        let devices: Vec<DeviceInfo> = state
-            .memory
+        let devices: Vec<DeviceInfo> = l
+            .derived
+            .memory_curves()
             .devices
             .iter()
             .filter_map(|d| {
@@ -230,17 +180,17 @@ impl Session {
         let columns = vp.width_px.ceil().max(1.0) as u32;
         // Bucket edges on whole ns; the window's own edges may fall between two.
         let (t0, t1) = (vp.start_ns.floor() as i64, vp.end_ns().ceil() as i64);
-        let trace = &l.trace;
-        let state = series(&mut l.memory, trace);
         let key = (t0, t1, columns);
-        if let Some((k, out)) = &state.columns {
+        if let Some((k, out)) = &l.memory_columns {
             if *k == key {
                 return Ok(out.clone());
             }
         }
+        let trace = l.derived.trace();
+        let memory = l.derived.memory_curves();
         let n = columns as usize * PER_COLUMN;
-        let mut out = vec![f64::NAN; state.memory.devices.len() * n];
-        for (d, series) in state.memory.devices.iter().enumerate() {
+        let mut out = vec![f64::NAN; memory.devices.len() * n];
+        for (d, series) in memory.devices.iter().enumerate() {
             for p in series.columns(trace, t0, t1.max(t0 + 1), columns) {
                 let o = d * n + p.column as usize * PER_COLUMN;
                 out[o] = p.allocated_min_bytes as f64;
@@ -248,7 +198,7 @@ impl Session {
                 out[o + 2] = p.reserved_max_bytes as f64;
             }
         }
-        state.columns = Some((key, out.clone()));
+        l.memory_columns = Some((key, out.clone()));
         Ok(out)
     }
 
@@ -257,11 +207,10 @@ impl Session {
     /// Python frame (adding up to the allocated bytes; bytes from before the trace are a holder of
     /// their own), and the `top` largest live allocations with their ages and the step they were
     /// allocated in when it had ended ("held since step N").
-    pub fn memory_live(&mut self, device: &str, t_ns: f64, top: u32) -> Result<String, JsValue> {
-        let l = self.loaded_mut()?;
-        let trace = &l.trace;
-        let state = full(&mut l.memory, trace, l.analyses.as_ref());
-        let d = device_of(state, device)?;
+    pub fn memory_live(&self, device: &str, t_ns: f64, top: u32) -> Result<String, JsValue> {
+        let l = self.loaded()?;
+        let trace = l.trace();
+        let d = device_of(l.derived.memory(), device)?;
         let at_peak = t_ns.is_nan();
         let position = if at_peak {
             d.peak()
@@ -292,7 +241,8 @@ impl Session {
             out.allocated_bytes = d.allocated[p];
             out.reserved_bytes = d.reserved[p];
             // Every live allocation, largest first, so each holder finds its largest one's slice.
-            let (holders, frames, mut live) = d.live_report(trace, &state.steps, p, usize::MAX);
+            let (holders, frames, mut live) =
+                d.live_report(trace, &l.derived.steps().steps, p, usize::MAX);
             out.live_count = d
                 .live_after(e)
                 .iter()
@@ -310,11 +260,10 @@ impl Session {
     /// allocation order (blocks allocated before the trace and freed inside it first): address,
     /// size, allocated at and by (operator and Python frame), freed at and by, lifetime, never
     /// freed inside the trace, and the allocating operator's slice.
-    pub fn memory_allocations(&mut self, device: &str) -> Result<String, JsValue> {
-        let l = self.loaded_mut()?;
-        let trace = &l.trace;
-        let state = full(&mut l.memory, trace, l.analyses.as_ref());
-        let d = device_of(state, device)?;
+    pub fn memory_allocations(&self, device: &str) -> Result<String, JsValue> {
+        let l = self.loaded()?;
+        let trace = l.trace();
+        let d = device_of(l.derived.memory(), device)?;
         let mut names = Names::default();
         let rows = d
             .table(trace)

@@ -17,7 +17,7 @@ impl Session {
     pub fn fold_cpu(&mut self) -> Result<u32, JsValue> {
         let l = self.loaded_mut()?;
         let gpu: std::collections::HashSet<u32> = l
-            .trace
+            .trace()
             .lanes
             .iter()
             .filter(|x| x.is_gpu())
@@ -27,7 +27,7 @@ impl Session {
             return Ok(0);
         }
         let mut folded = 0;
-        for lane in &l.trace.lanes {
+        for lane in &l.derived.trace().lanes {
             if !gpu.contains(&lane.process) && l.st.collapsed.insert(lane.process) {
                 folded += 1;
             }

@@ -1,38 +1,55 @@
 //! The trace a page has open: the parser while bytes arrive, then the model, its timeline index
 //! and the view state, all in wasm memory (in a Web Worker on the page; see `www/js/worker/`).
 
-use super::tables::{Analyses, Running};
 use super::{err, json};
+use crate::analysis::derived::Derived;
 use crate::analysis::summary::summarize;
-use crate::analysis::tables::Forest;
 use crate::model::Trace;
 use crate::parse::{Parser, Part};
+use crate::view::critical::PathPanel;
 use crate::view::frame::ViewState;
 use crate::view::rows::RowMode;
 use crate::view::tracks::TrackLayout;
 use crate::view::viewport::Viewport;
 use crate::view::Timeline;
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
+/// How far [`Session::analyse_step`](super::tables) has come.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Analysed {
+    Nothing,
+    /// Links, steps, idle time, FLOPs and findings with their savings are kept in `derived`.
+    Analyses,
+    /// The operator forest too.
+    Tables,
+}
+
 pub(super) struct Loaded {
-    /// Shared with the analysis under way (`running`), which outlives any one call.
-    pub(super) trace: Rc<Trace>,
+    /// The trace and every analysis of it, each computed once, on first use (the panels, the
+    /// tables, the digest, the memory and critical-path views all ask it). Shared with the
+    /// analysis under way (`running`), which outlives any one call.
+    pub(super) derived: Rc<Derived>,
     pub(super) timeline: Timeline,
     pub(super) tracks: TrackLayout,
     pub(super) vp: Viewport,
     pub(super) st: ViewState,
-    /// Steps, idle time and findings, once `analyse_step` has completed them.
-    pub(super) analyses: Option<Analyses>,
-    /// The analysis `analyse_step` is running, between its slices.
-    pub(super) running: Option<Running>,
-    /// The operator trees every table reads, built after the analyses.
-    pub(super) forest: Option<Forest>,
-    /// The memory views' curves and allocations, built on first use (`memory.rs`).
-    pub(super) memory: Option<super::memory::MemoryState>,
-    /// The critical path's graph and what the page shows of it, built on first use
-    /// (`critical.rs`).
-    pub(super) critical: Option<super::critical::Critical>,
+    pub(super) analysed: Analysed,
+    /// The phase `analyse_step` is running, between its slices; it fills `derived`.
+    pub(super) running: Option<Pin<Box<dyn Future<Output = ()>>>>,
+    /// The critical-path panel and the path drawn on the timeline, once asked for.
+    pub(super) path: Option<PathPanel>,
+    /// The memory chart's last window of columns (`memory_columns`), keyed by its first and last
+    /// ns and its columns: the frames that only scroll, select or search ask for the same again.
+    pub(super) memory_columns: Option<((i64, i64, u32), Vec<f64>)>,
+}
+
+impl Loaded {
+    pub(super) fn trace(&self) -> &Trace {
+        self.derived.trace()
+    }
 }
 
 pub(super) enum State {
@@ -110,7 +127,7 @@ impl Session {
         match &self.state {
             State::Reading(p) => p.bytes_fed() as f64,
             State::Part(p) => p.bytes_fed() as f64,
-            State::Ready(l) => l.trace.stats.input_bytes as f64,
+            State::Ready(l) => l.trace().stats.input_bytes as f64,
             State::Done => 0.0,
         }
     }
@@ -120,7 +137,7 @@ impl Session {
         match &self.state {
             State::Reading(p) => p.events_read() as f64,
             State::Part(p) => p.events_read() as f64,
-            State::Ready(l) => l.trace.stats.events_total as f64,
+            State::Ready(l) => l.trace().stats.events_total as f64,
             State::Done => 0.0,
         }
     }
@@ -142,19 +159,18 @@ impl Session {
         );
         let vp = Viewport::new(trace.span_ns(), width, height);
         let mut loaded = Loaded {
-            trace: Rc::new(trace),
+            derived: Rc::new(Derived::new(trace)),
             timeline,
             tracks: TrackLayout::default(),
             vp,
             st: ViewState::default(),
-            analyses: None,
+            analysed: Analysed::Nothing,
             running: None,
-            forest: None,
-            memory: None,
-            critical: None,
+            path: None,
+            memory_columns: None,
         };
         loaded.relayout();
-        let summary = self::json(&summarize(&loaded.trace));
+        let summary = self::json(&summarize(loaded.trace()));
         self.state = State::Ready(Box::new(loaded));
         Ok(summary)
     }
@@ -162,6 +178,6 @@ impl Session {
     /// Bytes of wasm heap the trace and its index hold.
     pub fn heap_bytes(&self) -> Result<f64, JsValue> {
         let l = self.loaded()?;
-        Ok((l.trace.heap_bytes() + l.timeline.heap_bytes()) as f64)
+        Ok((l.trace().heap_bytes() + l.timeline.heap_bytes()) as f64)
     }
 }

@@ -38,7 +38,7 @@ impl Frame {
 impl Loaded {
     pub(super) fn relayout(&mut self) {
         self.tracks = TrackLayout::with_rows(
-            &self.trace,
+            self.derived.trace(),
             &self.timeline.row_counts(),
             &self.st.collapsed,
             &self.st.expanded,
@@ -48,7 +48,7 @@ impl Loaded {
 
     pub(super) fn slice(&self, lane: u32, index: u32) -> Result<SliceRef, JsValue> {
         let ok = self
-            .trace
+            .trace()
             .lanes
             .get(lane as usize)
             .is_some_and(|l| (index as usize) < l.slices.len());
@@ -62,9 +62,9 @@ impl Loaded {
     /// Selects `r`, opens its group and brings it into view; returns its details.
     pub(super) fn select(&mut self, r: SliceRef, reveal: bool) -> String {
         self.st.selection = Some(r);
-        self.st.arrows = details::arrows(&self.trace, &self.timeline, r);
-        let lane = &self.trace.lanes[r.lane as usize];
-        let row = self.timeline.row_of(&self.trace, r);
+        self.st.arrows = details::arrows(self.derived.trace(), &self.timeline, r);
+        let lane = &self.derived.trace().lanes[r.lane as usize];
+        let row = self.timeline.row_of(self.derived.trace(), r);
         let deep = row != HIDDEN && row as u32 >= FOLDED_ROWS;
         let mut changed = self.st.collapsed.remove(&lane.process);
         if deep {
@@ -74,23 +74,27 @@ impl Loaded {
             self.relayout();
         }
         if reveal {
-            let s = &self.trace.lanes[r.lane as usize].slices;
+            let s = &self.derived.trace().lanes[r.lane as usize].slices;
             let (a, b) = (s.start_ns[r.index as usize], s.end_ns(r.index as usize));
             self.vp.reveal(a as f64, b as f64);
-            if let Some((_, y, _)) =
-                frame::slice_box(&self.trace, &self.timeline, &self.tracks, &self.vp, r)
-            {
+            if let Some((_, y, _)) = frame::slice_box(
+                self.derived.trace(),
+                &self.timeline,
+                &self.tracks,
+                &self.vp,
+                r,
+            ) {
                 if y < 0.0 || y > self.vp.height_px - 20.0 {
                     self.vp.scroll_by(y - self.vp.height_px / 3.0);
                 }
             }
         }
-        json(&details::details(&self.trace, &self.timeline, r))
+        json(&details::details(self.derived.trace(), &self.timeline, r))
     }
 
     pub(super) fn hit(&self, x: f64, y: f64) -> Option<Hit> {
         frame::hit(
-            &self.trace,
+            self.derived.trace(),
             &self.timeline,
             &self.tracks,
             &self.vp,
@@ -163,7 +167,7 @@ impl Session {
         let span = match (l.st.range, l.st.selection) {
             (Some(r), _) => r,
             (None, Some(r)) => {
-                let s = &l.trace.lanes[r.lane as usize].slices;
+                let s = &l.derived.trace().lanes[r.lane as usize].slices;
                 let i = r.index as usize;
                 (s.start_ns[i] as f64, s.end_ns(i) as f64)
             }
@@ -176,7 +180,7 @@ impl Session {
     /// The draw list for the current view.
     pub fn frame(&self) -> Result<Frame, JsValue> {
         let l = self.loaded()?;
-        let f = frame::layout(&l.trace, &l.timeline, &l.tracks, &l.vp, &l.st);
+        let f = frame::layout(l.derived.trace(), &l.timeline, &l.tracks, &l.vp, &l.st);
         Ok(Frame {
             rects: f.rects,
             meta: json(&f.meta),
@@ -189,7 +193,7 @@ impl Session {
         let l = self.loaded()?;
         let v = match l.hit(x, y) {
             Some(Hit::Slice(r)) => {
-                let b = brief(&l.trace, r);
+                let b = brief(l.derived.trace(), r);
                 let cat = if b.category.is_empty() {
                     "no category".into()
                 } else {
@@ -198,13 +202,13 @@ impl Session {
                 serde_json::json!({
                     "title": b.name,
                     "lines": [
-                        format!("{} · {cat} · {}", format_duration(b.dur_ns as f64), lane_name(&l.trace, r.lane as usize)),
+                        format!("{} · {cat} · {}", format_duration(b.dur_ns as f64), lane_name(l.derived.trace(), r.lane as usize)),
                         format!("starts at {}", format_duration(b.start_ns as f64)),
                     ],
                 })
             }
             Some(Hit::Gap(i)) => match l.gap(i) {
-                Some(g) => gap_tooltip(g),
+                Some(g) => gap_tooltip(&g),
                 None => return Ok(None),
             },
             _ => return Ok(None),
@@ -235,7 +239,7 @@ impl Session {
                 Ok(json(&serde_json::json!({ "fold_lane": lane })))
             }
             Some(Hit::Gap(i)) => {
-                let g = l.gap(i).map(|g| (g.start_ns, g.end_ns, json(g)));
+                let g = l.gap(i).map(|g| (g.start_ns, g.end_ns, json(&g)));
                 match g {
                     Some((a, b, text)) => {
                         l.st.selection = None;
@@ -268,7 +272,7 @@ impl Session {
     pub fn details(&self, lane: u32, index: u32) -> Result<String, JsValue> {
         let l = self.loaded()?;
         let r = l.slice(lane, index)?;
-        Ok(json(&details::details(&l.trace, &l.timeline, r)))
+        Ok(json(&details::details(l.derived.trace(), &l.timeline, r)))
     }
 
     /// A slice's whole name: the JSON the page is given cuts names past
@@ -276,7 +280,7 @@ impl Session {
     pub fn full_name(&self, lane: u32, index: u32) -> Result<String, JsValue> {
         let l = self.loaded()?;
         let r = l.slice(lane, index)?;
-        Ok(l.trace.slice_name(r).to_string())
+        Ok(l.derived.trace().slice_name(r).to_string())
     }
 
     pub fn clear_selection(&mut self) -> Result<(), JsValue> {
@@ -290,7 +294,7 @@ impl Session {
     /// Highlights slices whose name contains `query` (any case); returns how many.
     pub fn search(&mut self, query: &str) -> Result<u32, JsValue> {
         let l = self.loaded_mut()?;
-        let s = Search::substring(&l.trace, query);
+        let s = Search::substring(l.derived.trace(), query);
         let n = s.count as u32;
         l.st.search = (!query.is_empty()).then_some(s);
         Ok(n)
@@ -299,7 +303,7 @@ impl Session {
     /// Highlights slices named exactly `name` (a table row); returns how many.
     pub fn highlight_name(&mut self, name: &str) -> Result<u32, JsValue> {
         let l = self.loaded_mut()?;
-        let s = Search::exact(&l.trace, name);
+        let s = Search::exact(l.derived.trace(), name);
         let n = s.count as u32;
         l.st.search = Some(s);
         Ok(n)
@@ -311,7 +315,7 @@ impl Session {
         let l = self.loaded_mut()?;
         let from = l.vp.start_ns;
         let found = match &mut l.st.search {
-            Some(s) => s.step(&l.trace, from, forward),
+            Some(s) => s.step(l.derived.trace(), from, forward),
             None => None,
         };
         Ok(found.map(|r| l.select(r, true)))
@@ -326,7 +330,7 @@ impl Session {
 
     /// Busy fraction over time in `buckets` buckets, for the overview strip (JSON).
     pub fn overview(&self, buckets: u32) -> Result<String, JsValue> {
-        Ok(json(&overview(&self.loaded()?.trace, buckets as usize)))
+        Ok(json(&overview(self.loaded()?.trace(), buckets as usize)))
     }
 
     /// Marks the time range `[t0, t1]` (ns) as selected and shows it (a finding's evidence).
@@ -343,7 +347,7 @@ impl Session {
 impl Session {
     /// True when the trace holds Python frames (`with_stack=True`).
     pub fn has_python_frames(&self) -> Result<bool, JsValue> {
-        let t = &self.loaded()?.trace;
+        let t = self.loaded()?.trace();
         Ok(t.strings
             .find("python_function")
             .is_some_and(|c| t.lanes.iter().any(|l| l.slices.cat.contains(&c))))
@@ -357,12 +361,12 @@ impl Session {
             python: show,
             fold: true,
         };
-        let changed = l.timeline.set_mode(&l.trace, mode);
+        let changed = l.timeline.set_mode(l.derived.trace(), mode);
         if changed {
             l.relayout();
             // The path's slices are looked up by row, and the rows have moved.
             if let Some(p) = &mut l.st.path {
-                p.relayout(&l.trace, &l.timeline);
+                p.relayout(l.derived.trace(), &l.timeline);
             }
         }
         Ok(changed)

@@ -228,3 +228,9 @@ pub fn parse_dump(bytes: &[u8], reader: sightline::parse::Reader, chunk: usize) 
         Err(e) => format!("error: {e}"),
     }
 }
+
+/// The findings of a trace as the rules give them (exact idle time), from its derived store.
+pub fn findings(t: &Trace) -> Vec<sightline::analysis::findings::Finding> {
+    let d = sightline::analysis::derived::Derived::new(t);
+    d.found(&Default::default()).to_vec()
+}

@@ -48,10 +48,10 @@ pub mod types;
 
 pub use types::{Evidence, Finding, Severity, TimeRange};
 
-use super::idle::{self, IdleOptions, IdleReport};
+use super::idle::IdleReport;
 use super::links::Links;
-use super::slicing::{block_on, Slicer};
-use super::steps::{self, StepsReport};
+use super::slicing::Slicer;
+use super::steps::StepsReport;
 use crate::model::Trace;
 use std::cmp::Reverse;
 
@@ -78,37 +78,9 @@ pub const OPTIMIZER_SHARE: f64 = 0.15;
 pub const OPTIMIZER_OPS: usize = 50;
 pub const DTYPE_SHARE: f64 = 0.05;
 
-/// Everything at once: links, steps, idle (exact) and the findings.
-pub fn analyze(trace: &Trace) -> Vec<Finding> {
-    let links = Links::build(trace);
-    let steps = steps::analyze_with(trace, &links);
-    let idle = idle::analyze_with(trace, &links, &IdleOptions::default());
-    analyze_with(trace, &links, &steps, &idle)
-}
-
-pub fn analyze_with(
-    trace: &Trace,
-    links: &Links,
-    steps: &StepsReport,
-    idle: &IdleReport,
-) -> Vec<Finding> {
-    let flops = super::flops::Flops::build(trace, links);
-    analyze_with_flops(trace, links, steps, idle, &flops)
-}
-
-/// [`analyze_with`] given the FLOPs too (a page keeps them for its roofline).
-pub fn analyze_with_flops(
-    trace: &Trace,
-    links: &Links,
-    steps: &StepsReport,
-    idle: &IdleReport,
-    flops: &super::flops::Flops,
-) -> Vec<Finding> {
-    let y = &mut Slicer::never();
-    block_on(analyze_sliced(trace, links, steps, idle, flops, y))
-}
-
-/// [`analyze_with_flops`] pausing as `y` says (see [`super::slicing`]).
+/// The findings of every rule, the most severe first, pausing as `y` says (see
+/// [`super::slicing`]). One entry point: the one-go form is `Derived::found`, which runs this
+/// without pauses on the analyses it keeps.
 pub async fn analyze_sliced(
     trace: &Trace,
     links: &Links,
