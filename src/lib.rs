@@ -1,7 +1,23 @@
 //! Sightline: reads PyTorch profiler traces.
 //!
-//! The pipeline is bytes -> parse -> model -> analysis -> view -> web; see ARCHITECTURE.md.
-//! Everything but `web` is plain Rust that compiles and tests natively; only `web` knows the browser.
+//! The pipeline is bytes -> parse -> model -> analysis -> view -> web; see ARCHITECTURE.md for the
+//! stages, their owners and invariants. Everything but `web` is plain Rust that compiles and tests
+//! natively; only `web` knows the browser. Each module's doc lists its files.
+//!
+//! Modules:
+//! - [`parse`]: bytes (JSON or gzip, in chunks split anywhere, on one thread or several) to a
+//!   [`model::Trace`]; damage salvaged and listed.
+//! - [`model`]: the columnar, interned timeline every later stage reads, and the category
+//!   vocabulary (what an event is, which lanes are devices).
+//! - [`analysis`]: every number shown to a user, as pure functions of the model, kept per loaded
+//!   trace by `analysis::derived::Derived`; the digest, across traces.
+//! - [`view`]: what the page draws for a viewport (a draw list), hit testing, search, details.
+//! - `native` (not on wasm32): reading trace files, the library's only file I/O, for the CLI and
+//!   the Python package.
+//! - `web` (wasm32 only): the page's entry points, one `Session` per trace.
+//!
+//! Outside this library: the `sightline` binary (`src/main.rs`, `src/cli/`: the commands,
+//! `sightline mcp`, `sightline serve`), the page (`www/`) and the Python package (`python/`).
 
 pub mod analysis;
 pub mod model;

@@ -1,6 +1,13 @@
 //! Reading trace files from a native file system: the one place where the library opens files,
 //! shared by the CLI and the Python package (the page reads through its own workers). The stages
 //! of the pipeline stay free of I/O; this module only hands them bytes.
+//!
+//! [`read_trace`] parses a file in 1 MiB reads, never holding it whole, a large plain-JSON file on
+//! up to [`parse_threads`] threads (one per core, at most 8), each reading its own range.
+//! [`trace_files`] is the folder walk of `sightline ranks`; [`job`] is that command's middle for
+//! the CLI and Python alike (files sorted and deduplicated, each digested by [`rank_digest`] on a
+//! thread of its own and dropped, then compared); [`rank_digest`] reads one rank on one thread,
+//! its file name giving the rank when the trace does not.
 
 use crate::analysis::derived::Derived;
 use crate::analysis::digest::Digest;

@@ -2,6 +2,38 @@
 //! number comes from the same `sightline::analysis` functions the CLI prints; results cross over
 //! as JSON text (reports) or Arrow buffers (tables, see `columns.rs`). Parsing and analysing run
 //! with the GIL released. The Python package (`python/python/sightline/`) wraps this module.
+//!
+//! `python/` is a Cargo package of its own (`sightline-python`, a cdylib `_sightline`, PyO3 with
+//! `abi3-py39`) that depends on the core by path without its `cloud` feature; it is not a
+//! workspace member, so the core's `cargo test`, clippy and wasm32 builds never compile PyO3
+//! (`scripts/test-python` lints, builds and tests it). Maturin builds the wheel from
+//! `python/pyproject.toml` (or the root `pyproject.toml`, which points at the same crate).
+//!
+//! Files:
+//! - this module: `open_path` reads a file through `sightline::native` as the CLI does; `Parser`
+//!   feeds chunks from bytes or a file object; a `Trace` holds the model in a `Derived` store, as
+//!   the CLI's commands and `sightline mcp` do, and each method asks it for what a CLI command
+//!   prints, returning the same serde structure as JSON text or as a table.
+//! - `compare.rs`: across traces, as the CLI: `ranks_json` finds and digests the files through
+//!   `native::trace_files` and `native::job`; `diff_json` digests BASE (a `Trace`, a trace's bytes
+//!   or file, or a digest's JSON), drops it, then NEW, and runs `analysis::diff` and the
+//!   `--fail-if` conditions; both return the CLI's `--json` object as text.
+//! - `columns.rs`: a table's rows (serialized as for `--json`, fields in declared order through
+//!   serde_json's `preserve_order`, enabled in this crate only) become Arrow buffers written
+//!   straight into Python `bytes` (int64, float64, bool, utf8 with int32 offsets, validity
+//!   bitmaps), which `pyarrow.Array.from_buffers` wraps without a copy; nested columns go over as
+//!   JSON and pyarrow infers them. No arrow crate is compiled.
+//! - `python/python/sightline/`: `__init__.py` (the API: `open`, `Trace`, `ranks`, `diff`,
+//!   `rows`, exceptions, `show`, `serve`), `_tables.py` (buffers to a `pyarrow.Table`, the rest of
+//!   the JSON object in the schema metadata), `_html.py` (`_repr_html_`, escaped; `show()`: the
+//!   page's `dist/` files, shipped in `sightline/web/`, served with the trace from a 127.0.0.1
+//!   server in the process), `ray.py` (digests as a Ray Dataset, cross-rank and run-over-run
+//!   aggregation), `_serve.py` (`serve()`: the CLI's `sightline serve` as a child process with the
+//!   package's page, since HTTP stays out of the core the package binds), `_sightline.pyi`.
+//! - `python/tests/` (pytest): every table, summary and report equals the CLI's JSON on every
+//!   fixture; `ranks` and `diff` equal the CLI's (`test_across.py`); the truth files through
+//!   Python; errors; the HTML; `show()`'s served files; Ray on a local cluster (a killed worker,
+//!   a bad file).
 
 mod columns;
 mod compare;

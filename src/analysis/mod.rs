@@ -2,7 +2,48 @@
 //!
 //! Each analysis is a pure function of the model returning a serde-serializable structure; the CLI
 //! prints it and the viewer renders the same structure, so the numbers on the page and in the
-//! terminal are one computation.
+//! terminal are one computation. Definitions follow what users compare against (PyTorch's
+//! `key_averages()`, HTA, the TensorBoard plugin, TraceLens), as each module's doc writes them
+//! down; anything beyond them says how it is computed.
+//!
+//! What is derived from one loaded trace has one owner, [`derived::Derived`]: each result computed
+//! once, on first use, from the others it needs, and kept. The CLI's commands, `sightline mcp`, the
+//! Python `Trace` and the page's session each hold one and ask it. The long analyses are `async
+//! fn`s that pause where a [`slicing::Slicer`] says, so the page draws frames between their slices;
+//! their one-go forms are the same code run without pauses.
+//!
+//! Files (each folder's own doc lists its files):
+//! - `derived`: the store above. One-go getters (`links`, `steps`, `forest`, `flops`, `idle`,
+//!   `found`, `findings`, `critical`, `path`, `memory`, `digest`, ...) and `*_sliced` getters that
+//!   fill the same cells; results that depend on options (idle time's mode and gap count) kept per
+//!   value. `Sync` when its trace is; it holds the trace owned, lent or shared.
+//! - `slicing`: analyses that pause and resume without a clock or threads ([`slicing::Slicer`],
+//!   `block_on`, `poll_once`, `each` for the hottest passes, a sliced stable `sort_by_key`).
+//! - `summary`: events by phase and category, lanes, devices, model size, damage (`diagnostics`)
+//!   and `observations`, each with an explanation; how texts name the devices (`devices_word`,
+//!   `device_name`: `MTIA 0`, `XPU 0`; `GPU` for CUDA and ROCm and where nothing names it).
+//! - `launch`: the one kernel-to-launcher rule (a device op's launch call by correlation, else by
+//!   an `ac2g` flow; its launcher the innermost operator, else annotation, around the call, else
+//!   the operator with its External id). `links` applies it on slices, `tables::launch` on the
+//!   tree's nodes, so both always agree.
+//! - `links`: each GPU op to its launch call, its operator and its `record_function` label; the
+//!   parent tables of CPU lanes. Built once per trace (O(n log n)) and read by most analyses.
+//! - `steps`: `ProfilerStep#N` extended to its GPU work, the TensorBoard plugin's priority
+//!   breakdown, GPU utilization, step statistics (MTIA's DMA transfers count as memcpy).
+//! - `idle`: HTA's temporal and per-stream idle breakdowns (exact in ns, or `Mode::Hta` matching
+//!   HTA 0.5.0 to the microsecond), each device's gaps, and what the launching CPU thread did
+//!   during each ("who waits for whom").
+//! - `backend`: which runtime a device runs on for advice (CUDA, ROCm/HIP, other) and the phrases
+//!   that differ by it (graph APIs, `ProfilerActivity`, allocator settings, the operator table's
+//!   `Self CUDA`/`Self XPU`/`Self MTIA` heading).
+//! - `digest`: the per-trace digest, the interface between single-trace and cross-trace analyses
+//!   (see its doc); built from the analyses `Derived` keeps.
+//! - `tables/`: the operator table (`key_averages()`), kernel, label and `nn.Module` tables and the
+//!   call tree, all from one `Forest`. `findings/`: the rules, their evidence and the what-if
+//!   edits that price their fixes. `flops/`: FLOPs, bytes and the roofline. `memory/`: memory over
+//!   time, its holders, the allocation table. `critical/`: each step's critical path, what-if
+//!   replays, findings' savings. `diff/`: two digests compared, CI gates. `ranks/`: the ranks of
+//!   one distributed job, from their digests.
 
 pub mod backend;
 pub mod critical;

@@ -1,4 +1,30 @@
 //! Command-line plumbing shared by the commands: the grammar ([`args`]), loading a file, output.
+//!
+//! A loaded trace is a [`Loaded`]: its [`Derived`] store, which every command asks, and how long
+//! reading took (the file read by `sightline::native`). Each command's module splits into a
+//! function that computes what `--json` prints from a loaded trace (`ops::table`,
+//! `report::report`, `path::report`, ...) and the printing, so `sightline mcp` calls the same
+//! functions. Exit codes: 0 for a trace, also a damaged one; 1 when a `diff --fail-if` condition
+//! holds; 2 for a non-trace or a bad command line; a closed pipe ends quietly (`src/main.rs`).
+//! Text names the trace's device as the analyses do (`kernels`' `MTIA time %`), `ops` heads its
+//! device columns as PyTorch does (`Self CUDA` on CUDA and ROCm, `Self XPU`, `Self MTIA`); JSON
+//! field names never change with the device. Long names are cut unless `--full-names`.
+//!
+//! Files:
+//! - [`args`]: the command line declared once with clap's derive (help, `--version`, errors with
+//!   suggestions, shell completions); each command's `run` takes its parsed arguments.
+//! - one module a command: [`summary`], [`ops`], [`kernels`], [`labels`], [`modules`],
+//!   [`steps`], [`idle`], [`report`], [`flops`], [`memory`], [`path`] (critical path, what-if,
+//!   one graph per rank joined for several files), [`digest`], [`diff`] (BASE digested and its
+//!   model dropped before NEW is read; BASE or NEW may be a digest file), [`ranks`] (files found
+//!   and digested through `native::job`, one trace per core at a time, only digests kept).
+//! - [`table`]: the text layout of the table commands, PyTorch's.
+//! - [`mcp`]: `sightline mcp`, the official `rmcp` SDK over stdio: tools answer with the
+//!   commands' JSON; the last four traces asked about are kept with their stores (parsed again
+//!   when their size or time changes); long lists are paged (`top`, `offset`); a step path keeps
+//!   its longest segments; answers past 200 KB are refused; failures are tool results flagged
+//!   `isError` with the CLI's message.
+//! - [`serve`]: `sightline serve`, the only HTTP in the project (its doc lists its files).
 
 pub mod args;
 pub mod diff;

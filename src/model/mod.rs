@@ -1,17 +1,32 @@
 //! The timeline model: what the parser builds and every analysis reads.
 //!
 //! Everything here is columnar and interned so that a trace of millions of events costs tens of bytes
-//! per slice: a name is a [`StrId`], a lane's slices are parallel vectors, and the full `args` of an
-//! event live once in a shared [`ArgStore`] as minified JSON, re-parsed only when someone asks.
+//! per slice (about 58): a name is a [`StrId`], a lane's slices are parallel columns ([`Slices`]:
+//! start, duration, depth, name, category, args, External id, correlation, input dims), and each
+//! event's `args` text lives once in a shared [`ArgStore`], member by member with a one-byte
+//! dictionary for the keys Kineto repeats, read only when someone asks (a details panel), so a
+//! `.gz` trace need not be decompressed again.
+//!
+//! Files: this module (the [`Trace`]: processes, lanes, flows, instants, counters, `[memory]`
+//! events, metadata, stats and diagnostics; a [`Lane`], a CPU thread or a device stream; the
+//! [`ArgStore`]; [`DiagKind::is_damage`], the one place that tells damage from observations),
+//! `intern` (every string stored once, a [`StrId`]) and `category` (what a `cat` says an event
+//! is, in every schema the parser reads, and the rule for which processes and lanes are devices:
+//! one vocabulary for the parser, the analyses and the view).
 //!
 //! Invariants (established by [`crate::parse`] when it finishes, relied on everywhere):
-//! - Times are `i64` nanoseconds from the trace start (the smallest timestamp seen), never floats.
+//! - Times are `i64` nanoseconds from the trace start (the earliest timestamp of a non-metadata
+//!   event), read from the decimal text, never through a float (only an exponent form is).
+//!   Timestamps outside 1933-2116 are read as absent and durations capped at 73 years (both
+//!   reported), so no start plus duration can overflow.
 //! - Lanes are ordered as users expect: CPU processes first (by sort index, then pid), their threads by
-//!   sort index then tid; then GPU devices by index, their streams by id; then other tracks.
-//! - In a lane, slices are sorted by `start_ns`, then `depth`; two slices on the same row never overlap.
-//!   `depth` is the nesting depth; a slice that overlaps another without nesting (real on GPU streams,
-//!   and around `record_function` ranges with Python stacks) is drawn under the longer one and
-//!   counted in the observations, never dropped (see `parse/rows.rs`).
+//!   sort index then tid; then device streams by (device, stream); then tracks with string pids
+//!   (Kineto's "Spans").
+//! - In a lane, slices are sorted by `start_ns`, then longer first, then file order; two slices on
+//!   the same row never overlap. `depth` is the nesting depth; a slice that overlaps another
+//!   without nesting (real on GPU streams, and around `record_function` ranges with Python stacks)
+//!   is drawn under the longer one and counted in the observations, never dropped (see
+//!   `parse/rows.rs`); rows stay within two of the lane's containment depth on every fixture.
 //! - `external_id` and `correlation` are `-1` when the event has none.
 
 pub mod category;

@@ -11,6 +11,51 @@
 //! Damage is reported, not fatal: a truncated file (also inside the gzip stream), a cut-off last event,
 //! raw control characters in strings, bare `N/A`, integers wider than 64 bits, unmatched B/E. Only
 //! input that is not a trace at all is an error ([`ParseError`]).
+//!
+//! Files, in the order the bytes pass through them:
+//! - this module: gzip detected by its magic bytes and inflated as it streams (flate2 on
+//!   miniz_oxide, pure Rust, so the page's wasm runs the same code), or JSON inflated by the caller
+//!   ([`Parser::feed_inflated`]: the page's inflate worker); non-traces classified into one
+//!   [`ParseError`]; which [`Reader`] takes events apart.
+//! - `split`: a state machine over the JSON envelope (`traceEvents` among the top-level keys, or a
+//!   bare array) that cuts the event array into one byte slice per element. Only the element being
+//!   cut is buffered; nesting depth is a counter, never recursion.
+//! - `scan`: 64-byte blocks become bitmasks (quotes, backslashes, brackets and separators,
+//!   whitespace, control and non-ASCII bytes) as in simdjson's first stage, by SSE2 or AVX2 (chosen
+//!   at run time), wasm `simd128` or portable code; escaped quotes and the inside of strings follow
+//!   by bit arithmetic. Every path is tested against the portable one on every byte value.
+//! - `fields`: two readers of one event's members as raw text spans. The structural reader (the
+//!   fast path) walks the block masks' tokens in the order the grammar expects them (the code's
+//!   position is the state, so branches predict), skips nested values by visiting only their
+//!   brackets, reads `args` in the same walk, and says whether the event is all ASCII (then no
+//!   UTF-8 check) and whether it holds control characters (then repair). It accepts a subset of
+//!   what `read_object` (a memchr search per string and container) accepts and gives the same
+//!   spans for it; what it refuses (a backslash outside a string, unpaired brackets, odd scalars,
+//!   nesting past 63) `read_object` reads, and what that refuses goes to serde_json with repair.
+//!   [`Reader::Objects`] runs `read_object` alone: the tests' oracle, and the default where no
+//!   SIMD path exists. Where an event lies whole in the chunk, the splitter hands it to the readers
+//!   at its opening brace (`Sink::element_prefix`), so it is scanned once; the readers refuse
+//!   whatever the splitter's brace counting would end elsewhere, so both cut an event at one byte.
+//! - `event`: an event's fields as raw text; decimal `ts`/`dur` to integer ns; ids in odd forms
+//!   (`"stream 7"`); `Input Dims` as Python prints it; repair of known damage.
+//! - `build`: events into per-lane columns; `finish` sorts lanes, lays out rows, rebases time,
+//!   orders lanes and binds flows. `Builder::absorb` joins a builder that read the bytes after
+//!   this one's, keeping first-seen orders, so ids equal those of a one-builder parse.
+//! - `rows`: each slice's row (`depth`): placed longest first, one row below the deepest longer
+//!   slice it overlaps (a max segment tree for the slices that overlap without nesting and those
+//!   containing them, a stack pass under the innermost container for every other slice). Proper
+//!   nesting keeps its depth; of two slices overlapping without nesting the shorter goes under the
+//!   longer, so depth stays at the containment depth instead of growing with every step.
+//! - `parallel`: a large plain-JSON file on several threads (one on wasm32): the event array cut at
+//!   guessed element boundaries ([`event_boundary`]), each part read from its own range, a guess
+//!   trusted only if the part before it ends exactly between two events; B/E pairs and gzip take
+//!   the one-thread path. [`Part`] is one such range parsed alone, for the page's parse workers:
+//!   `Part::encode` writes it into one buffer and [`Parser::absorb_part`] joins it with the same
+//!   check (a refused join is `false`; the caller reads those bytes instead).
+//! - `codec`: a part's splitter and builder state as one binary buffer (magic, format version,
+//!   columns whole as little-endian values, strings as length and UTF-8, maps rebuilt rather than
+//!   written). Reading checks lengths before allocating, enum codes, every id against its table and
+//!   times against the parser's bounds, so a damaged buffer is a [`PartError`], never a panic.
 
 mod build;
 mod codec;

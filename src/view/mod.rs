@@ -6,7 +6,45 @@
 //! range aggregation, details and the overview strip live here too, so all of it is tested natively.
 //! Nothing in this module knows the browser.
 //!
-//! Invariant: a [`Timeline`] is built from one `Trace` and only ever used with it.
+//! The [`Timeline`] is built once per trace: per-row slice indices with duration prefix sums,
+//! palette slots per name, steps, flows by slice, correlation ids, and the rows' items kept for the
+//! window drawn.
+//!
+//! Invariants: a [`Timeline`] is built from one `Trace` and only ever used with it. A frame's
+//! rectangles are clipped to the viewport (±2 px) and number at most about two per pixel column
+//! per visible row; rows never overlap (checked on every fixture in `tests/view_fixtures.rs`).
+//!
+//! Files:
+//! - [`viewport`]: the time at the left edge, ns per pixel (`f64` ns, exact for 104 days), the
+//!   scroll; zoom at the cursor, pan, fit, all clamped to the trace.
+//! - [`rows`]: the rows each lane is drawn with, without touching the model: the leading rows that
+//!   each hold one slice spanning 90% of the lane (`<module>`, `spawn_main`, ...) folded into one
+//!   labelled row, and optionally the lane re-laid without its Python frames
+//!   ([`Timeline::set_mode`]).
+//! - [`tracks`]: process groups (collapsible) and lanes; a deep lane folds to 16 rows until
+//!   expanded.
+//! - [`lod`]: per row, slices at least a pixel wide are drawn alone; narrower ones are jumped over
+//!   a pixel column at a time (galloping search) and merged into density marks covering exactly
+//!   the pixel columns their slices touch (no column holding work looks empty, none without work
+//!   is painted), so a row costs O(columns x log slices); checked against a naive oracle. The
+//!   items are kept for the window drawn (`ItemCache`, at most 2^18, cleared when the rows are
+//!   laid out anew), so a frame that only scrolls, selects, searches or shades copies them
+//!   (tested equal to a fresh timeline's frames on every fixture).
+//! - [`frame`]: the draw list and hit testing on the same geometry; flow arrows, at most one per
+//!   12 px (`ARROW_PX`) and pair of rows.
+//! - [`search`] (matches by interned name, next/previous in a total order), [`aggregate`] (a time
+//!   range by name, with the time a name's calls cover), [`details`] (args, ancestors, kernels
+//!   launched through correlation ids, the launching op of a kernel, forward and backward
+//!   operators, the selected slice's own flow arrows), [`overview`] (GPU busy per time bucket),
+//!   [`ruler`], [`colour`] (stable colours by name family).
+//! - [`path`]: a critical path drawn over the timeline (`ViewState.path`): the steps' paths to
+//!   their slices and lane changes (a hop leaves a lane at the end of its last segment there; a hop
+//!   to a launched op leaves from its launch call). A frame asks it by lookup: a slice drawn alone
+//!   by a hash set, a density mark by a binary search over the path's slices of its row (rows never
+//!   overlap, so one neighbour decides), the window's hops by a binary search on time; so the
+//!   frame flags each box on the path or dimmed at the cost of the boxes drawn, not of the path.
+//! - [`critical`]: the critical-path panel (each step's path and what bounds it, the longest
+//!   segments, what-if answers), from `analysis::critical`; the page's adapter is thin.
 
 pub mod aggregate;
 pub mod colour;

@@ -9,12 +9,53 @@
 //!
 //! Compiled for `wasm32` only (see `lib.rs`); the native CLI never links it.
 //!
-//! By concern: `session` (reading and the model build), `parts` (parse parts from other workers),
-//! `view` (frames, viewport, selection, search), `tables` (analyses and tables), `flops` (the
-//! roofline and FLOPs columns), `memory` (the memory chart, live allocations, allocation table),
-//! `critical` (the critical path, drawn on the timeline, and what-if replays), `compare` (digests
-//! and the diff of two traces), `ranks` (many ranks of one job: the report from
-//! digests), `embedding` (links and the iframe protocol).
+//! By concern: `session` (reading and the model build; `Loaded.derived`, the trace's one
+//! [`crate::analysis::derived::Derived`] store, which every panel, table, digest and view asks),
+//! `parts` (a file parsed in several workers: `start_part`, `take_part`, `absorb_part`,
+//! `splittable`, `event_boundary`), `view` (frames, viewport, hit testing, selection, search),
+//! `tables` (`analyse_step`, the analyses run in slices on the store's `*_sliced` getters with
+//! `SLICE_UNITS` of work per call; the reports and tables), `flops` (the roofline's rows, device,
+//! peaks and roofs; a row's calls), `memory` (the memory chart's columns, live allocations, the
+//! allocation table), `critical` (a thin adapter: the panel is `view::critical`, the path drawn
+//! is `view::path`, the graph is the store's), `compare` (a session's digest and the diff of two
+//! digests), `ranks` (the report of many ranks from their digests; CPU groups folded into a
+//! band), `embedding` (the window and selection for links and the iframe protocol).
+//!
+//! The page (`www/`), which calls these through its workers:
+//! - `index.html`, `style.css`; `js/app.js` wires the page (no inline script: Trunk's loader is
+//!   replaced by `pattern_script` in `Trunk.toml`); `js/starting.js` keeps what is chosen before
+//!   the module is compiled and hands it on.
+//! - `js/worker/`: `client.js` (the generic async call to a Session in a worker, `Bindings`,
+//!   `readFile`, `LocalSession` for a page of another origin), `session-worker.js`,
+//!   `portable.js` (wasm-bindgen results made postable), `parallel.js` (a file cut into ranges
+//!   for parse workers, their parts joined), `inflate-worker.js` (the browser's
+//!   `DecompressionStream` over a `.gz` file, JSON sent straight to the session worker).
+//! - `js/load.js` (loading, spare workers, cancel), `js/analyses.js` (the background analyses
+//!   loop), `js/wasm-choice.js` (the simd128 or the plain build, chosen where the module is
+//!   compiled).
+//! - Painting and panels: `timeline.js` (a frame's draw list painted), `charts.js` (findings,
+//!   step and idle breakdowns), `overview.js` (the Overview panel), `table.js` (the generic
+//!   table), `kernel-columns.js`, `modules-view.js` (the Modules tab and its icicle),
+//!   `range-table.js`, `roofline.js`, `details.js`, `source-links.js` (a Python frame's editor
+//!   link: the configured prefix, schemes that run or embed content refused, then the
+//!   percent-encoded path and line), `notice.js` (damage as a notice, observations quietly),
+//!   `pyframes.js` (the "Hide Python frames" toggle), `header.js`, `format.js`.
+//! - Features beside the page, each a module with small hooks in `app.js`: `memory.js`,
+//!   `memory-chart.js`, `memory-panels.js` (the chart is a layer of the timeline, painted as one
+//!   `ImageData`); `critical.js` (the critical-path toggle, panel and what-if); `compare.js` (a
+//!   second trace in a second worker, the two views kept on one time span); `pair.js` (two files
+//!   chosen together: two ranks or a pair to compare, by their `distributedInfo`); `ranks.js` (a
+//!   job's ranks, each in its own worker, at most 8 kept; the rest keep their digest only);
+//!   `logdir.js` (the start screen of `sightline serve LOGDIR`); `url.js`, `embed.js` and
+//!   `sightline-trace.js` (links, Perfetto's postMessage protocol, the `<sightline-trace>`
+//!   element with its own Session in its own worker).
+//!
+//! The wasm module is `examples/web.rs`, an empty program that links the library (the lib and the
+//! `sightline` bin share a target name, so Trunk cannot pick the lib's cdylib by name); every
+//! `#[wasm_bindgen]` item here is exported from it. Trunk builds it with `+simd128`
+//! (`.cargo/config.toml`); `scripts/wasm-plain`, a Trunk build hook, builds the plain one beside
+//! it, in every `trunk build` and `trunk serve` (its own folder of the cargo target, so the two
+//! builds' flags do not share a cache).
 
 mod compare;
 mod critical;

@@ -18,6 +18,20 @@
 //! A what-if ([`whatif`]) scales the durations of matching slices (CPU time inside them, or device
 //! ops) and replays the graph: each node's time is the maximum over its incoming edges, so
 //! dependencies are kept and a change off the path buys nothing.
+//!
+//! Files: [`graph`] (the dependency graph: CPU thread chains of slice boundaries, device ops on
+//! their streams, launches, cross-stream waits where `cuda_sync` events record them, blocking
+//! calls waiting on the device op that ended inside them; collectives on a thread of their own,
+//! gloo's, start from the step thread and release its untraced wait), this module (each step's
+//! path walked back, [`Analysis`]: the graph with the steps' windows, [`PathReport`]), [`whatif`]
+//! (the edits' grammar; matching edges scaled and the graph replayed, max-plus in topological
+//! order), [`savings`] (each finding's own edits replayed: what its fix saves), [`slack`] (per
+//! slice, its time on the path and its slack: the tables' `--path` columns), [`job`] (the ranks'
+//! graphs on one clock, joined at the collectives `ranks` matches, reading `Distributed` sections,
+//! not whole digests, so a path crosses ranks and a what-if on one rank moves the ranks that
+//! waited) and [`hta`] (`--compat hta`: HTA 0.5.0's own graph and heaviest path, for comparing
+//! with its `summary()`). A loaded trace's graph for the default options is built once and kept
+//! by `Derived::critical`, which the savings, `sightline path` and the page's panel share.
 
 pub mod graph;
 pub mod hta;

@@ -18,6 +18,12 @@
 //!
 //! Findings: an id in NEW only is added, in BASE only removed, in both with another severity
 //! changed (where one trace raises an id more than once, its highest severity stands).
+//!
+//! Invariant: `diff(A, A)` is all zeros and `diff(A, B)` is `diff(B, A)` negated, row for row
+//! (`tests/diff.rs`); operator rows equal the difference of PyTorch's two `key_averages()`.
+//!
+//! Files: this module (the matching and the rows), [`headline`] (the few rows that explain most of
+//! the step time's change) and [`gate`] (`--fail-if` conditions parsed and checked).
 
 pub mod gate;
 pub mod headline;

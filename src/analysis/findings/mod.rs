@@ -36,11 +36,19 @@
 //! Advice names only APIs the trace's device has ([`super::backend`]): CUDA graphs on CUDA, HIP
 //! graphs through `torch.cuda` on ROCm, none on MTIA or XPU.
 //!
-//! The rules are functions of a [`context::Context`] in `rules/` (one theme a file); this module
-//! builds the context, runs them ([`rules::RULES`], then the roofline's `flops::rules`) and ranks
-//! what they find by severity. The types are in [`types`], the leaf that rules elsewhere import.
+//! Files: this module (builds the `context::Context`, runs the rules, `rules::RULES` then the
+//! roofline's `flops::rules`, and ranks what they find by severity; its one entry point is
+//! [`analyze_sliced`], whose one-go form is `Derived::found`), [`types`] (what a finding is: the
+//! leaf that the rules elsewhere, `flops::rules` and `memory::growth`, and every reader import, so
+//! none imports the rules back), `context` (what the rules read: the analyses, one census pass
+//! over the slices, the copies' self time only where their rule can fire, and each step thread's
+//! chain of operators, annotations and runtime calls with their own times, for the CPU-side rules)
+//! and `rules/` (one theme a file: `cpu`, `copies` with the float64 detour, `device`, `input`,
+//! `memory`, `recording`, `steps`, `damage`; each rule a `fn(&Context) -> Vec<Finding>` listed
+//! in `RULES`). Adding a rule is one function, one line in `RULES` and the README's table.
+//!
 //! Each rule also writes the what-if edits that price its fix ([`Finding::whatif`]), which
-//! `critical::savings` replays.
+//! `critical::savings` replays (`Derived::findings`: the findings with their savings).
 
 mod context;
 mod rules;

@@ -12,6 +12,14 @@
 //! Rows group calls by name, `Input Dims` and `Input type` (one row per op and shape, as
 //! TraceLens's tables); per-call FLOPs and bytes are those of the group's first call, the rates
 //! are the group's FLOPs over its kernel time (calls without kernels are left out of the rates).
+//!
+//! Files: [`models`] (per-op cost as TraceLens defines it, from `Input Dims`, `Input type` and
+//! `Concrete Inputs`), [`peaks`] (dense roofs per device and dtype, each with its datasheet; a
+//! device found by the whole tokens of its `deviceProperties` name, the entry with most tokens
+//! winning; the compute ceilings a set of ops runs under), this module (per call: the kernel time
+//! of everything launched below it, and each GPU op's innermost modelled call; rows per op and
+//! shape), [`kernels`] (the kernel table's FLOPs columns: a call's cost shared among its kernels
+//! by time) and [`rules`] (`low_gemm_efficiency`, `small_kernels`, `fp32_gemm_on_tensor_core_gpu`).
 
 pub mod kernels;
 pub mod models;

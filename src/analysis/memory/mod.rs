@@ -2,8 +2,9 @@
 //!
 //! What it computes (the TensorBoard plugin's memory view, from the same events):
 //! - The curve: each event's own `Total Allocated` and `Total Reserved`, a step function of time,
-//!   per device (`cpu`, `cuda:0`, ...; PyTorch's `Device Type` and `Device Id`). [`Memory::columns`]
-//!   reduces any time range to min/max per pixel column, so a spike narrower than a column is kept.
+//!   per device (`cpu`, `cuda:0`, ...; PyTorch's `Device Type` and `Device Id`).
+//!   [`DeviceSeries::columns`] reduces any time range to min/max per pixel column, so a spike
+//!   narrower than a column is kept.
 //! - The peak: the first event with the largest `Total Allocated` (and, apart, the largest
 //!   `Total Reserved`).
 //! - Live allocations at the peak or after any event: allocations paired with their frees by address
@@ -14,6 +15,12 @@
 //! - Per `ProfilerStep#N`, the allocated floor (the least `Total Allocated` during the step's CPU
 //!   span, counting the value carried in): [`growth`] raises `memory_growth` when it rises step
 //!   over step.
+//!
+//! Files: this module (per-device series, the trace's own totals or, before PyTorch 1.10, a running
+//! sum of `Bytes`; the peak; live allocations at any event; per-step floors; min/max per column),
+//! [`allocations`] (frees paired with allocations by address; the operator and frame around an
+//! event) and [`growth`] (`memory_growth`). The curves alone need one pass over the memory events;
+//! the allocations need the links (`Derived::memory_curves` and `Derived::memory`).
 
 pub mod allocations;
 pub mod growth;

@@ -2,11 +2,17 @@
 //!
 //! Everything across ranks is computed from digests only, so a job of hundreds of ranks needs one
 //! trace in memory at a time (per parsing thread) plus the digests.
-//! - [`digest`]: one rank's numbers and collective instances (definitions there).
+//! - [`digest`]: the `distributed` section of a trace's digest: one rank's numbers (rank, host,
+//!   clock origin, compute, communication, overlap, idle) and its collective instances with what
+//!   the step thread did before each (definitions there); the only file here that reads a trace.
+//! - [`collective`]: names, message size and bus bandwidth as NCCL defines them.
 //! - [`matching`]: instances matched across ranks; arrival, wait (skew), transfer.
 //! - [`align`]: clock offsets from matched collectives.
-//! - [`stragglers`]: per step, the rank the others waited for, and why.
-//! - [`findings`]: `straggler_rank`, `collective_wait_heavy`, `low_comm_overlap`, `unbalanced_ranks`.
+//! - `stragglers`: per step, the rank the others waited for, and why.
+//! - `findings`: `straggler_rank`, `collective_wait_heavy`, `low_comm_overlap`, `unbalanced_ranks`.
+//! - `intervals`: unions and overlaps of spans, checked against a pointwise oracle.
+//! - this module: the job (below), [`digest_all`] (files digested a core's worth at a time, up to
+//!   8, through a function the caller gives, so the I/O stays at the edge) and the report.
 //!
 //! The job: the main job is the (world size, backend) most traces declare; its world size (else the
 //! highest rank + 1) says which ranks are missing; two traces of one rank are duplicates (the main

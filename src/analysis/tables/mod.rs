@@ -3,9 +3,19 @@
 //!
 //! Every table reads one [`Forest`]: per-thread trees of the CPU events, built and folded as
 //! PyTorch builds them for `prof.key_averages()`, with each GPU op charged to the operator that
-//! launched it ([`launch`]). Build it once with [`Forest::build`] and pass it to each table; all
-//! of them are pure functions of the trace and the forest, returning serde structures that the
-//! CLI prints and the viewer renders.
+//! launched it (`launch`). A loaded trace's forest is built once and kept (`Derived::forest`;
+//! [`Forest::build`] alone elsewhere) and passed to each table; all of them are pure functions of
+//! the trace and the forest, returning serde structures that the CLI prints and the viewer renders.
+//!
+//! Files: [`tree`] (the [`Forest`]: per-lane trees built, folded and named as PyTorch's
+//! `EventList._build_tree` does, with GPU time charged), `launch` (the project's one
+//! kernel-to-launcher rule, `analysis::launch`, mapped onto the tree's nodes), [`ops`] (the
+//! operator table, `key_averages()` and `group_by_input_shape`), [`kernels`] (GPU ops by name,
+//! with HTA's kinds and the TensorBoard plugin's occupancy and SM efficiency), [`labels`]
+//! (`record_function` labels on the CPU and as projected on the GPU), [`modules`] (the
+//! `nn.Module` hierarchy) and [`calltree`] (top-down and bottom-up, the latter made level by level
+//! on request). Every GPU op is charged to the operator that launched it or counted as
+//! unattributed, so charged plus unattributed is all GPU time.
 
 pub mod calltree;
 pub mod kernels;

@@ -15,7 +15,30 @@
 //! must name a loopback host (`Host: 127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT`), so a web page
 //! elsewhere cannot read the traces by pointing a DNS name at 127.0.0.1 (DNS rebinding).
 //!
-//! HTTP lives here, in the CLI ([`http`]); the library has none.
+//! HTTP lives here, in the CLI ([`http`]), behind the `cli` feature (hyper, tokio); the library
+//! and the Python package build without it.
+//!
+//! Invariants: nothing outside LOGDIR (or `dist/`) is served, whatever the spelling, and from
+//! LOGDIR only what resolves to a trace file (`tests/serve.rs`, `tests/serve_limits.rs`). A body is
+//! read 128 KiB at a time on the blocking pool, the next chunk as soon as hyper takes one and no
+//! further, so a client that stops reading holds two chunks of memory and no thread
+//! (`tests/serve_limits.rs` holds 200 of them, and 200 slow request heads, while a normal client
+//! is served).
+//!
+//! Files: this module (the routes, a synchronous function from a request to a reply run on the
+//! blocking pool; the binding; the loopback Host check), [`http`] (HTTP/1.1 on hyper, a tokio
+//! runtime of two workers and a blocking pool of eight: a deadline for the request head and one
+//! for each write, at most 512 connections with the next answered 503 and `Retry-After` by a task,
+//! a back-off when `accept` fails at the descriptor limit; keep-alive, HEAD, single ranges,
+//! `ETag`/`Last-Modified` with 304, 400 for two `Host` headers), [`paths`] (decode once, then
+//! plain relative segments; symlinks resolved and kept under the root; names that cannot exist
+//! are 404), [`listing`] (runs, workers and spans as the TensorBoard plugin named them, each
+//! file's rank from the first 64 KiB of its header or its name), [`store`] (LOGDIR's files from a
+//! folder; `Blob`, a file to serve: size, time, the bytes of any range), `cloud` (the same for
+//! `s3://` and `gs://` through `object_store` on a small runtime of its own; the `cloud` feature,
+//! on by default) and [`dist`] (the built page: lookup, content types, its
+//! Content-Security-Policy, and the `<meta name="sightline-serve">` that tells the page where it
+//! is served).
 
 #[cfg(all(feature = "cloud", not(target_arch = "wasm32")))]
 pub mod cloud;
