@@ -681,7 +681,8 @@ fn tables_name_the_device_as_pytorch_does() {
 }
 
 /// `--help` names no one backend's device: "device", with CUDA only where it says what PyTorch
-/// heads its columns with and that the Tensor Cores column is CUDA's.
+/// heads its columns with, that the Tensor Cores column is CUDA's, and the graph launch calls
+/// `graphs` reads (each backend's name).
 #[test]
 fn help_is_device_neutral() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_sightline"))
@@ -693,6 +694,7 @@ fn help_is_device_neutral() {
     assert!(text.contains("kernels FILE"), "{text}");
     assert!(!text.contains("GPU"), "{text}");
     assert_eq!(text.matches("CUDA").count(), 2, "{text}");
+    assert!(text.contains("cudaGraphLaunch, hipGraphLaunch"), "{text}");
 }
 
 /// On a real CUDA trace (the PyTorch 1.9 schema, whose runtime calls are `Runtime`), the

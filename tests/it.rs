@@ -19,6 +19,8 @@ mod diff;
 mod flops;
 #[path = "fuzz.rs"]
 mod fuzz;
+#[path = "graphs.rs"]
+mod graphs;
 #[path = "idle.rs"]
 mod idle;
 #[path = "judge.rs"]

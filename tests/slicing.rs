@@ -7,6 +7,7 @@ use crate::common;
 
 use sightline::analysis::derived::Derived;
 use sightline::analysis::flops::Flops;
+use sightline::analysis::graphs::GraphReport;
 use sightline::analysis::idle::{self, IdleOptions, Mode};
 use sightline::analysis::links::Links;
 use sightline::analysis::slicing::{poll_once, Slicer};
@@ -115,7 +116,13 @@ fn analyses_in_slices_equal_the_analyses_in_one_go() {
             "{name}: flops report"
         );
         let (s_found, _) = polled(findings::analyze_sliced(
-            &t, &s_links, &s_steps, &s_idle, &s_flops, &mut y,
+            &t,
+            &s_links,
+            &s_steps,
+            &s_idle,
+            &s_flops,
+            &GraphReport::build(&t, &s_links),
+            &mut y,
         ));
         assert_eq!(json(&s_found), json(&found), "{name}: findings");
         let (s_forest, _) = polled(Forest::build_sliced(&t, &mut y));

@@ -97,8 +97,14 @@ pub fn graphs(backend: Backend) -> Option<&'static str> {
     }
 }
 
-/// Ways to give a device more work per launch: larger kernels, and graphs where they exist.
-pub fn fewer_launches(backend: Backend) -> String {
+/// Ways to give a device more work per launch: larger kernels, and graphs where they exist and
+/// the trace does not use them already (`replays`: it replays or captures graphs).
+pub fn fewer_launches(backend: Backend, replays: bool) -> String {
+    if replays {
+        return "fused or compiled kernels inside the graphs (they already take the launches off \
+                the CPU)"
+            .into();
+    }
     match graphs(backend) {
         Some(g) => format!("fused or compiled kernels, {g}"),
         None => "fewer and larger kernels through fusion (e.g. torch.compile)".into(),
@@ -106,8 +112,13 @@ pub fn fewer_launches(backend: Backend) -> String {
 }
 
 /// What takes launch overhead off the critical path: larger fused kernels, and graphs where
-/// they exist.
-pub fn against_launch_overhead(backend: Backend) -> String {
+/// they exist and the trace does not use them already (`replays`: it replays or captures graphs).
+pub fn against_launch_overhead(backend: Backend, replays: bool) -> String {
+    if replays {
+        return "larger fused kernels (graphs are in use already: what remains is the CPU work \
+                around their launches)"
+            .into();
+    }
     match graphs(backend) {
         Some(g) => format!("larger fused kernels or {g}"),
         None => "fewer and larger kernels (fusion, e.g. torch.compile)".into(),

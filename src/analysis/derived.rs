@@ -20,6 +20,7 @@ use super::critical::{Analysis, PathOptions, PathReport};
 use super::digest::{Analyses, Digest};
 use super::findings::Finding;
 use super::flops::Flops;
+use super::graphs::GraphReport;
 use super::idle::{self, IdleOptions, IdleReport};
 use super::links::Links;
 use super::memory::Memory;
@@ -47,6 +48,7 @@ pub struct Derived<T = Trace> {
     steps: OnceLock<StepsReport>,
     forest: OnceLock<Forest>,
     flops: OnceLock<Flops>,
+    graphs: OnceLock<GraphReport>,
     memory: OnceLock<Memory>,
     /// The memory curves alone, while the full memory (allocations paired) is not needed.
     curves: OnceLock<Memory>,
@@ -74,6 +76,7 @@ impl<T: Borrow<Trace>> Derived<T> {
             steps: OnceLock::new(),
             forest: OnceLock::new(),
             flops: OnceLock::new(),
+            graphs: OnceLock::new(),
             memory: OnceLock::new(),
             curves: OnceLock::new(),
             critical: OnceLock::new(),
@@ -141,6 +144,12 @@ impl<T: Borrow<Trace>> Derived<T> {
         let links = self.links_sliced(y).await;
         let v = Flops::build_sliced(self.trace(), links, y).await;
         self.flops.get_or_init(|| v)
+    }
+
+    /// The CUDA/HIP graph replays: graphs, launches, replayed device ops.
+    pub fn graphs(&self) -> &GraphReport {
+        self.graphs
+            .get_or_init(|| GraphReport::build(self.trace(), self.links()))
     }
 
     /// Every device's memory curve, allocations paired and their sites found.
@@ -231,7 +240,8 @@ impl<T: Borrow<Trace>> Derived<T> {
         let steps = self.steps_sliced(y).await;
         let idle = self.idle_sliced(opts, y).await;
         let flops = self.flops_sliced(y).await;
-        let v = findings::analyze_sliced(self.trace(), links, steps, &idle, flops, y).await;
+        let graphs = self.graphs();
+        let v = findings::analyze_sliced(self.trace(), links, steps, &idle, flops, graphs, y).await;
         self.found.keep(key, v)
     }
 
@@ -286,6 +296,7 @@ impl<T: Borrow<Trace>> Derived<T> {
             steps: self.steps(),
             idle: &self.idle(opts),
             findings: &self.found(opts),
+            critical: self.critical().ok(),
         };
         Digest::from_analyses(self.trace(), &analyses, file)
     }

@@ -248,11 +248,15 @@ impl Digest {
             steps,
             idle,
             findings,
+            critical,
         } = *a;
         Digest {
             version: DIGEST_VERSION,
             summary: summary(trace, forest, idle),
-            steps: digest_steps(steps, &step_paths(trace, links, steps)),
+            steps: digest_steps(
+                steps,
+                &critical.map_or_else(Vec::new, |c| c.paths(trace, links)),
+            ),
             ops: ops(&op_table(trace, forest, false)),
             ops_by_shape: ops(&op_table(trace, forest, true)),
             kernels: kernels(trace, forest),
@@ -337,6 +341,8 @@ pub struct Analyses<'a> {
     pub steps: &'a StepsReport,
     pub idle: &'a IdleReport,
     pub findings: &'a [Finding],
+    /// The steps' critical-path graph (default options); `None` when it cannot be built.
+    pub critical: Option<&'a critical::Analysis>,
 }
 
 fn summary(trace: &Trace, forest: &Forest, idle: &IdleReport) -> DigestSummary {
@@ -352,13 +358,6 @@ fn summary(trace: &Trace, forest: &Forest, idle: &IdleReport) -> DigestSummary {
         unattributed_gpu_ns: forest.unattributed_ns,
         diagnostics: trace.diagnostics.items.len(),
     }
-}
-
-/// Each step's critical path ([`crate::analysis::critical`]); none when the graph cannot be built.
-fn step_paths(trace: &Trace, links: &Links, steps: &StepsReport) -> Vec<StepPath> {
-    critical::Analysis::build(trace, links, steps, &critical::PathOptions::default())
-        .map(|a| a.paths(trace, links))
-        .unwrap_or_default()
 }
 
 /// A path's longest parts, by slice name and category.

@@ -52,6 +52,7 @@ pub mod diff;
 pub mod digest;
 pub mod findings;
 pub mod flops;
+pub mod graphs;
 pub mod idle;
 pub mod launch;
 pub mod links;

@@ -93,6 +93,14 @@ pub enum Command {
                       deviceProperties."
     )]
     Flops(Listed),
+    /// Graph replays (cudaGraphLaunch, hipGraphLaunch): launches, replayed ops; --capture names them
+    #[command(
+        long_about = "CUDA/HIP graph replays (cudaGraphLaunch, hipGraphLaunch): each graph's \
+                      launches, ops per replay, device time and launch CPU time, instantiations. \
+                      With --capture FILE (the trace recorded while the graphs were captured), the \
+                      operator that issued each replayed op, as TraceLens' capture merge pairs them."
+    )]
+    Graphs(GraphsArgs),
     /// Everything: findings (with evidence), steps, idle time and its causes
     Report(ReportArgs),
     /// Before and after: operators, device ops, labels, steps, idle time, findings
@@ -177,6 +185,22 @@ pub struct OpsArgs {
     #[arg(long, value_name = "COLUMN", value_parser = op_column)]
     pub sort: Option<OpColumn>,
     /// The first N rows only (default: 30 in text, all in JSON)
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+    /// The trace recorded while the CUDA/HIP graphs this trace replays were captured: their
+    /// replayed ops are charged to the operators that issued them (rows with no CPU time)
+    #[arg(long, value_name = "FILE")]
+    pub capture: Option<String>,
+}
+
+#[derive(Args)]
+pub struct GraphsArgs {
+    #[command(flatten)]
+    pub trace: Trace,
+    /// The trace recorded while the graphs were captured (StreamBeginCapture ... EndCapture)
+    #[arg(long, value_name = "FILE")]
+    pub capture: Option<String>,
+    /// The first N captured operators only (default: 20 in text)
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
 }

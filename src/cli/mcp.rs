@@ -478,6 +478,7 @@ impl Sightline {
                 path: a.path.unwrap_or(false),
                 sort,
                 top: None,
+                capture: None,
             };
             let mut table = ops::table(&*s.trace(&args.trace.file)?, &args)?;
             let note = page(&mut table.rows, "rows", a.offset, a.top);

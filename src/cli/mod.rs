@@ -30,6 +30,7 @@ pub mod args;
 pub mod diff;
 pub mod digest;
 pub mod flops;
+pub mod graphs;
 pub mod idle;
 pub mod kernels;
 pub mod labels;

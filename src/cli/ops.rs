@@ -16,7 +16,12 @@ pub fn table(loaded: &Loaded, opts: &OpsArgs) -> Result<OpTable, String> {
     let d = &loaded.derived;
     let trace = d.trace();
     let forest = d.forest();
-    let mut table = op_table(trace, forest, opts.by_shape);
+    let mut table = match &opts.capture {
+        Some(path) => {
+            super::graphs::op_table(loaded, &super::graphs::read_capture(path)?, opts.by_shape)
+        }
+        None => op_table(trace, forest, opts.by_shape),
+    };
     if opts.path {
         slack::annotate_ops(&mut table, trace, forest, d.slice_times()?);
     }

@@ -3,6 +3,7 @@
 
 use super::types::{Evidence, TimeRange};
 use super::CPU_EXEC_SHARE;
+use crate::analysis::graphs::GraphReport;
 use crate::analysis::idle::{self, IdleReport};
 use crate::analysis::links::{Kind, Links};
 use crate::analysis::slicing::{self, Slicer, LOOKUP};
@@ -19,6 +20,9 @@ pub(crate) struct Context<'a> {
     pub links: &'a Links,
     pub steps: &'a StepsReport,
     pub idle: &'a IdleReport,
+    /// The CUDA/HIP graph replays: advice against launch overhead does not name graphs to a
+    /// trace whose device work they already replay.
+    pub graphs: &'a GraphReport,
     pub census: Census,
     /// The steps' summed time, the denominator of every share of step time.
     pub step_total: i64,
@@ -36,6 +40,7 @@ impl<'a> Context<'a> {
         links: &'a Links,
         steps: &'a StepsReport,
         idle: &'a IdleReport,
+        graphs: &'a GraphReport,
         y: &mut Slicer,
     ) -> Context<'a> {
         let census = Census::new(trace, links, y).await;
@@ -52,11 +57,17 @@ impl<'a> Context<'a> {
             links,
             steps,
             idle,
+            graphs,
             census,
             step_total,
             copies,
             step_lanes,
         }
+    }
+
+    /// Whether the trace uses graphs already (then a graph is not advice).
+    pub fn uses_graphs(&self) -> bool {
+        self.graphs.uses_graphs()
     }
 
     /// The steps' spans, as evidence.

@@ -85,6 +85,7 @@ pub const ANNOTATION_SHARE: f64 = 0.05;
 pub const OPTIMIZER_SHARE: f64 = 0.15;
 pub const OPTIMIZER_OPS: usize = 50;
 pub const DTYPE_SHARE: f64 = 0.05;
+pub const GRAPH_INSTANTIATION_SHARE: f64 = 0.01;
 
 /// The findings of every rule, the most severe first, pausing as `y` says (see
 /// [`super::slicing`]). One entry point: the one-go form is `Derived::found`, which runs this
@@ -95,11 +96,13 @@ pub async fn analyze_sliced(
     steps: &StepsReport,
     idle: &IdleReport,
     flops: &super::flops::Flops,
+    graphs: &super::graphs::GraphReport,
     y: &mut Slicer,
 ) -> Vec<Finding> {
-    let cx = context::Context::new(trace, links, steps, idle, y).await;
+    let cx = context::Context::new(trace, links, steps, idle, graphs, y).await;
     let mut out: Vec<Finding> = rules::RULES.iter().flat_map(|rule| rule(&cx)).collect();
-    out.extend(super::flops::rules::findings(trace, links, flops, y).await);
+    let replays = graphs.uses_graphs();
+    out.extend(super::flops::rules::findings(trace, links, flops, replays, y).await);
     out.sort_by_key(|f| Reverse(f.severity));
     out
 }

@@ -25,7 +25,15 @@ pub const FP32_SHARE: f64 = 0.05;
 
 const MAX_EVIDENCE: usize = 10;
 
-pub async fn findings(trace: &Trace, links: &Links, flops: &Flops, y: &mut Slicer) -> Vec<Finding> {
+/// The roofline's findings; `replays` says graph replays run most of the device time (then a
+/// graph is not advice).
+pub async fn findings(
+    trace: &Trace,
+    links: &Links,
+    flops: &Flops,
+    replays: bool,
+    y: &mut Slicer,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut gpu_ns = 0i64;
     let mut kernels = 0usize;
@@ -68,7 +76,10 @@ pub async fn findings(trace: &Trace, links: &Links, flops: &Flops, y: &mut Slice
                 SMALL_KERNEL_NS / 1000,
                 devices_word(trace)
             ),
-            advice: match backend::of_trace(trace).and_then(backend::graphs) {
+            advice: match backend::of_trace(trace)
+                .and_then(backend::graphs)
+                .filter(|_| !replays)
+            {
                 Some(g) => format!(
                     "Fuse small ops (torch.compile), capture the step in {g}, or batch more \
                      work per kernel."

@@ -38,7 +38,7 @@ pub struct PathColumns {
 pub use kernels::{kernel_table, KernelFlops, KernelTable};
 pub use labels::{label_table, LabelTable};
 pub use modules::{module_table, ModuleTable};
-pub use ops::{op_table, OpColumn, OpTable};
+pub use ops::{op_table, op_table_charged, OpColumn, OpTable};
 pub use tree::{EventKind, Forest};
 
 /// Nanoseconds as microseconds, PyTorch's unit and the tables'.

@@ -17,6 +17,7 @@
 
 use super::tree::{EventKind, Forest, NameKey};
 use super::{percent, us};
+use crate::analysis::graphs::Charges;
 use crate::model::{StrId, Trace};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -162,6 +163,30 @@ struct Sums {
 
 /// The operator table of a trace; `by_input_shape` is `group_by_input_shape=True`.
 pub fn op_table(trace: &Trace, forest: &Forest, by_input_shape: bool) -> OpTable {
+    op_table_charged(trace, forest, by_input_shape, None)
+}
+
+/// [`op_table`] of a trace that replays CUDA/HIP graphs, with its capture's `charges`: the
+/// replayed ops the capture names leave the self device time of the node their graph launch was
+/// charged to (its total keeps them) and become the self device time of the captured operators,
+/// rows with no CPU time (the CPU does not run them in a replay; see [`crate::analysis::graphs`]).
+pub fn op_table_charged(
+    trace: &Trace,
+    forest: &Forest,
+    by_input_shape: bool,
+    charges: Option<&Charges>,
+) -> OpTable {
+    // Device time leaving each node (by lane and node) for the captured operators.
+    let mut leaving: FxHashMap<(u32, u32), i64> = FxHashMap::default();
+    if let Some(c) = charges {
+        for g in &forest.gpu_ops {
+            if let (Some(l), true) = (g.launch, c.moved.contains(&g.slice)) {
+                let lane = forest.trees[l.op.tree as usize].lane;
+                let dur = trace.lanes[g.slice.lane as usize].slices.dur_ns[g.slice.index as usize];
+                *leaving.entry((lane, l.op.node)).or_default() += dur;
+            }
+        }
+    }
     let mut index: FxHashMap<(NameKey, EventKind, StrId), usize> = FxHashMap::default();
     let mut keys = Vec::new();
     let mut sums: Vec<Sums> = Vec::new();
@@ -187,7 +212,8 @@ pub fn op_table(trace: &Trace, forest: &Forest, by_input_shape: bool) -> OpTable
         r.calls += 1;
         r.self_cpu_ns += t.self_cpu_ns[x];
         r.cpu_total_ns += s.dur_ns[i];
-        r.self_device_ns += t.device_self_ns[x];
+        r.self_device_ns +=
+            t.device_self_ns[x] - leaving.get(&(t.lane, x as u32)).copied().unwrap_or(0);
         r.device_total_ns += t.device_total_ns[x];
         if let Some(m) = t.memory.get(x) {
             r.cpu_mem += m.cpu_bytes;
@@ -225,6 +251,23 @@ pub fn op_table(trace: &Trace, forest: &Forest, by_input_shape: bool) -> OpTable
         ));
     }
 
+    for c in charges.map_or(&[][..], |c| &c.rows) {
+        named.push((
+            c.name.clone(),
+            if c.annotation {
+                EventKind::Annotation
+            } else {
+                EventKind::Op
+            },
+            c.input_dims.clone(),
+            Sums {
+                calls: c.calls,
+                self_device_ns: c.self_device_ns,
+                device_total_ns: c.device_total_ns,
+                ..Sums::default()
+            },
+        ));
+    }
     let self_cpu_total_ns: i64 = named.iter().map(|r| r.3.self_cpu_ns).sum();
     let rows = named
         .into_iter()

@@ -247,6 +247,7 @@ pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
                 .unwrap_or_default();
             let graphs = backend::of_trace(trace)
                 .and_then(backend::graphs)
+                .filter(|_| !cx.uses_graphs())
                 .map(|g| format!(", or capture the step in {g} so a replay costs one launch"))
                 .unwrap_or_default();
             let f = Finding {

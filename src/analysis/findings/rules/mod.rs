@@ -6,6 +6,7 @@ mod copies;
 mod cpu;
 mod damage;
 mod device;
+mod graphs;
 mod input;
 mod memory;
 mod recording;
@@ -37,5 +38,6 @@ pub(super) const RULES: &[Rule] = &[
     device::communication_heavy,
     memory::memory_near_capacity,
     device::gpu_starved_by_cpu,
+    graphs::graph_instantiation,
     memory::growth,
 ];

@@ -1,0 +1,215 @@
+//! CUDA/HIP graph replays (`analysis::graphs`, `sightline graphs`, `ops --capture`) on a real
+//! capture and replay pair (`tests/fixtures/graphs/`, SGLang on MI300X), against TraceLens' own
+//! capture merge of the same pair.
+
+use crate::common;
+use serde_json::Value;
+use sightline::analysis::derived::Derived;
+use sightline::analysis::graphs::{Capture, CaptureMatch};
+use sightline::analysis::tables::{op_table, op_table_charged, EventKind};
+use sightline::model::Trace;
+use sightline::parse::parse_bytes;
+
+fn fixture(name: &str) -> String {
+    common::local_fixture("graphs")
+        .join(name)
+        .to_string_lossy()
+        .to_string()
+}
+
+fn read(name: &str) -> Trace {
+    parse_bytes(&std::fs::read(fixture(name)).unwrap()).unwrap()
+}
+
+fn capture() -> Capture {
+    let d = Derived::new(read("sglang_decode.capture.json.gz"));
+    Capture::read(d.trace(), d.links())
+}
+
+fn truth() -> Value {
+    let bytes = common::gunzip(&std::fs::read(fixture("sglang_decode.tracelens.json.gz")).unwrap());
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+#[test]
+fn a_replay_is_one_graph_of_its_launch() {
+    let d = Derived::new(read("sglang_decode.replay.json.gz"));
+    let g = d.graphs();
+    assert_eq!(g.launches, 1);
+    assert_eq!(g.graphs.len(), 1);
+    assert_eq!(g.graphs[0].ops_per_replay, 544);
+    assert_eq!(g.replayed_ops, 544);
+    // 9,656.404 µs of the trace's 9,779 µs of device time, as the file sums them.
+    assert_eq!(g.replayed_device_ns, 9_656_404);
+    assert!(g.uses_graphs() && g.replayed_share() > 0.98);
+    assert_eq!(g.graphs[0].launch_cpu_ns, 1_572_609);
+    assert_eq!(g.instantiations, 0);
+}
+
+#[test]
+fn the_capture_names_every_replayed_kernel_as_tracelens_does() {
+    let d = Derived::new(read("sglang_decode.replay.json.gz"));
+    let cap = capture();
+    assert_eq!(cap.captures.len(), 1);
+    assert_eq!(cap.dispatches(), 544);
+    let m = CaptureMatch::pair(d.trace(), d.graphs(), &cap);
+    assert_eq!((m.attributed_ops, m.unattributed_ops), (544, 0));
+    let ours = m.first_replays(d.trace(), d.graphs(), &cap);
+    let truth = truth();
+    let theirs = truth["kernels"].as_array().unwrap();
+    assert_eq!(ours.len(), theirs.len());
+    for (k, (a, t)) in ours.iter().zip(theirs).enumerate() {
+        assert_eq!(a.name, t["name"].as_str().unwrap(), "kernel {k}");
+        assert_eq!(
+            a.dur_ns,
+            (t["dur"].as_f64().unwrap() * 1e3).round() as i64,
+            "kernel {k}"
+        );
+        // TraceLens' stack holds operators only (its tree has no annotations).
+        assert_eq!(
+            a.stack.first().map(String::as_str),
+            t["op"].as_str(),
+            "kernel {k}"
+        );
+        let ops: Vec<&str> = t["ops_stack"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert_eq!(a.stack[..ops.len()], ops, "kernel {k}");
+    }
+    // The capture's order is kept: each replayed kernel takes the next dispatch.
+    assert!(m.pairs[0].windows(2).all(|w| w[0] < w[1]));
+}
+
+#[test]
+fn the_operator_table_with_the_capture_charges_no_kernel_to_a_bare_annotation() {
+    let d = Derived::new(read("sglang_decode.replay.json.gz"));
+    let (trace, forest) = (d.trace(), d.forest());
+    let before = op_table(trace, forest, false);
+    let step = |t: &sightline::analysis::tables::OpTable| {
+        t.rows
+            .iter()
+            .find(|r| r.name == "step[DECODE bs=32]")
+            .unwrap()
+            .self_device_us
+    };
+    // As PyTorch's key_averages charges it: the replay to the annotation around the launch.
+    assert!(step(&before) > 9_600.0, "{}", step(&before));
+
+    let cap = capture();
+    let m = CaptureMatch::pair(trace, d.graphs(), &cap);
+    let charges = m.charges(trace, d.graphs(), &cap, false);
+    let after = op_table_charged(trace, forest, false, Some(&charges));
+    // What stays with the annotation is what it launched eagerly (none of the replay).
+    assert!(step(&after) < 10.0, "{}", step(&after));
+    let total = |t: &sightline::analysis::tables::OpTable| -> f64 {
+        t.rows.iter().map(|r| r.self_device_us).sum()
+    };
+    assert!(
+        (total(&before) - total(&after)).abs() < 1e-6,
+        "device time is moved, not made"
+    );
+    // Per operator, TraceLens' figures.
+    let truth = truth();
+    for (op, v) in truth["ops"].as_object().unwrap() {
+        let row = after
+            .rows
+            .iter()
+            .find(|r| &r.name == op && r.kind == EventKind::Op && r.self_cpu_us == 0.0)
+            .unwrap_or_else(|| panic!("no captured row {op}"));
+        assert!(
+            (row.self_device_us - v["dur_us"].as_f64().unwrap()).abs() < 0.01,
+            "{op}"
+        );
+    }
+    let mm = after
+        .rows
+        .iter()
+        .find(|r| r.name == "aten::mm" && r.self_cpu_us == 0.0)
+        .unwrap();
+    assert_eq!(mm.calls, 145);
+    assert_eq!(mm.cpu_total_us, 0.0);
+}
+
+#[test]
+fn advice_does_not_name_graphs_to_a_trace_that_uses_them() {
+    for name in [
+        "sglang_decode.replay.json.gz",
+        "sglang_decode.capture.json.gz",
+    ] {
+        let d = Derived::new(read(name));
+        let judged = d.findings(&Default::default());
+        assert!(!judged.findings.is_empty(), "{name}");
+        for a in judged.findings.iter() {
+            let text = format!("{} {}", a.finding.detail, a.finding.advice);
+            assert!(
+                !text.contains("HIP graphs (torch"),
+                "{name}: {}: {text}",
+                a.finding.id
+            );
+            assert!(
+                !text.contains("capture the step"),
+                "{name}: {}: {text}",
+                a.finding.id
+            );
+        }
+    }
+    // The capture trace instantiates its graph inside the window it records.
+    let d = Derived::new(read("sglang_decode.capture.json.gz"));
+    let ids: Vec<&str> = d
+        .findings(&Default::default())
+        .findings
+        .iter()
+        .map(|a| a.finding.id)
+        .collect();
+    assert!(ids.contains(&"graph_instantiation"), "{ids:?}");
+}
+
+#[test]
+fn traces_without_graphs_have_none() {
+    for path in common::all_shared_traces() {
+        let t = parse_bytes(&std::fs::read(&path).unwrap()).unwrap();
+        let d = Derived::new(&t);
+        let g = d.graphs();
+        assert_eq!(
+            (g.launches, g.captures, g.instantiations),
+            (0, 0, 0),
+            "{path:?}"
+        );
+        assert!(!d
+            .found(&Default::default())
+            .iter()
+            .any(|f| f.id == "graph_instantiation"));
+    }
+}
+
+#[test]
+fn graphs_command_text_and_json() {
+    let replay = fixture("sglang_decode.replay.json.gz");
+    let cap = fixture("sglang_decode.capture.json.gz");
+    let (code, out, err) = common::run_cli(&["graphs", &replay]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("1 graph launches replayed 544 device ops"),
+        "{out}"
+    );
+    assert!(out.contains("--capture FILE"), "{out}");
+    let (code, out, err) = common::run_cli(&["graphs", &replay, "--capture", &cap, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["launches"], 1);
+    assert_eq!(v["graphs"][0]["ops_per_replay"], 544);
+    assert_eq!(v["capture"]["attributed_ops"], 544);
+    assert_eq!(v["captured_ops"][0]["name"], "aten::mm");
+    assert_eq!(v["first_replays"].as_array().unwrap().len(), 544);
+    // ops --capture: the captured operators in the table; a capture that is none says so.
+    let (code, out, err) = common::run_cli(&["ops", &replay, "--capture", &cap, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let t: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(t["rows"][0]["name"], "aten::mm");
+    let (code, _, err) = common::run_cli(&["ops", &replay, "--capture", &replay]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no graph capture in this trace"), "{err}");
+}
