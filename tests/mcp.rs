@@ -161,7 +161,7 @@ fn a_client_lists_the_tools_and_gets_the_clis_report_and_what_if() {
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     for want in [
         "open", "runs", "summary", "report", "ops", "kernels", "labels", "modules", "flops",
-        "idle", "steps", "path", "memory", "ranks", "diff",
+        "idle", "steps", "path", "memory", "ranks", "diff", "graphs",
     ] {
         assert!(names.contains(&want), "{want} is not in {names:?}");
     }
@@ -253,4 +253,31 @@ fn a_table_is_paged_and_a_failure_is_the_clis_message() {
     // A tool that does not exist is a protocol error, not a result.
     let v = s.request("tools/call", json!({ "name": "nope", "arguments": {} }));
     assert!(v["error"].is_object(), "{v}");
+}
+
+#[test]
+fn graphs_with_a_capture_are_the_clis_rows() {
+    let dir = common::local_fixture("graphs");
+    let replay = dir
+        .join("sglang_decode.replay.json.gz")
+        .to_string_lossy()
+        .into_owned();
+    let capture = dir
+        .join("sglang_decode.capture.json.gz")
+        .to_string_lossy()
+        .into_owned();
+    let mut s = Session::initialized();
+    let got = s.json(
+        "graphs",
+        json!({ "file": replay, "capture": capture, "top": 3 }),
+    );
+    let cli = cli_json(&["graphs", &replay, "--capture", &capture, "--json"]);
+    assert_eq!(got["graphs"], cli["graphs"]);
+    assert_eq!(got["capture"], cli["capture"]);
+    assert_eq!(
+        got["captured_ops"].as_array().unwrap()[..],
+        cli["captured_ops"].as_array().unwrap()[..3]
+    );
+    // The op-by-op replay stays out of the tool's answer: 544 entries.
+    assert!(got.get("first_replays").is_none());
 }

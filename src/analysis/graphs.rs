@@ -238,6 +238,14 @@ impl GraphReport {
         report
     }
 
+    /// The replay (its index) that ran device op `r`, and `r`'s place in it.
+    pub fn replay_of(&self, r: SliceRef) -> Option<(usize, usize)> {
+        self.replays
+            .iter()
+            .enumerate()
+            .find_map(|(i, rp)| rp.ops.iter().position(|&o| o == r).map(|k| (i, k)))
+    }
+
     /// Whether the trace already uses graphs against launch overhead: replays ran most of its
     /// device time, or it records graphs being captured. Then advice does not name them.
     pub fn uses_graphs(&self) -> bool {

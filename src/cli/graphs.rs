@@ -14,9 +14,9 @@ use sightline::analysis::tables::OpTable;
 /// `graphs --json`: the report, and with a capture the captured operators as table rows (most
 /// self device time first) and each graph's first replay, op by op.
 #[derive(Serialize)]
-pub struct Output<'a> {
+pub struct Output {
     #[serde(flatten)]
-    pub report: &'a GraphReport,
+    pub report: GraphReport,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub captured_ops: Option<Vec<ChargedOp>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -54,32 +54,44 @@ pub fn op_table(loaded: &Loaded, capture: &Capture, by_shape: bool) -> OpTable {
     sightline::analysis::tables::op_table_charged(d.trace(), d.forest(), by_shape, Some(&charges))
 }
 
-pub fn run(opts: &GraphsArgs) -> Result<(), String> {
-    let loaded = load(&opts.trace.file)?;
+/// What `graphs --json` prints: the report, and with `capture` what it names (each graph's first
+/// replay op by op only when `replays`: 544 entries for one SGLang decode graph).
+pub fn output(loaded: &Loaded, capture: Option<&Capture>, replays: bool) -> Output {
     let d = &loaded.derived;
-    let capture = opts.capture.as_deref().map(read_capture).transpose()?;
-    let mut report = d.graphs().clone();
-    let mut captured_ops = None;
-    let mut first_replays = None;
-    if let Some(c) = &capture {
-        let (m, charges) = paired(&loaded, c, false);
+    let mut out = Output {
+        report: d.graphs().clone(),
+        captured_ops: None,
+        first_replays: None,
+    };
+    if let Some(c) = capture {
+        let (m, charges) = paired(loaded, c, false);
         let mut rows = charges.rows;
         rows.sort_by(|a, b| {
             b.self_device_ns
                 .cmp(&a.self_device_ns)
                 .then(a.name.cmp(&b.name))
         });
-        first_replays = Some(m.first_replays(d.trace(), &report, c));
-        captured_ops = Some(rows);
-        report.capture = Some(m);
+        if replays {
+            out.first_replays = Some(m.first_replays(d.trace(), &out.report, c));
+        }
+        out.captured_ops = Some(rows);
+        out.report.capture = Some(m);
     }
+    out
+}
+
+pub fn run(opts: &GraphsArgs) -> Result<(), String> {
+    let loaded = load(&opts.trace.file)?;
+    let capture = opts.capture.as_deref().map(read_capture).transpose()?;
+    let out = output(&loaded, capture.as_ref(), true);
     if opts.trace.json {
-        return print_json(&Output {
-            report: &report,
-            captured_ops,
-            first_replays,
-        });
+        return print_json(&out);
     }
+    let Output {
+        report,
+        captured_ops,
+        ..
+    } = out;
     if report.launches == 0 {
         println!("no CUDA/HIP graph launches in this trace");
         if report.instantiations > 0 {

@@ -17,7 +17,7 @@ use super::args::{self, Compat, DiffArgs, IdleArgs, KernelsArgs, Listed, MemoryA
 use super::args::{PathArgs, RanksArgs, ReportArgs};
 use super::serve::listing::{self, HeaderRank};
 use super::serve::store::{Local, Store};
-use super::{diff, flops, idle, json_text, kernels, labels, load, memory, modules};
+use super::{diff, flops, graphs, idle, json_text, kernels, labels, load, memory, modules};
 use super::{ops, path, ranks, report, summary, Loaded};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -266,6 +266,19 @@ pub struct RowsArgs {
     /// Rows per page (default 25)
     pub top: Option<usize>,
     /// The first row of the page, from 0
+    pub offset: Option<usize>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct GraphsParams {
+    /// A trace file (.json or .json.gz)
+    pub file: String,
+    /// The trace recorded while the graphs were captured (StreamBeginCapture ... EndCapture):
+    /// names the operator of each replayed op
+    pub capture: Option<String>,
+    /// Captured operators per page (default 25)
+    pub top: Option<usize>,
+    /// The first captured operator of the page, from 0
     pub offset: Option<usize>,
 }
 
@@ -556,6 +569,29 @@ impl Sightline {
             let mut report = flops::report(&*s.trace(&a.file)?);
             let note = page(&mut report.rows, "rows", a.offset, a.top);
             Ok(Answer::of(&report)?.noted(note))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "CUDA/HIP graph replays (cudaGraphLaunch, hipGraphLaunch): each graph's \
+                       launches, ops per replay, device and launch time, its ops by time, \
+                       instantiations; with `capture` (the trace recorded while the graphs were \
+                       captured), the operators that issued the replayed ops, as table rows \
+                       (`sightline graphs --json`, without the op-by-op first replays)."
+    )]
+    async fn graphs(
+        &self,
+        Parameters(a): Parameters<GraphsParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.answer(move |s| {
+            let capture = a.capture.as_deref().map(graphs::read_capture).transpose()?;
+            let mut out = graphs::output(&*s.trace(&a.file)?, capture.as_ref(), false);
+            let note = match &mut out.captured_ops {
+                Some(rows) => page(rows, "captured_ops", a.offset, a.top),
+                None => None,
+            };
+            Ok(Answer::of(&out)?.noted(note))
         })
         .await
     }

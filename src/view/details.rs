@@ -14,6 +14,7 @@
 //! so; a top-level step can hold hundreds of thousands of slices.
 
 use super::Timeline;
+use crate::analysis::graphs::GraphReport;
 use crate::analysis::summary::lane_name;
 use crate::model::{SliceRef, Trace, NO_ID};
 use serde::Serialize;
@@ -51,6 +52,34 @@ pub struct LaunchedBy {
     pub op: Option<Brief>,
 }
 
+/// A device op that a CUDA/HIP graph launch replayed: the graph, its launch call, and where in the
+/// replay the op ran ([`crate::analysis::graphs`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct Replayed {
+    pub graph: usize,
+    pub launch: Brief,
+    /// 1-based, in the replay's start order, of `ops`.
+    pub position: usize,
+    pub ops: usize,
+    /// Launches of its graph in the trace.
+    pub launches: usize,
+}
+
+impl Replayed {
+    /// What `report` says of `r`, when a graph launch replayed it.
+    pub fn of(trace: &Trace, report: &GraphReport, r: SliceRef) -> Option<Replayed> {
+        let (rp, k) = report.replay_of(r)?;
+        let rp = &report.replays[rp];
+        Some(Replayed {
+            graph: rp.graph,
+            launch: brief(trace, rp.launch),
+            position: k + 1,
+            ops: rp.ops.len(),
+            launches: report.graphs.get(rp.graph).map_or(1, |g| g.launches),
+        })
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Arrow {
     pub from: SliceRef,
@@ -72,6 +101,10 @@ pub struct SliceDetails {
     pub ancestors: Vec<Brief>,
     pub launched: Option<Launched>,
     pub launched_by: Option<LaunchedBy>,
+    /// For a device op a graph launch replayed: which graph and where (set by the caller that
+    /// holds the graph report; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replayed: Option<Replayed>,
     pub flows: Vec<Arrow>,
     /// For a backward operator (or a slice inside one), the forward operator that the autograd
     /// engine's `fwdbwd` flow leads back to.
@@ -120,6 +153,7 @@ pub fn details(trace: &Trace, tl: &Timeline, r: SliceRef) -> Option<SliceDetails
         ancestors,
         launched,
         launched_by,
+        replayed: None,
         flows: arrows(trace, tl, r),
         forward,
         backward,

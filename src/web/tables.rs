@@ -129,7 +129,8 @@ impl Session {
 
     /// A table as JSON: `"ops"` (the operator table, `by_shape` groups by input shapes; sorted by
     /// self device time when the trace has GPU time, else self CPU), `"kernels"`, `"labels"`,
-    /// `"modules"` (the `nn.Module` tree), or `"calltree"` (the top-down call tree).
+    /// `"modules"` (the `nn.Module` tree), `"calltree"` (the top-down call tree), or `"graphs"`
+    /// (the CUDA/HIP graph replays, as `sightline graphs --json`).
     pub fn table(&self, kind: &str, by_shape: bool) -> Result<String, JsValue> {
         let l = self.loaded()?;
         if l.analysed != Analysed::Tables {
@@ -154,6 +155,7 @@ impl Session {
             "labels" => Ok(json(&label_table(t, forest))),
             "modules" => Ok(json(&module_table(t, forest))),
             "calltree" => Ok(json(&call_tree(t, forest))),
+            "graphs" => Ok(json(l.derived.graphs())),
             _ => Err(err(format!("no table named '{kind}'"))),
         }
     }

@@ -89,7 +89,18 @@ impl Loaded {
                 }
             }
         }
-        json(&details::details(self.derived.trace(), &self.timeline, r))
+        json(&self.details(r))
+    }
+
+    /// A slice's details, with the graph replay it belongs to once the analyses have run (the
+    /// graph report is computed once, after the links the analyses keep).
+    pub(super) fn details(&self, r: SliceRef) -> Option<details::SliceDetails> {
+        let trace = self.derived.trace();
+        let mut d = details::details(trace, &self.timeline, r)?;
+        if d.gpu && self.analysed().is_ok() {
+            d.replayed = details::Replayed::of(trace, self.derived.graphs(), r);
+        }
+        Some(d)
     }
 
     pub(super) fn hit(&self, x: f64, y: f64) -> Option<Hit> {
@@ -272,7 +283,7 @@ impl Session {
     pub fn details(&self, lane: u32, index: u32) -> Result<String, JsValue> {
         let l = self.loaded()?;
         let r = l.slice(lane, index)?;
-        Ok(json(&details::details(l.derived.trace(), &l.timeline, r)))
+        Ok(json(&l.details(r)))
     }
 
     /// A slice's whole name: the JSON the page is given cuts names past

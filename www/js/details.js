@@ -67,6 +67,13 @@ export function renderDetails(host, d, onPick, extras = {}) {
     if (items.length) host.append(refs(items, onPick));
     else host.append(p("muted", "no runtime call with this correlation id in the trace"));
   }
+  // A device op a CUDA/HIP graph launch replayed: the trace names no operator of its own.
+  if (d.replayed) {
+    const r = d.replayed;
+    host.append(h3(`Replayed by graph ${r.graph}`));
+    host.append(refs([r.launch], onPick));
+    host.append(p("muted", `op ${r.position} of ${r.ops} in this replay; the graph is launched ${r.launches} time${r.launches > 1 ? "s" : ""} in the trace. The trace recorded while the graph was captured names its operator: sightline graphs FILE --capture CAPTURE.`));
+  }
   // A backward node's forward operator and a forward operator's backward nodes (fwdbwd flows).
   const onFrame = extras.onFrame || onPick;
   if (d.forward) host.append(jumps("Forward", [d.forward], onFrame));
