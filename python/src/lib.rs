@@ -227,6 +227,12 @@ impl PyTrace {
         table(py, &t, "rows")
     }
 
+    /// `sightline graphs --json` (no capture), its `graphs` as the table.
+    fn graphs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let r = py.allow_threads(|| self.derived.graphs());
+        table(py, r, "graphs")
+    }
+
     /// `sightline steps --json`, its `steps` as the table.
     fn steps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let r = py.allow_threads(|| self.derived.steps());

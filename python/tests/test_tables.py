@@ -96,6 +96,11 @@ def test_modules(case: Any) -> None:
     assert_table(t.modules(), cli_json("modules", path), "rows")
 
 
+def test_graphs(case: Any) -> None:
+    path, t = case
+    assert_table(t.graphs(), cli_json("graphs", path), "graphs")
+
+
 def test_steps(case: Any) -> None:
     path, t = case
     assert_table(t.steps(), cli_json("steps", path), "steps")

@@ -1,5 +1,6 @@
-//! Reading the fields of one event: serde_json for the structure, our own code for the values that
-//! must not go through a float (timestamps) or that real files write in odd ways (string pids).
+//! Reading the fields of one event from the spans the readers of `fields.rs` found (serde_json
+//! reads only the events they refuse, with repair), with our own code for the values that must
+//! not go through a float (timestamps) or that real files write in odd ways (string pids).
 
 use super::fields::{is_bare_word, read_object, Field};
 use serde::Deserialize;

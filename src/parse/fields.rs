@@ -1,4 +1,7 @@
-//! A fast reader of one flat JSON object: the top-level keys and the raw text of their values.
+//! Two readers of one flat JSON object: the top-level keys and the raw text of their values.
+//! The structural reader (`read_event_with`, the fast path) walks the tokens of the block masks
+//! of `scan.rs` in the order the grammar expects them and reads the `args` members in the same
+//! walk; what it refuses goes to `read_object`, described below, its oracle in the tests.
 //!
 //! Trace events are flat objects whose values the model reads as text anyway (timestamps are parsed
 //! from their decimal digits), so building a serde tree for each would be wasted work. This scanner

@@ -1,7 +1,7 @@
 //! The overview strip: how busy the GPUs were over the whole trace, in fixed time buckets.
 //!
 //! Busy = inside the union of every GPU event interval (kernels, memcpy, memset; not
-//! `gpu_user_annotation`, as in the idle analysis of `analysis-semantics.md`), over all devices.
+//! `gpu_user_annotation`, as `analysis::idle` counts busy time), over all devices.
 //! A trace without GPU events shows the union of top-level CPU slices instead, and says so in
 //! its label.
 

@@ -1,7 +1,7 @@
 //! One file parsed in several Web Workers: each helper worker's Session parses one range into a
 //! part (`start_part`, `feed`, `take_part`), and the loading Session, which read the file's first
 //! range itself, joins the parts in file order (`absorb_part`). The parts cross between workers
-//! as transferred buffers (`parse/codec.rs`). `www/js/parts.js` drives it.
+//! as transferred buffers (`parse/codec.rs`). `www/js/worker/parallel.js` drives it.
 
 use super::err;
 use super::session::{Session, State};

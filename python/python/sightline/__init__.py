@@ -112,6 +112,12 @@ class Trace:
         device self/total; ``unattributed_device_us`` in the metadata."""
         return _tables.table(self._native.modules())
 
+    def graphs(self) -> pa.Table:
+        """The CUDA/HIP graphs the trace replays, one row per graph: launches, ops a replay,
+        device and launch time, its ops by time (``sightline graphs --json``'s ``graphs``;
+        launches, replayed ops, instantiations in the metadata)."""
+        return _tables.table(self._native.graphs())
+
     def steps(self) -> pa.Table:
         """``ProfilerStep#N`` spans with the TensorBoard plugin's time breakdown
         (``sightline steps --json``'s ``steps``; totals, GPU utilization and step statistics in
