@@ -13,6 +13,7 @@
 //! shares it between threads. Two threads asking at once for a result not yet kept may both
 //! compute it; the first one kept is the one every later call gets.
 
+use super::compiled::{self, Compiled};
 use super::critical::savings::{self, Assessed};
 use super::critical::slack::SliceTimes;
 use super::critical::whatif::Edit;
@@ -47,6 +48,7 @@ pub struct Derived<T = Trace> {
     steps: OnceLock<StepsReport>,
     forest: OnceLock<Forest>,
     flops: OnceLock<Flops>,
+    compiled: OnceLock<Compiled>,
     memory: OnceLock<Memory>,
     /// The memory curves alone, while the full memory (allocations paired) is not needed.
     curves: OnceLock<Memory>,
@@ -74,6 +76,7 @@ impl<T: Borrow<Trace>> Derived<T> {
             steps: OnceLock::new(),
             forest: OnceLock::new(),
             flops: OnceLock::new(),
+            compiled: OnceLock::new(),
             memory: OnceLock::new(),
             curves: OnceLock::new(),
             critical: OnceLock::new(),
@@ -141,6 +144,21 @@ impl<T: Borrow<Trace>> Derived<T> {
         let links = self.links_sliced(y).await;
         let v = Flops::build_sliced(self.trace(), links, y).await;
         self.flops.get_or_init(|| v)
+    }
+
+    /// What `torch.compile` ran: frames, graphs, Inductor kernels, compile work, graph breaks.
+    pub fn compiled(&self) -> &Compiled {
+        block_on(self.compiled_sliced(&mut Slicer::never()))
+    }
+
+    pub async fn compiled_sliced(&self, y: &mut Slicer) -> &Compiled {
+        if let Some(v) = self.compiled.get() {
+            return v;
+        }
+        let links = self.links_sliced(y).await;
+        let steps = self.steps_sliced(y).await;
+        let v = compiled::analyze_sliced(self.trace(), links, steps, y).await;
+        self.compiled.get_or_init(|| v)
     }
 
     /// Every device's memory curve, allocations paired and their sites found.
@@ -231,7 +249,9 @@ impl<T: Borrow<Trace>> Derived<T> {
         let steps = self.steps_sliced(y).await;
         let idle = self.idle_sliced(opts, y).await;
         let flops = self.flops_sliced(y).await;
-        let v = findings::analyze_sliced(self.trace(), links, steps, &idle, flops, y).await;
+        let compiled = self.compiled_sliced(y).await;
+        let v =
+            findings::analyze_sliced(self.trace(), links, steps, &idle, flops, compiled, y).await;
         self.found.keep(key, v)
     }
 

@@ -5,6 +5,7 @@
 //! terminal are one computation.
 
 pub mod backend;
+pub mod compiled;
 pub mod critical;
 pub mod derived;
 pub mod diff;

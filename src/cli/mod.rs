@@ -1,6 +1,7 @@
 //! Command-line plumbing shared by the commands: the grammar ([`args`]), loading a file, output.
 
 pub mod args;
+pub mod compiled;
 pub mod diff;
 pub mod digest;
 pub mod flops;

@@ -3,6 +3,7 @@
 
 use super::types::{Evidence, TimeRange};
 use super::CPU_EXEC_SHARE;
+use crate::analysis::compiled::Compiled;
 use crate::analysis::idle::{self, IdleReport};
 use crate::analysis::links::{Kind, Links};
 use crate::analysis::slicing::{self, Slicer, LOOKUP};
@@ -19,6 +20,7 @@ pub(crate) struct Context<'a> {
     pub links: &'a Links,
     pub steps: &'a StepsReport,
     pub idle: &'a IdleReport,
+    pub compiled: &'a Compiled,
     pub census: Census,
     /// The steps' summed time, the denominator of every share of step time.
     pub step_total: i64,
@@ -36,6 +38,7 @@ impl<'a> Context<'a> {
         links: &'a Links,
         steps: &'a StepsReport,
         idle: &'a IdleReport,
+        compiled: &'a Compiled,
         y: &mut Slicer,
     ) -> Context<'a> {
         let census = Census::new(trace, links, y).await;
@@ -52,6 +55,7 @@ impl<'a> Context<'a> {
             links,
             steps,
             idle,
+            compiled,
             census,
             step_total,
             copies,

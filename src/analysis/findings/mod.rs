@@ -32,6 +32,12 @@
 //! - `small_op_storm`, `untraced_cpu_time`, `annotation_overhead`, `optimizer_step_heavy`: where
 //!   a step's CPU time goes when no single operator is slow (`rules::cpu`, thresholds below).
 //! - `dataloader_bound` also says which part costs: waiting for workers, fetching or collating.
+//! - `recompilation`: a `torch.compile`d frame runs under a new compile id from a later step on,
+//!   or is compiled again inside the steps (`rules::compiled`, from [`super::compiled`]).
+//! - `graph_break`: a compiled frame's regions hold another frame's (Dynamo's resume after a
+//!   graph break) with eager operators run between them.
+//! - `compile_in_steps`: compile or autotuning work inside the steps, at least 5% of their CPU
+//!   time.
 //!
 //! Advice names only APIs the trace's device has ([`super::backend`]): CUDA graphs on CUDA, HIP
 //! graphs through `torch.cuda` on ROCm, none on MTIA or XPU.
@@ -77,6 +83,7 @@ pub const ANNOTATION_SHARE: f64 = 0.05;
 pub const OPTIMIZER_SHARE: f64 = 0.15;
 pub const OPTIMIZER_OPS: usize = 50;
 pub const DTYPE_SHARE: f64 = 0.05;
+pub const COMPILE_SHARE: f64 = 0.05;
 
 /// The findings of every rule, the most severe first, pausing as `y` says (see
 /// [`super::slicing`]). One entry point: the one-go form is `Derived::found`, which runs this
@@ -87,11 +94,12 @@ pub async fn analyze_sliced(
     steps: &StepsReport,
     idle: &IdleReport,
     flops: &super::flops::Flops,
+    compiled: &super::compiled::Compiled,
     y: &mut Slicer,
 ) -> Vec<Finding> {
-    let cx = context::Context::new(trace, links, steps, idle, y).await;
+    let cx = context::Context::new(trace, links, steps, idle, compiled, y).await;
     let mut out: Vec<Finding> = rules::RULES.iter().flat_map(|rule| rule(&cx)).collect();
-    out.extend(super::flops::rules::findings(trace, links, flops, y).await);
+    out.extend(super::flops::rules::findings(trace, links, flops, compiled, y).await);
     out.sort_by_key(|f| Reverse(f.severity));
     out
 }

@@ -2,6 +2,7 @@
 //! none; a per-device rule, one for each device it fires on). Adding a rule is a function here
 //! and a line in [`RULES`]; the README's table says what each id means.
 
+mod compiled;
 mod copies;
 mod cpu;
 mod damage;
@@ -38,4 +39,7 @@ pub(super) const RULES: &[Rule] = &[
     memory::memory_near_capacity,
     device::gpu_starved_by_cpu,
     memory::growth,
+    compiled::recompilation,
+    compiled::graph_break,
+    compiled::compile_in_steps,
 ];
