@@ -51,6 +51,7 @@ fn main() -> ExitCode {
         Command::Ops(a) => ("sightline", cli::ops::run(a)),
         Command::Kernels(a) => ("sightline", cli::kernels::run(a)),
         Command::Labels(a) => ("sightline", cli::labels::run(a)),
+        Command::Compiled(a) => ("sightline", cli::compiled::run(a)),
         Command::Path(a) => ("sightline", cli::path::run(a)),
         Command::Modules(a) => ("sightline", cli::modules::run(a)),
         Command::Idle(a) => ("sightline", cli::idle::run(a)),

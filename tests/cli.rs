@@ -175,6 +175,7 @@ fn every_command_has_its_help_and_keeps_its_flags() {
         ),
         ("kernels", &["--json", "--path", "--top"]),
         ("labels", &["--json", "--top"]),
+        ("compiled", &["--json"]),
         (
             "path",
             &[

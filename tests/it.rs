@@ -7,6 +7,8 @@ mod common;
 
 #[path = "cli.rs"]
 mod cli;
+#[path = "compiled.rs"]
+mod compiled;
 #[path = "critical.rs"]
 mod critical;
 #[path = "devices.rs"]

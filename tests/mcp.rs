@@ -160,8 +160,8 @@ fn a_client_lists_the_tools_and_gets_the_clis_report_and_what_if() {
     let tools = listed["result"]["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     for want in [
-        "open", "runs", "summary", "report", "ops", "kernels", "labels", "modules", "flops",
-        "idle", "steps", "path", "memory", "ranks", "diff", "graphs",
+        "open", "runs", "summary", "report", "ops", "kernels", "labels", "compiled", "modules",
+        "flops", "idle", "steps", "path", "memory", "ranks", "diff", "graphs",
     ] {
         assert!(names.contains(&want), "{want} is not in {names:?}");
     }

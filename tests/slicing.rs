@@ -12,7 +12,7 @@ use sightline::analysis::idle::{self, IdleOptions, Mode};
 use sightline::analysis::links::Links;
 use sightline::analysis::slicing::{poll_once, Slicer};
 use sightline::analysis::tables::{call_tree, kernel_table, label_table, op_table, Forest};
-use sightline::analysis::{findings, steps};
+use sightline::analysis::{compiled, findings, steps};
 use sightline::model::{SliceRef, Trace};
 use sightline::parse::parse_bytes;
 use std::future::Future;
@@ -51,11 +51,13 @@ fn polled<F: Future>(f: F) -> (F::Output, u64) {
 
 fn traces() -> Vec<PathBuf> {
     let mut all = common::all_shared_traces();
-    for e in std::fs::read_dir(common::local_fixture("devices")).unwrap() {
-        let p = e.unwrap().path();
-        let n = p.file_name().unwrap().to_string_lossy().to_string();
-        if n.ends_with(".json") || n.ends_with(".json.gz") {
-            all.push(p);
+    for dir in ["devices", "compiled"] {
+        for e in std::fs::read_dir(common::local_fixture(dir)).unwrap() {
+            let p = e.unwrap().path();
+            let n = p.file_name().unwrap().to_string_lossy().to_string();
+            if (n.ends_with(".json") && !n.ends_with(".truth.json")) || n.ends_with(".json.gz") {
+                all.push(p);
+            }
         }
     }
     all
@@ -115,15 +117,18 @@ fn analyses_in_slices_equal_the_analyses_in_one_go() {
             json(&flops.report(&t)),
             "{name}: flops report"
         );
-        let (s_found, _) = polled(findings::analyze_sliced(
-            &t,
-            &s_links,
-            &s_steps,
-            &s_idle,
-            &s_flops,
-            &GraphReport::build(&t, &s_links),
-            &mut y,
-        ));
+        let (s_compiled, _) = polled(compiled::analyze_sliced(&t, &s_links, &s_steps, &mut y));
+        let one_go = compiled::analyze(&t, &links, &steps);
+        assert_eq!(json(&s_compiled), json(&one_go), "{name}: compiled");
+        let inputs = findings::Inputs {
+            links: &s_links,
+            steps: &s_steps,
+            idle: &s_idle,
+            flops: &s_flops,
+            graphs: &GraphReport::build(&t, &s_links),
+            compiled: &s_compiled,
+        };
+        let (s_found, _) = polled(findings::analyze_sliced(&t, inputs, &mut y));
         assert_eq!(json(&s_found), json(&found), "{name}: findings");
         let (s_forest, _) = polled(Forest::build_sliced(&t, &mut y));
         assert_eq!(

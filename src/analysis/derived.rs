@@ -13,6 +13,7 @@
 //! shares it between threads. Two threads asking at once for a result not yet kept may both
 //! compute it; the first one kept is the one every later call gets.
 
+use super::compiled::{self, Compiled};
 use super::critical::savings::{self, Assessed};
 use super::critical::slack::SliceTimes;
 use super::critical::whatif::Edit;
@@ -49,6 +50,7 @@ pub struct Derived<T = Trace> {
     forest: OnceLock<Forest>,
     flops: OnceLock<Flops>,
     graphs: OnceLock<GraphReport>,
+    compiled: OnceLock<Compiled>,
     memory: OnceLock<Memory>,
     /// The memory curves alone, while the full memory (allocations paired) is not needed.
     curves: OnceLock<Memory>,
@@ -77,6 +79,7 @@ impl<T: Borrow<Trace>> Derived<T> {
             forest: OnceLock::new(),
             flops: OnceLock::new(),
             graphs: OnceLock::new(),
+            compiled: OnceLock::new(),
             memory: OnceLock::new(),
             curves: OnceLock::new(),
             critical: OnceLock::new(),
@@ -150,6 +153,21 @@ impl<T: Borrow<Trace>> Derived<T> {
     pub fn graphs(&self) -> &GraphReport {
         self.graphs
             .get_or_init(|| GraphReport::build(self.trace(), self.links()))
+    }
+
+    /// What `torch.compile` ran: frames, graphs, Inductor kernels, compile work, graph breaks.
+    pub fn compiled(&self) -> &Compiled {
+        block_on(self.compiled_sliced(&mut Slicer::never()))
+    }
+
+    pub async fn compiled_sliced(&self, y: &mut Slicer) -> &Compiled {
+        if let Some(v) = self.compiled.get() {
+            return v;
+        }
+        let links = self.links_sliced(y).await;
+        let steps = self.steps_sliced(y).await;
+        let v = compiled::analyze_sliced(self.trace(), links, steps, y).await;
+        self.compiled.get_or_init(|| v)
     }
 
     /// Every device's memory curve, allocations paired and their sites found.
@@ -241,7 +259,16 @@ impl<T: Borrow<Trace>> Derived<T> {
         let idle = self.idle_sliced(opts, y).await;
         let flops = self.flops_sliced(y).await;
         let graphs = self.graphs();
-        let v = findings::analyze_sliced(self.trace(), links, steps, &idle, flops, graphs, y).await;
+        let compiled = self.compiled_sliced(y).await;
+        let inputs = findings::Inputs {
+            links,
+            steps,
+            idle: &idle,
+            flops,
+            graphs,
+            compiled,
+        };
+        let v = findings::analyze_sliced(self.trace(), inputs, y).await;
         self.found.keep(key, v)
     }
 

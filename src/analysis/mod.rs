@@ -33,6 +33,14 @@
 //! - `idle`: HTA's temporal and per-stream idle breakdowns (exact in ns, or `Mode::Hta` matching
 //!   HTA 0.5.0 to the microsecond), each device's gaps, and what the launching CPU thread did
 //!   during each ("who waits for whom").
+//! - `graphs`: CUDA/HIP graph replays (each graph's launches, replayed ops, device and launch
+//!   time, instantiations) and, with the trace recorded while they were captured, the operator
+//!   that issued each replayed op, paired as TraceLens' capture merge pairs them.
+//! - `compiled`: `torch.compile` read from its names (`Torch-Compiled Region: F/C`, `## Call
+//!   CompiledFxGraph H ##`, `CompiledFunction[Backward]`, `triton_*`/`cpp_fused_*` kernels and the
+//!   operators their names fuse, `dynamo_timed` compile ranges): per frame the compile ids and
+//!   the steps they ran in, per graph its kernels, and the eager operators between a region and
+//!   the resume regions Dynamo runs inside it after a graph break.
 //! - `backend`: which runtime a device runs on for advice (CUDA, ROCm/HIP, other) and the phrases
 //!   that differ by it (graph APIs, `ProfilerActivity`, allocator settings, the operator table's
 //!   `Self CUDA`/`Self XPU`/`Self MTIA` heading).
@@ -46,6 +54,7 @@
 //!   one distributed job, from their digests.
 
 pub mod backend;
+pub mod compiled;
 pub mod critical;
 pub mod derived;
 pub mod diff;

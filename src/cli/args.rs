@@ -52,6 +52,15 @@ pub enum Command {
                       per-instance min/median/max, their spans on the device."
     )]
     Labels(Listed),
+    /// torch.compile: compiled frames, graphs, Inductor kernels, compile work, graph breaks
+    #[command(
+        long_about = "torch.compile as the trace records it: compiled frames (Torch-Compiled \
+                      Region F/C) and the steps each compile id ran in, each compiled graph with \
+                      its calls, CPU and device time, Inductor kernels (kind, fused operators) and \
+                      the eager operators they replaced, compile and autotuning work, and the \
+                      eager operators between regions after a graph break."
+    )]
+    Compiled(Trace),
     /// The critical path of each step (one trace per rank) and what-if predictions
     #[command(
         long_about = "The critical path of each step (one trace per rank): what bounds it (CPU, \
@@ -130,8 +139,9 @@ pub enum Command {
     /// A Model Context Protocol server on stdin/stdout: the analyses as tools for coding agents
     #[command(
         long_about = "A Model Context Protocol server on stdin/stdout: the analyses as tools for \
-                      coding agents (open, runs, summary, report, ops, kernels, labels, modules, \
-                      flops, idle, steps, path with what-if, memory, graphs, ranks, diff), each answering \
+                      coding agents (open, runs, summary, report, ops, kernels, labels, compiled, \
+                      modules, flops, idle, steps, path with what-if, memory, graphs, ranks, \
+                      diff), each answering \
                       the JSON of its command's --json. Add it to a client as the command \
                       `sightline mcp` (see the README)."
     )]

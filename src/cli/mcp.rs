@@ -17,7 +17,9 @@ use super::args::{self, Compat, DiffArgs, IdleArgs, KernelsArgs, Listed, MemoryA
 use super::args::{PathArgs, RanksArgs, ReportArgs};
 use super::serve::listing::{self, HeaderRank};
 use super::serve::store::{Local, Store};
-use super::{diff, flops, graphs, idle, json_text, kernels, labels, load, memory, modules};
+use super::{
+    compiled, diff, flops, graphs, idle, json_text, kernels, labels, load, memory, modules,
+};
 use super::{ops, path, ranks, report, summary, Loaded};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -538,6 +540,19 @@ impl Sightline {
             Ok(Answer::of(&table)?.noted(note))
         })
         .await
+    }
+
+    #[tool(
+        description = "torch.compile: compiled frames and the steps each compile id ran in, \
+                       compiled graphs with their Inductor kernels and fused operators, compile \
+                       work, eager operators between regions (`sightline compiled --json`)."
+    )]
+    async fn compiled(
+        &self,
+        Parameters(a): Parameters<FileArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.answer(move |s| Answer::of(compiled::table(&*s.trace(&a.file)?)))
+            .await
     }
 
     #[tool(

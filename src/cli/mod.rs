@@ -27,6 +27,7 @@
 //! - [`serve`]: `sightline serve`, the only HTTP in the project (its doc lists its files).
 
 pub mod args;
+pub mod compiled;
 pub mod diff;
 pub mod digest;
 pub mod flops;

@@ -129,8 +129,9 @@ impl Session {
 
     /// A table as JSON: `"ops"` (the operator table, `by_shape` groups by input shapes; sorted by
     /// self device time when the trace has GPU time, else self CPU), `"kernels"`, `"labels"`,
-    /// `"modules"` (the `nn.Module` tree), `"calltree"` (the top-down call tree), or `"graphs"`
-    /// (the CUDA/HIP graph replays, as `sightline graphs --json`).
+    /// `"modules"` (the `nn.Module` tree), `"calltree"` (the top-down call tree), `"graphs"`
+    /// (the CUDA/HIP graph replays, as `sightline graphs --json`) or `"compiled"` (what
+    /// `torch.compile` ran, as `sightline compiled --json`).
     pub fn table(&self, kind: &str, by_shape: bool) -> Result<String, JsValue> {
         let l = self.loaded()?;
         if l.analysed != Analysed::Tables {
@@ -156,6 +157,7 @@ impl Session {
             "modules" => Ok(json(&module_table(t, forest))),
             "calltree" => Ok(json(&call_tree(t, forest))),
             "graphs" => Ok(json(l.derived.graphs())),
+            "compiled" => Ok(json(l.derived.compiled())),
             _ => Err(err(format!("no table named '{kind}'"))),
         }
     }

@@ -25,6 +25,7 @@ import { renderOverview } from "./overview.js";
 import { kernelColumns } from "./kernel-columns.js";
 import { startModules } from "./modules-view.js";
 import { startGraphs } from "./graphs-view.js";
+import { startCompiled } from "./compiled-view.js";
 import { startCritical } from "./critical.js";
 import { dropContents, queueOpens } from "./starting.js";
 import { ranksOfOneJob } from "./pair.js";
@@ -90,6 +91,7 @@ const memory = startMemory({ app, view, pick, fail });
 // The Modules tab, listed once the shown trace's module table has rows (modules-view.js).
 const modules = startModules({ app, tableOf, withTable, highlight, showTabs });
 const graphs = startGraphs({ app, tableOf, withTable, highlight, pick, showTabs });
+const compiled = startCompiled({ app, tableOf, withTable, highlight, showTabs });
 // The Critical path toggle, its panel and the what-if (critical.js).
 const critical = startCritical({ app, view, pick, showRange });
 // For tests and benchmarks: the page's state, and the workers.
@@ -275,6 +277,7 @@ function analyse(loaded, t) {
     memory.analysed(s);
     modules.analysed(loaded);
     graphs.analysed(loaded);
+    compiled.analysed(loaded);
     status();
   })().catch((err) => {
     loaded.settleTables.reject(err);
@@ -450,6 +453,7 @@ const TABS = [
   { id: "calltree", title: "Call tree", render: (host) => withTable(host, "calltree", (t) => renderTree(host, t, { id: "calltree-table", onRowClick: (n) => highlight(n.name) })) },
   modules.tab,
   graphs.tab,
+  compiled.tab,
   { id: "roofline", title: "Roofline", render: (host) => withTable(host, "flops", (r) => renderRoofline(host, r, app.active.session, pick)) },
   { id: "names", title: "All slices by name", render: namesTable },
   memory.tab,

@@ -3,6 +3,7 @@
 
 use super::types::{Evidence, TimeRange};
 use super::CPU_EXEC_SHARE;
+use crate::analysis::compiled::Compiled;
 use crate::analysis::graphs::GraphReport;
 use crate::analysis::idle::{self, IdleReport};
 use crate::analysis::links::{Kind, Links};
@@ -23,6 +24,7 @@ pub(crate) struct Context<'a> {
     /// The CUDA/HIP graph replays: advice against launch overhead does not name graphs to a
     /// trace whose device work they already replay.
     pub graphs: &'a GraphReport,
+    pub compiled: &'a Compiled,
     pub census: Census,
     /// The steps' summed time, the denominator of every share of step time.
     pub step_total: i64,
@@ -41,6 +43,7 @@ impl<'a> Context<'a> {
         steps: &'a StepsReport,
         idle: &'a IdleReport,
         graphs: &'a GraphReport,
+        compiled: &'a Compiled,
         y: &mut Slicer,
     ) -> Context<'a> {
         let census = Census::new(trace, links, y).await;
@@ -58,6 +61,7 @@ impl<'a> Context<'a> {
             steps,
             idle,
             graphs,
+            compiled,
             census,
             step_total,
             copies,

@@ -32,6 +32,12 @@
 //! - `small_op_storm`, `untraced_cpu_time`, `annotation_overhead`, `optimizer_step_heavy`: where
 //!   a step's CPU time goes when no single operator is slow (`rules::cpu`, thresholds below).
 //! - `dataloader_bound` also says which part costs: waiting for workers, fetching or collating.
+//! - `recompilation`: a `torch.compile`d frame runs under a new compile id from a later step on,
+//!   or is compiled again inside the steps (`rules::compiled`, from [`super::compiled`]).
+//! - `graph_break`: a compiled frame's regions hold another frame's (Dynamo's resume after a
+//!   graph break) with eager operators run between them.
+//! - `compile_in_steps`: compile or autotuning work inside the steps, at least 5% of their CPU
+//!   time.
 //!
 //! Advice names only APIs the trace's device has ([`super::backend`]): CUDA graphs on CUDA, HIP
 //! graphs through `torch.cuda` on ROCm, none on MTIA or XPU.
@@ -86,23 +92,35 @@ pub const OPTIMIZER_SHARE: f64 = 0.15;
 pub const OPTIMIZER_OPS: usize = 50;
 pub const DTYPE_SHARE: f64 = 0.05;
 pub const GRAPH_INSTANTIATION_SHARE: f64 = 0.01;
+pub const COMPILE_SHARE: f64 = 0.05;
+
+/// The analyses the rules read besides the trace (those `Derived` keeps).
+#[derive(Clone, Copy)]
+pub struct Inputs<'a> {
+    pub links: &'a Links,
+    pub steps: &'a StepsReport,
+    pub idle: &'a IdleReport,
+    pub flops: &'a super::flops::Flops,
+    pub graphs: &'a super::graphs::GraphReport,
+    pub compiled: &'a super::compiled::Compiled,
+}
 
 /// The findings of every rule, the most severe first, pausing as `y` says (see
 /// [`super::slicing`]). One entry point: the one-go form is `Derived::found`, which runs this
 /// without pauses on the analyses it keeps.
-pub async fn analyze_sliced(
-    trace: &Trace,
-    links: &Links,
-    steps: &StepsReport,
-    idle: &IdleReport,
-    flops: &super::flops::Flops,
-    graphs: &super::graphs::GraphReport,
-    y: &mut Slicer,
-) -> Vec<Finding> {
-    let cx = context::Context::new(trace, links, steps, idle, graphs, y).await;
+pub async fn analyze_sliced(trace: &Trace, inputs: Inputs<'_>, y: &mut Slicer) -> Vec<Finding> {
+    let Inputs {
+        links,
+        steps,
+        idle,
+        flops,
+        graphs,
+        compiled,
+    } = inputs;
+    let cx = context::Context::new(trace, links, steps, idle, graphs, compiled, y).await;
     let mut out: Vec<Finding> = rules::RULES.iter().flat_map(|rule| rule(&cx)).collect();
     let replays = graphs.uses_graphs();
-    out.extend(super::flops::rules::findings(trace, links, flops, replays, y).await);
+    out.extend(super::flops::rules::findings(trace, links, flops, compiled, replays, y).await);
     out.sort_by_key(|f| Reverse(f.severity));
     out
 }

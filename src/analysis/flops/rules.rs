@@ -3,13 +3,15 @@
 //!   time and reach under [`LOW_EFFICIENCY`] of their roof, taken together.
 //! - `small_kernels`: at least [`SMALL_MIN_COUNT`] kernels and [`SMALL_SHARE`] of all kernels
 //!   run under [`SMALL_KERNEL_NS`]: the device spends its time on launch overhead (fuse them,
-//!   `torch.compile`, and CUDA/HIP graphs where the device has them: [`crate::analysis::backend`]).
+//!   `torch.compile`, and CUDA/HIP graphs where the device has them: [`crate::analysis::backend`];
+//!   not `torch.compile` where compiled graphs launched at least half the device time).
 //! - `fp32_gemm_on_tensor_core_gpu`: FP32 GEMMs or convolutions take at least [`FP32_SHARE`] of
 //!   the GPU time on a GPU whose Tensor/Matrix Cores would run them as TF32 or BF16.
 
 use super::models::Family;
 use super::Flops;
 use crate::analysis::backend;
+use crate::analysis::compiled::Compiled;
 use crate::analysis::findings::types::{Evidence, Finding, Severity};
 use crate::analysis::links::Links;
 use crate::analysis::slicing::Slicer;
@@ -31,6 +33,7 @@ pub async fn findings(
     trace: &Trace,
     links: &Links,
     flops: &Flops,
+    compiled: &Compiled,
     replays: bool,
     y: &mut Slicer,
 ) -> Vec<Finding> {
@@ -76,16 +79,28 @@ pub async fn findings(
                 SMALL_KERNEL_NS / 1000,
                 devices_word(trace)
             ),
-            advice: match backend::of_trace(trace)
-                .and_then(backend::graphs)
-                .filter(|_| !replays)
-            {
-                Some(g) => format!(
+            // Where compiled graphs launched most of the device time, torch.compile's fusion is
+            // in place already: the advice leaves it out; graphs are not advised to a trace that
+            // uses them.
+            advice: match (
+                backend::of_trace(trace)
+                    .and_then(backend::graphs)
+                    .filter(|_| !replays),
+                2 * compiled.device_ns() >= gpu_ns,
+            ) {
+                (Some(g), false) => format!(
                     "Fuse small ops (torch.compile), capture the step in {g}, or batch more \
                      work per kernel."
                 ),
-                None => "Fuse small ops (torch.compile) or batch more work per kernel: fewer, \
-                         larger kernels."
+                (None, false) => "Fuse small ops (torch.compile) or batch more work per kernel: \
+                                  fewer, larger kernels."
+                    .into(),
+                (Some(g), true) => format!(
+                    "The kernels come from compiled graphs already: capture the step in {g}, or \
+                     batch more work per kernel."
+                ),
+                (None, true) => "The kernels come from compiled graphs already: batch more work \
+                                 per kernel (larger batches, fewer and larger tensors)."
                     .into(),
             },
             evidence: Evidence {

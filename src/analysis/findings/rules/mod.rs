@@ -2,6 +2,7 @@
 //! none; a per-device rule, one for each device it fires on). Adding a rule is a function here
 //! and a line in [`RULES`]; the README's table says what each id means.
 
+mod compiled;
 mod copies;
 mod cpu;
 mod damage;
@@ -40,4 +41,7 @@ pub(super) const RULES: &[Rule] = &[
     device::gpu_starved_by_cpu,
     graphs::graph_instantiation,
     memory::growth,
+    compiled::recompilation,
+    compiled::graph_break,
+    compiled::compile_in_steps,
 ];

@@ -1,0 +1,267 @@
+//! `torch.compile` in the recorded steps: recompilations, graph breaks, compile work inside the
+//! steps ([`crate::analysis::compiled`] reads the trace; these rules judge it).
+
+use super::super::context::{ms, pct, share, Context, MAX_EVIDENCE};
+use super::super::types::{Evidence, Finding, Severity, TimeRange};
+use super::super::COMPILE_SHARE;
+use crate::analysis::compiled::{Compile, EagerOp, Frame};
+use crate::model::SliceRef;
+
+/// The CPU spans of the steps, summed: the denominator of compile time's share (compile work is
+/// host work, counted inside the steps' CPU spans).
+fn steps_cpu_ns(cx: &Context) -> i64 {
+    cx.steps
+        .steps
+        .iter()
+        .map(|s| s.cpu_end_ns - s.cpu_start_ns)
+        .sum()
+}
+
+/// The compile ranges inside the steps.
+fn compiles_in_steps<'c>(cx: &'c Context) -> impl Iterator<Item = &'c Compile> {
+    cx.compiled.compiles.iter().filter(|c| c.step.is_some())
+}
+
+fn range_of(c: &Compile) -> TimeRange {
+    TimeRange {
+        start_ns: c.start_ns,
+        end_ns: c.start_ns + c.dur_ns,
+    }
+}
+
+/// A what-if that removes every slice named as these ranges are, if each such slice inside the
+/// steps is one of them (else the edit would remove other work too) and no name holds the
+/// grammar's own characters.
+fn remove_ranges(cx: &Context, ranges: &[&Compile]) -> Vec<String> {
+    let mut names: Vec<&str> = Vec::new();
+    for c in ranges {
+        if !names.contains(&c.name.as_str()) {
+            names.push(&c.name);
+        }
+    }
+    let others = compiles_in_steps(cx)
+        .filter(|c| !ranges.iter().any(|r| r.slice == c.slice))
+        .any(|c| names.contains(&c.name.as_str()));
+    let plain = names
+        .iter()
+        .all(|n| !n.is_empty() && !n.contains(['*', '|', '=', ':', '+']));
+    if others || !plain || names.is_empty() {
+        return Vec::new();
+    }
+    vec![format!("{}=0", names.join("|"))]
+}
+
+/// `recompilation`: a frame that runs under a new compile id from a later step on, or is
+/// compiled again (compile id `F/C`, `C` > 0) inside the steps.
+pub(crate) fn recompilation(cx: &Context) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for f in &cx.compiled.frames {
+        // Compile ids in the order the frame first ran them, each with the steps it ran in.
+        let ran: Vec<_> = f.compiles.iter().filter(|c| !c.steps.is_empty()).collect();
+        let new_ids: Vec<_> = ran
+            .iter()
+            .enumerate()
+            .filter(|(k, c)| *k > 0 && ran[..*k].iter().all(|e| e.compile < c.compile))
+            .map(|(_, c)| *c)
+            .collect();
+        let compiled_again: Vec<&Compile> = compiles_in_steps(cx)
+            .filter(|c| c.id.is_some_and(|(frame, n)| frame == f.frame && n > 0))
+            .collect();
+        if new_ids.is_empty() && compiled_again.is_empty() {
+            continue;
+        }
+        let runs: Vec<String> = ran
+            .iter()
+            .map(|c| format!("{} in {}", c.compile_id, c.steps.join(", ")))
+            .collect();
+        let compile_ns: i64 = compiled_again.iter().map(|c| c.dur_ns).sum();
+        let compile_text = if compiled_again.is_empty() {
+            "no compile work of it is recorded inside the steps".to_string()
+        } else {
+            let mut steps: Vec<&str> = Vec::new();
+            for c in &compiled_again {
+                if let Some(s) = c.step.as_deref().filter(|s| !steps.contains(s)) {
+                    steps.push(s);
+                }
+            }
+            format!(
+                "compiling it again took {} inside {} ({})",
+                ms(compile_ns),
+                steps.join(", "),
+                compiled_again
+                    .iter()
+                    .map(|c| format!("{} {}", c.name, ms(c.dur_ns)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        let mut slices: Vec<SliceRef> = compiled_again.iter().map(|c| c.slice).collect();
+        slices.extend(new_ids.iter().map(|c| c.first));
+        slices.truncate(MAX_EVIDENCE);
+        out.push(Finding {
+            id: "recompilation",
+            severity: Severity::Warning,
+            whatif: remove_ranges(cx, &compiled_again),
+            title: format!("Compiled frame {} is recompiled inside the steps", f.frame),
+            detail: format!(
+                "Frame {} ran {}: {} new compile id{} inside the recorded steps; {}.",
+                f.frame,
+                runs.join(", then "),
+                new_ids.len().max(1),
+                if new_ids.len() > 1 { "s" } else { "" },
+                compile_text
+            ),
+            advice: "A guard of the compiled frame failed (a new input shape, dtype or device, a \
+                     changed Python constant or global), so Dynamo compiled it again. \
+                     TORCH_LOGS=recompiles names the guard; mark sizes that change dynamic \
+                     (torch._dynamo.mark_dynamic, or dynamic=True), pad inputs to a few fixed \
+                     shapes, or pass changing constants as tensors. After \
+                     torch._dynamo.config.recompile_limit recompilations the frame runs eagerly."
+                .into(),
+            evidence: Evidence {
+                slices,
+                ranges: compiled_again
+                    .iter()
+                    .map(|c| range_of(c))
+                    .take(MAX_EVIDENCE)
+                    .collect(),
+            },
+        });
+    }
+    out
+}
+
+/// `graph_break`: regions that resume inside another frame's region, with eager operators run
+/// between them.
+pub(crate) fn graph_break(cx: &Context) -> Vec<Finding> {
+    let broken: Vec<&Frame> = cx
+        .compiled
+        .frames
+        .iter()
+        .filter(|f| !f.resumes.is_empty() && !f.eager_ops.is_empty())
+        .collect();
+    if broken.is_empty() {
+        return Vec::new();
+    }
+    let steps: Vec<_> = cx.compiled.steps.iter().filter(|s| s.regions > 0).collect();
+    let (lo, hi) = (
+        steps.iter().map(|s| s.regions).min().unwrap_or(0),
+        steps.iter().map(|s| s.regions).max().unwrap_or(0),
+    );
+    let per_step = if lo == hi {
+        format!("{lo}")
+    } else {
+        format!("{lo} to {hi}")
+    };
+    let eager_ns: i64 = steps.iter().map(|s| s.eager_between_ns).sum();
+    let mut ops: Vec<&EagerOp> = broken.iter().flat_map(|f| &f.eager_ops).collect();
+    ops.sort_by_key(|e| std::cmp::Reverse(e.cpu_ns));
+    let top: Vec<String> = ops
+        .iter()
+        .take(5)
+        .map(|e| format!("{} ({} calls, {})", e.name, e.calls, ms(e.cpu_ns)))
+        .collect();
+    let frames: Vec<String> = broken
+        .iter()
+        .flat_map(|f| {
+            f.resumes
+                .iter()
+                .map(move |r| format!("frame {r} resumes inside frame {}", f.frame))
+        })
+        .collect();
+    let steps_ns = steps_cpu_ns(cx);
+    let mut slices: Vec<SliceRef> = Vec::new();
+    for e in &ops {
+        slices.extend(e.slices.iter().take(2));
+    }
+    slices.truncate(MAX_EVIDENCE);
+    vec![Finding {
+        id: "graph_break",
+        severity: Severity::Warning,
+        // No what-if: the saving of a fix is Dynamo's per-region work and the fusion the break
+        // prevents, which no duration in the trace measures; removing the eager operators would
+        // claim their work disappears.
+        whatif: Vec::new(),
+        title: "Graph breaks split the compiled code".into(),
+        detail: format!(
+            "Each step runs {per_step} compiled regions ({}), with eager operators between them: \
+             {} a step ({} of the steps), mostly {}.",
+            frames.join("; "),
+            ms(eager_ns / steps.len().max(1) as i64),
+            pct(share(eager_ns, steps_ns)),
+            top.join(", ")
+        ),
+        advice: "Dynamo stopped tracing where it could not (a branch on a tensor's value, \
+                 .item(), print, a call to a disabled or unsupported function), ran that code \
+                 eagerly and compiled the rest apart, without fusion across the break. \
+                 TORCH_LOGS=graph_breaks or torch._dynamo.explain(fn)(*inputs) names each break; \
+                 rewrite branches with torch.where or torch.cond, keep logging and .item() out of \
+                 the compiled function, and compile with fullgraph=True to make a break an error."
+            .into(),
+        evidence: Evidence {
+            slices,
+            ranges: broken
+                .iter()
+                .flat_map(|f| &f.regions)
+                .take(MAX_EVIDENCE)
+                .map(|&r| {
+                    let s = &cx.trace.lanes[r.lane as usize].slices;
+                    TimeRange {
+                        start_ns: s.start_ns[r.index as usize],
+                        end_ns: s.end_ns(r.index as usize),
+                    }
+                })
+                .collect(),
+        },
+    }]
+}
+
+/// `compile_in_steps`: compile or autotuning work inside the steps, `COMPILE_SHARE` of their
+/// CPU time or more.
+pub(crate) fn compile_in_steps(cx: &Context) -> Vec<Finding> {
+    let inside: Vec<&Compile> = compiles_in_steps(cx).collect();
+    let compile_ns: i64 = cx.compiled.steps.iter().map(|s| s.compile_ns).sum();
+    let steps_ns = steps_cpu_ns(cx);
+    let sh = share(compile_ns, steps_ns);
+    if inside.is_empty() || sh < COMPILE_SHARE {
+        return Vec::new();
+    }
+    let autotune_ns: i64 = inside.iter().filter(|c| c.autotune).map(|c| c.dur_ns).sum();
+    let mut by_step: Vec<String> = Vec::new();
+    for s in cx.compiled.steps.iter().filter(|s| s.compile_ns > 0) {
+        by_step.push(format!("{} {}", s.name, ms(s.compile_ns)));
+    }
+    let mut longest = inside.clone();
+    longest.sort_by_key(|c| std::cmp::Reverse(c.dur_ns));
+    vec![Finding {
+        id: "compile_in_steps",
+        severity: Severity::Warning,
+        whatif: remove_ranges(cx, &inside),
+        title: "Compilation runs inside the profiled steps".into(),
+        detail: format!(
+            "{} of compile work{} ran inside the steps ({}), {} of their time: these steps \
+             measure the compiler, not the model.",
+            ms(compile_ns),
+            if autotune_ns > 0 {
+                format!(", {} of it autotuning,", ms(autotune_ns))
+            } else {
+                String::new()
+            },
+            by_step.join(", "),
+            pct(sh)
+        ),
+        advice: "Run the compiled code on every input shape it will see before the profiler's \
+                 active steps (schedule(wait=..., warmup=...) with enough warm-up steps), so that \
+                 compiling and autotuning finish first; a recompilation inside the steps is its own \
+                 finding."
+            .into(),
+        evidence: Evidence {
+            slices: longest.iter().take(MAX_EVIDENCE).map(|c| c.slice).collect(),
+            ranges: longest
+                .iter()
+                .take(MAX_EVIDENCE)
+                .map(|c| range_of(c))
+                .collect(),
+        },
+    }]
+}
