@@ -9,7 +9,12 @@ use sightline::analysis::derived::Derived;
 use sightline::model::Trace;
 use std::collections::BTreeSet;
 
-const FIXTURES: [&str; 3] = ["compiled_once", "recompiles", "graph_break"];
+const FIXTURES: [&str; 4] = [
+    "compiled_once",
+    "recompiles",
+    "graph_break",
+    "shapes_alternate",
+];
 const IDS: [&str; 3] = ["recompilation", "graph_break", "compile_in_steps"];
 
 fn path(name: &str) -> String {
@@ -35,32 +40,16 @@ fn strings(v: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The compile id each frame runs under in `step`: the last one Dynamo compiled for it before the
-/// window or in a step up to this one.
+/// The compile ids `step` runs under: per frame, the one Dynamo compiled for the step's batch
+/// (its own compile, not the lazy backward's, which shares the id).
 fn expected_ids(t: &Value, step: &str) -> BTreeSet<String> {
-    let number = |s: &str| {
-        s.trim_start_matches("ProfilerStep#")
-            .parse::<u32>()
-            .unwrap()
-    };
-    let mut ids: Vec<String> = t["compiles_before_window"]
-        .as_array()
-        .unwrap()
+    let batch = &t["batch_per_step"][step];
+    ["compiles_before_window", "compiles_in_window"]
         .iter()
+        .flat_map(|k| t[*k].as_array().unwrap())
+        .filter(|c| c["trigger"] == "dynamo" && c["batch"] == *batch)
         .map(|c| c["compile_id"].as_str().unwrap().to_string())
-        .collect();
-    for c in t["compiles_in_window"].as_array().unwrap() {
-        if number(c["step"].as_str().unwrap()) <= number(step) {
-            ids.push(c["compile_id"].as_str().unwrap().to_string());
-        }
-    }
-    let mut last: Vec<(String, String)> = Vec::new();
-    for id in ids {
-        let frame = id.split('/').next().unwrap().to_string();
-        last.retain(|(f, _)| *f != frame);
-        last.push((frame, id));
-    }
-    last.into_iter().map(|(_, id)| id).collect()
+        .collect()
 }
 
 #[test]
