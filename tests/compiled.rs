@@ -409,3 +409,96 @@ fn the_cli_prints_the_analysis_as_json() {
     assert_eq!(code, 0);
     assert!(out.starts_with("nothing compiled"), "{out}");
 }
+
+/// A CUDA trace of five steps of 250 tiny kernels each (launch-bound), written as Kineto would;
+/// with `compiled`, each step's launches lie in a compiled region's graph call and the kernels
+/// carry Inductor's names.
+fn tiny_kernels(compiled: bool) -> Trace {
+    use serde_json::json;
+    let (host, dev) = (100, 0);
+    let mut ev = vec![
+        json!({"name": "process_labels", "ph": "M", "pid": host, "tid": 0, "args": {"labels": "CPU"}}),
+        json!({"name": "process_labels", "ph": "M", "pid": dev, "tid": 0, "args": {"labels": "GPU 0"}}),
+    ];
+    let kernel = if compiled {
+        "triton_poi_fused_add_mul_0"
+    } else {
+        "elementwise_kernel"
+    };
+    let mut start = 1000.0;
+    for step in 1..=5 {
+        let x = |name: &str, cat: &str, ts: f64, dur: f64| {
+            json!({"ph": "X", "cat": cat, "name": name, "pid": host, "tid": host, "ts": ts,
+                   "dur": dur})
+        };
+        ev.push(x(
+            &format!("ProfilerStep#{step}"),
+            "user_annotation",
+            start,
+            1000.0,
+        ));
+        if compiled {
+            ev.push(x(
+                "Torch-Compiled Region: 0/0",
+                "cpu_op",
+                start + 1.0,
+                998.0,
+            ));
+            ev.push(x("CompiledFunction", "cpu_op", start + 1.5, 997.0));
+            ev.push(x(
+                "## Call CompiledFxGraph fabc ##",
+                "user_annotation",
+                start + 1.8,
+                996.0,
+            ));
+        } else {
+            ev.push(x("aten::add", "cpu_op", start + 1.0, 998.0));
+        }
+        for j in 0..250 {
+            let ts = start + 2.0 + 3.9 * j as f64;
+            let correlation = step * 1000 + j;
+            let mut launch = x("cudaLaunchKernel", "cuda_runtime", ts, 1.0);
+            launch["args"] = json!({"correlation": correlation});
+            ev.push(launch);
+            ev.push(
+                json!({"ph": "X", "cat": "kernel", "name": kernel, "pid": dev, "tid": 7,
+                "ts": ts + 1.5, "dur": 1.0,
+                "args": {"correlation": correlation, "device": 0, "stream": 7}}),
+            );
+        }
+        start += 1000.0;
+    }
+    let trace = json!({"schemaVersion": 1, "traceEvents": ev});
+    sightline::parse::parse_bytes(trace.to_string().as_bytes()).unwrap()
+}
+
+/// The launch-bound advice names torch.compile where the kernels come from eager operators, and
+/// leaves it out where compiled graphs launched them (CUDA graphs stay in both).
+#[test]
+fn launch_bound_advice_does_not_advise_compiling_compiled_work() {
+    let advice = |compiled: bool| {
+        let t = tiny_kernels(compiled);
+        let found = crate::common::findings(&t);
+        let f = found
+            .iter()
+            .find(|f| f.id == "small_kernels")
+            .unwrap_or_else(|| panic!("{:?}", found.iter().map(|f| f.id).collect::<Vec<_>>()));
+        f.advice.clone()
+    };
+    let eager = advice(false);
+    assert!(
+        eager.contains("torch.compile") && eager.contains("CUDA graphs"),
+        "{eager}"
+    );
+    let compiled = advice(true);
+    assert!(!compiled.contains("torch.compile"), "{compiled}");
+    assert!(compiled.contains("CUDA graphs"), "{compiled}");
+    let t = tiny_kernels(true);
+    let d = Derived::new(&t);
+    let c = d.compiled();
+    assert_eq!(c.graphs.len(), 1);
+    assert_eq!(c.graphs[0].calls, 5);
+    assert_eq!(c.graphs[0].device_ns, 5 * 250 * 1000);
+    assert_eq!(c.graphs[0].kernels[0].calls, 1250);
+    assert!(fired(&t).is_empty());
+}
