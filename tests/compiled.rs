@@ -9,7 +9,12 @@ use sightline::analysis::derived::Derived;
 use sightline::model::Trace;
 use std::collections::BTreeSet;
 
-const FIXTURES: [&str; 3] = ["compiled_once", "recompiles", "graph_break"];
+const FIXTURES: [&str; 4] = [
+    "compiled_once",
+    "recompiles",
+    "graph_break",
+    "shapes_alternate",
+];
 const IDS: [&str; 3] = ["recompilation", "graph_break", "compile_in_steps"];
 
 fn path(name: &str) -> String {
@@ -35,32 +40,16 @@ fn strings(v: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The compile id each frame runs under in `step`: the last one Dynamo compiled for it before the
-/// window or in a step up to this one.
+/// The compile ids `step` runs under: per frame, the one Dynamo compiled for the step's batch
+/// (its own compile, not the lazy backward's, which shares the id).
 fn expected_ids(t: &Value, step: &str) -> BTreeSet<String> {
-    let number = |s: &str| {
-        s.trim_start_matches("ProfilerStep#")
-            .parse::<u32>()
-            .unwrap()
-    };
-    let mut ids: Vec<String> = t["compiles_before_window"]
-        .as_array()
-        .unwrap()
+    let batch = &t["batch_per_step"][step];
+    ["compiles_before_window", "compiles_in_window"]
         .iter()
+        .flat_map(|k| t[*k].as_array().unwrap())
+        .filter(|c| c["trigger"] == "dynamo" && c["batch"] == *batch)
         .map(|c| c["compile_id"].as_str().unwrap().to_string())
-        .collect();
-    for c in t["compiles_in_window"].as_array().unwrap() {
-        if number(c["step"].as_str().unwrap()) <= number(step) {
-            ids.push(c["compile_id"].as_str().unwrap().to_string());
-        }
-    }
-    let mut last: Vec<(String, String)> = Vec::new();
-    for id in ids {
-        let frame = id.split('/').next().unwrap().to_string();
-        last.retain(|(f, _)| *f != frame);
-        last.push((frame, id));
-    }
-    last.into_iter().map(|(_, id)| id).collect()
+        .collect()
 }
 
 #[test]
@@ -419,4 +408,97 @@ fn the_cli_prints_the_analysis_as_json() {
     let (code, out, _) = run_cli(&["compiled", shared[0].to_str().unwrap()]);
     assert_eq!(code, 0);
     assert!(out.starts_with("nothing compiled"), "{out}");
+}
+
+/// A CUDA trace of five steps of 250 tiny kernels each (launch-bound), written as Kineto would;
+/// with `compiled`, each step's launches lie in a compiled region's graph call and the kernels
+/// carry Inductor's names.
+fn tiny_kernels(compiled: bool) -> Trace {
+    use serde_json::json;
+    let (host, dev) = (100, 0);
+    let mut ev = vec![
+        json!({"name": "process_labels", "ph": "M", "pid": host, "tid": 0, "args": {"labels": "CPU"}}),
+        json!({"name": "process_labels", "ph": "M", "pid": dev, "tid": 0, "args": {"labels": "GPU 0"}}),
+    ];
+    let kernel = if compiled {
+        "triton_poi_fused_add_mul_0"
+    } else {
+        "elementwise_kernel"
+    };
+    let mut start = 1000.0;
+    for step in 1..=5 {
+        let x = |name: &str, cat: &str, ts: f64, dur: f64| {
+            json!({"ph": "X", "cat": cat, "name": name, "pid": host, "tid": host, "ts": ts,
+                   "dur": dur})
+        };
+        ev.push(x(
+            &format!("ProfilerStep#{step}"),
+            "user_annotation",
+            start,
+            1000.0,
+        ));
+        if compiled {
+            ev.push(x(
+                "Torch-Compiled Region: 0/0",
+                "cpu_op",
+                start + 1.0,
+                998.0,
+            ));
+            ev.push(x("CompiledFunction", "cpu_op", start + 1.5, 997.0));
+            ev.push(x(
+                "## Call CompiledFxGraph fabc ##",
+                "user_annotation",
+                start + 1.8,
+                996.0,
+            ));
+        } else {
+            ev.push(x("aten::add", "cpu_op", start + 1.0, 998.0));
+        }
+        for j in 0..250 {
+            let ts = start + 2.0 + 3.9 * j as f64;
+            let correlation = step * 1000 + j;
+            let mut launch = x("cudaLaunchKernel", "cuda_runtime", ts, 1.0);
+            launch["args"] = json!({"correlation": correlation});
+            ev.push(launch);
+            ev.push(
+                json!({"ph": "X", "cat": "kernel", "name": kernel, "pid": dev, "tid": 7,
+                "ts": ts + 1.5, "dur": 1.0,
+                "args": {"correlation": correlation, "device": 0, "stream": 7}}),
+            );
+        }
+        start += 1000.0;
+    }
+    let trace = json!({"schemaVersion": 1, "traceEvents": ev});
+    sightline::parse::parse_bytes(trace.to_string().as_bytes()).unwrap()
+}
+
+/// The launch-bound advice names torch.compile where the kernels come from eager operators, and
+/// leaves it out where compiled graphs launched them (CUDA graphs stay in both).
+#[test]
+fn launch_bound_advice_does_not_advise_compiling_compiled_work() {
+    let advice = |compiled: bool| {
+        let t = tiny_kernels(compiled);
+        let found = crate::common::findings(&t);
+        let f = found
+            .iter()
+            .find(|f| f.id == "small_kernels")
+            .unwrap_or_else(|| panic!("{:?}", found.iter().map(|f| f.id).collect::<Vec<_>>()));
+        f.advice.clone()
+    };
+    let eager = advice(false);
+    assert!(
+        eager.contains("torch.compile") && eager.contains("CUDA graphs"),
+        "{eager}"
+    );
+    let compiled = advice(true);
+    assert!(!compiled.contains("torch.compile"), "{compiled}");
+    assert!(compiled.contains("CUDA graphs"), "{compiled}");
+    let t = tiny_kernels(true);
+    let d = Derived::new(&t);
+    let c = d.compiled();
+    assert_eq!(c.graphs.len(), 1);
+    assert_eq!(c.graphs[0].calls, 5);
+    assert_eq!(c.graphs[0].device_ns, 5 * 250 * 1000);
+    assert_eq!(c.graphs[0].kernels[0].calls, 1250);
+    assert!(fired(&t).is_empty());
 }

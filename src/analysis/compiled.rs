@@ -54,7 +54,9 @@ use super::links::{Kind, Links};
 use super::slicing::{block_on, Slicer, LOOKUP};
 use super::steps::StepsReport;
 use crate::model::{SliceRef, StrId, Trace};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
+use std::hash::Hash;
 
 /// The wrappers a region runs around its graph call: Dynamo's and AOTAutograd's own work, neither
 /// eager user code nor a compiled graph.
@@ -510,25 +512,24 @@ const TOP: Ctx = Ctx {
 struct Rows<K, V> {
     keys: Vec<K>,
     rows: Vec<V>,
+    index: FxHashMap<K, usize>,
 }
 
-impl<K: PartialEq, V> Rows<K, V> {
+impl<K: Copy + Eq + Hash, V> Rows<K, V> {
     fn new() -> Self {
         Rows {
             keys: Vec::new(),
             rows: Vec::new(),
+            index: FxHashMap::default(),
         }
     }
 
     fn at(&mut self, key: K, new: impl FnOnce() -> V) -> &mut V {
-        let i = match self.keys.iter().position(|k| *k == key) {
-            Some(i) => i,
-            None => {
-                self.keys.push(key);
-                self.rows.push(new());
-                self.rows.len() - 1
-            }
-        };
+        let i = *self.index.entry(key).or_insert_with(|| {
+            self.keys.push(key);
+            self.rows.push(new());
+            self.rows.len() - 1
+        });
         &mut self.rows[i]
     }
 }
@@ -867,11 +868,13 @@ fn count_calls(g: &mut Gathered, trace: &Trace) {
             }
         }
     }
+    // Rows are read in order from here on; the index is not asked again.
     let keep: Vec<bool> = g.graphs.rows.iter().map(|r| r.calls > 0).collect();
     let mut k = keep.iter();
     g.graphs.keys.retain(|_| *k.next().unwrap_or(&true));
     let mut k = keep.iter();
     g.graphs.rows.retain(|_| *k.next().unwrap_or(&true));
+    g.graphs.index.clear();
 }
 
 fn finish<'c>(
@@ -880,11 +883,14 @@ fn finish<'c>(
     g: Gathered,
     class: impl Fn(StrId) -> &'c Class,
 ) -> Compiled {
+    // The steps by CPU start: a time's step is the last one starting at or before it, if it has
+    // not ended (steps on one thread do not overlap).
+    let mut order: Vec<usize> = (0..steps.steps.len()).collect();
+    order.sort_by_key(|&k| steps.steps[k].cpu_start_ns);
     let step_of = |t: i64| -> Option<usize> {
-        steps
-            .steps
-            .iter()
-            .position(|st| st.cpu_start_ns <= t && t < st.cpu_end_ns)
+        let n = order.partition_point(|&k| steps.steps[k].cpu_start_ns <= t);
+        let k = *order.get(n.checked_sub(1)?)?;
+        (t < steps.steps[k].cpu_end_ns).then_some(k)
     };
     let mut out = Compiled::default();
     let mut step_rows: Vec<StepCompiled> = steps

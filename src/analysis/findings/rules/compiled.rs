@@ -4,7 +4,7 @@
 use super::super::context::{ms, pct, share, Context, MAX_EVIDENCE};
 use super::super::types::{Evidence, Finding, Severity, TimeRange};
 use super::super::COMPILE_SHARE;
-use crate::analysis::compiled::{Compile, EagerOp, Frame};
+use crate::analysis::compiled::{Compile, EagerOp, Frame, FrameCompile};
 use crate::model::SliceRef;
 
 /// The CPU spans of the steps, summed: the denominator of compile time's share (compile work is
@@ -20,6 +20,16 @@ fn steps_cpu_ns(cx: &Context) -> i64 {
 /// The compile ranges inside the steps.
 fn compiles_in_steps<'c>(cx: &'c Context) -> impl Iterator<Item = &'c Compile> {
     cx.compiled.compiles.iter().filter(|c| c.step.is_some())
+}
+
+/// A duration as `ms` writes it, or in µs under a millisecond (eager operators between regions
+/// take microseconds on a CPU).
+fn time_text(ns: i64) -> String {
+    if ns >= 1_000_000 {
+        ms(ns)
+    } else {
+        format!("{:.0} µs", ns as f64 / 1e3)
+    }
 }
 
 fn range_of(c: &Compile) -> TimeRange {
@@ -56,12 +66,30 @@ fn remove_ranges(cx: &Context, ranges: &[&Compile]) -> Vec<String> {
 pub(crate) fn recompilation(cx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
     for f in &cx.compiled.frames {
-        // Compile ids in the order the frame first ran them, each with the steps it ran in.
+        // Compile ids in the order the frame first ran them, each with the steps it ran in. An
+        // id is new in the window when the ids before it (all older) ran only before it: ids
+        // that take turns (two shapes, both compiled before the window) are cache hits.
         let ran: Vec<_> = f.compiles.iter().filter(|c| !c.steps.is_empty()).collect();
+        let span = |c: &FrameCompile| {
+            let at: Vec<usize> = c
+                .steps
+                .iter()
+                .filter_map(|s| cx.compiled.steps.iter().position(|t| t.name == *s))
+                .collect();
+            (
+                at.iter().copied().min().unwrap_or(0),
+                at.iter().copied().max().unwrap_or(0),
+            )
+        };
         let new_ids: Vec<_> = ran
             .iter()
             .enumerate()
-            .filter(|(k, c)| *k > 0 && ran[..*k].iter().all(|e| e.compile < c.compile))
+            .filter(|(k, c)| {
+                *k > 0
+                    && ran[..*k]
+                        .iter()
+                        .all(|e| e.compile < c.compile && span(e).1 <= span(c).0)
+            })
             .map(|(_, c)| *c)
             .collect();
         let compiled_again: Vec<&Compile> = compiles_in_steps(cx)
@@ -159,7 +187,7 @@ pub(crate) fn graph_break(cx: &Context) -> Vec<Finding> {
     let top: Vec<String> = ops
         .iter()
         .take(5)
-        .map(|e| format!("{} ({} calls, {})", e.name, e.calls, ms(e.cpu_ns)))
+        .map(|e| format!("{} ({} calls, {})", e.name, e.calls, time_text(e.cpu_ns)))
         .collect();
     let frames: Vec<String> = broken
         .iter()
@@ -187,7 +215,7 @@ pub(crate) fn graph_break(cx: &Context) -> Vec<Finding> {
             "Each step runs {per_step} compiled regions ({}), with eager operators between them: \
              {} a step ({} of the steps), mostly {}.",
             frames.join("; "),
-            ms(eager_ns / steps.len().max(1) as i64),
+            time_text(eager_ns / steps.len().max(1) as i64),
             pct(share(eager_ns, steps_ns)),
             top.join(", ")
         ),
