@@ -233,6 +233,12 @@ impl PyTrace {
         table(py, r, "graphs")
     }
 
+    /// `sightline compiled --json`, its `graphs` as the table.
+    fn compiled<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let r = py.allow_threads(|| self.derived.compiled());
+        table(py, r, "graphs")
+    }
+
     /// `sightline steps --json`, its `steps` as the table.
     fn steps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let r = py.allow_threads(|| self.derived.steps());

@@ -101,6 +101,11 @@ def test_graphs(case: Any) -> None:
     assert_table(t.graphs(), cli_json("graphs", path), "graphs")
 
 
+def test_compiled(case: Any) -> None:
+    path, t = case
+    assert_table(t.compiled(), cli_json("compiled", path), "graphs")
+
+
 def test_steps(case: Any) -> None:
     path, t = case
     assert_table(t.steps(), cli_json("steps", path), "steps")

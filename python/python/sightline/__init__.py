@@ -118,6 +118,12 @@ class Trace:
         launches, replayed ops, instantiations in the metadata)."""
         return _tables.table(self._native.graphs())
 
+    def compiled(self) -> pa.Table:
+        """What ``torch.compile`` ran, one row per compiled graph: calls, CPU and device time,
+        Inductor kernels with the operators they fused (``sightline compiled --json``'s
+        ``graphs``; frames with their compile ids, compile work and steps in the metadata)."""
+        return _tables.table(self._native.compiled())
+
     def steps(self) -> pa.Table:
         """``ProfilerStep#N`` spans with the TensorBoard plugin's time breakdown
         (``sightline steps --json``'s ``steps``; totals, GPU utilization and step statistics in
