@@ -502,3 +502,32 @@ fn launch_bound_advice_does_not_advise_compiling_compiled_work() {
     assert_eq!(c.graphs[0].kernels[0].calls, 1250);
     assert!(fired(&t).is_empty());
 }
+
+/// Every finding's advice leaves out compiling where compiled graphs launched the device work,
+/// and keeps the graphs that would take its launches off the CPU.
+#[test]
+fn no_advice_to_compile_compiled_work() {
+    for compiled in [false, true] {
+        let t = tiny_kernels(compiled);
+        for f in crate::common::findings(&t) {
+            let advises_compile = f.advice.contains("(torch.compile)")
+                || f.advice.contains("e.g. torch.compile")
+                || f.advice.contains("fused or compiled kernels");
+            assert_eq!(
+                advises_compile,
+                !compiled && f.advice.contains("compile"),
+                "{}: {}",
+                f.id,
+                f.advice
+            );
+            if compiled && f.id != "small_kernels" && f.advice.contains("graphs") {
+                assert!(
+                    f.advice.contains("around the compiled code"),
+                    "{}: {}",
+                    f.id,
+                    f.advice
+                );
+            }
+        }
+    }
+}

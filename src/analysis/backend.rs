@@ -97,31 +97,47 @@ pub fn graphs(backend: Backend) -> Option<&'static str> {
     }
 }
 
-/// Ways to give a device more work per launch: larger kernels, and graphs where they exist and
-/// the trace does not use them already (`replays`: it replays or captures graphs).
-pub fn fewer_launches(backend: Backend, replays: bool) -> String {
-    if replays {
-        return "fused or compiled kernels inside the graphs (they already take the launches off \
-                the CPU)"
-            .into();
-    }
-    match graphs(backend) {
-        Some(g) => format!("fused or compiled kernels, {g}"),
-        None => "fewer and larger kernels through fusion (e.g. torch.compile)".into(),
+/// What a trace already uses against launch overhead, so advice does not name it again: graphs
+/// (it replays or captures them), `torch.compile` (its graphs launched most of the device time).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InUse {
+    pub graphs: bool,
+    pub compile: bool,
+}
+
+/// Ways to give a device more work per launch: larger kernels, and graphs where they exist,
+/// leaving out what the trace uses already.
+pub fn fewer_launches(backend: Backend, in_use: InUse) -> String {
+    match (in_use.graphs, in_use.compile, graphs(backend)) {
+        (true, _, _) => "fused or compiled kernels inside the graphs (they already take the \
+                         launches off the CPU)"
+            .into(),
+        (false, true, Some(g)) => {
+            format!("{g} around the compiled code (torch.compile's mode=\"reduce-overhead\")")
+        }
+        (false, true, None) => "fewer and larger kernels per step (the code is compiled already: \
+                                larger batches)"
+            .into(),
+        (false, false, Some(g)) => format!("fused or compiled kernels, {g}"),
+        (false, false, None) => {
+            "fewer and larger kernels through fusion (e.g. torch.compile)".into()
+        }
     }
 }
 
 /// What takes launch overhead off the critical path: larger fused kernels, and graphs where
-/// they exist and the trace does not use them already (`replays`: it replays or captures graphs).
-pub fn against_launch_overhead(backend: Backend, replays: bool) -> String {
-    if replays {
-        return "larger fused kernels (graphs are in use already: what remains is the CPU work \
-                around their launches)"
-            .into();
-    }
-    match graphs(backend) {
-        Some(g) => format!("larger fused kernels or {g}"),
-        None => "fewer and larger kernels (fusion, e.g. torch.compile)".into(),
+/// they exist, leaving out what the trace uses already.
+pub fn against_launch_overhead(backend: Backend, in_use: InUse) -> String {
+    match (in_use.graphs, in_use.compile, graphs(backend)) {
+        (true, _, _) => "larger fused kernels (graphs are in use already: what remains is the \
+                         CPU work around their launches)"
+            .into(),
+        (false, true, Some(g)) => {
+            format!("{g} around the compiled code (torch.compile's mode=\"reduce-overhead\")")
+        }
+        (false, true, None) => "more work per kernel (the code is compiled already)".into(),
+        (false, false, Some(g)) => format!("larger fused kernels or {g}"),
+        (false, false, None) => "fewer and larger kernels (fusion, e.g. torch.compile)".into(),
     }
 }
 

@@ -74,6 +74,16 @@ impl<'a> Context<'a> {
         self.graphs.uses_graphs()
     }
 
+    /// What the trace uses against launch overhead already: graphs, and `torch.compile` where
+    /// its graphs launched at least half the device time.
+    pub fn in_use(&self) -> crate::analysis::backend::InUse {
+        let device = self.graphs.device_ns;
+        crate::analysis::backend::InUse {
+            graphs: self.uses_graphs(),
+            compile: device > 0 && 2 * self.compiled.device_ns() >= device,
+        }
+    }
+
     /// The steps' spans, as evidence.
     pub fn step_ranges(&self) -> Vec<TimeRange> {
         self.steps

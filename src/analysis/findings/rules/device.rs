@@ -44,7 +44,7 @@ pub(crate) fn low_gpu_utilization(cx: &Context) -> Vec<Finding> {
                     "See where {} waits (sightline idle): feed it faster, batch more work per \
                      step: larger batches, {}.",
                     device_name(trace, g.device),
-                    backend::fewer_launches(backend::of_device(trace, g.device), cx.uses_graphs())
+                    backend::fewer_launches(backend::of_device(trace, g.device), cx.in_use())
                 ),
                 evidence: Evidence {
                     slices: gaps
@@ -147,10 +147,7 @@ pub(crate) fn gpu_starved_by_cpu(cx: &Context) -> Vec<Finding> {
             advice: format!(
                 "Take the named CPU work off the critical path: a faster input pipeline, fewer \
                  synchronizations (.item(), .cpu(), printing tensors), {} against launch overhead.",
-                backend::against_launch_overhead(
-                    backend::of_device(trace, d.device),
-                    cx.uses_graphs(),
-                )
+                backend::against_launch_overhead(backend::of_device(trace, d.device), cx.in_use(),)
             ),
             evidence: Evidence {
                 slices,
