@@ -56,7 +56,7 @@ pub struct GraphReport {
     /// Device ops replayed by them, and their time.
     pub replayed_ops: usize,
     pub replayed_device_ns: i64,
-    /// All device ops' time, for the share the replays take.
+    /// The time of every device op linked to a launch call, for the share the replays take.
     pub device_ns: i64,
     /// Stream captures begun in the trace (`StreamBeginCapture`): the trace records graphs
     /// being captured.
