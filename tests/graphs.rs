@@ -189,13 +189,18 @@ fn traces_without_graphs_have_none() {
 fn graphs_command_text_and_json() {
     let replay = fixture("sglang_decode.replay.json.gz");
     let cap = fixture("sglang_decode.capture.json.gz");
-    let (code, out, err) = common::run_cli(&["graphs", &replay]);
+    let (code, out, err) = common::run_cli(&["graphs", &replay, "--capture", "none"]);
     assert_eq!(code, 0, "{err}");
     assert!(
         out.contains("1 graph launches replayed 544 device ops"),
         "{out}"
     );
     assert!(out.contains("--capture FILE"), "{out}");
+    // Without --capture, the capture beside the replay (its name holds "capture") is read.
+    let (code, out, err) = common::run_cli(&["graphs", &replay]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("graph capture: ") && err.contains("sglang_decode.capture.json.gz"));
+    assert!(out.contains("names 544 of 544 replayed ops"), "{out}");
     let (code, out, err) = common::run_cli(&["graphs", &replay, "--capture", &cap, "--json"]);
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
@@ -212,4 +217,61 @@ fn graphs_command_text_and_json() {
     let (code, _, err) = common::run_cli(&["ops", &replay, "--capture", &replay]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("no graph capture in this trace"), "{err}");
+}
+
+#[test]
+fn a_capture_laid_out_as_tracelens_has_it_is_found_and_names_each_kernels_operator() {
+    // TraceLens' test data: the replay trace, and its captures in capture_traces/ beside it. A
+    // file there that recorded no capture (here the replay itself) is passed over.
+    let dir = std::env::temp_dir().join(format!("sightline-capture-{}", std::process::id()));
+    let captures = dir.join("capture_traces");
+    std::fs::create_dir_all(&captures).unwrap();
+    let replay = dir.join("sglang_Qwen3-8B_decode.json.gz");
+    std::fs::copy(fixture("sglang_decode.replay.json.gz"), &replay).unwrap();
+    std::fs::copy(
+        fixture("sglang_decode.replay.json.gz"),
+        captures.join("bs_1_rank0.json.gz"),
+    )
+    .unwrap();
+    std::fs::copy(
+        fixture("sglang_decode.capture.json.gz"),
+        captures.join("bs_32_rank0.json.gz"),
+    )
+    .unwrap();
+    let replay = replay.to_str().unwrap();
+    let (code, out, err) = common::run_cli(&["kernels", replay, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("bs_32_rank0.json.gz"), "{err}");
+    let t: Value = serde_json::from_str(&out).unwrap();
+    let rows = t["rows"].as_array().unwrap();
+    // Calls each operator (or annotation) launched, over every kernel.
+    let by = |t: &Value, name: &str| -> u64 {
+        t["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r["launched_by"].as_array().unwrap())
+            .filter(|b| b["name"] == name)
+            .map(|b| b["calls"].as_u64().unwrap())
+            .sum()
+    };
+    // Of the 545 device ops the bare annotation around the graph launch launched, the one it
+    // launched itself is left: the 544 replayed ones have their captured operators.
+    assert_eq!(by(&t, "step[DECODE bs=32]"), 1);
+    assert_eq!(by(&t, "aten::mm"), 145);
+    let attention = rows
+        .iter()
+        .find(|r| r["name"].as_str().unwrap().contains("paged_attention"))
+        .unwrap();
+    assert_eq!(
+        attention["launched_by"][0]["name"],
+        "sglang_profiler::attention_paged_attention_ragged_100"
+    );
+    // --capture none: the graph launch's annotation, as PyTorch charges it.
+    let (code, out, err) = common::run_cli(&["kernels", replay, "--json", "--capture", "none"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.is_empty(), "{err}");
+    let t: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(by(&t, "step[DECODE bs=32]"), 545);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

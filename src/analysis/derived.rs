@@ -21,13 +21,13 @@ use super::critical::{Analysis, PathOptions, PathReport};
 use super::digest::{Analyses, Digest};
 use super::findings::Finding;
 use super::flops::Flops;
-use super::graphs::GraphReport;
+use super::graphs::{Attribution, Capture, GraphReport};
 use super::idle::{self, IdleOptions, IdleReport};
 use super::links::Links;
 use super::memory::Memory;
 use super::slicing::{block_on, Slicer};
 use super::steps::{self, StepsReport};
-use super::tables::Forest;
+use super::tables::{self as tables, Forest, KernelTable, OpTable};
 use super::{findings, summary};
 use crate::model::Trace;
 use std::borrow::Borrow;
@@ -50,6 +50,8 @@ pub struct Derived<T = Trace> {
     forest: OnceLock<Forest>,
     flops: OnceLock<Flops>,
     graphs: OnceLock<GraphReport>,
+    /// The capture of the graphs it replays, once given ([`Derived::set_capture`]).
+    capture: OnceLock<Attribution>,
     compiled: OnceLock<Compiled>,
     memory: OnceLock<Memory>,
     /// The memory curves alone, while the full memory (allocations paired) is not needed.
@@ -79,6 +81,7 @@ impl<T: Borrow<Trace>> Derived<T> {
             forest: OnceLock::new(),
             flops: OnceLock::new(),
             graphs: OnceLock::new(),
+            capture: OnceLock::new(),
             compiled: OnceLock::new(),
             memory: OnceLock::new(),
             curves: OnceLock::new(),
@@ -153,6 +156,37 @@ impl<T: Borrow<Trace>> Derived<T> {
     pub fn graphs(&self) -> &GraphReport {
         self.graphs
             .get_or_init(|| GraphReport::build(self.trace(), self.links()))
+    }
+
+    /// Applies the trace recorded while this trace's CUDA/HIP graphs were captured: from now on
+    /// the operator and kernel tables charge each replayed op it names to the operator that
+    /// issued it. One capture per trace: a second is refused (the tables already read the first).
+    pub fn set_capture(&self, capture: Capture) -> Result<&Attribution, String> {
+        if self.capture.get().is_some() {
+            return Err("this trace has a capture already".to_string());
+        }
+        let a = Attribution::new(self.trace(), self.graphs(), capture);
+        Ok(self.capture.get_or_init(|| a))
+    }
+
+    /// The capture given with [`Derived::set_capture`], paired with this trace's replays.
+    pub fn attribution(&self) -> Option<&Attribution> {
+        self.capture.get()
+    }
+
+    /// The operator table (`group_by_input_shape` when `by_shape`), with the captured operators
+    /// charged where a capture is given; unsorted.
+    pub fn op_table(&self, by_shape: bool) -> OpTable {
+        let charges = self
+            .attribution()
+            .map(|a| a.charges(self.trace(), self.graphs(), by_shape));
+        tables::op_table_charged(self.trace(), self.forest(), by_shape, charges.as_ref())
+    }
+
+    /// The kernel table, replayed kernels launched by their captured operators where a capture
+    /// is given; without FLOPs (`flops::kernels::annotate` adds them).
+    pub fn kernel_table(&self) -> KernelTable {
+        tables::kernel_table_attributed(self.trace(), self.forest(), self.attribution())
     }
 
     /// What `torch.compile` ran: frames, graphs, Inductor kernels, compile work, graph breaks.

@@ -565,6 +565,125 @@ impl CaptureMatch {
     }
 }
 
+/// A capture applied to the trace that replays its graphs: the pairing, and for each replayed op
+/// the capture names, the dispatch that issued it. [`crate::analysis::derived::Derived`] keeps
+/// one once a capture is given, and the operator and kernel tables and a replayed op's details
+/// read it.
+#[derive(Debug)]
+pub struct Attribution {
+    pub capture: Capture,
+    pub matched: CaptureMatch,
+    /// Replayed op -> (capture, dispatch).
+    of: FxHashMap<SliceRef, (u32, u32)>,
+}
+
+impl Attribution {
+    pub fn new(trace: &Trace, report: &GraphReport, capture: Capture) -> Attribution {
+        let matched = CaptureMatch::pair(trace, report, &capture);
+        let mut of = FxHashMap::default();
+        for ((rp, pairs), c) in report
+            .replays
+            .iter()
+            .zip(&matched.pairs)
+            .zip(&matched.replay_captures)
+        {
+            let Some(c) = *c else { continue };
+            for (&op, d) in rp.ops.iter().zip(pairs) {
+                if let Some(d) = *d {
+                    of.insert(op, (c as u32, d));
+                }
+            }
+        }
+        Attribution {
+            capture,
+            matched,
+            of,
+        }
+    }
+
+    /// The dispatch that issued replayed op `r`, with its capture.
+    fn dispatch(&self, r: SliceRef) -> Option<(&Captured, &Dispatch)> {
+        let &(c, d) = self.of.get(&r)?;
+        let cap = self.capture.captures.get(c as usize)?;
+        Some((cap, cap.dispatches.get(d as usize)?))
+    }
+
+    /// The operator (else annotation) `r` is charged to: the innermost around its dispatch.
+    pub fn operator(&self, r: SliceRef) -> Option<&str> {
+        let (cap, d) = self.dispatch(r)?;
+        Some(cap.ops.get(*d.stack.first()? as usize)?.name.as_str())
+    }
+
+    /// What the capture says of replayed op `r`, when it names it.
+    pub fn of(&self, r: SliceRef) -> Option<CapturedAt> {
+        let (cap, d) = self.dispatch(r)?;
+        Some(CapturedAt {
+            operators: d
+                .stack
+                .iter()
+                .map(|&o| cap.ops[o as usize].name.clone())
+                .collect(),
+            module: d.module.clone(),
+            frame: d.frame.clone(),
+        })
+    }
+
+    /// The operator-table rows of the captured operators (see [`CaptureMatch::charges`]).
+    pub fn charges(&self, trace: &Trace, report: &GraphReport, by_shape: bool) -> Charges {
+        self.matched.charges(trace, report, &self.capture, by_shape)
+    }
+}
+
+/// `sightline graphs --json`: the report, and with a capture the captured operators as table
+/// rows (most self device time first) and, when asked, each graph's first replay op by op.
+#[derive(Serialize)]
+pub struct GraphsOutput {
+    #[serde(flatten)]
+    pub report: GraphReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub captured_ops: Option<Vec<ChargedOp>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_replays: Option<Vec<AttributedOp>>,
+}
+
+impl GraphsOutput {
+    pub fn of(
+        trace: &Trace,
+        report: &GraphReport,
+        capture: Option<&Attribution>,
+        replays: bool,
+    ) -> GraphsOutput {
+        let mut out = GraphsOutput {
+            report: report.clone(),
+            captured_ops: None,
+            first_replays: None,
+        };
+        if let Some(a) = capture {
+            let mut rows = a.charges(trace, report, false).rows;
+            rows.sort_by(|a, b| {
+                b.self_device_ns
+                    .cmp(&a.self_device_ns)
+                    .then(a.name.cmp(&b.name))
+            });
+            if replays {
+                out.first_replays = Some(a.matched.first_replays(trace, report, &a.capture));
+            }
+            out.captured_ops = Some(rows);
+            out.report.capture = Some(a.matched.clone());
+        }
+        out
+    }
+}
+
+/// Where a replayed op was issued while its graph was captured.
+#[derive(Debug, Clone, Serialize)]
+pub struct CapturedAt {
+    /// The operators (else annotations) around its dispatch, innermost (the one charged) first.
+    pub operators: Vec<String>,
+    pub module: Option<String>,
+    pub frame: Option<String>,
+}
+
 /// A replayed device op with the captured operators that issued it.
 #[derive(Debug, Clone, Serialize)]
 pub struct AttributedOp {

@@ -198,7 +198,8 @@ pub struct OpsArgs {
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
     /// The trace recorded while the CUDA/HIP graphs this trace replays were captured: their
-    /// replayed ops are charged to the operators that issued them (rows with no CPU time)
+    /// replayed ops are charged to the operators that issued them (rows with no CPU time;
+    /// default: one found beside the trace; none: no capture)
     #[arg(long, value_name = "FILE")]
     pub capture: Option<String>,
 }
@@ -207,7 +208,8 @@ pub struct OpsArgs {
 pub struct GraphsArgs {
     #[command(flatten)]
     pub trace: Trace,
-    /// The trace recorded while the graphs were captured (StreamBeginCapture ... EndCapture)
+    /// The trace recorded while the graphs were captured (StreamBeginCapture ... EndCapture;
+    /// default: one found beside the trace, in capture_traces/ or named *capture*; none: no capture)
     #[arg(long, value_name = "FILE")]
     pub capture: Option<String>,
     /// The first N captured operators only (default: 20 in text)
@@ -222,6 +224,11 @@ pub struct KernelsArgs {
     /// Add each kernel's time on the steps' critical paths and its slack
     #[arg(long)]
     pub path: bool,
+    /// The trace recorded while the CUDA/HIP graphs this trace replays were captured: a replayed
+    /// kernel is launched by the operator that issued it (default: one found beside the trace;
+    /// none: no capture)
+    #[arg(long, value_name = "FILE")]
+    pub capture: Option<String>,
 }
 
 /// How a breakdown is counted: Sightline's exact figures, or HTA's.

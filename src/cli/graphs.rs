@@ -6,22 +6,9 @@
 use super::args::GraphsArgs;
 use super::table::{fmt_time, layout, name_width, truncate_name, Column};
 use super::{load, print_json, Loaded};
-use serde::Serialize;
 use sightline::analysis::derived::Derived;
-use sightline::analysis::graphs::{AttributedOp, Capture, CaptureMatch, ChargedOp, GraphReport};
-use sightline::analysis::tables::OpTable;
-
-/// `graphs --json`: the report, and with a capture the captured operators as table rows (most
-/// self device time first) and each graph's first replay, op by op.
-#[derive(Serialize)]
-pub struct Output {
-    #[serde(flatten)]
-    pub report: GraphReport,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub captured_ops: Option<Vec<ChargedOp>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub first_replays: Option<Vec<AttributedOp>>,
-}
+use sightline::analysis::graphs::{Attribution, Capture, CaptureMatch, GraphsOutput as Output};
+use std::path::{Path, PathBuf};
 
 /// The captures a capture trace recorded (an error when it recorded none).
 pub fn read_capture(path: &str) -> Result<Capture, String> {
@@ -37,53 +24,103 @@ pub fn read_capture(path: &str) -> Result<Capture, String> {
     Ok(capture)
 }
 
-/// The replays of `loaded` paired with a capture, and the operator-table rows it charges.
-pub fn paired(loaded: &Loaded, capture: &Capture, by_shape: bool) -> (CaptureMatch, ChargedRows) {
-    let d = &loaded.derived;
-    let m = CaptureMatch::pair(d.trace(), d.graphs(), capture);
-    let charges = m.charges(d.trace(), d.graphs(), capture, by_shape);
-    (m, charges)
-}
+/// `--capture`'s value that reads no capture, not even one found beside the trace.
+pub const NO_CAPTURE: &str = "none";
 
-pub type ChargedRows = sightline::analysis::graphs::Charges;
-
-/// The operator table of a replay with its capture (`ops --capture`).
-pub fn op_table(loaded: &Loaded, capture: &Capture, by_shape: bool) -> OpTable {
+/// Gives `loaded` (read from `file`) the capture of the graphs it replays: the one `asked` names,
+/// else, when it replays graphs, one found beside it ([`find_capture`]); says on stderr which
+/// file a found one is. Nothing for `--capture none` or a trace that replays no graph.
+pub fn apply_capture(loaded: &Loaded, file: &str, asked: Option<&str>) -> Result<(), String> {
     let d = &loaded.derived;
-    let (_, charges) = paired(loaded, capture, by_shape);
-    sightline::analysis::tables::op_table_charged(d.trace(), d.forest(), by_shape, Some(&charges))
-}
-
-/// What `graphs --json` prints: the report, and with `capture` what it names (each graph's first
-/// replay op by op only when `replays`: 544 entries for one SGLang decode graph).
-pub fn output(loaded: &Loaded, capture: Option<&Capture>, replays: bool) -> Output {
-    let d = &loaded.derived;
-    let mut out = Output {
-        report: d.graphs().clone(),
-        captured_ops: None,
-        first_replays: None,
+    let capture = match asked {
+        Some(NO_CAPTURE) => return Ok(()),
+        Some(path) => read_capture(path)?,
+        None if d.graphs().launches == 0 => return Ok(()),
+        None => match find_capture(loaded, file) {
+            Some((path, capture)) => {
+                eprintln!(
+                    "graph capture: {} (found beside the trace; --capture FILE for another, \
+                     --capture none for none)",
+                    path.display()
+                );
+                capture
+            }
+            None => return Ok(()),
+        },
     };
-    if let Some(c) = capture {
-        let (m, charges) = paired(loaded, c, false);
-        let mut rows = charges.rows;
-        rows.sort_by(|a, b| {
-            b.self_device_ns
-                .cmp(&a.self_device_ns)
-                .then(a.name.cmp(&b.name))
+    d.set_capture(capture)?;
+    Ok(())
+}
+
+/// At most this many files beside a trace are read as its possible capture.
+const CANDIDATES: usize = 16;
+
+/// The capture of `loaded`'s graphs among the files beside `file`, laid out as TraceLens' test
+/// data has them (`capture_traces/*.json[.gz]` in the trace's folder, or a sibling whose name
+/// holds `capture`): of those that hold a capture, the one that names most replayed ops. With
+/// more than [`CANDIDATES`] files, only those whose name holds the trace's `rank<N>`.
+pub fn find_capture(loaded: &Loaded, file: &str) -> Option<(PathBuf, Capture)> {
+    let path = Path::new(file);
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let is_trace = |p: &Path| {
+        let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        p.is_file() && (n.ends_with(".json") || n.ends_with(".json.gz"))
+    };
+    let listed = |d: &Path| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(d)
+            .map(|r| {
+                r.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| is_trace(p))
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    let mut candidates = listed(&dir.join("capture_traces"));
+    let own = path.file_name();
+    candidates.extend(listed(dir).into_iter().filter(|p| {
+        p.file_name() != own
+            && p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.to_ascii_lowercase().contains("capture"))
+    }));
+    if candidates.len() > CANDIDATES {
+        let rank = format!("rank{}", loaded.trace().rank().max(0));
+        candidates.retain(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.contains(&rank))
         });
-        if replays {
-            out.first_replays = Some(m.first_replays(d.trace(), &out.report, c));
-        }
-        out.captured_ops = Some(rows);
-        out.report.capture = Some(m);
+        candidates.truncate(CANDIDATES);
     }
-    out
+    let d = &loaded.derived;
+    candidates
+        .into_iter()
+        .filter_map(|p| {
+            let capture = read_capture(p.to_str()?).ok()?;
+            let named = CaptureMatch::pair(d.trace(), d.graphs(), &capture).attributed_ops;
+            (named > 0).then_some((named, p, capture))
+        })
+        .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))
+        .map(|(_, p, c)| (p, c))
+}
+
+/// What `graphs --json` prints (each graph's first replay op by op only when `replays`: 544
+/// entries for one SGLang decode graph).
+pub fn output(loaded: &Loaded, capture: Option<&Attribution>, replays: bool) -> Output {
+    let d = &loaded.derived;
+    Output::of(d.trace(), d.graphs(), capture, replays)
 }
 
 pub fn run(opts: &GraphsArgs) -> Result<(), String> {
     let loaded = load(&opts.trace.file)?;
-    let capture = opts.capture.as_deref().map(read_capture).transpose()?;
-    let out = output(&loaded, capture.as_ref(), true);
+    apply_capture(&loaded, &opts.trace.file, opts.capture.as_deref())?;
+    let out = output(&loaded, loaded.derived.attribution(), true);
     if opts.trace.json {
         return print_json(&out);
     }

@@ -10,7 +10,7 @@ use sightline::analysis::backend;
 use sightline::analysis::critical::slack;
 use sightline::analysis::flops::kernels::annotate;
 use sightline::analysis::summary::devices_word;
-use sightline::analysis::tables::{kernel_table, KernelTable};
+use sightline::analysis::tables::KernelTable;
 
 /// The index of the Tensor Cores column.
 const TENSOR_CORES: usize = 9;
@@ -19,7 +19,8 @@ const TENSOR_CORES: usize = 9;
 pub fn table(loaded: &Loaded, opts: &KernelsArgs) -> Result<KernelTable, String> {
     let d = &loaded.derived;
     let trace = d.trace();
-    let mut table = kernel_table(trace, d.forest());
+    super::graphs::apply_capture(loaded, &opts.listed.trace.file, opts.capture.as_deref())?;
+    let mut table = d.kernel_table();
     annotate(&mut table, trace, d.flops());
     if opts.path {
         slack::annotate_kernels(&mut table, trace, d.slice_times()?);

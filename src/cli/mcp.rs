@@ -29,6 +29,7 @@ use serde::Deserialize;
 use sightline::analysis::critical::whatif::Edit;
 use sightline::analysis::critical::PathReport;
 use sightline::analysis::diff::gate::Condition;
+use sightline::analysis::graphs::Attribution;
 use sightline::analysis::ranks::Align;
 use sightline::analysis::tables::OpColumn;
 use std::path::{Path, PathBuf};
@@ -493,7 +494,9 @@ impl Sightline {
                 path: a.path.unwrap_or(false),
                 sort,
                 top: None,
-                capture: None,
+                // The trace is kept for the session's later questions: a capture found beside it
+                // would change their answers unasked (the graphs tool takes one explicitly).
+                capture: Some(graphs::NO_CAPTURE.to_string()),
             };
             let mut table = ops::table(&*s.trace(&args.trace.file)?, &args)?;
             let note = page(&mut table.rows, "rows", a.offset, a.top);
@@ -518,6 +521,7 @@ impl Sightline {
                     top: None,
                 },
                 path: a.path.unwrap_or(false),
+                capture: Some(graphs::NO_CAPTURE.to_string()),
             };
             let mut table = kernels::table(&*s.trace(&args.listed.trace.file)?, &args)?;
             let note = page(&mut table.rows, "rows", a.offset, a.top);
@@ -600,8 +604,17 @@ impl Sightline {
         Parameters(a): Parameters<GraphsParams>,
     ) -> Result<CallToolResult, ErrorData> {
         self.answer(move |s| {
-            let capture = a.capture.as_deref().map(graphs::read_capture).transpose()?;
-            let mut out = graphs::output(&*s.trace(&a.file)?, capture.as_ref(), false);
+            let loaded = s.trace(&a.file)?;
+            let d = &loaded.derived;
+            let capture = match a.capture.as_deref() {
+                Some(path) => Some(Attribution::new(
+                    d.trace(),
+                    d.graphs(),
+                    graphs::read_capture(path)?,
+                )),
+                None => None,
+            };
+            let mut out = graphs::output(&loaded, capture.as_ref(), false);
             let note = match &mut out.captured_ops {
                 Some(rows) => page(rows, "captured_ops", a.offset, a.top),
                 None => None,

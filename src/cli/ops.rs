@@ -8,7 +8,7 @@ use super::{load, print_json, Loaded};
 use sightline::analysis::backend;
 use sightline::analysis::critical::slack;
 use sightline::analysis::summary::devices_word;
-use sightline::analysis::tables::{op_table, OpColumn, OpTable};
+use sightline::analysis::tables::{OpColumn, OpTable};
 use sightline::model::Trace;
 
 /// The whole table, sorted as asked (`--top` is the caller's).
@@ -16,12 +16,8 @@ pub fn table(loaded: &Loaded, opts: &OpsArgs) -> Result<OpTable, String> {
     let d = &loaded.derived;
     let trace = d.trace();
     let forest = d.forest();
-    let mut table = match &opts.capture {
-        Some(path) => {
-            super::graphs::op_table(loaded, &super::graphs::read_capture(path)?, opts.by_shape)
-        }
-        None => op_table(trace, forest, opts.by_shape),
-    };
+    super::graphs::apply_capture(loaded, &opts.trace.file, opts.capture.as_deref())?;
+    let mut table = d.op_table(opts.by_shape);
     if opts.path {
         slack::annotate_ops(&mut table, trace, forest, d.slice_times()?);
     }

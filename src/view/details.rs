@@ -14,7 +14,7 @@
 //! so; a top-level step can hold hundreds of thousands of slices.
 
 use super::Timeline;
-use crate::analysis::graphs::GraphReport;
+use crate::analysis::graphs::{Attribution, CapturedAt, GraphReport};
 use crate::analysis::summary::lane_name;
 use crate::model::{SliceRef, Trace, NO_ID};
 use serde::Serialize;
@@ -63,11 +63,20 @@ pub struct Replayed {
     pub ops: usize,
     /// Launches of its graph in the trace.
     pub launches: usize,
+    /// Where the trace recorded while the graph was captured says it was issued, when one is
+    /// given and names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub captured: Option<CapturedAt>,
 }
 
 impl Replayed {
     /// What `report` says of `r`, when a graph launch replayed it.
-    pub fn of(trace: &Trace, report: &GraphReport, r: SliceRef) -> Option<Replayed> {
+    pub fn of(
+        trace: &Trace,
+        report: &GraphReport,
+        capture: Option<&Attribution>,
+        r: SliceRef,
+    ) -> Option<Replayed> {
         let (rp, k) = report.replay_of(r)?;
         let rp = &report.replays[rp];
         Some(Replayed {
@@ -76,6 +85,7 @@ impl Replayed {
             position: k + 1,
             ops: rp.ops.len(),
             launches: report.graphs.get(rp.graph).map_or(1, |g| g.launches),
+            captured: capture.and_then(|c| c.of(r)),
         })
     }
 }

@@ -11,7 +11,8 @@
 //!
 //! By concern: `session` (reading and the model build; `Loaded.derived`, the trace's one
 //! [`crate::analysis::derived::Derived`] store, which every panel, table, digest and view asks),
-//! `parts` (a file parsed in several workers: `start_part`, `take_part`, `absorb_part`,
+//! `capture` (a graph capture read in another session, applied to a replay: `capture_of`,
+//! `use_capture`), `parts` (a file parsed in several workers: `start_part`, `take_part`, `absorb_part`,
 //! `splittable`, `event_boundary`), `view` (frames, viewport, hit testing, selection, search),
 //! `tables` (`analyse_step`, the analyses run in slices on the store's `*_sliced` getters with
 //! `SLICE_UNITS` of work per call; the reports and tables), `flops` (the roofline's rows, device,
@@ -57,6 +58,7 @@
 //! it, in every `trunk build` and `trunk serve` (its own folder of the cargo target, so the two
 //! builds' flags do not share a cache).
 
+mod capture;
 mod compare;
 mod critical;
 mod embedding;

@@ -5,11 +5,10 @@
 use super::session::{Analysed, Loaded, Session};
 use super::{err, json};
 use crate::analysis::flops::kernels::annotate;
+use crate::analysis::graphs::GraphsOutput;
 use crate::analysis::idle::{self, IdleOptions};
 use crate::analysis::slicing::{poll_once, Slicer};
-use crate::analysis::tables::{
-    call_tree, kernel_table, label_table, module_table, op_table, OpColumn,
-};
+use crate::analysis::tables::{call_tree, label_table, module_table, OpColumn};
 use crate::view::aggregate::aggregate;
 use crate::view::frame::GapShade;
 use std::rc::Rc;
@@ -140,7 +139,7 @@ impl Session {
         let (t, forest) = (l.trace(), l.derived.forest());
         match kind {
             "ops" => {
-                let mut ops = op_table(t, forest, by_shape);
+                let mut ops = l.derived.op_table(by_shape);
                 ops.sort_by(if ops.has_device_time() {
                     OpColumn::SelfDevice
                 } else {
@@ -149,14 +148,19 @@ impl Session {
                 Ok(json(&ops))
             }
             "kernels" => {
-                let mut table = kernel_table(t, forest);
+                let mut table = l.derived.kernel_table();
                 annotate(&mut table, t, l.derived.flops());
                 Ok(json(&table))
             }
             "labels" => Ok(json(&label_table(t, forest))),
             "modules" => Ok(json(&module_table(t, forest))),
             "calltree" => Ok(json(&call_tree(t, forest))),
-            "graphs" => Ok(json(l.derived.graphs())),
+            "graphs" => Ok(json(&GraphsOutput::of(
+                t,
+                l.derived.graphs(),
+                l.derived.attribution(),
+                false,
+            ))),
             "compiled" => Ok(json(l.derived.compiled())),
             _ => Err(err(format!("no table named '{kind}'"))),
         }

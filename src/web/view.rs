@@ -98,7 +98,8 @@ impl Loaded {
         let trace = self.derived.trace();
         let mut d = details::details(trace, &self.timeline, r)?;
         if d.gpu && self.analysed().is_ok() {
-            d.replayed = details::Replayed::of(trace, self.derived.graphs(), r);
+            d.replayed =
+                details::Replayed::of(trace, self.derived.graphs(), self.derived.attribution(), r);
         }
         Some(d)
     }

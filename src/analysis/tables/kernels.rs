@@ -15,6 +15,7 @@
 
 use super::tree::{Forest, NameKey};
 use super::{median_us, percent, us};
+use crate::analysis::graphs::Attribution;
 use crate::model::{ArgsId, StrId, Trace};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -289,11 +290,30 @@ struct Sums {
 }
 
 pub fn kernel_table(trace: &Trace, forest: &Forest) -> KernelTable {
+    kernel_table_attributed(trace, forest, None)
+}
+
+/// Who launched a device op, as the table groups them.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Launcher<'a> {
+    Op(NameKey),
+    /// The captured operator that issued a replayed op (its graph launch is not its operator).
+    Captured(&'a str),
+    Unknown,
+}
+
+/// [`kernel_table`] of a trace that replays CUDA/HIP graphs, with their capture: a replayed op
+/// the capture names is launched by the captured operator that issued it.
+pub fn kernel_table_attributed(
+    trace: &Trace,
+    forest: &Forest,
+    capture: Option<&Attribution>,
+) -> KernelTable {
     let mut index: FxHashMap<StrId, usize> = FxHashMap::default();
     let mut sums: Vec<Sums> = Vec::new();
     // Keyed by (row, grid, block) and by (row, launching op).
     let mut configs: FxHashMap<(usize, [i64; 3], [i64; 3]), Tally> = FxHashMap::default();
-    let mut launchers: FxHashMap<(usize, Option<NameKey>), Tally> = FxHashMap::default();
+    let mut launchers: FxHashMap<(usize, Launcher), Tally> = FxHashMap::default();
     for op in &forest.gpu_ops {
         let s = &trace.lanes[op.slice.lane as usize].slices;
         let i = op.slice.index as usize;
@@ -325,9 +345,12 @@ pub fn kernel_table(trace: &Trace, forest: &Forest) -> KernelTable {
         if let (Some(grid), Some(block)) = (args.grid, args.block) {
             configs.entry((row, grid, block)).or_default().add(dur);
         }
-        let by = op
-            .launch
-            .map(|l| forest.trees[l.op.tree as usize].name[l.op.node as usize]);
+        let by = match capture.and_then(|c| c.operator(op.slice)) {
+            Some(name) => Launcher::Captured(name),
+            None => op.launch.map_or(Launcher::Unknown, |l| {
+                Launcher::Op(forest.trees[l.op.tree as usize].name[l.op.node as usize])
+            }),
+        };
         launchers.entry((row, by)).or_default().add(dur);
     }
 
@@ -341,9 +364,22 @@ pub fn kernel_table(trace: &Trace, forest: &Forest) -> KernelTable {
         });
     }
     let mut launcher_rows: Vec<Vec<LaunchedBy>> = vec![Vec::new(); sums.len()];
+    // An operator that launched some calls eagerly and issued others in a captured graph is one
+    // launcher: merged by name before the rows are made.
+    let mut named: FxHashMap<(usize, Option<String>), Tally> = FxHashMap::default();
     for ((row, by), t) in launchers {
+        let name = match by {
+            Launcher::Op(k) => Some(k.as_str(trace).to_string()),
+            Launcher::Captured(name) => Some(name.to_string()),
+            Launcher::Unknown => None,
+        };
+        let n = named.entry((row, name)).or_default();
+        n.calls += t.calls;
+        n.ns += t.ns;
+    }
+    for ((row, name), t) in named {
         launcher_rows[row].push(LaunchedBy {
-            name: by.map(|k| k.as_str(trace).to_string()),
+            name,
             calls: t.calls,
             total_us: us(t.ns),
         });

@@ -35,7 +35,7 @@ pub struct PathColumns {
     /// The least slack over the calls inside steps; `None` when no call is in a step.
     pub slack_us: Option<f64>,
 }
-pub use kernels::{kernel_table, KernelFlops, KernelTable};
+pub use kernels::{kernel_table, kernel_table_attributed, KernelFlops, KernelTable};
 pub use labels::{label_table, LabelTable};
 pub use modules::{module_table, ModuleTable};
 pub use ops::{op_table, op_table_charged, OpColumn, OpTable};
