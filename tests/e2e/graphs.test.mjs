@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { openTrace } from "./lib.mjs";
 
 const replay = fileURLToPath(new URL("../fixtures/graphs/sglang_decode.replay.json.gz", import.meta.url));
+const capture = fileURLToPath(new URL("../fixtures/graphs/sglang_decode.capture.json.gz", import.meta.url));
 
 export async function graphsTabListsTheReplayAndItsKernelsSayWhoReplayedThem({ page, baseUrl, screenshot }) {
   await openTrace(page, baseUrl, replay, { analyses: true });
@@ -24,6 +25,34 @@ export async function graphsTabListsTheReplayAndItsKernelsSayWhoReplayedThem({ p
   await page.waitForFunction(() => /Replayed by graph 0/.test(document.querySelector("#details").textContent));
   assert.match(await page.textContent("#details"), /op \d+ of 544 in this replay; the graph is launched 1 time in the trace/);
   await screenshot("graphs-sglang");
+}
+
+export async function theCaptureTraceNamesEachReplayedKernelsOperatorInTheTablesAndDetails({ page, baseUrl, screenshot }) {
+  await openTrace(page, baseUrl, replay, { analyses: true });
+  // Before: the operator table charges the replayed kernels to the bare annotation.
+  await page.waitForSelector("#ops-table tbody tr");
+  assert.equal(await page.textContent("#ops-table tbody tr td"), "step[DECODE bs=32]");
+  await page.click('#tabs button:text-is("Graphs")');
+  await page.waitForSelector("#capture-input", { state: "attached" });
+  // A trace that recorded no capture is refused with the reason, and the tab stays as it was.
+  await page.setInputFiles("#capture-input", replay);
+  await page.waitForFunction(() => /recorded no graph capture/.test(document.querySelector("#capture-status")?.textContent));
+  await page.setInputFiles("#capture-input", capture);
+  await page.waitForSelector("#captured-ops-table tbody tr");
+  assert.match(await page.textContent("#tab-body"), /The capture \(1 captures, \d+ dispatches\) names 544 of 544 replayed ops/);
+  const first = await page.$$eval("#captured-ops-table tbody tr:first-child td", (t) => t.map((c) => c.textContent));
+  // As `sightline graphs --capture` and TraceLens' merge: aten::mm, 5.78 ms of self device time.
+  assert.deepEqual(first.slice(0, 3), ["aten::mm", "1", "5.78 ms"]);
+  await screenshot("graphs-captured");
+  // The operator table now charges the kernels to the operators that issued them.
+  await page.click('#tabs button:text-is("Operators")');
+  await page.waitForFunction(() => document.querySelector("#ops-table tbody tr td")?.textContent === "aten::mm");
+  // The kernel table's launching operators, and a replayed kernel's details.
+  await page.click('#tabs button:text-is("Kernels")');
+  await page.waitForSelector("#kernels-table tbody tr");
+  await page.click('#kernels-table tbody tr:has-text("paged_attention")');
+  await page.waitForFunction(() => /Issued while captured by/.test(document.querySelector("#details").textContent));
+  assert.match(await page.textContent("#details .captured-stack li:first-child"), /sglang_profiler::attention_paged_attention_ragged_100/);
 }
 
 export async function aTraceWithoutGraphsHasNoGraphsTab({ page, baseUrl, fixturesDir }) {

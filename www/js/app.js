@@ -90,7 +90,7 @@ const view = new TimelineView($("timeline"), $("overview"), { constants: JSON.pa
 const memory = startMemory({ app, view, pick, fail });
 // The Modules tab, listed once the shown trace's module table has rows (modules-view.js).
 const modules = startModules({ app, tableOf, withTable, highlight, showTabs });
-const graphs = startGraphs({ app, tableOf, withTable, highlight, pick, showTabs });
+const graphs = startGraphs({ app, tableOf, withTable, highlight, pick, showTabs, bindings, captured });
 const compiled = startCompiled({ app, tableOf, withTable, highlight, showTabs });
 // The Critical path toggle, its panel and the what-if (critical.js).
 const critical = startCritical({ app, view, pick, showRange });
@@ -414,6 +414,13 @@ function tableOf(kind) {
     app.tables[key] = made.then(JSON.parse);
   }
   return app.tables[key];
+}
+
+/** A capture was applied to `loaded` (graphs-view.js): the tables that read it are asked again. */
+function captured(loaded) {
+  if (app.active !== loaded) return;
+  for (const key of ["ops", "ops-shape", "kernels", "graphs"]) delete app.tables[key];
+  selectTab(app.tab);
 }
 
 /**

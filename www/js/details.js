@@ -72,7 +72,24 @@ export function renderDetails(host, d, onPick, extras = {}) {
     const r = d.replayed;
     host.append(h3(`Replayed by graph ${r.graph}`));
     host.append(refs([r.launch], onPick));
-    host.append(p("muted", `op ${r.position} of ${r.ops} in this replay; the graph is launched ${r.launches} time${r.launches > 1 ? "s" : ""} in the trace. The trace recorded while the graph was captured names its operator: sightline graphs FILE --capture CAPTURE.`));
+    const where = `op ${r.position} of ${r.ops} in this replay; the graph is launched ${r.launches} time${r.launches > 1 ? "s" : ""} in the trace.`;
+    const c = r.captured;
+    if (c) {
+      host.append(p("muted", where));
+      host.append(h3("Issued while captured by"));
+      const list = document.createElement("ol");
+      list.className = "captured-stack";
+      for (const name of c.operators) {
+        const li = document.createElement("li");
+        li.textContent = name;
+        list.append(li);
+      }
+      host.append(list);
+      if (c.module) host.append(p("muted", `module ${c.module}`));
+      if (c.frame) host.append(p("muted", `Python ${c.frame}`));
+    } else {
+      host.append(p("muted", `${where} The trace recorded while the graph was captured names its operator (Graphs tab: Read the capture trace…; sightline graphs FILE --capture CAPTURE).`));
+    }
   }
   // A backward node's forward operator and a forward operator's backward nodes (fwdbwd flows).
   const onFrame = extras.onFrame || onPick;
