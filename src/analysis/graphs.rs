@@ -494,7 +494,7 @@ pub struct ChargedOp {
     /// `Some` when the table groups by input shape.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_dims: Option<String>,
-    /// Replays in which it issued a replayed op.
+    /// Its calls during capture that issued a replayed op, counted once per replay of their graph.
     pub calls: u64,
     /// Replayed ops it issued itself, and those issued inside it.
     pub self_device_ns: i64,

@@ -186,7 +186,7 @@ pub fn run(opts: &GraphsArgs) -> Result<(), String> {
             let w = name_width(rows.iter().map(|r| r.name.as_str())).min(60);
             let cols = [
                 Column::right("Captured operator", w),
-                Column::right("Replays", 9),
+                Column::right("Calls", 9),
                 Column::right("Self device", 12),
                 Column::right("Device total", 12),
             ];

@@ -106,12 +106,12 @@ export function renderGraphs(host, r, { highlight, pick, readCapture }) {
     caption: "CUDA/HIP graphs by their replays (click: the first launch)",
   });
   if (r.captured_ops) {
-    const rows = r.captured_ops.map((o) => ({ name: o.name, replays: o.calls, self_device_us: us(o.self_device_ns), device_total_us: us(o.device_total_ns) }));
+    const rows = r.captured_ops.map((o) => ({ name: o.name, calls: o.calls, self_device_us: us(o.self_device_ns), device_total_us: us(o.device_total_ns) }));
     renderTable(ops, rows, {
       id: "captured-ops-table",
       columns: [
         { key: "name", label: "Captured operator", kind: "text" },
-        { key: "replays", label: "Replays", kind: "int" },
+        { key: "calls", label: "Calls", kind: "int" },
         { key: "self_device_us", label: "Self device", kind: "us" },
         { key: "device_total_us", label: "Device total", kind: "us" },
       ],
