@@ -283,6 +283,44 @@ fn a_cuda_compiled_function_charges_its_triton_kernels_and_their_device_time() {
         ]
     );
     assert_eq!(g.replaces, ["add", "mul", "sum"]);
+    // The provenance PyTorch records on a Triton kernel's launch (kernel_backend, kernel_file,
+    // kernel_hash): each kernel's generated source.
+    let provenance: Vec<(Option<&str>, Option<&str>, Option<&str>)> = g
+        .kernels
+        .iter()
+        .map(|k| {
+            (
+                k.kernel_backend.as_deref(),
+                k.kernel_file.as_deref(),
+                k.kernel_hash.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        provenance,
+        [
+            (
+                Some("triton"),
+                Some("/tmp/torchinductor_user/ab/c0.py"),
+                Some("c04be5f1d9e0a7b3")
+            ),
+            (
+                Some("triton"),
+                Some("/tmp/torchinductor_user/ab/c1.py"),
+                Some("c14be5f1d9e0a7b3")
+            ),
+        ]
+    );
+    // A CPU trace's C++ kernels carry none, and say none.
+    let cpu =
+        sightline::parse::parse_bytes(&std::fs::read(path("compiled_once")).unwrap()).unwrap();
+    let cpu = Derived::new(&cpu);
+    assert!(cpu
+        .compiled()
+        .graphs
+        .iter()
+        .flat_map(|g| &g.kernels)
+        .all(|k| k.kernel_file.is_none()));
     let ids: Vec<&str> = d.found(&Default::default()).iter().map(|f| f.id).collect();
     assert!(!IDS.iter().any(|i| ids.contains(i)), "{ids:?}");
 }

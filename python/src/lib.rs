@@ -49,12 +49,11 @@ use sightline::analysis::critical::whatif::Edit;
 use sightline::analysis::critical::{PathOptions, PathReport};
 use sightline::analysis::derived::Derived;
 use sightline::analysis::flops::kernels::annotate;
+use sightline::analysis::graphs::{Capture, GraphsOutput};
 use sightline::analysis::idle::{self, IdleOptions, Mode};
 use sightline::analysis::links::Links;
 use sightline::analysis::summary;
-use sightline::analysis::tables::{
-    kernel_table, label_table, module_table, op_table, Forest, OpColumn,
-};
+use sightline::analysis::tables::{label_table, module_table, Forest, OpColumn};
 use sightline::model::Trace as Model;
 use sightline::native;
 use sightline::parse::{ParseError, Parser as CoreParser};
@@ -125,7 +124,7 @@ impl PyTrace {
 
     /// The operator table sorted as the CLI sorts it by default.
     fn op_table(&self, by_shape: bool) -> sightline::analysis::tables::OpTable {
-        let mut t = op_table(self.model(), self.forest(), by_shape);
+        let mut t = self.derived.op_table(by_shape);
         t.sort_by(if t.has_device_time() {
             OpColumn::SelfDevice
         } else {
@@ -208,7 +207,7 @@ impl PyTrace {
     /// `sightline kernels --json`.
     fn kernels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let t = py.allow_threads(|| {
-            let mut t = kernel_table(self.model(), self.forest());
+            let mut t = self.derived.kernel_table();
             annotate(&mut t, self.model(), self.derived.flops());
             t
         });
@@ -227,10 +226,40 @@ impl PyTrace {
         table(py, &t, "rows")
     }
 
-    /// `sightline graphs --json` (no capture), its `graphs` as the table.
+    /// `sightline graphs --json` (with the capture `use_capture` gave, if any, its captured
+    /// operators in the metadata), its `graphs` as the table.
     fn graphs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let r = py.allow_threads(|| self.derived.graphs());
-        table(py, r, "graphs")
+        let r = py.allow_threads(|| {
+            let d = &self.derived;
+            GraphsOutput::of(d.trace(), d.graphs(), d.attribution(), false)
+        });
+        table(py, &r, "graphs")
+    }
+
+    /// Applies `capture`, the trace recorded while this trace's CUDA/HIP graphs were captured
+    /// (`--capture FILE`): `ops`, `kernels` and `graphs` then name the operator that issued each
+    /// replayed op. Returns how it paired, as `graphs --json`'s `capture`. `ValueError` when it
+    /// recorded no capture, names none of the replayed ops, or this trace has one already.
+    fn use_capture(&self, py: Python<'_>, capture: &PyTrace) -> PyResult<String> {
+        py.allow_threads(|| {
+            let c = Capture::read(capture.model(), capture.derived.links());
+            if c.captures.is_empty() {
+                return Err(format!(
+                    "{}: no graph capture in this trace (no StreamBeginCapture and \
+                     StreamEndCapture calls)",
+                    capture.source
+                ));
+            }
+            let a = self.derived.set_capture(c)?;
+            if a.matched.attributed_ops == 0 {
+                return Err(format!(
+                    "{}: the capture names none of the replayed ops",
+                    capture.source
+                ));
+            }
+            serde_json::to_string(&a.matched).map_err(|e| e.to_string())
+        })
+        .map_err(PyValueError::new_err)
     }
 
     /// `sightline compiled --json`, its `graphs` as the table.

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import sightline
-from conftest import cli_json, cli_path, fixture_id, split_fixtures, strip_nulls
+from conftest import LOCAL, cli_json, cli_path, fixture_id, split_fixtures, strip_nulls
 
 FIXTURES, REFUSED = split_fixtures()
 # Run-to-run figures: the time this run took, not a property of the trace.
@@ -77,13 +77,14 @@ def test_summary(case: Any) -> None:
 @pytest.mark.parametrize("by_shape", [False, True])
 def test_ops(case: Any, by_shape: bool) -> None:
     path, t = case
-    args = ["ops", path] + (["--by-shape"] if by_shape else [])
+    # No capture: the CLI would read one found beside a replay; Python reads only one given.
+    args = ["ops", path, "--capture", "none"] + (["--by-shape"] if by_shape else [])
     assert_table(t.ops(by_shape=by_shape), cli_json(*args), "rows")
 
 
 def test_kernels(case: Any) -> None:
     path, t = case
-    assert_table(t.kernels(), cli_json("kernels", path), "rows")
+    assert_table(t.kernels(), cli_json("kernels", path, "--capture", "none"), "rows")
 
 
 def test_labels(case: Any) -> None:
@@ -98,7 +99,28 @@ def test_modules(case: Any) -> None:
 
 def test_graphs(case: Any) -> None:
     path, t = case
-    assert_table(t.graphs(), cli_json("graphs", path), "graphs")
+    assert_table(t.graphs(), cli_json("graphs", path, "--capture", "none"), "graphs")
+
+
+def test_a_capture_given_names_the_replayed_ops_as_the_cli_does() -> None:
+    replay = LOCAL / "graphs" / "sglang_decode.replay.json.gz"
+    capture = LOCAL / "graphs" / "sglang_decode.capture.json.gz"
+    t = sightline.open(replay)
+    # Nothing is read beside the file: the annotation around the graph launch is charged.
+    assert t.ops().column("name")[0].as_py() == "step[DECODE bs=32]"
+    with pytest.raises(ValueError, match="no graph capture"):
+        t.use_capture(sightline.open(replay))
+    paired = t.use_capture(sightline.open(capture))
+    assert paired["attributed_ops"] == 544 and paired["unattributed_ops"] == 0
+    with pytest.raises(ValueError, match="has a capture already"):
+        t.use_capture(sightline.open(capture))
+    assert_table(t.ops(), cli_json("ops", replay, "--capture", capture), "rows")
+    assert t.ops().column("name")[0].as_py() == "aten::mm"
+    assert_table(t.kernels(), cli_json("kernels", replay, "--capture", capture), "rows")
+    cli = cli_json("graphs", replay, "--capture", capture)
+    del cli["first_replays"]  # op by op: the CLI's alone, as the mcp tool leaves it out too
+    assert_table(t.graphs(), cli, "graphs")
+    assert sightline.table_meta(t.graphs())["captured_ops"][0]["name"] == "aten::mm"
 
 
 def test_compiled(case: Any) -> None:

@@ -53,7 +53,7 @@
 use super::links::{Kind, Links};
 use super::slicing::{block_on, Slicer, LOOKUP};
 use super::steps::StepsReport;
-use crate::model::{SliceRef, StrId, Trace};
+use crate::model::{ArgsId, SliceRef, StrId, Trace};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::hash::Hash;
@@ -434,6 +434,15 @@ pub struct Kernel {
     pub cpu_us: f64,
     pub device_ns: i64,
     pub device_us: f64,
+    /// Where the trace says Inductor wrote it: its backend (`triton`), the generated source file
+    /// and the hash of its source, from its launch's args (absent where the trace has none, as
+    /// on CPU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_backend: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_hash: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -548,6 +557,9 @@ struct GraphAcc {
 
 #[derive(Default)]
 struct KernelAcc {
+    /// The args of its first CPU call that tell where Inductor wrote it (PyTorch records
+    /// `kernel_backend`, `kernel_file` and `kernel_hash` on a Triton kernel's launch).
+    source: Option<ArgsId>,
     cpu_calls: usize,
     cpu_ns: i64,
     device_calls: usize,
@@ -716,6 +728,7 @@ pub async fn analyze_sliced(
                     };
                     row.cpu_calls += 1;
                     row.cpu_ns += dur;
+                    row.source.get_or_insert(s.args[i]);
                     cx.counted = true;
                 }
                 Class::CompileData(f, c) => {
@@ -1099,7 +1112,14 @@ fn kernel_rows<'c>(
             let Class::Kernel(parsed) = class(n) else {
                 return None;
             };
+            let arg = |key: &str| {
+                let v = trace.args.field(k.source?, key)?;
+                serde_json::from_str::<String>(v).ok()
+            };
             Some(Kernel {
+                kernel_backend: arg("kernel_backend"),
+                kernel_file: arg("kernel_file"),
+                kernel_hash: arg("kernel_hash"),
                 name: trace.str(n).to_string(),
                 kind: parsed.kind,
                 fused_ops: parsed.fused_ops.clone(),

@@ -31,3 +31,22 @@ export async function compiledTabShowsFramesGraphsAndKernels({ page, baseUrl, sc
   await page.waitForFunction(() => /cpp_fused|CompiledFxGraph/.test(document.querySelector("#details .slice-name")?.textContent || ""));
   await screenshot("compiled-graph-break");
 }
+
+export async function aTritonKernelNamesItsGeneratedSource({ page, baseUrl }) {
+  // Inductor on CUDA in the shape PyTorch records it: each Triton launch's kernel_file.
+  const cuda = fileURLToPath(new URL("../fixtures/devices/triton_inductor.json", import.meta.url));
+  await openTrace(page, baseUrl, cuda, { analyses: true });
+  await page.click('#tabs button:text-is("Compiled")');
+  await page.waitForSelector("#compiled-kernels-table tbody tr");
+  const head = await page.$$eval("#compiled-kernels-table thead th", (t) => t.map((c) => c.textContent));
+  const col = head.findIndex((h) => /Generated source/.test(h));
+  assert.ok(col >= 0, head.join(", "));
+  const rows = await page.$$eval("#compiled-kernels-table tbody tr", (t) => t.map((r) => [...r.cells].map((c) => c.textContent)));
+  assert.deepEqual(
+    rows.map((r) => [r[0], r[col]]),
+    [
+      ["triton_poi_fused_add_mul_0", "/tmp/torchinductor_user/ab/c0.py"],
+      ["triton_red_fused_sum_1", "/tmp/torchinductor_user/ab/c1.py"],
+    ],
+  );
+}

@@ -115,7 +115,10 @@ export function renderCompiled(host, c, highlight) {
     calls: k.calls,
     cpu_us: k.cpu_us,
     device_us: k.device_us,
+    kernel_file: k.kernel_file || "",
   }));
+  // The generated source, where the trace names it (PyTorch records it on a Triton launch).
+  const sources = kernels.some((k) => k.kernel_file);
   renderTable(section(host, "Inductor kernels"), kernels, {
     id: "compiled-kernels-table",
     columns: [
@@ -126,6 +129,7 @@ export function renderCompiled(host, c, highlight) {
       { key: "calls", label: "Calls", kind: "int" },
       { key: "cpu_us", label: "CPU", kind: "us" },
       { key: "device_us", label: "Device", kind: "us" },
+      ...(sources ? [{ key: "kernel_file", label: "Generated source", kind: "text" }] : []),
     ],
     csvName: "inductor-kernels.csv",
     onRowClick: (k) => highlight(k.name),

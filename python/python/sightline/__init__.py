@@ -118,6 +118,16 @@ class Trace:
         launches, replayed ops, instantiations in the metadata)."""
         return _tables.table(self._native.graphs())
 
+    def use_capture(self, capture: "Trace") -> Dict[str, Any]:
+        """Applies ``capture``, the trace recorded while this trace's CUDA/HIP graphs were
+        captured (``--capture FILE``): from then on :meth:`ops`, :meth:`kernels` and :meth:`graphs`
+        name the operator that issued each replayed op. Returns how it paired (``captures``,
+        ``dispatches``, ``attributed_ops``, ``unattributed_ops``: ``graphs --json``'s
+        ``capture``). Unlike the CLI, nothing is looked for beside the file: a capture is given.
+        Raises ``ValueError`` when ``capture`` recorded none, names none of the replayed ops, or
+        this trace has a capture already."""
+        return json.loads(self._native.use_capture(capture._native))
+
     def compiled(self) -> pa.Table:
         """What ``torch.compile`` ran, one row per compiled graph: calls, CPU and device time,
         Inductor kernels with the operators they fused (``sightline compiled --json``'s
