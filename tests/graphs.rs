@@ -275,3 +275,60 @@ fn a_capture_laid_out_as_tracelens_has_it_is_found_and_names_each_kernels_operat
     assert_eq!(by(&t, "step[DECODE bs=32]"), 545);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_module_table_with_the_capture_charges_replayed_kernels_to_the_captured_modules() {
+    let replay = fixture("sglang_decode.replay.json.gz");
+    let cap = fixture("sglang_decode.capture.json.gz");
+    // The replay alone has one module frame, the sampler's, after the graph launch: the
+    // replayed ops are unattributed.
+    let (code, out, err) = common::run_cli(&["modules", &replay, "--json", "--capture", "none"]);
+    assert_eq!(code, 0, "{err}");
+    let t: Value = serde_json::from_str(&out).unwrap();
+    let modules: Vec<&str> = t["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["module"].as_str().unwrap())
+        .collect();
+    assert_eq!(modules, ["Sampler_0"]);
+    let before = t["unattributed_device_us"].as_f64().unwrap();
+    assert!(before > 9_700.0, "{before}");
+    let (code, out, err) = common::run_cli(&["modules", &replay, "--json", "--capture", &cap]);
+    assert_eq!(code, 0, "{err}");
+    let t: Value = serde_json::from_str(&out).unwrap();
+    let rows = t["rows"].as_array().unwrap();
+    let row = |m: &str| rows.iter().find(|r| r["module"] == m).unwrap();
+    let model = row("Qwen3Model_0");
+    assert_eq!(
+        (model["calls"].as_u64(), model["depth"].as_u64()),
+        (Some(0), Some(0))
+    );
+    assert_eq!(model["host_total_us"], 0.0);
+    let attention = row("Qwen3Model_0/Qwen3DecoderLayer_0/Qwen3Attention_0/RadixAttention_0");
+    assert_eq!(
+        attention["parent"],
+        "Qwen3Model_0/Qwen3DecoderLayer_0/Qwen3Attention_0"
+    );
+    assert!(attention["device_self_us"].as_f64().unwrap() > 0.0);
+    assert!(t["unattributed_device_us"].as_f64().unwrap() < before - 9_000.0);
+    assert_eq!(row("Sampler_0")["calls"], 1);
+    // Device self over the rows plus unattributed is the trace's device time, as without it.
+    let self_sum: f64 = rows
+        .iter()
+        .map(|r| r["device_self_us"].as_f64().unwrap())
+        .sum();
+    let total = self_sum + t["unattributed_device_us"].as_f64().unwrap();
+    assert!(
+        (total - t["device_time_us"].as_f64().unwrap()).abs() < 0.01,
+        "{total}"
+    );
+    // A parent's total is its own self time plus its children's totals.
+    let children: f64 = rows
+        .iter()
+        .filter(|r| r["parent"] == "Qwen3Model_0")
+        .map(|r| r["device_total_us"].as_f64().unwrap())
+        .sum();
+    let expected = children + model["device_self_us"].as_f64().unwrap();
+    assert!((model["device_total_us"].as_f64().unwrap() - expected).abs() < 0.01);
+}

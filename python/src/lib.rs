@@ -53,7 +53,7 @@ use sightline::analysis::graphs::{Capture, GraphsOutput};
 use sightline::analysis::idle::{self, IdleOptions, Mode};
 use sightline::analysis::links::Links;
 use sightline::analysis::summary;
-use sightline::analysis::tables::{label_table, module_table, Forest, OpColumn};
+use sightline::analysis::tables::{label_table, Forest, OpColumn};
 use sightline::model::Trace as Model;
 use sightline::native;
 use sightline::parse::{ParseError, Parser as CoreParser};
@@ -222,7 +222,7 @@ impl PyTrace {
 
     /// `sightline modules --json`.
     fn modules<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let t = py.allow_threads(|| module_table(self.model(), self.forest()));
+        let t = py.allow_threads(|| self.derived.module_table());
         table(py, &t, "rows")
     }
 

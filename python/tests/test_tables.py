@@ -94,7 +94,7 @@ def test_labels(case: Any) -> None:
 
 def test_modules(case: Any) -> None:
     path, t = case
-    assert_table(t.modules(), cli_json("modules", path), "rows")
+    assert_table(t.modules(), cli_json("modules", path, "--capture", "none"), "rows")
 
 
 def test_graphs(case: Any) -> None:
@@ -117,6 +117,7 @@ def test_a_capture_given_names_the_replayed_ops_as_the_cli_does() -> None:
     assert_table(t.ops(), cli_json("ops", replay, "--capture", capture), "rows")
     assert t.ops().column("name")[0].as_py() == "aten::mm"
     assert_table(t.kernels(), cli_json("kernels", replay, "--capture", capture), "rows")
+    assert_table(t.modules(), cli_json("modules", replay, "--capture", capture), "rows")
     cli = cli_json("graphs", replay, "--capture", capture)
     del cli["first_replays"]  # op by op: the CLI's alone, as the mcp tool leaves it out too
     assert_table(t.graphs(), cli, "graphs")

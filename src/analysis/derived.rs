@@ -27,7 +27,7 @@ use super::links::Links;
 use super::memory::Memory;
 use super::slicing::{block_on, Slicer};
 use super::steps::{self, StepsReport};
-use super::tables::{self as tables, Forest, KernelTable, OpTable};
+use super::tables::{self as tables, Forest, KernelTable, ModuleTable, OpTable};
 use super::{findings, summary};
 use crate::model::Trace;
 use std::borrow::Borrow;
@@ -187,6 +187,12 @@ impl<T: Borrow<Trace>> Derived<T> {
     /// is given; without FLOPs (`flops::kernels::annotate` adds them).
     pub fn kernel_table(&self) -> KernelTable {
         tables::kernel_table_attributed(self.trace(), self.forest(), self.attribution())
+    }
+
+    /// The module table, replayed ops charged to the module paths their capture names where a
+    /// capture is given.
+    pub fn module_table(&self) -> ModuleTable {
+        tables::module_table_attributed(self.trace(), self.forest(), self.attribution())
     }
 
     /// What `torch.compile` ran: frames, graphs, Inductor kernels, compile work, graph breaks.

@@ -311,7 +311,11 @@ pub struct Dispatch {
     /// Indices into [`Captured::ops`], innermost first: the operators (else annotations) around
     /// the call inside the capture; the first is the one the replayed op is charged to.
     pub stack: Vec<u32>,
+    /// The innermost `nn.Module` around the call, and the path of all of them (outermost first,
+    /// `/`-joined, as the module table names a row).
     pub module: Option<String>,
+    #[serde(default)]
+    pub module_path: Option<String>,
     pub frame: Option<String>,
 }
 
@@ -379,7 +383,7 @@ fn captured(trace: &Trace, links: &Links, lane: usize, calls: &[usize]) -> Captu
             .and_then(|v| serde_json::from_str::<String>(v).ok())
             .unwrap_or_else(|| trace.str(s.name[i]).to_string());
         let (mut stack, mut annotations) = (Vec::new(), Vec::new());
-        let (mut module, mut frame) = (None, None);
+        let (mut modules, mut frame): (Vec<&str>, _) = (Vec::new(), None);
         let mut cur = links.parent(r);
         while let Some(p) = cur {
             let j = p.index as usize;
@@ -405,7 +409,7 @@ fn captured(trace: &Trace, links: &Links, lane: usize, calls: &[usize]) -> Captu
                 }
                 Kind::Python => {
                     if let Some(m) = pname.strip_prefix("nn.Module: ") {
-                        module.get_or_insert_with(|| m.to_string());
+                        modules.push(m);
                     } else {
                         frame.get_or_insert_with(|| pname.to_string());
                     }
@@ -417,10 +421,13 @@ fn captured(trace: &Trace, links: &Links, lane: usize, calls: &[usize]) -> Captu
         // The operators first, so the innermost operator is charged, else the innermost
         // annotation (the launch rule of the operator table).
         stack.extend(annotations);
+        let module = modules.first().map(|m| m.to_string());
+        modules.reverse();
         dispatches.push(Dispatch {
             name,
             stack,
             module,
+            module_path: (!modules.is_empty()).then(|| modules.join("/")),
             frame,
         });
     }
@@ -612,6 +619,11 @@ impl Attribution {
     pub fn operator(&self, r: SliceRef) -> Option<&str> {
         let (cap, d) = self.dispatch(r)?;
         Some(cap.ops.get(*d.stack.first()? as usize)?.name.as_str())
+    }
+
+    /// The module path (as the module table names rows) around the call that issued `r`.
+    pub fn module_path(&self, r: SliceRef) -> Option<&str> {
+        self.dispatch(r)?.1.module_path.as_deref()
     }
 
     /// What the capture says of replayed op `r`, when it names it.
@@ -811,6 +823,7 @@ mod tests {
             name: name.to_string(),
             stack: Vec::new(),
             module: None,
+            module_path: None,
             frame: None,
         }
     }

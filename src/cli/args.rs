@@ -73,7 +73,7 @@ pub enum Command {
         long_about = "nn.Module hierarchy (with_modules=True): calls, host total/self, device time \
                       launched inside each module and outside its children."
     )]
-    Modules(Listed),
+    Modules(ModulesArgs),
     /// Device idle time: HTA's breakdowns, the gaps and what the CPU was doing
     #[command(
         long_about = "Device idle time: HTA's temporal and per-stream breakdowns, the idle gaps of \
@@ -200,6 +200,17 @@ pub struct OpsArgs {
     /// The trace recorded while the CUDA/HIP graphs this trace replays were captured: their
     /// replayed ops are charged to the operators that issued them (rows with no CPU time;
     /// default: one found beside the trace; none: no capture)
+    #[arg(long, value_name = "FILE")]
+    pub capture: Option<String>,
+}
+
+#[derive(Args)]
+pub struct ModulesArgs {
+    #[command(flatten)]
+    pub listed: Listed,
+    /// The trace recorded while the CUDA/HIP graphs this trace replays were captured: a replayed
+    /// op is charged to the modules around the call that issued it (default: one found beside
+    /// the trace; none: no capture)
     #[arg(long, value_name = "FILE")]
     pub capture: Option<String>,
 }

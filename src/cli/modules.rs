@@ -2,20 +2,22 @@
 //! records, with host and device time per module (the TensorBoard plugin's module view). The text
 //! indents each module under its parent and names the device as the trace does.
 
-use super::args::Listed;
+use super::args::ModulesArgs;
 use super::table::{fmt_time, layout, name_width, truncate_name, Column};
 use super::{load, print_json, Loaded};
 use sightline::analysis::summary::devices_word;
-use sightline::analysis::tables::{module_table, ModuleTable};
+use sightline::analysis::tables::ModuleTable;
 
-/// The whole table (`--top` is the caller's).
+/// The whole table (`--top` is the caller's), with the capture the trace was given, if any.
 pub fn table(loaded: &Loaded) -> ModuleTable {
-    module_table(loaded.trace(), loaded.derived.forest())
+    loaded.derived.module_table()
 }
 
-pub fn run(opts: &Listed) -> Result<(), String> {
+pub fn run(args: &ModulesArgs) -> Result<(), String> {
+    let opts = &args.listed;
     let top = opts.top;
     let loaded = load(&opts.trace.file)?;
+    super::graphs::apply_capture(&loaded, &opts.trace.file, args.capture.as_deref())?;
     let trace = loaded.trace();
     let mut table = table(&loaded);
     if opts.trace.json {

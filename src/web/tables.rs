@@ -8,7 +8,7 @@ use crate::analysis::flops::kernels::annotate;
 use crate::analysis::graphs::GraphsOutput;
 use crate::analysis::idle::{self, IdleOptions};
 use crate::analysis::slicing::{poll_once, Slicer};
-use crate::analysis::tables::{call_tree, label_table, module_table, OpColumn};
+use crate::analysis::tables::{call_tree, label_table, OpColumn};
 use crate::view::aggregate::aggregate;
 use crate::view::frame::GapShade;
 use std::rc::Rc;
@@ -153,7 +153,7 @@ impl Session {
                 Ok(json(&table))
             }
             "labels" => Ok(json(&label_table(t, forest))),
-            "modules" => Ok(json(&module_table(t, forest))),
+            "modules" => Ok(json(&l.derived.module_table())),
             "calltree" => Ok(json(&call_tree(t, forest))),
             "graphs" => Ok(json(&GraphsOutput::of(
                 t,

@@ -53,6 +53,9 @@ export async function theCaptureTraceNamesEachReplayedKernelsOperatorInTheTables
   await page.click('#kernels-table tbody tr:has-text("paged_attention")');
   await page.waitForFunction(() => /Issued while captured by/.test(document.querySelector("#details").textContent));
   assert.match(await page.textContent("#details .captured-stack li:first-child"), /sglang_profiler::attention_paged_attention_ragged_100/);
+  // The capture's module frames in the Modules tab (the replay alone has only the sampler's).
+  await page.click('#tabs button:text-is("Modules")');
+  await page.waitForFunction(() => /Qwen3Model_0/.test(document.querySelector("#tab-body")?.textContent || ""));
 }
 
 export async function aTraceWithoutGraphsHasNoGraphsTab({ page, baseUrl, fixturesDir }) {

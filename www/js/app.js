@@ -419,7 +419,9 @@ function tableOf(kind) {
 /** A capture was applied to `loaded` (graphs-view.js): the tables that read it are asked again. */
 function captured(loaded) {
   if (app.active !== loaded) return;
-  for (const key of ["ops", "ops-shape", "kernels", "graphs"]) delete app.tables[key];
+  for (const key of ["ops", "ops-shape", "kernels", "modules", "graphs"]) delete app.tables[key];
+  // The capture's module frames can give a trace without any a Modules tab.
+  modules.analysed(loaded);
   selectTab(app.tab);
 }
 

@@ -121,7 +121,7 @@ class Trace:
     def use_capture(self, capture: "Trace") -> Dict[str, Any]:
         """Applies ``capture``, the trace recorded while this trace's CUDA/HIP graphs were
         captured (``--capture FILE``): from then on :meth:`ops`, :meth:`kernels` and :meth:`graphs`
-        name the operator that issued each replayed op. Returns how it paired (``captures``,
+        name the operator that issued each replayed op, and :meth:`modules` its modules. Returns how it paired (``captures``,
         ``dispatches``, ``attributed_ops``, ``unattributed_ops``: ``graphs --json``'s
         ``capture``). Unlike the CLI, nothing is looked for beside the file: a capture is given.
         Raises ``ValueError`` when ``capture`` recorded none, names none of the replayed ops, or

@@ -37,7 +37,7 @@ pub struct PathColumns {
 }
 pub use kernels::{kernel_table, kernel_table_attributed, KernelFlops, KernelTable};
 pub use labels::{label_table, LabelTable};
-pub use modules::{module_table, ModuleTable};
+pub use modules::{module_table, module_table_attributed, ModuleTable};
 pub use ops::{op_table, op_table_charged, OpColumn, OpTable};
 pub use tree::{EventKind, Forest};
 

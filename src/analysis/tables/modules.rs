@@ -21,6 +21,7 @@
 
 use super::tree::{EventKind, Forest, NO_NODE};
 use super::us;
+use crate::analysis::graphs::Attribution;
 use crate::model::Trace;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -76,6 +77,18 @@ struct Sums {
 }
 
 pub fn module_table(trace: &Trace, forest: &Forest) -> ModuleTable {
+    module_table_attributed(trace, forest, None)
+}
+
+/// [`module_table`] of a trace that replays CUDA/HIP graphs, with their capture: a replayed op
+/// whose issuing call ran inside module frames during capture is charged to that module path,
+/// not to the module (if any) around the graph launch. A path that ran only in the capture is a
+/// row with device time and no calls or host time (the CPU does not run it in a replay).
+pub fn module_table_attributed(
+    trace: &Trace,
+    forest: &Forest,
+    capture: Option<&Attribution>,
+) -> ModuleTable {
     let mut index: FxHashMap<String, usize> = FxHashMap::default();
     let mut sums: Vec<Sums> = Vec::new();
     // Per tree and node: the row of the innermost module frame holding the node (itself included).
@@ -139,9 +152,18 @@ pub fn module_table(trace: &Trace, forest: &Forest) -> ModuleTable {
     for op in &forest.gpu_ops {
         let s = &trace.lanes[op.slice.lane as usize].slices;
         let dur = s.dur_ns[op.slice.index as usize];
-        let row = op
-            .launch
-            .and_then(|l| module_of[l.site.tree as usize][l.site.node as usize]);
+        let captured = capture.and_then(|c| c.module_path(op.slice));
+        let row = match captured {
+            Some(path) => Some(row_of_path(
+                &mut sums,
+                &mut index,
+                path,
+                s.start_ns[op.slice.index as usize],
+            )),
+            None => op
+                .launch
+                .and_then(|l| module_of[l.site.tree as usize][l.site.node as usize]),
+        };
         let Some(row) = row else {
             unattributed += dur;
             continue;
@@ -182,6 +204,38 @@ pub fn module_table(trace: &Trace, forest: &Forest) -> ModuleTable {
         unattributed_device_us: us(unattributed),
         device_time_us: us(forest.gpu_time_ns),
     }
+}
+
+/// The row of module `path` (`/`-joined), made with its parents' rows where missing; `at_ns`
+/// orders a new row among its siblings.
+fn row_of_path(
+    sums: &mut Vec<Sums>,
+    index: &mut FxHashMap<String, usize>,
+    path: &str,
+    at_ns: i64,
+) -> usize {
+    if let Some(&row) = index.get(path) {
+        return row;
+    }
+    let parent = path
+        .rsplit_once('/')
+        .map(|(up, _)| row_of_path(sums, index, up, at_ns));
+    sums.push(Sums {
+        path: path.to_string(),
+        parent,
+        depth: parent.map_or(0, |p| sums[p].depth + 1),
+        first_ns: at_ns,
+        calls: 0,
+        host_total: 0,
+        host_self: 0,
+        device_self: 0,
+        device_total: 0,
+        backward_calls: 0,
+        backward_host: 0,
+        backward_device: 0,
+    });
+    index.insert(path.to_string(), sums.len() - 1);
+    sums.len() - 1
 }
 
 /// Charges each `fwdbwd` flow's backward node to the modules holding its forward operator.
