@@ -332,3 +332,38 @@ fn the_module_table_with_the_capture_charges_replayed_kernels_to_the_captured_mo
     let expected = children + model["device_self_us"].as_f64().unwrap();
     assert!((model["device_total_us"].as_f64().unwrap() - expected).abs() < 0.01);
 }
+
+#[test]
+fn a_replayed_kernel_on_the_critical_path_names_its_captured_operator() {
+    let replay = fixture("sglang_decode.replay.json.gz");
+    let cap = fixture("sglang_decode.capture.json.gz");
+    let segments = |capture: &str| -> Vec<Value> {
+        let (code, out, err) = common::run_cli(&["path", &replay, "--json", "--capture", capture]);
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        v["paths"][0]["segments"].as_array().unwrap().clone()
+    };
+    // Without the capture, the replayed kernels are on the path (HTA's leaves them off,
+    // HTA#290) with no operator.
+    let bare = segments("none");
+    let device = |s: &&Value| s["bound_by"] == "gpu_compute";
+    assert!(bare.iter().filter(device).count() > 500);
+    assert!(bare.iter().all(|s| s.get("captured_by").is_none()));
+    let named = segments(&cap);
+    assert_eq!(named.len(), bare.len());
+    let mm = named
+        .iter()
+        .filter(device)
+        .filter(|s| s["captured_by"] == "aten::mm")
+        .count();
+    assert_eq!(mm, 145);
+    // Only device ops the graph replayed are named: a CPU segment never is.
+    assert!(named
+        .iter()
+        .filter(|s| s["kind"] == "cpu")
+        .all(|s| s.get("captured_by").is_none()));
+    // One FILE only takes --capture FILE.
+    let (code, _, err) = common::run_cli(&["path", &replay, &replay, "--capture", &cap]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("give one FILE"), "{err}");
+}

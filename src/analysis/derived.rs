@@ -243,17 +243,21 @@ impl<T: Borrow<Trace>> Derived<T> {
     /// The critical path of each step and, with `edits`, each step's predicted time: on the kept
     /// graph for the default options (every step, Sightline's graph), on one built for the call
     /// otherwise.
+    /// A replayed device op's segment names the operator that issued it where a capture is
+    /// given.
     pub fn path(&self, opts: &PathOptions, edits: &[Edit]) -> Result<PathReport, String> {
-        if *opts == PathOptions::default() {
+        let mut report = if *opts == PathOptions::default() {
             let a = self.critical()?;
-            return Ok(PathReport::of_analysis(
-                self.trace(),
-                self.links(),
-                a,
-                edits,
-            ));
+            PathReport::of_analysis(self.trace(), self.links(), a, edits)
+        } else {
+            PathReport::of(self.trace(), self.links(), self.steps(), opts, edits)?
+        };
+        if let Some(c) = self.attribution() {
+            for seg in report.paths.iter_mut().flat_map(|p| &mut p.segments) {
+                seg.captured_by = seg.slice.and_then(|r| c.operator(r)).map(str::to_string);
+            }
         }
-        PathReport::of(self.trace(), self.links(), self.steps(), opts, edits)
+        Ok(report)
     }
 
     /// Each slice's time on its step's critical path and its slack (`ops --path`).

@@ -315,6 +315,11 @@ pub struct PathArgs {
     /// Print JSON instead of text
     #[arg(long)]
     pub json: bool,
+    /// The trace recorded while the CUDA/HIP graphs of the (one) FILE were captured: a replayed
+    /// op's segment names the operator that issued it (captured_by) (default: each FILE's
+    /// capture found beside it; none: no capture)
+    #[arg(long, value_name = "FILE")]
+    pub capture: Option<String>,
 }
 
 #[derive(Args)]

@@ -681,6 +681,7 @@ impl Sightline {
                 compat: compat(a.hta),
                 what_if: parse_all(&a.what_if.unwrap_or_default(), Edit::parse)?,
                 json: true,
+                capture: Some(graphs::NO_CAPTURE.to_string()),
             };
             if args.files.is_empty() {
                 return Err("name at least one trace in files".to_string());
@@ -851,6 +852,7 @@ mod tests {
             kind: "cpu",
             bound_by: "cpu_op",
             slice: None,
+            captured_by: None,
         };
         let path_of = |segments| StepPath {
             rank: 0,

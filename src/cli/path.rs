@@ -8,9 +8,19 @@ use sightline::analysis::critical::job::Rank;
 use sightline::analysis::critical::{PathOptions, PathReport, CATEGORIES, HTA_CATEGORIES};
 
 pub fn run(args: &PathArgs) -> Result<(), String> {
+    let capture = args.capture.as_deref();
+    if args.files.len() > 1 && capture.is_some_and(|c| c != super::graphs::NO_CAPTURE) {
+        return Err(
+            "--capture names one trace's capture: give one FILE (with several, each one's is \
+             found beside it)"
+                .to_string(),
+        );
+    }
     let mut loaded = Vec::with_capacity(args.files.len());
     for file in &args.files {
-        loaded.push(load(file)?);
+        let l = load(file)?;
+        super::graphs::apply_capture(&l, file, capture)?;
+        loaded.push(l);
     }
     let loaded: Vec<&Loaded> = loaded.iter().collect();
     let report = report(&loaded, args)?;
@@ -45,7 +55,20 @@ pub fn report(loaded: &[&Loaded], args: &PathArgs) -> Result<PathReport, String>
                 file: file_name(file),
             })
             .collect();
-        PathReport::of_job(ranks, &opts, edits)?
+        let mut report = PathReport::of_job(ranks, &opts, edits)?;
+        // A replayed op's segment names its captured operator, from its rank's capture.
+        for seg in report.paths.iter_mut().flat_map(|p| &mut p.segments) {
+            let capture = loaded
+                .iter()
+                .find(|l| l.trace().rank() == seg.rank)
+                .and_then(|l| l.derived.attribution());
+            seg.captured_by = seg
+                .slice
+                .zip(capture)
+                .and_then(|(r, c)| c.operator(r))
+                .map(str::to_string);
+        }
+        report
     } else {
         let mut report = PathReport::default();
         for (l, file) in loaded.iter().zip(files) {

@@ -6,6 +6,7 @@
 use super::path::{slices_and_hops, Hop};
 use crate::analysis::critical::whatif::{self, Edit, Prediction, WhatIf};
 use crate::analysis::critical::{Analysis, PathReport, Segment, CATEGORIES};
+use crate::analysis::graphs::Attribution;
 use crate::analysis::links::Links;
 use crate::model::{SliceRef, Trace};
 use serde::Serialize;
@@ -78,7 +79,13 @@ struct EditRow {
 
 impl PathPanel {
     /// The panel of the paths of `analysis`, the steps' critical-path graph.
-    pub fn build(trace: &Trace, links: &Links, analysis: &Analysis) -> PathPanel {
+    /// A replayed device op's segment names its captured operator where `capture` is given.
+    pub fn build(
+        trace: &Trace,
+        links: &Links,
+        analysis: &Analysis,
+        capture: Option<&Attribution>,
+    ) -> PathPanel {
         let paths = analysis.paths(trace, links);
         let (slices, hops) = slices_and_hops(&paths, links);
         let total_us: f64 = paths.iter().map(|p| p.length_us).sum();
@@ -95,7 +102,14 @@ impl PathPanel {
                     step: p.step.clone(),
                     dur_us: s.end_us - s.start_us,
                     at: s.slice,
-                    segment: s.clone(),
+                    segment: Segment {
+                        captured_by: s
+                            .slice
+                            .zip(capture)
+                            .and_then(|(r, c)| c.operator(r))
+                            .map(str::to_string),
+                        ..s.clone()
+                    },
                 })
             })
             .collect();

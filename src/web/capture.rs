@@ -29,7 +29,9 @@ impl Session {
     /// replays. Returns how it paired (`captures`, `dispatches`, `attributed_ops`,
     /// `unattributed_ops`, as `sightline graphs --json`'s `capture`).
     pub fn use_capture(&mut self, capture: &str) -> Result<String, JsValue> {
-        let l = self.loaded()?;
+        let l = self.loaded_mut()?;
+        // The critical-path panel, once built, names no captured operator: built again on ask.
+        l.path = None;
         if l.analysed < Analysed::Analyses {
             return Err(err("the analyses are not done yet (call analyse_step)"));
         }

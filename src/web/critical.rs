@@ -22,7 +22,7 @@ impl Loaded {
             None => {
                 let d = &self.derived;
                 let analysis = d.critical().map_err(err)?;
-                PathPanel::build(d.trace(), d.links(), analysis)
+                PathPanel::build(d.trace(), d.links(), analysis, d.attribution())
             }
         };
         Ok(self.path.insert(panel))

@@ -56,6 +56,10 @@ export async function theCaptureTraceNamesEachReplayedKernelsOperatorInTheTables
   // The capture's module frames in the Modules tab (the replay alone has only the sampler's).
   await page.click('#tabs button:text-is("Modules")');
   await page.waitForFunction(() => /Qwen3Model_0/.test(document.querySelector("#tab-body")?.textContent || ""));
+  // The critical path's longest segments: a replayed kernel names its captured operator.
+  await page.click("#critical-path");
+  await page.waitForSelector("#critical-panel .critical-segments tbody tr");
+  assert.match(await page.textContent("#critical-panel .critical-segments"), /\(aten::mm, captured\)/);
 }
 
 export async function aTraceWithoutGraphsHasNoGraphsTab({ page, baseUrl, fixturesDir }) {

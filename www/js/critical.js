@@ -185,7 +185,7 @@ export function startCritical({ app, view, pick, showRange }) {
     const body = table.createTBody();
     for (const s of sm.longest) {
       const tr = body.insertRow();
-      tr.append(el("td", "num", duration(s.dur_us * 1e3)), el("td", "", (CATEGORY[s.bound_by] || [s.bound_by])[0]), el("td", "text", s.name || "(nothing recorded)"), el("td", "text", s.lane), el("td", "text", s.step));
+      tr.append(el("td", "num", duration(s.dur_us * 1e3)), el("td", "", (CATEGORY[s.bound_by] || [s.bound_by])[0]), el("td", "text", s.name ? (s.captured_by ? `${s.name} (${s.captured_by}, captured)` : s.name) : "(nothing recorded)"), el("td", "text", s.lane), el("td", "text", s.step));
       if (s.at) {
         tr.title = "Click to select the slice and name it in the what-if";
         tr.addEventListener("click", () => pick(s.at.lane, s.at.index));

@@ -378,6 +378,7 @@ impl Events<'_> {
                 },
                 bound_by,
                 slice: e.slice,
+                captured_by: None,
             });
         }
         for v in shares.values_mut() {

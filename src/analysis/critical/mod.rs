@@ -90,6 +90,10 @@ pub struct Segment {
     /// The slice, for a viewer to select (`None` for time in no slice).
     #[serde(skip)]
     pub slice: Option<SliceRef>,
+    /// For a device op a CUDA/HIP graph replayed, the operator that issued it while the graph
+    /// was captured, when a capture is given ([`crate::analysis::graphs::Attribution`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub captured_by: Option<String>,
 }
 
 /// A step's window on the graph.
@@ -194,6 +198,7 @@ fn walk<'a>(g: &Graph, w: &Window, part_of: &dyn Fn(u32) -> Part<'a>) -> StepPat
                 kind: kind_word(e.kind),
                 bound_by,
                 slice: e.slice,
+                captured_by: None,
             };
             match segments.last_mut() {
                 Some(s)
