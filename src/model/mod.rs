@@ -286,18 +286,28 @@ const KEYS: &[&str] = &[
     "wait_on_cuda_event_record_corr_id",
 ];
 
+/// A dictionary key and its byte in the store.
+type KeyCode = (&'static [u8], u8);
+
 fn key_byte(key: &str) -> u8 {
-    // One hash instead of a comparison with each of the keys: this runs for every member of
-    // every event's args.
-    static CODES: std::sync::OnceLock<rustc_hash::FxHashMap<&'static str, u8>> =
-        std::sync::OnceLock::new();
-    let codes = CODES.get_or_init(|| {
-        KEYS.iter()
-            .enumerate()
-            .map(|(i, k)| (*k, i as u8 + 1))
-            .collect()
+    // This runs for every member of every event's args: the keys of one length are compared
+    // with it (one to four, no hashing), found by the length.
+    static BY_LEN: std::sync::OnceLock<Vec<Vec<KeyCode>>> = std::sync::OnceLock::new();
+    let by_len = BY_LEN.get_or_init(|| {
+        let mut v: Vec<Vec<KeyCode>> = Vec::new();
+        for (i, k) in KEYS.iter().enumerate() {
+            if v.len() <= k.len() {
+                v.resize(k.len() + 1, Vec::new());
+            }
+            v[k.len()].push((k.as_bytes(), i as u8 + 1));
+        }
+        v
     });
-    codes.get(key).copied().unwrap_or(0)
+    let key = key.as_bytes();
+    by_len
+        .get(key.len())
+        .and_then(|keys| keys.iter().find(|(k, _)| *k == key))
+        .map_or(0, |&(_, code)| code)
 }
 
 fn put_varint(out: &mut Vec<u8>, mut n: usize) {
@@ -833,6 +843,23 @@ impl Trace {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_dictionary_key_has_its_byte_and_nothing_else_has_one() {
+        for (i, k) in KEYS.iter().enumerate() {
+            assert_eq!(key_byte(k), i as u8 + 1, "{k}");
+        }
+        for other in [
+            "",
+            "External ID",
+            "External id ",
+            "device_",
+            "Input Dimz",
+            "x",
+        ] {
+            assert_eq!(key_byte(other), 0, "{other}");
+        }
+    }
 
     /// Only a string past the limit sends output through the cut (and its keys through a
     /// reparse): long runs of numbers between strings, or escaped quotes, do not.

@@ -60,9 +60,51 @@ pub(super) struct FlowPoint {
     pub(super) offset: u64,
 }
 
-#[derive(Default)]
+/// Events per `ph` value. Nearly every event's phase is one ASCII byte (`X`, `i`, `f`, ...):
+/// those are counted in an array, without hashing a string per event; any other text in a map.
 pub(super) struct PhaseCounts {
-    pub(super) named: FxHashMap<String, u64>,
+    byte: [u64; 128],
+    other: FxHashMap<String, u64>,
+}
+
+impl Default for PhaseCounts {
+    fn default() -> Self {
+        PhaseCounts {
+            byte: [0; 128],
+            other: FxHashMap::default(),
+        }
+    }
+}
+
+impl PhaseCounts {
+    pub(super) fn add(&mut self, ph: &str) {
+        match ph.as_bytes() {
+            &[b] if b.is_ascii() => self.byte[b as usize] += 1,
+            _ => match self.other.get_mut(ph) {
+                Some(n) => *n += 1,
+                None => {
+                    self.other.insert(ph.to_string(), 1);
+                }
+            },
+        }
+    }
+
+    pub(super) fn add_n(&mut self, ph: String, n: u64) {
+        match ph.as_bytes() {
+            &[b] if b.is_ascii() => self.byte[b as usize] += n,
+            _ => *self.other.entry(ph).or_default() += n,
+        }
+    }
+
+    /// Every phase seen with its count, in no order.
+    pub(super) fn counts(&self) -> Vec<(String, u64)> {
+        let bytes = (0u8..128)
+            .filter(|&b| self.byte[b as usize] > 0)
+            .map(|b| ((b as char).to_string(), self.byte[b as usize]));
+        bytes
+            .chain(self.other.iter().map(|(k, &n)| (k.clone(), n)))
+            .collect()
+    }
 }
 
 pub(crate) struct Builder {
@@ -286,14 +328,6 @@ impl Builder {
         taken
     }
 
-    fn count_phase(&mut self, ph: &str) {
-        if let Some(n) = self.phases.named.get_mut(ph) {
-            *n += 1;
-        } else {
-            self.phases.named.insert(ph.to_string(), 1);
-        }
-    }
-
     fn count_cat(&mut self, cat: StrId) {
         let i = cat.0 as usize;
         if self.cat_counts.len() <= i {
@@ -348,7 +382,7 @@ impl Builder {
         if !ph.is_empty() {
             self.with_phase += 1;
         }
-        self.count_phase(&ph);
+        self.phases.add(&ph);
         let cat_text = raw_str(ev.cat);
         let cat = self.strings.intern(&cat_text);
         self.count_cat(cat);
@@ -756,8 +790,8 @@ impl Builder {
         self.events_total += o.events_total;
         self.with_phase += o.with_phase;
         self.non_objects += o.non_objects;
-        for (ph, n) in o.phases.named {
-            *self.phases.named.entry(ph).or_default() += n;
+        for (ph, n) in o.phases.counts() {
+            self.phases.add_n(ph, n);
         }
         for (i, &n) in o.cat_counts.iter().enumerate() {
             if n > 0 {
@@ -920,7 +954,7 @@ impl Builder {
             .collect();
         let memory = sort_memory(memory, origin);
 
-        let mut by_phase: Vec<(String, u64)> = self.phases.named.drain().collect();
+        let mut by_phase: Vec<(String, u64)> = self.phases.counts();
         by_phase.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         let mut by_category: Vec<(String, u64)> = self
             .cat_counts

@@ -24,7 +24,6 @@ use crate::model::{
     ArgStore, ArgsId, CounterSeries, DeviceProperties, DiagKind, Diagnostic, Diagnostics,
     DistributedInfo, Instant, Interner, MemoryEvents, Slices, StrId, TraceMeta,
 };
-use rustc_hash::FxHashMap;
 use std::fmt;
 
 const MAGIC: &[u8; 6] = b"SLPART";
@@ -540,12 +539,12 @@ fn write_builder(w: &mut Writer, b: &Builder) {
     w.u64(b.events_total);
     w.u64(b.with_phase);
     w.u64(b.non_objects);
-    let mut phases: Vec<_> = b.phases.named.iter().collect();
+    let mut phases = b.phases.counts();
     phases.sort();
     w.len(phases.len());
     for (ph, n) in phases {
-        w.str(ph);
-        w.u64(*n);
+        w.str(&ph);
+        w.u64(n);
     }
     w.col(&b.cat_counts, u64::to_le_bytes);
     w.i64(b.min_ts);
@@ -903,13 +902,15 @@ fn read_builder(r: &mut Reader<'_>) -> Result<Builder, PartError> {
     b.with_phase = r.u64()?;
     b.non_objects = r.u64()?;
     let n = r.len(16)?;
-    let mut named = FxHashMap::default();
+    let mut phases = PhaseCounts::default();
+    let mut counts = Vec::with_capacity(n);
     for _ in 0..n {
         let ph = r.string()?;
         let count = r.u64()?;
-        named.insert(ph, count);
+        counts.push(count);
+        phases.add_n(ph, count);
     }
-    b.phases = PhaseCounts { named };
+    b.phases = phases;
     b.cat_counts = r.col(u64::from_le_bytes)?;
     if b.cat_counts.len() > limits.strings as usize {
         return bad("category counts for more strings than the table holds");
@@ -927,7 +928,7 @@ fn read_builder(r: &mut Reader<'_>) -> Result<Builder, PartError> {
     }
     check_times(&b)?;
     let counts = [b.events_total, b.with_phase, b.non_objects];
-    let phases = b.phases.named.values();
+    let phases = counts.iter();
     let diags = b.diagnostics.items.iter().map(|d| &d.count);
     for &n in counts
         .iter()
