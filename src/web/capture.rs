@@ -2,11 +2,12 @@
 //! own (another worker), which hands over what its captures dispatched (`capture_of`, a small
 //! JSON); the replay's session applies it (`use_capture`), and from then on its operator and
 //! kernel tables, its Graphs tab and a replayed op's details name the operators that issued the
-//! replayed ops ([`crate::analysis::graphs::Attribution`]).
+//! replayed ops ([`crate::analysis::graphs::Attribution`]). Of several captures (a run's
+//! `capture_traces/` under `sightline serve`), `capture_pairs` tells which names the most.
 
 use super::session::{Analysed, Session};
 use super::{err, json};
-use crate::analysis::graphs::Capture;
+use crate::analysis::graphs::{Capture, CaptureMatch};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
@@ -23,6 +24,19 @@ impl Session {
             ));
         }
         Ok(json(&capture))
+    }
+
+    /// How many of this trace's replayed ops a capture (`capture_of`'s JSON) names, without
+    /// applying it: of several captures found for a trace, the page applies the one naming most.
+    pub fn capture_pairs(&self, capture: &str) -> Result<f64, JsValue> {
+        let l = self.loaded()?;
+        if l.analysed < Analysed::Analyses {
+            return Err(err("the analyses are not done yet (call analyse_step)"));
+        }
+        let capture: Capture =
+            serde_json::from_str(capture).map_err(|e| err(format!("not a capture: {e}")))?;
+        let d = &l.derived;
+        Ok(CaptureMatch::pair(d.trace(), d.graphs(), &capture).attributed_ops as f64)
     }
 
     /// Applies a capture (`capture_of` of the capture trace's session) to the graphs this trace

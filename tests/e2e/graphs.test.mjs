@@ -39,7 +39,7 @@ export async function theCaptureTraceNamesEachReplayedKernelsOperatorInTheTables
   await page.waitForFunction(() => /recorded no graph capture/.test(document.querySelector("#capture-status")?.textContent));
   await page.setInputFiles("#capture-input", capture);
   await page.waitForSelector("#captured-ops-table tbody tr");
-  assert.match(await page.textContent("#tab-body"), /The capture \(1 captures, \d+ dispatches\) names 544 of 544 replayed ops/);
+  assert.match(await page.textContent("#tab-body"), /The capture sglang_decode\.capture\.json\.gz \(1 captures, \d+ dispatches\) names 544 of 544 replayed ops/);
   const first = await page.$$eval("#captured-ops-table tbody tr:first-child td", (t) => t.map((c) => c.textContent));
   // As `sightline graphs --capture` and TraceLens' merge: aten::mm, 5.78 ms of self device time.
   assert.deepEqual(first.slice(0, 3), ["aten::mm", "145", "5.78 ms"]);

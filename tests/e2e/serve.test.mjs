@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { copyFileSync, cpSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,9 +25,10 @@ function binary() {
 }
 
 /** Starts `sightline serve` on a copy of the fixture logdir; resolves to { url, logdir, stop() }. */
-async function serve() {
+async function serve(prepare = null) {
   const logdir = mkdtempSync(join(tmpdir(), "sightline-e2e-logdir-"));
   cpSync(join(root, "tests/fixtures/logdir"), logdir, { recursive: true });
+  if (prepare) prepare(logdir);
   copyFileSync(join(logdir, "cnn/vm_23924.1790857300789.pt.trace.json.gz"), join(logdir, "cnn", `${HOSTILE}.1790857400000.pt.trace.json.gz`));
   const child = spawn(binary(), ["serve", logdir, "--port", "0"], {
     env: { ...process.env, SIGHTLINE_DIST: distDir },
@@ -141,6 +142,32 @@ export async function serveComparesTwoRuns({ page }) {
     await page.waitForFunction(() => ["ready", "error"].includes(document.getElementById("compare").dataset.state), null, { timeout: 60000 });
     assert.equal(await page.evaluate(() => document.getElementById("compare").dataset.state), "ready", await page.textContent("#compare-headline"));
     assert.equal(await page.textContent("#file-name"), "vm_23798.1790857400110.pt.trace.json.gz");
+  } finally {
+    s.stop();
+  }
+}
+
+export async function serveReadsARunsGraphCapturesForItsReplay({ page }) {
+  // TraceLens' layout: a run's replay trace, and its captures in capture_traces/ beside it. One
+  // capture there is not one (a copy of the replay): it is passed over.
+  const graphs = join(root, "tests/fixtures/graphs");
+  const s = await serve((logdir) => {
+    mkdirSync(join(logdir, "sglang", "capture_traces"), { recursive: true });
+    copyFileSync(join(graphs, "sglang_decode.replay.json.gz"), join(logdir, "sglang", "sglang_Qwen3-8B_decode.json.gz"));
+    copyFileSync(join(graphs, "sglang_decode.replay.json.gz"), join(logdir, "sglang", "capture_traces", "bs_1_rank0.json.gz"));
+    copyFileSync(join(graphs, "sglang_decode.capture.json.gz"), join(logdir, "sglang", "capture_traces", "bs_32_rank0.json.gz"));
+  });
+  try {
+    await startScreen(page, s.url);
+    // The captures belong to the run, not a run of their own.
+    assert.deepEqual(await page.$$eval(".logdir-run", (b) => b.map((x) => x.dataset.run)), ["cnn", "gloo4", "sglang"]);
+    assert.match(await page.textContent('.logdir-run[data-run="sglang"] .logdir-run-head'), /1 worker, 1 file, .*2 graph captures \(capture_traces\/\)/);
+    await page.click('.logdir-run[data-run="sglang"] a.logdir-open');
+    await page.waitForSelector('#tabs button:text-is("Graphs")', { timeout: 30000 });
+    await page.click('#tabs button:text-is("Graphs")');
+    await page.waitForFunction(() => /The capture bs_32_rank0\.json\.gz \(1 captures, \d+ dispatches\) names 544 of 544/.test(document.querySelector("#tab-body")?.textContent || ""), null, { timeout: 30000 });
+    await page.click('#tabs button:text-is("Operators")');
+    await page.waitForFunction(() => document.querySelector("#ops-table tbody tr td")?.textContent === "aten::mm");
   } finally {
     s.stop();
   }

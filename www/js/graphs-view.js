@@ -11,7 +11,26 @@
 
 import { renderTable } from "./table.js";
 import { SessionWorker } from "./worker/client.js";
-import { blobChunks, readInto } from "./load.js";
+import { blobChunks, readInto, responseChunks } from "./load.js";
+
+/** At most this many `capture` URLs are read for one trace. */
+const MAX_CAPTURES = 16;
+
+/**
+ * The `capture` URLs of the page's address (`?url=A&capture=B...`, as `sightline serve`'s start
+ * screen writes them for a run with `capture_traces/`) when `loaded` is the address's trace; same
+ * origin only.
+ */
+function capturesAsked(loaded) {
+  const q = new URLSearchParams(location.search);
+  const url = q.get("url");
+  if (!url || !loaded.url || new URL(url, location.href).href !== loaded.url) return [];
+  return q
+    .getAll("capture")
+    .map((u) => new URL(u, location.href))
+    .filter((u) => u.origin === location.origin)
+    .slice(0, MAX_CAPTURES);
+}
 
 /**
  * hooks (app.js): { app, tableOf(kind), withTable(host, kind, render), highlight(name), pick(lane,
@@ -24,7 +43,8 @@ export function startGraphs({ app, tableOf, withTable, highlight, pick, showTabs
     id: "graphs",
     title: "Graphs",
     hidden: () => !(state.has && state.loaded === app.active),
-    render: (host) => withTable(host, "graphs", (r) => renderGraphs(host, r, { highlight, pick, readCapture: (file, said) => readCapture(file, said) })),
+    render: (host) =>
+      withTable(host, "graphs", (r) => renderGraphs(host, r, { highlight, pick, readCapture: (file, said) => readCapture(file, said), captureName: app.active && app.active.capture && app.active.capture.name })),
   };
   /**
    * Reads `file` as the capture of the shown trace's graphs; `said(text)` follows it. Resolves
@@ -50,6 +70,39 @@ export function startGraphs({ app, tableOf, withTable, highlight, pick, showTabs
     loaded.capture = { name: file.name, ...m };
     captured(loaded);
   }
+
+  /**
+   * Reads each of `urls` in a worker of its own and applies the capture that names the most of
+   * the shown trace's replayed ops, as the CLI picks among the captures beside a trace. A URL
+   * that is not a capture of these graphs is passed over.
+   */
+  async function readCaptures(loaded, urls) {
+    let best = null;
+    for (const url of urls) {
+      const name = decodeURIComponent(url.pathname.split("/").pop() || url.pathname);
+      const chunks = async function* () {
+        const resp = await fetch(url, { credentials: "same-origin" });
+        if (!resp.ok || !resp.body) throw new Error(`could not fetch ${name}: HTTP ${resp.status}`);
+        yield* responseChunks(resp)();
+      };
+      const worker = await SessionWorker.start(bindings);
+      try {
+        await readInto(worker, chunks, { width: 100, height: 100, onProgress: () => {} });
+        const capture = await worker.session.capture_of();
+        const n = await loaded.session.capture_pairs(capture);
+        if (n > 0 && (!best || n > best.n)) best = { n, capture, name };
+      } catch {
+        // Not a trace, or it recorded no capture of these graphs.
+      } finally {
+        worker.terminate();
+      }
+      if (app.active !== loaded) return;
+    }
+    if (!best) return;
+    const m = JSON.parse(await loaded.session.use_capture(best.capture));
+    loaded.capture = { name: best.name, ...m };
+    captured(loaded);
+  }
   async function analysed(loaded) {
     let r;
     try {
@@ -61,13 +114,15 @@ export function startGraphs({ app, tableOf, withTable, highlight, pick, showTabs
     state.loaded = loaded;
     state.has = r.launches > 0 || r.instantiations > 0;
     if (state.has) showTabs();
+    const urls = r.launches > 0 && !r.capture ? capturesAsked(loaded) : [];
+    if (urls.length) readCaptures(loaded, urls);
   }
   return { tab, analysed };
 }
 
 const us = (ns) => ns / 1e3;
 
-export function renderGraphs(host, r, { highlight, pick, readCapture }) {
+export function renderGraphs(host, r, { highlight, pick, readCapture, captureName }) {
   host.replaceChildren();
   const graphs = document.createElement("div");
   const ops = document.createElement("div");
@@ -78,7 +133,7 @@ export function renderGraphs(host, r, { highlight, pick, readCapture }) {
   note.textContent = `${r.launches} graph launches replayed ${r.replayed_ops} device ops${share}${inst}. `;
   const c = r.capture;
   if (c) {
-    note.append(`The capture (${c.captures} captures, ${c.dispatches} dispatches) names ${c.attributed_ops} of ${c.attributed_ops + c.unattributed_ops} replayed ops: the operator and kernel tables and a replayed op's details name the operator that issued it.`);
+    note.append(`The capture${captureName ? ` ${captureName}` : ""} (${c.captures} captures, ${c.dispatches} dispatches) names ${c.attributed_ops} of ${c.attributed_ops + c.unattributed_ops} replayed ops: the operator and kernel tables and a replayed op's details name the operator that issued it.`);
   } else {
     note.append("The trace names no operator for a replayed op; the trace recorded while the graphs were captured does. ");
     if (r.launches > 0) note.append(captureControl(readCapture));

@@ -7,7 +7,9 @@
 // Every choice is a plain link to the page's existing address forms, so it opens as a link would
 // (and Back returns here): a span is `?url=logdir/RUN/FILE`, a whole run the ranks view
 // (`?url=A&url=B...`, each worker's latest span), two runs the comparison (`?url=A&compare=B`,
-// each run's rank 0, else its first worker). Names from files are only ever set as text.
+// each run's rank 0, else its first worker). A span of a run with a `capture_traces/` folder also
+// names its captures (`&capture=...`), which the Graphs tab reads. Names from files are only ever
+// set as text.
 
 import { bytes, count } from "./format.js";
 
@@ -140,13 +142,29 @@ function compareForm(runs) {
   return form;
 }
 
+/** At most this many of a run's captures are offered to a span (graphs-view.js reads each). */
+const MAX_CAPTURES = 16;
+
+/**
+ * `capture` parameters for a span of `run`: the traces of the run's `capture_traces/` (TraceLens'
+ * layout), which the Graphs tab reads, applying the one that names most replayed ops. With more
+ * than MAX_CAPTURES, those named for the span's rank (`rank3`).
+ */
+function captureParams(run, span) {
+  let caps = run.captures || [];
+  if (caps.length > MAX_CAPTURES && span.rank !== null && span.rank !== undefined) caps = caps.filter((c) => c.file.includes(`rank${span.rank}`));
+  return caps.slice(0, MAX_CAPTURES).map((c) => ["capture", fileUrl(c.path)]);
+}
+
 function runBlock(run) {
   const block = el("div", "logdir-run");
   block.dataset.run = run.run;
   const head = el("div", "logdir-run-head");
   head.append(el("h2", null, run.run));
   const workers = run.workers.length;
-  head.append(el("span", "muted", `${count(workers)} worker${workers === 1 ? "" : "s"}, ${count(run.files)} file${run.files === 1 ? "" : "s"}, ${bytes(run.size)}, last written ${when(run.mtime_ms)}`));
+  const caps = run.captures ? run.captures.length : 0;
+  const captured = caps ? `, ${count(caps)} graph capture${caps === 1 ? "" : "s"} (capture_traces/)` : "";
+  head.append(el("span", "muted", `${count(workers)} worker${workers === 1 ? "" : "s"}, ${count(run.files)} file${run.files === 1 ? "" : "s"}, ${bytes(run.size)}, last written ${when(run.mtime_ms)}${captured}`));
   if (workers > 1) {
     const spans = runSpans(run);
     const open = el("a", "button logdir-open-run", `Open the ${workers} workers as one job`);
@@ -170,7 +188,7 @@ function runBlock(run) {
       row.append(el("td", "text", i === 0 ? w.worker : ""));
       const cell = el("td", "text");
       const a = el("a", "logdir-open", spanTime(s.span));
-      a.href = pageLink([["url", fileUrl(s.path)]]);
+      a.href = pageLink([["url", fileUrl(s.path)], ...captureParams(run, s)]);
       a.title = `Open ${s.file}`;
       cell.append(a);
       row.append(cell);

@@ -1,6 +1,7 @@
 // Links: the address opens a trace and reproduces a view.
 //
 //   ?url=runs/step42.pt.trace.json.gz     (or #url=...) opens that trace, streamed with progress;
+//   &capture=runs/capture_traces/bs_32.json.gz  (repeatable) the graph captures its Graphs tab reads;
 //   &t0=1200&t1=3400                      opens it at that time range (µs from the trace start,
 //                                         as the ruler counts);
 //   &sel=LANE.INDEX                       selects a slice (as numbered by this viewer: stable for
@@ -144,7 +145,9 @@ export function startLinks(h) {
       const sel = JSON.parse(selText);
       const fromQuery = query.get("url") && new URL(query.get("url"), location.href).href === a.url;
       if (!fromQuery) {
+        // The captures named for the address's trace (graphs-view.js) go with it.
         query.delete("url");
+        query.delete("capture");
         hash.set("url", shortHref(a.url));
       }
       hash.set("t0", us(win[0]));
@@ -157,6 +160,7 @@ export function startLinks(h) {
     } else {
       // A trace from a file or a posted buffer: the address must not claim another trace's view.
       for (const k of LINK_KEYS) query.delete(k);
+      query.delete("capture");
     }
     const search = query.toString();
     const fragment = hash.toString();

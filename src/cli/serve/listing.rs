@@ -47,7 +47,14 @@ pub struct Run {
     /// The newest file's mtime.
     pub mtime_ms: Option<i64>,
     pub workers: Vec<Worker>,
+    /// The traces in its `capture_traces/` folder (TraceLens' layout: recorded while the CUDA/HIP
+    /// graphs its traces replay were captured), listed with the run and not as a run of their own.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub captures: Vec<Span>,
 }
+
+/// The folder, beside a run's traces, that holds the captures of the graphs they replay.
+pub const CAPTURES: &str = "capture_traces";
 
 #[derive(Serialize)]
 pub struct Worker {
@@ -133,6 +140,23 @@ pub fn build(logdir: &str, entries: &[Entry], header: &dyn Fn(&Entry) -> HeaderR
                 world_size: head.world_size,
             });
     }
+    // A run's `capture_traces/` belongs to the run, when the run has traces of its own.
+    let mut captures: BTreeMap<String, Vec<Span>> = BTreeMap::new();
+    let folders: Vec<String> = runs.keys().cloned().collect();
+    for dir in folders {
+        let parent = match dir.rsplit_once('/') {
+            Some((p, CAPTURES)) => p.to_string(),
+            None if dir == CAPTURES => ".".to_string(),
+            _ => continue,
+        };
+        if !runs.contains_key(&parent) {
+            continue;
+        }
+        let workers = runs.remove(&dir).unwrap_or_default();
+        let mut spans: Vec<Span> = workers.into_values().flatten().collect();
+        spans.sort_by(|a, b| a.file.cmp(&b.file));
+        captures.insert(parent, spans);
+    }
     let runs = runs
         .into_iter()
         .map(|(run, workers)| {
@@ -147,12 +171,14 @@ pub fn build(logdir: &str, entries: &[Entry], header: &dyn Fn(&Entry) -> HeaderR
                 })
                 .collect();
             let spans = || workers.iter().flat_map(|w| &w.spans);
+            let captures = captures.remove(&run).unwrap_or_default();
             Run {
                 run,
                 files: spans().count(),
                 size: spans().map(|s| s.size).sum(),
                 mtime_ms: spans().filter_map(|s| s.mtime_ms).max(),
                 workers,
+                captures,
             }
         })
         .collect();
@@ -165,6 +191,38 @@ pub fn build(logdir: &str, entries: &[Entry], header: &dyn Fn(&Entry) -> HeaderR
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_runs_capture_traces_are_its_captures_not_a_run() {
+        let entry = |path: &str| Entry {
+            path: path.to_string(),
+            size: 1,
+            mtime_ms: None,
+        };
+        let entries = [
+            entry("sglang/decode.json.gz"),
+            entry("sglang/capture_traces/bs_32_rank0.json.gz"),
+            entry("sglang/capture_traces/bs_1_rank0.json.gz"),
+            // No traces of its own in `orphan`: its capture_traces stays a run.
+            entry("orphan/capture_traces/bs_1_rank0.json.gz"),
+        ];
+        let listing = build("L", &entries, &|_| HeaderRank::default());
+        let runs: Vec<&str> = listing.runs.iter().map(|r| r.run.as_str()).collect();
+        assert_eq!(runs, ["orphan/capture_traces", "sglang"]);
+        let sglang = &listing.runs[1];
+        assert_eq!(sglang.files, 1);
+        let captures: Vec<&str> = sglang.captures.iter().map(|s| s.path.as_str()).collect();
+        assert_eq!(
+            captures,
+            [
+                "sglang/capture_traces/bs_1_rank0.json.gz",
+                "sglang/capture_traces/bs_32_rank0.json.gz"
+            ]
+        );
+        assert!(listing.runs[0].captures.is_empty());
+        let json = serde_json::to_value(&listing).unwrap();
+        assert!(json["runs"][0].get("captures").is_none());
+    }
 
     #[test]
     fn names_split_as_the_plugin_splits_them() {
