@@ -254,7 +254,7 @@ impl<T: Borrow<Trace>> Derived<T> {
         };
         if let Some(c) = self.attribution() {
             for seg in report.paths.iter_mut().flat_map(|p| &mut p.segments) {
-                seg.captured_by = seg.slice.and_then(|r| c.operator(r)).map(str::to_string);
+                seg.captured_by = c.captured_by(seg.slice);
             }
         }
         Ok(report)

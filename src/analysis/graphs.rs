@@ -621,6 +621,11 @@ impl Attribution {
         Some(cap.ops.get(*d.stack.first()? as usize)?.name.as_str())
     }
 
+    /// [`Attribution::operator`] of a critical-path segment's slice, as its `captured_by`.
+    pub fn captured_by(&self, slice: Option<SliceRef>) -> Option<String> {
+        slice.and_then(|r| self.operator(r)).map(str::to_string)
+    }
+
     /// The module path (as the module table names rows) around the call that issued `r`.
     pub fn module_path(&self, r: SliceRef) -> Option<&str> {
         self.dispatch(r)?.1.module_path.as_deref()

@@ -8,6 +8,7 @@ use super::table::{fmt_time, layout, name_width, truncate_name, Column};
 use super::{load, print_json, Loaded};
 use sightline::analysis::derived::Derived;
 use sightline::analysis::graphs::{Attribution, Capture, CaptureMatch, GraphsOutput as Output};
+use sightline::analysis::ranks::is_trace_file_name;
 use std::path::{Path, PathBuf};
 
 /// The captures a capture trace recorded (an error when it recorded none).
@@ -66,8 +67,10 @@ pub fn find_capture(loaded: &Loaded, file: &str) -> Option<(PathBuf, Capture)> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let is_trace = |p: &Path| {
-        let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        p.is_file() && (n.ends_with(".json") || n.ends_with(".json.gz"))
+        p.is_file()
+            && p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(is_trace_file_name)
     };
     let listed = |d: &Path| -> Vec<PathBuf> {
         let mut v: Vec<PathBuf> = std::fs::read_dir(d)

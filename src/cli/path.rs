@@ -62,11 +62,7 @@ pub fn report(loaded: &[&Loaded], args: &PathArgs) -> Result<PathReport, String>
                 .iter()
                 .find(|l| l.trace().rank() == seg.rank)
                 .and_then(|l| l.derived.attribution());
-            seg.captured_by = seg
-                .slice
-                .zip(capture)
-                .and_then(|(r, c)| c.operator(r))
-                .map(str::to_string);
+            seg.captured_by = capture.and_then(|c| c.captured_by(seg.slice));
         }
         report
     } else {

@@ -103,11 +103,7 @@ impl PathPanel {
                     dur_us: s.end_us - s.start_us,
                     at: s.slice,
                     segment: Segment {
-                        captured_by: s
-                            .slice
-                            .zip(capture)
-                            .and_then(|(r, c)| c.operator(r))
-                            .map(str::to_string),
+                        captured_by: capture.and_then(|c| c.captured_by(s.slice)),
                         ..s.clone()
                     },
                 })

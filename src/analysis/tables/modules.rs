@@ -76,6 +76,26 @@ struct Sums {
     backward_device: i64,
 }
 
+impl Sums {
+    /// A row with nothing counted yet.
+    fn new(path: String, parent: Option<usize>, depth: u32, first_ns: i64) -> Sums {
+        Sums {
+            path,
+            parent,
+            depth,
+            first_ns,
+            calls: 0,
+            host_total: 0,
+            host_self: 0,
+            device_self: 0,
+            device_total: 0,
+            backward_calls: 0,
+            backward_host: 0,
+            backward_device: 0,
+        }
+    }
+}
+
 pub fn module_table(trace: &Trace, forest: &Forest) -> ModuleTable {
     module_table_attributed(trace, forest, None)
 }
@@ -119,20 +139,7 @@ pub fn module_table_attributed(
             let dur = s.dur_ns[slice];
             let depth = outer.map_or(0, |o| sums[o].depth + 1);
             let row = *index.entry(path.clone()).or_insert_with(|| {
-                sums.push(Sums {
-                    depth,
-                    path,
-                    parent: outer,
-                    first_ns: s.start_ns[slice],
-                    calls: 0,
-                    host_total: 0,
-                    host_self: 0,
-                    device_self: 0,
-                    device_total: 0,
-                    backward_calls: 0,
-                    backward_host: 0,
-                    backward_device: 0,
-                });
+                sums.push(Sums::new(path, outer, depth, s.start_ns[slice]));
                 sums.len() - 1
             });
             let r = &mut sums[row];
@@ -220,20 +227,8 @@ fn row_of_path(
     let parent = path
         .rsplit_once('/')
         .map(|(up, _)| row_of_path(sums, index, up, at_ns));
-    sums.push(Sums {
-        path: path.to_string(),
-        parent,
-        depth: parent.map_or(0, |p| sums[p].depth + 1),
-        first_ns: at_ns,
-        calls: 0,
-        host_total: 0,
-        host_self: 0,
-        device_self: 0,
-        device_total: 0,
-        backward_calls: 0,
-        backward_host: 0,
-        backward_device: 0,
-    });
+    let depth = parent.map_or(0, |p| sums[p].depth + 1);
+    sums.push(Sums::new(path.to_string(), parent, depth, at_ns));
     index.insert(path.to_string(), sums.len() - 1);
     sums.len() - 1
 }
