@@ -176,8 +176,12 @@ export async function twoFilesChosenWithOpenAreTreatedAsTheirDrop({ page, baseUr
     await page.waitForSelector("#compare-choice[open]");
     assert.match(await page.textContent("#choice-names"), /workers\.base\.pt\.trace\.json\.gz \(before\) and workers\.new\.pt\.trace\.json\.gz \(after\)/, how);
     assert.notEqual(await page.evaluate(() => document.body.dataset.state), "ranks", how);
+    // The dialog's close event comes after the click: wait for the trace it opens, not the one before.
+    await page.evaluate(() => {
+      window.shownBefore = window.sightline.app.active;
+    });
     await page.click("#choice-first");
-    await page.waitForFunction(() => document.body.dataset.state === "ready");
+    await page.waitForFunction(() => document.body.dataset.state === "ready" && window.sightline.app.active !== window.shownBefore);
     assert.equal(await page.textContent("#file-name"), "workers.base.pt.trace.json.gz");
   }
   // Two ranks of one job, either way: the job, with its two ranks of four.
@@ -190,4 +194,14 @@ export async function twoFilesChosenWithOpenAreTreatedAsTheirDrop({ page, baseUr
     assert.deepEqual(await page.$$eval("#ranks-bands .rank-band", (b) => b.map((x) => x.dataset.rank)), ["0", "2"], how);
     await page.click("#ranks-close");
   }
+}
+
+export async function aJobOpenedWhileATraceLoadsIsNotReplacedByIt({ page, baseUrl, fixturesDir }) {
+  await open(page, baseUrl);
+  // A trace chosen, then a job chosen before the trace is drawn: the later choice stays on screen.
+  await page.setInputFiles("#file-input", join(fixturesDir, "pytorch-cpu-pairs/workers.base.pt.trace.json.gz"));
+  await page.setInputFiles("#file-input", files(fixturesDir, [1, 3]));
+  await jobReady(page);
+  assert.equal(await page.evaluate(() => window.sightline.app.loading === null), true);
+  assert.match(await page.textContent("#ranks-title"), /^2 of 4 ranks/);
 }

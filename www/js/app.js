@@ -288,13 +288,21 @@ function analyse(loaded, t) {
 /** Stops the load at once, whatever its worker is doing, and shows what was shown before. */
 function cancel(ev) {
   const stage = document.body.dataset.stage;
-  app.loadToken++;
-  drop(app.loading);
-  app.loading = null;
+  stopLoading();
   setState(app.active ? "ready" : "empty");
   if (app.active) view.request();
   // For benchmarks: from the click's timestamp to here (the page is back in its previous state).
   if (ev) app.lastCancel = { stage, ms: performance.now() - ev.timeStamp };
+}
+
+/**
+ * Ends the load in progress, if any, leaving the page's state to the caller: a job opened while a
+ * trace was loading is the user's later choice, and that trace must not replace it when it ends.
+ */
+function stopLoading() {
+  app.loadToken++;
+  drop(app.loading);
+  app.loading = null;
 }
 
 // ---- the loaded trace ----------------------------------------------------
@@ -687,7 +695,7 @@ document.body.dataset.wasm = "ready";
 // Links (`?url=`, `#url=`, time range and selection in the hash) and embedding (`?mode=embedded`,
 // the postMessage protocol) live in url.js and embed.js; these are the page's hooks for them.
 // `openAddress`: whether what the address asks to open (`url`, `compare`) is to be opened.
-const hooks = { app, view, bindings, openUrl, openBuffer, openFile, fail, setState, openAddress: !early.replaced };
+const hooks = { app, view, bindings, openUrl, openBuffer, openFile, fail, setState, stopLoading, openAddress: !early.replaced };
 startEmbedding(hooks);
 startLinks(hooks);
 startCompare(hooks);

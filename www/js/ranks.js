@@ -49,7 +49,7 @@ const state = {
 
 let hooks = null;
 
-/** Wires the job controls; `h` is the page's hooks (app, bindings, openFile, setState). */
+/** Wires the job controls; `h` is the page's hooks (app, bindings, openFile, setState, stopLoading). */
 export function startRanks(h) {
   hooks = h;
   window.sightline.ranks = state;
@@ -136,6 +136,7 @@ function openUrls(hrefs) {
 /** Reads every trace in its own worker, then shows the job. */
 async function openTraces(list) {
   close();
+  hooks.stopLoading();
   const token = ++state.token;
   state.open = true;
   state.traces = list.map((t) => ({ ...t, worker: null, session: null, digest: null, rank: null, status: "waiting", error: null, view: null, band: null }));
