@@ -47,8 +47,15 @@ pub fn analyse(loaded: &Loaded, opts: &ReportArgs) -> Analysed {
     let t = Instant::now();
     let io = idle_cli::options(opts.compat, opts.top);
     let d = &loaded.derived;
-    let judged = d.findings(&io);
-    d.forest();
+    // The operator forest (the tables') and the findings need nothing of each other, and take
+    // about as long on a large trace: with a second core they are built at once (the store is
+    // `Sync`, and each result is kept where the other side would look for it).
+    let judged = std::thread::scope(|s| {
+        s.spawn(|| {
+            d.forest();
+        });
+        d.findings(&io)
+    });
     Analysed {
         idle: d.idle(&io),
         judged,
