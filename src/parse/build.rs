@@ -305,6 +305,7 @@ impl Builder {
                 };
                 text.map(|text| {
                     let mut ev = Ev::from_fields(text, &fields);
+                    ev.plain = !read.escapes;
                     ev.args_members = read.args_object.then_some((text, &members[..]));
                     self.event(ev, offset);
                     read.end
@@ -378,12 +379,12 @@ impl Builder {
                     .into()
             });
         }
-        let ph = raw_str(ev.ph);
+        let ph = ev.text(ev.ph);
         if !ph.is_empty() {
             self.with_phase += 1;
         }
         self.phases.add(&ph);
-        let cat_text = raw_str(ev.cat);
+        let cat_text = ev.text(ev.cat);
         let cat = self.strings.intern(&cat_text);
         self.count_cat(cat);
         // The args are kept whole in the store, and read for the typed fields. The text is kept as
@@ -470,7 +471,7 @@ impl Builder {
                     push_slice(&mut lb.slices, open.ts, (ts - open.ts).max(0), &open);
                     return;
                 }
-                let name = raw_str(ev.name);
+                let name = ev.text(ev.name);
                 self.check_name(&name, offset);
                 let name = self.strings.intern(&name);
                 let a = self.store_args(has_args, &args, args_text, members_text, members);
@@ -534,7 +535,7 @@ impl Builder {
                 };
                 let pid = self.pid_of(ev.pid);
                 let (tid, tid_label) = self.id_of(ev.tid);
-                let name = raw_str(ev.name);
+                let name = ev.text(ev.name);
                 if name == "[memory]" {
                     self.memory_threads.push((pid, tid));
                     let int = |v: Option<&str>| {

@@ -26,12 +26,29 @@ pub(crate) struct Ev<'a> {
     pub duplicate: bool,
     /// The event's text holds raw control characters (not valid JSON), read as text.
     pub control: bool,
+    /// The event's text holds no backslash (the structural reader saw every byte), so a string
+    /// value has no escapes to decode: [`Ev::text`] need not search it.
+    pub plain: bool,
     /// The members of `args`, already found by [`read_event_with`](super::fields::read_event_with), as
     /// spans of the event's text (given with them): the args need not be read again.
     pub args_members: Option<(&'a str, &'a [Field])>,
 }
 
 impl<'a> Ev<'a> {
+    /// [`raw_str`] of one of this event's values, without the search for escapes when the event
+    /// has none (`plain`): that search ran for the phase, category and name of every event.
+    #[inline]
+    pub fn text(&self, v: Option<&'a str>) -> Cow<'a, str> {
+        if !self.plain {
+            return raw_str(v);
+        }
+        match v {
+            Some(t) if t.len() >= 2 && t.starts_with('"') => Cow::Borrowed(&t[1..t.len() - 1]),
+            Some("null") | None => Cow::Borrowed(""),
+            Some(t) => Cow::Borrowed(t),
+        }
+    }
+
     /// The event whose members `fields` (from [`read_object`]) found in `text`.
     pub fn from_fields(text: &'a str, fields: &[Field]) -> Ev<'a> {
         let mut ev = Ev::default();
@@ -104,6 +121,7 @@ impl<'a> RawEvent<'a> {
             repaired: false,
             duplicate: false,
             control: false,
+            plain: false,
             args_members: None,
         }
     }
@@ -183,7 +201,7 @@ pub(crate) fn raw_str(v: Option<&str>) -> Cow<'_, str> {
     let Some(t) = v else { return Cow::Borrowed("") };
     if t.len() >= 2 && t.starts_with('"') {
         let inner = &t[1..t.len() - 1];
-        if !inner.contains('\\') {
+        if memchr::memchr(b'\\', inner.as_bytes()).is_none() {
             return Cow::Borrowed(inner);
         }
         return serde_json::from_str::<String>(t)

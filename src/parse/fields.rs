@@ -189,6 +189,9 @@ pub(crate) struct EventRead {
     pub ascii: bool,
     /// A raw control character (other than whitespace) is somewhere in the event.
     pub control: bool,
+    /// A backslash is somewhere in the event (in a string: outside one the reader refuses it),
+    /// so its strings may hold escapes; without one they are read as written, unsearched.
+    pub escapes: bool,
     /// The last `args` member was an object, and its members are in the `args` list.
     pub args_object: bool,
 }
@@ -254,6 +257,7 @@ struct Tokens<'a, C> {
     prev_inside: u64,
     control: bool,
     ascii: bool,
+    escapes: bool,
     pad: [u8; 64],
     classify: std::marker::PhantomData<C>,
 }
@@ -275,6 +279,7 @@ impl<'a, C: scan::Classify> Tokens<'a, C> {
             prev_inside: 0,
             control: false,
             ascii: true,
+            escapes: false,
             pad: [b' '; 64],
             classify: std::marker::PhantomData,
         };
@@ -320,6 +325,7 @@ impl<'a, C: scan::Classify> Tokens<'a, C> {
         self.carry_other |= self.other != 0;
         self.control |= self.m.control != 0;
         self.ascii &= self.m.high == 0;
+        self.escapes |= self.m.backslash != 0;
         self.base += 64;
         if self.base >= self.b.len() {
             return None;
@@ -346,9 +352,10 @@ impl<'a, C: scan::Classify> Tokens<'a, C> {
         Some((self.base + k, gap))
     }
 
-    /// The event ends at `p` (its closing brace, in the current block): the flags of its bytes.
+    /// The event ends at `p` (its closing brace, in the current block): the flags of its bytes
+    /// (control, ascii, escapes).
     #[inline(always)]
-    fn end(&self, p: usize) -> Option<(bool, bool)> {
+    fn end(&self, p: usize) -> Option<(bool, bool, bool)> {
         let upto = low_bits(p - self.base + 1);
         if self.stray & upto != 0 {
             return None;
@@ -356,6 +363,7 @@ impl<'a, C: scan::Classify> Tokens<'a, C> {
         Some((
             self.control || self.m.control & upto != 0,
             self.ascii && self.m.high & upto == 0,
+            self.escapes || self.m.backslash & upto != 0,
         ))
     }
 
@@ -547,11 +555,12 @@ unsafe fn walk<C: scan::Classify>(
     unsafe { t.next() }?;
     let mut args_object = false;
     let end = unsafe { members::<C, true>(&mut t, out, Some((args, &mut args_object))) }?;
-    let (control, ascii) = t.end(end)?;
+    let (control, ascii, escapes) = t.end(end)?;
     Some(EventRead {
         end: end + 1,
         ascii,
         control,
+        escapes,
         args_object,
     })
 }
@@ -608,6 +617,7 @@ pub(crate) mod differential {
             .iter()
             .any(|&c| c < 0x20 && !matches!(c, b'\t' | b'\n' | b'\r'));
         assert_eq!(read.control, control, "{shown:?}");
+        assert_eq!(read.escapes, body.contains(&b'\\'), "{shown:?}");
         let last_args = old
             .iter()
             .rev()
