@@ -18,6 +18,22 @@ fn version_is_the_crate_version() {
 }
 
 #[wasm_bindgen_test]
+fn the_warm_up_reads_its_trace_through_every_stage_of_a_load() {
+    let got: serde_json::Value =
+        serde_json::from_str(&sightline::web::warm_up().expect("warm-up")).unwrap();
+    // 150 steps of 32 events (4 operators with a Python frame, a launch, a kernel, a flow's two
+    // ends and a memory event each; the step, its frame and a copy), and 5 metadata events.
+    assert_eq!(got["events"], 150 * 32 + 5, "{got}");
+    assert_eq!(got["slices"], 150 * 20, "{got}");
+    assert_eq!(got["flows"], 150 * 4, "{got}");
+    // A healthy trace: nothing to warn about.
+    assert_eq!(got["diagnostics"], 0, "{got}");
+    assert!(got["ops"].as_u64().unwrap() >= 6, "{got}");
+    // The synthetic steps copy pageable memory on the way: a finding says so.
+    assert!(got["findings"].as_u64().unwrap() >= 1, "{got}");
+}
+
+#[wasm_bindgen_test]
 fn serde_json_round_trips() {
     let text = r#"{"traceEvents":[{"ph":"X","name":"aten::mm","ts":1.5,"dur":2,"args":{"Sequence number":7}}],"displayTimeUnit":"ms"}"#;
     let value: serde_json::Value = serde_json::from_str(text).unwrap();

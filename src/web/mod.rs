@@ -13,7 +13,8 @@
 //! [`crate::analysis::derived::Derived`] store, which every panel, table, digest and view asks),
 //! `capture` (a graph capture read in another session, applied to a replay: `capture_of`,
 //! `use_capture`), `parts` (a file parsed in several workers: `start_part`, `take_part`, `absorb_part`,
-//! `splittable`, `event_boundary`), `view` (frames, viewport, hit testing, selection, search),
+//! `splittable`, `event_boundary`), `warm` (a synthetic trace read through a whole load while the
+//! page waits for a file, so the browser has optimized the module's code before the first one), `view` (frames, viewport, hit testing, selection, search),
 //! `tables` (`analyse_step`, the analyses run in slices on the store's `*_sliced` getters with
 //! `SLICE_UNITS` of work per call; the reports and tables), `flops` (the roofline's rows, device,
 //! peaks and roofs; a row's calls), `memory` (the memory chart's columns, live allocations, the
@@ -69,9 +70,11 @@ mod ranks;
 mod session;
 mod tables;
 mod view;
+mod warm;
 
 pub use session::Session;
 pub use view::Frame;
+pub use warm::warm_up;
 
 use crate::analysis::idle;
 use crate::model::cut_long_strings_in;

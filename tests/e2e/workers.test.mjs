@@ -330,3 +330,39 @@ export async function framesAreDrawnBetweenTheSlicesOfTheAnalyses({ page, baseUr
   await page.waitForFunction(() => !document.querySelector("#findings .analysing"));
   await page.waitForSelector("#ops-table tbody tr");
 }
+
+/** What the first worker's warm-up read (load.js `warmUp`), once it ran; null when it did not. */
+function warmedUp(page, waitMs) {
+  return page.evaluate(async (waitMs) => {
+    const until = performance.now() + waitMs;
+    while (!window.sightline.workers.warmed && performance.now() < until) await new Promise((r) => setTimeout(r, 50));
+    return window.sightline.workers.warmed && (await window.sightline.workers.warmed);
+  }, waitMs);
+}
+
+export async function theFirstWorkerReadsAWarmUpTraceWhileThePageWaitsForAFile({ page, baseUrl, fixturesDir }) {
+  await open(page, baseUrl);
+  // The whole load of a healthy synthetic trace: 150 training steps, their flows, no warning.
+  const got = await warmedUp(page, 20000);
+  assert.deepEqual({ events: got.events, slices: got.slices, flows: got.flows, diagnostics: got.diagnostics }, { events: 4805, slices: 3000, flows: 600, diagnostics: 0 });
+  assert.ok(got.findings >= 1 && got.ops >= 6, JSON.stringify(got));
+  // The worker that read it reads the first trace, and nothing of the warm-up shows.
+  const warmWorker = await page.evaluate(async () => {
+    window.warmWorker = await window.sightline.workers.spare;
+    return true;
+  });
+  assert.ok(warmWorker);
+  await page.setInputFiles("#file-input", join(fixturesDir, SAMPLE));
+  await ready(page);
+  assert.ok(await page.evaluate(() => window.sightline.app.active.worker === window.warmWorker));
+  assert.equal(await page.textContent("#file-name"), "tracelens_h100_bert_small_stack_mem.json.gz");
+  assert.equal(page.workers().length, 1);
+}
+
+export async function aPageThatOpensATraceFromItsAddressDoesNotWarmUp({ page, baseUrl, ignore }) {
+  // The page streams same-site URLs; see viewer.test.mjs on the report this gives under interception.
+  ignore("http", /\/samples\/[^ ]+: net::ERR_ABORTED$/);
+  await page.goto(`${baseUrl}?url=samples/tracelens_h100_bert_small_stack_mem.json.gz`);
+  await ready(page);
+  assert.equal(await warmedUp(page, 1000), null);
+}

@@ -60,6 +60,9 @@ const [constants, palette, waitKinds, version] = await workers
     throw err;
   });
 
+// How long the page waits, once ready, before its first worker reads the warm-up trace.
+const WARM_UP_AFTER_MS = 300;
+
 const $ = (id) => document.getElementById(id);
 const app = {
   /** The shown trace: { worker, session (its calls), name, summary, url } or null. */
@@ -704,3 +707,10 @@ startHeader();
 // Served by `sightline serve LOGDIR`: the runs to open, on the start screen (logdir.js).
 startLogdir();
 if (early.open) openEarly(early.open);
+// While the page waits for a file, its first worker reads a small synthetic trace (load.js
+// `warmUp`). Not when the page opens a trace itself (its address, a choice made while it started,
+// an embedding page's): that load would wait behind it. A file chosen within the first moments
+// takes the spare first, and the warm-up does not run.
+if (!early.open && !early.address && document.body.dataset.mode !== "embedded") {
+  setTimeout(() => workers.warmUp(), WARM_UP_AFTER_MS);
+}

@@ -92,6 +92,7 @@ export class Workers {
   constructor(bindings) {
     this.bindings = bindings;
     this.spare = null;
+    this.warmed = null;
   }
 
   /** A started worker (the spare when there is one). */
@@ -101,6 +102,19 @@ export class Workers {
     const w = spare && (await spare.catch(() => null));
     // A spare that died meanwhile (out of memory, say) is replaced.
     return w && !w.dead ? w : SessionWorker.start(this.bindings);
+  }
+
+  /**
+   * Has the spare read a small synthetic trace (warm.rs `warm_up`) while the page waits for a
+   * file: the browser optimizes the module's code as it runs, and the first real trace then reads
+   * and analyses at the speed of later ones. `warmed`: the promise of what it read, for tests.
+   * Once a page; nothing when no spare is waiting (a load took it).
+   */
+  warmUp() {
+    if (!this.spare || this.warmed) return;
+    this.warmed = this.spare.then((w) => w.module.warm_up()).then((r) => JSON.parse(r));
+    // A failure is a bug of ours on a healthy trace: said, and the page carries on.
+    this.warmed.catch((err) => console.error(`the warm-up read failed: ${(err && err.message) || err}`));
   }
 
   /** Starts the spare if there is none. */
