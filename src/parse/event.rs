@@ -228,7 +228,14 @@ pub(crate) fn parse_us_to_ns(text: &str) -> Option<i64> {
     let mut int: i64 = 0;
     let mut i = 0;
     while i < bytes.len() && bytes[i].is_ascii_digit() {
-        int = int.checked_mul(10)?.checked_add((bytes[i] - b'0') as i64)?;
+        let d = (bytes[i] - b'0') as i64;
+        // 18 digits always fit in an i64: only longer numbers are checked. (An overflow check is
+        // a 128-bit multiply in wasm32, a call per digit of every timestamp.)
+        int = if i < SAFE_DIGITS {
+            int * 10 + d
+        } else {
+            int.checked_mul(10)?.checked_add(d)?
+        };
         i += 1;
     }
     let int_digits = i;
@@ -263,14 +270,45 @@ pub(crate) fn parse_us_to_ns(text: &str) -> Option<i64> {
         frac *= 10;
         frac_digits += 1;
     }
-    let ns = int.checked_mul(1000)?.checked_add(frac + round_up as i64)?;
+    let ns = if int_digits <= SAFE_DIGITS - 3 {
+        int * 1000 + frac + round_up as i64
+    } else {
+        int.checked_mul(1000)?.checked_add(frac + round_up as i64)?
+    };
     Some(if neg { -ns } else { ns })
+}
+
+/// Decimal digits that an `i64` holds whatever they are (10^18 - 1 < 2^63).
+const SAFE_DIGITS: usize = 18;
+
+/// A plain decimal integer (`-` and up to [`SAFE_DIGITS`] digits) read without overflow checks;
+/// `None` for anything else, which `str::parse` then reads (a `+`, more digits, an overflow).
+#[inline]
+fn plain_int(t: &str) -> Option<i64> {
+    let (neg, digits) = match t.as_bytes() {
+        [b'-', rest @ ..] => (true, rest),
+        b => (false, b),
+    };
+    if digits.is_empty() || digits.len() > SAFE_DIGITS {
+        return None;
+    }
+    let mut n: i64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + (c - b'0') as i64;
+    }
+    Some(if neg { -n } else { n })
 }
 
 /// Reads an integer id: a JSON integer, a float (truncated), or a string holding one (`"7"`,
 /// `"stream 7"`: the trailing digits). `None` when there is no number or it does not fit in `i64`.
 pub(crate) fn parse_int(v: Option<&str>) -> Option<i64> {
     let t = v?;
+    if let Some(n) = plain_int(t) {
+        return Some(n);
+    }
     if let Some(s) = t.strip_prefix('"') {
         let s = s.strip_suffix('"').unwrap_or(s).trim();
         if let Ok(n) = s.parse::<i64>() {
@@ -425,6 +463,48 @@ mod tests {
         assert_eq!(r("\"Spans\""), None);
         assert_eq!(r("3.0"), Some(3));
         assert_eq!(r("123456789012345678901234567890"), None);
+    }
+
+    #[test]
+    fn integers_read_without_overflow_checks_equal_the_checked_reading() {
+        // Around the 18 digits read unchecked, and the forms the fast path leaves to `parse`.
+        for t in [
+            "0",
+            "-0",
+            "+5",
+            "-",
+            "",
+            "12a",
+            "000000000000000000123",
+            "999999999999999999",
+            "-999999999999999999",
+            "1000000000000000000",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "-9223372036854775809",
+        ] {
+            let checked = t.parse::<i64>().ok().or_else(|| {
+                let f: f64 = t.parse().ok()?;
+                (f.is_finite() && f.abs() < 9.2e18).then_some(f as i64)
+            });
+            assert_eq!(parse_int(Some(t)), checked, "{t:?}");
+        }
+        // Timestamps: 15 integer digits take the unchecked product by 1000, more the checked one.
+        assert_eq!(
+            parse_us_to_ns("999999999999999.9995"),
+            Some(999_999_999_999_999_999 + 1)
+        );
+        assert_eq!(
+            parse_us_to_ns("9223372036854775"),
+            Some(9_223_372_036_854_775_000)
+        );
+        assert_eq!(parse_us_to_ns("9223372036854776"), None);
+        assert_eq!(
+            parse_us_to_ns("-9223372036854775.807"),
+            Some(-9_223_372_036_854_775_807)
+        );
+        assert_eq!(parse_us_to_ns("1234567890123456789"), None);
     }
 
     #[test]
