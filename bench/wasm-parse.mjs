@@ -1,0 +1,30 @@
+// The wasm parse alone, outside the browser: Node loads a build's module (the wasm-bindgen glue
+// and .wasm of `trunk build --release`), feeds FILE to a Session in 16 MB pieces as a worker does
+// and builds the model, RUNS times in one process (the later runs use the engine's optimized code).
+// Prints each run's feed and finish wall time and the process's CPU time for it: compare with
+// `taskset -c 0 sightline summary FILE --json` for wasm per core against native per core.
+//
+//   node bench/wasm-parse.mjs DIST FILE [RUNS]
+
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [dist, file, runsArg] = process.argv.slice(2);
+if (!file) throw new Error("usage: node bench/wasm-parse.mjs DIST FILE [RUNS]");
+const glue = await import(pathToFileURL(resolve(dist, "sightline.js")).href);
+glue.initSync({ module: readFileSync(resolve(dist, "sightline_bg.wasm")) });
+const bytes = readFileSync(file);
+const PIECE = 16 << 20;
+for (let r = 0; r < Number(runsArg || 3); r++) {
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const s = new glue.Session();
+  for (let off = 0; off < bytes.length; off += PIECE) s.feed(bytes.subarray(off, off + PIECE));
+  const t1 = performance.now();
+  s.finish(1000, 500);
+  const t2 = performance.now();
+  const cpu = process.cpuUsage(cpu0);
+  s.free();
+  console.log(`run ${r + 1}: feed ${(t1 - t0).toFixed(0)} ms, finish ${(t2 - t1).toFixed(0)} ms, CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms`);
+}
