@@ -311,8 +311,7 @@ fn key_byte(key: &str) -> u8 {
 }
 
 /// `a == b` for slices of one length, up to 32 bytes compared with two overlapping loads of a
-/// fixed size. `==` calls `memcmp`, which the wasm build compiles to a byte loop: there it was
-/// most of the 3.8% that comparing keys cost.
+/// fixed size. `==` calls `memcmp`, which the wasm build compiles to a byte loop.
 #[inline]
 fn same_short(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
@@ -919,6 +918,8 @@ impl Trace {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn short_slices_compare_as_slices_do() {
         let a: Vec<u8> = (0..40u8).collect();
@@ -928,11 +929,11 @@ mod tests {
                 if n > 0 {
                     b[i] ^= 0x40;
                 }
-                assert_eq!(super::same_short(&a[..n], &b), a[..n] == b[..], "{n} {i}");
-                assert!(super::same_short(&a[..n], &a[..n]));
+                assert_eq!(same_short(&a[..n], &b), a[..n] == b[..], "{n} {i}");
+                assert!(same_short(&a[..n], &a[..n]));
             }
         }
-        assert!(!super::same_short(b"ab", b"abc"));
+        assert!(!same_short(b"ab", b"abc"));
     }
 
     #[test]
@@ -943,15 +944,13 @@ mod tests {
         for before in [0usize, 1, 7, 31] {
             for n in 0..=src.len() {
                 let mut got = vec![0xAAu8; before];
-                super::push_short(&mut got, &src[..n]);
+                push_short(&mut got, &src[..n]);
                 let mut want = vec![0xAAu8; before];
                 want.extend_from_slice(&src[..n]);
                 assert_eq!(got, want, "{before} + {n}");
             }
         }
     }
-
-    use super::*;
 
     #[test]
     fn each_dictionary_key_has_its_byte_and_nothing_else_has_one() {
