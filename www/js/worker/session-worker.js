@@ -16,10 +16,10 @@
 // handed; it never chooses, so every worker of a page runs the same one.
 //
 // `target: "file"` (method "read", args [blob, start, end, size]) reads bytes start..end of a
-// File here, `size` at a time, and feeds them to the Session, posting {id, progress: [read,
-// events]} after each slice: the page's thread never touches a file's bytes. Calls made while a
-// read is under way run between its slices (the page awaits the read before anything that needs
-// its bytes).
+// File here through its stream, and feeds them to the Session at most `size` at a time, posting
+// {id, progress: [read, events]} after each piece the stream delivers: the page's thread never
+// touches a file's bytes. Calls made while a read is under way run between its pieces (the page
+// awaits the read before anything that needs its bytes).
 //
 // `target: "file"`, method "inflated", args [port]: feeds the JSON an inflate worker
 // (inflate-worker.js) sends through `port`, posting progress as "read" does. Resolves to the
@@ -49,18 +49,11 @@ const ready = new Promise((resolve, reject) => {
   );
 });
 
-// How a read is sliced: the parse waits whole for the first slice, so it is small, and each next
-// one is twice the last, up to the caller's `size`; two reads are in flight while a slice is
-// parsed. Reading 16 MB at a time, one ahead, the 56 MB trace's worker waited 56 ms of its 263 ms
-// read for the file's bytes (bench/viewer.mjs on a 2-core machine).
-const FIRST_SLICE = 1 << 20;
-const AHEAD = 2;
-
 /**
  * Feeds bytes start..end of `blob` to the Session, at most `size` bytes a call, as the file's
  * stream delivers them. The stream reads ahead while a piece is parsed: 16 MB slices read one
  * ahead (`slice().arrayBuffer()`) kept the parse of the 56 MB trace waiting 56 ms of its 263 ms
- * read, and two slices ahead, or slices from 1 MB doubling, waited as long.
+ * read, and two slices ahead, or slices from 1 MB doubling, waited nearly as long (42-46 ms).
  */
 async function readFile(id, blob, start, end, size) {
   if (!session) throw new Error("this worker holds no session");
