@@ -902,15 +902,22 @@ fn read_builder(r: &mut Reader<'_>) -> Result<Builder, PartError> {
     b.with_phase = r.u64()?;
     b.non_objects = r.u64()?;
     let n = r.len(16)?;
-    let mut phases = PhaseCounts::default();
-    let mut counts = Vec::with_capacity(n);
+    let mut phases = Vec::with_capacity(n);
     for _ in 0..n {
         let ph = r.string()?;
         let count = r.u64()?;
-        counts.push(count);
-        phases.add_n(ph, count);
+        // Checked before they are added up: in range, and each phase once (as written).
+        check_count(count)?;
+        phases.push((ph, count));
     }
-    b.phases = phases;
+    phases.sort_unstable();
+    if phases.windows(2).any(|w| w[0].0 == w[1].0) {
+        return bad("a phase twice");
+    }
+    b.phases = PhaseCounts::default();
+    for (ph, count) in phases {
+        b.phases.add_n(ph, count);
+    }
     b.cat_counts = r.col(u64::from_le_bytes)?;
     if b.cat_counts.len() > limits.strings as usize {
         return bad("category counts for more strings than the table holds");
@@ -928,14 +935,8 @@ fn read_builder(r: &mut Reader<'_>) -> Result<Builder, PartError> {
     }
     check_times(&b)?;
     let counts = [b.events_total, b.with_phase, b.non_objects];
-    let phases = counts.iter();
     let diags = b.diagnostics.items.iter().map(|d| &d.count);
-    for &n in counts
-        .iter()
-        .chain(phases)
-        .chain(diags)
-        .chain(&b.cat_counts)
-    {
+    for &n in counts.iter().chain(diags).chain(&b.cat_counts) {
         check_count(n)?;
     }
     Ok(b)
@@ -956,5 +957,18 @@ mod tests {
         for (i, d) in DIAGS.iter().enumerate() {
             assert_eq!(diag_code(*d) as usize, i);
         }
+    }
+
+    #[test]
+    fn a_phase_count_out_of_range_is_damage() {
+        let part = |extra: u64| {
+            let mut stage = JsonStage::new();
+            stage.feed(br#"[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2},"#);
+            stage.builder.phases.add_n("Q".to_string(), extra);
+            encode(&stage, 0)
+        };
+        assert!(decode(&part(MAX_COUNT)).is_ok());
+        let e = decode(&part(MAX_COUNT + 1)).err().expect("refused");
+        assert!(e.to_string().contains("a count out of range"), "{e}");
     }
 }
