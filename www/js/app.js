@@ -17,7 +17,7 @@ import { baseChanged, dropped, startCompare } from "./compare.js";
 import { openFiles, startRanks, takeDrop } from "./ranks.js";
 import { startMemory } from "./memory.js";
 import { Bindings } from "./worker/client.js";
-import { Workers, blobChunks, bufferChunks, readInto, responseChunks } from "./load.js";
+import { Workers, blobChunks, bufferChunks, readInto, responseChunks, urlName } from "./load.js";
 import { flopsColumns, renderRoofline, withFlops } from "./roofline.js";
 import { analyse as analyseInSlices } from "./analyses.js";
 import { startLogdir } from "./logdir.js";
@@ -172,7 +172,7 @@ async function openUrl(href, startedAt = performance.now()) {
   if (url.origin !== location.origin && !connectAllowed(url)) {
     return fail(new Error(`only traces from this site can be opened by URL (${url.origin} is another site, and this page's Content-Security-Policy does not list it in connect-src; download the file and open it instead)`));
   }
-  const name = decodeURIComponent(url.pathname.split("/").pop() || url.pathname);
+  const name = urlName(url);
   // Another trace opened, or a Cancel, while the response was awaited wins over this one.
   const token = app.loadToken;
   let resp;

@@ -12,7 +12,7 @@ import { renderTable, renderTabs } from "./table.js";
 import { mb } from "./format.js";
 import { connectAllowed } from "./url.js";
 import { SessionWorker } from "./worker/client.js";
-import { blobChunks, readInto, responseChunks } from "./load.js";
+import { blobChunks, readInto, urlChunks, urlName } from "./load.js";
 import { analyse } from "./analyses.js";
 
 const $ = (id) => document.getElementById(id);
@@ -120,13 +120,8 @@ function compareUrlWhenReady(href) {
     if (url.origin !== location.origin && !connectAllowed(url)) {
       return message(`only traces from this site can be compared by URL (${url.origin} is another site)`);
     }
-    const name = decodeURIComponent(url.pathname.split("/").pop() || url.pathname);
-    const chunks = async function* () {
-      const resp = await fetch(url, { credentials: "same-origin" });
-      if (!resp.ok || !resp.body) throw new Error(`could not fetch ${name}: HTTP ${resp.status}`);
-      yield* responseChunks(resp)();
-    };
-    compareWith(name, chunks, 0);
+    const name = urlName(url);
+    compareWith(name, urlChunks(url, name), 0);
   };
   if (hooks.app.active) return go();
   const watch = new MutationObserver(() => {

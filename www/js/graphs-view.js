@@ -11,7 +11,7 @@
 
 import { renderTable } from "./table.js";
 import { SessionWorker } from "./worker/client.js";
-import { blobChunks, readInto, responseChunks } from "./load.js";
+import { blobChunks, readInto, urlChunks, urlName } from "./load.js";
 
 /** At most this many `capture` URLs are read for one trace. */
 const MAX_CAPTURES = 16;
@@ -79,15 +79,10 @@ export function startGraphs({ app, tableOf, withTable, highlight, pick, showTabs
   async function readCaptures(loaded, urls) {
     let best = null;
     for (const url of urls) {
-      const name = decodeURIComponent(url.pathname.split("/").pop() || url.pathname);
-      const chunks = async function* () {
-        const resp = await fetch(url, { credentials: "same-origin" });
-        if (!resp.ok || !resp.body) throw new Error(`could not fetch ${name}: HTTP ${resp.status}`);
-        yield* responseChunks(resp)();
-      };
+      const name = urlName(url);
       const worker = await SessionWorker.start(bindings);
       try {
-        await readInto(worker, chunks, { width: 100, height: 100, onProgress: () => {} });
+        await readInto(worker, urlChunks(url, name), { width: 100, height: 100, onProgress: () => {} });
         const capture = await worker.session.capture_of();
         const n = await loaded.session.capture_pairs(capture);
         if (n > 0 && (!best || n > best.n)) best = { n, capture, name };

@@ -70,6 +70,20 @@ export function responseChunks(resp) {
   };
 }
 
+/** The last part of `url`'s path, decoded: the name a trace fetched from it goes by. */
+export function urlName(url) {
+  return decodeURIComponent(url.pathname.split("/").pop() || url.pathname);
+}
+
+/** Chunks of the trace at `url` (a `URL` of this site, or one the page's policy allows), fetched when first asked for. */
+export function urlChunks(url, name = urlName(url)) {
+  return async function* () {
+    const resp = await fetch(url, { credentials: "same-origin" });
+    if (!resp.ok || !resp.body) throw new Error(`could not fetch ${name}: HTTP ${resp.status}`);
+    yield* responseChunks(resp)();
+  };
+}
+
 /** Chunks of a buffer handed over whole (an embedding page's postMessage). */
 export function bufferChunks(buffer) {
   const bytes = ArrayBuffer.isView(buffer) ? new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength) : new Uint8Array(buffer);

@@ -14,7 +14,7 @@ import { TimelineView } from "./timeline.js";
 import { renderTable } from "./table.js";
 import { duration, mb } from "./format.js";
 import { SessionWorker } from "./worker/client.js";
-import { blobChunks, readInto, responseChunks } from "./load.js";
+import { blobChunks, readInto, urlChunks, urlName } from "./load.js";
 import { analyse as analyseInSlices } from "./analyses.js";
 
 /** Ranks with a full timeline (and a live worker) at most; the others keep only their digest. */
@@ -121,14 +121,8 @@ async function walk(entry, out, inFolder) {
 function openUrls(hrefs) {
   const traces = hrefs.map((href) => {
     const url = new URL(href, location.href);
-    const name = decodeURIComponent(url.pathname.split("/").pop() || url.pathname);
-    const chunks = () =>
-      async function* () {
-        const resp = await fetch(url, { credentials: "same-origin" });
-        if (!resp.ok || !resp.body) throw new Error(`could not fetch ${name}: HTTP ${resp.status}`);
-        yield* responseChunks(resp)();
-      };
-    return { name, size: 0, chunks };
+    const name = urlName(url);
+    return { name, size: 0, chunks: () => urlChunks(url, name) };
   });
   openTraces(traces);
 }

@@ -28,7 +28,7 @@
 import { TimelineView } from "./timeline.js";
 import { count, duration, mb } from "./format.js";
 import { Bindings, LocalSession, SessionWorker, workersAllowed } from "./worker/client.js";
-import { responseChunks, readInto } from "./load.js";
+import { responseChunks, readInto, urlName } from "./load.js";
 import { analyse } from "./analyses.js";
 
 const BINDINGS = new Bindings(new URL("../sightline.js", import.meta.url).href, new URL("../sightline_bg.wasm", import.meta.url));
@@ -275,7 +275,7 @@ export class SightlineTrace extends HTMLElement {
       return;
     }
     const url = new URL(src, document.baseURI);
-    const name = decodeURIComponent(url.pathname.split("/").pop() || url.pathname);
+    const name = urlName(url);
     $.name.textContent = name;
     $.name.title = url.href;
     this.progress(0, 0, 0);
