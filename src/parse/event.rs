@@ -39,14 +39,7 @@ impl<'a> Ev<'a> {
     /// has none (`plain`): that search ran for the phase, category and name of every event.
     #[inline]
     pub fn text(&self, v: Option<&'a str>) -> Cow<'a, str> {
-        if !self.plain {
-            return raw_str(v);
-        }
-        match v {
-            Some(t) if t.len() >= 2 && t.starts_with('"') => Cow::Borrowed(&t[1..t.len() - 1]),
-            Some("null") | None => Cow::Borrowed(""),
-            Some(t) => Cow::Borrowed(t),
-        }
+        unquote(v, !self.plain)
     }
 
     /// The event whose members `fields` (from [`read_object`]) found in `text`.
@@ -198,10 +191,17 @@ impl<'a> Args<'a> {
 /// The text of a raw JSON value as a string: a JSON string's contents (unescaped), a number's
 /// digits, or empty for `null`.
 pub(crate) fn raw_str(v: Option<&str>) -> Cow<'_, str> {
+    unquote(v, true)
+}
+
+/// [`raw_str`], searching a string for escapes only when it `may_escape`. Always inlined: as a
+/// call from the per-event path it cost 1.7% of a one-core `summary`.
+#[inline(always)]
+fn unquote(v: Option<&str>, may_escape: bool) -> Cow<'_, str> {
     let Some(t) = v else { return Cow::Borrowed("") };
     if t.len() >= 2 && t.starts_with('"') {
         let inner = &t[1..t.len() - 1];
-        if memchr::memchr(b'\\', inner.as_bytes()).is_none() {
+        if !may_escape || memchr::memchr(b'\\', inner.as_bytes()).is_none() {
             return Cow::Borrowed(inner);
         }
         return serde_json::from_str::<String>(t)
