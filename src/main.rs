@@ -75,9 +75,17 @@ fn main() -> ExitCode {
             }
         }
         Command::Completions { shell } => {
-            let mut cmd = cli::args::command();
-            clap_complete::generate(*shell, &mut cmd, "sightline", &mut std::io::stdout());
-            return ExitCode::SUCCESS;
+            // Written here rather than by clap_complete, which panics on a write error: a
+            // reader that stops early (`| head`) is no error, as for every other command.
+            let mut script = Vec::new();
+            clap_complete::generate(*shell, &mut cli::args::command(), "sightline", &mut script);
+            return match std::io::Write::write_all(&mut std::io::stdout(), &script) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    eprintln!("sightline: {e}");
+                    ExitCode::from(2)
+                }
+                _ => ExitCode::SUCCESS,
+            };
         }
     };
     match result {

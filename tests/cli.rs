@@ -256,6 +256,36 @@ fn every_command_has_its_help_and_keeps_its_flags() {
     }
 }
 
+/// A reader that stops early (`sightline ... | head`) closes the pipe: the command exits quietly,
+/// with no panic on stderr.
+#[test]
+fn a_reader_that_stops_early_is_no_error() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let trace = common::shared_fixtures().join("real/tracelens_h100_bert_small_stack_mem.json.gz");
+    let trace = trace.to_str().unwrap();
+    for args in [vec!["completions", "bash"], vec!["ops", trace]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sightline"))
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Closed before the command writes: its first write meets a broken pipe.
+        drop(child.stdout.take());
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        let status = child.wait().unwrap();
+        assert!(status.success(), "{args:?}: {status} {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
 /// `sightline completions SHELL` prints a script that names the commands and their flags.
 #[test]
 fn completions_are_generated_for_each_shell() {
