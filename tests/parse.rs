@@ -343,6 +343,37 @@ fn the_model_does_not_depend_on_chunking() {
     }
 }
 
+/// The size told up front only sizes the columns: one far too small (they grow as they fill), a
+/// third of the file (the projection falls short and grows again), or fifty times too large
+/// (spare room), each gives the model read without one.
+#[test]
+fn a_wrong_size_told_up_front_changes_nothing_but_memory() {
+    let shared = common::shared_fixtures();
+    let inputs = [
+        gunzip(
+            &std::fs::read(shared.join("real/tracelens_h100_bert_small_stack_mem.json.gz"))
+                .unwrap(),
+        ),
+        std::fs::read(local_fixture("parse/begin_end.json")).unwrap(),
+        std::fs::read(local_fixture("parse/truncated_mid_event.json")).unwrap(),
+    ];
+    for bytes in &inputs {
+        let told = |size: u64| {
+            let mut p = Parser::new();
+            p.expect_size(size);
+            for chunk in bytes.chunks(64 << 10) {
+                p.feed(chunk);
+            }
+            dump(&p.finish().unwrap())
+        };
+        let untold = dump(&parse_chunked(bytes, 5, 65536));
+        let len = bytes.len() as u64;
+        for size in [0, 1, len / 3, len, len * 50] {
+            assert!(told(size) == untold, "told {size} of {len} bytes");
+        }
+    }
+}
+
 #[test]
 fn a_parse_on_several_threads_equals_the_one_thread_parse() {
     let mut files = common::real_plain_traces();

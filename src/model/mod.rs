@@ -164,19 +164,6 @@ impl Slices {
         self.start_ns[i] + self.dur_ns[i]
     }
 
-    /// Moves `other`'s slices to the end of these (used when parts of a file parsed apart join).
-    pub fn append(&mut self, other: &mut Slices) {
-        self.start_ns.append(&mut other.start_ns);
-        self.dur_ns.append(&mut other.dur_ns);
-        self.depth.append(&mut other.depth);
-        self.name.append(&mut other.name);
-        self.cat.append(&mut other.cat);
-        self.args.append(&mut other.args);
-        self.external_id.append(&mut other.external_id);
-        self.correlation.append(&mut other.correlation);
-        self.input_dims.append(&mut other.input_dims);
-    }
-
     /// Bytes held by the columns (capacity, not length: what the allocator really gave).
     pub fn heap_bytes(&self) -> usize {
         self.start_ns.capacity() * 8
@@ -523,15 +510,35 @@ impl ArgStore {
         (rising && within).then_some(ArgStore { bytes, ends })
     }
 
-    /// Appends another store's records; theirs become ids `self.len()..`.
-    pub fn append(&mut self, other: &ArgStore) {
+    /// Appends another store's records; theirs become ids `self.len()..`. Its bytes are freed
+    /// before its ends are copied, so that the two stores' bytes are held together only once.
+    pub fn append(&mut self, other: ArgStore) {
         let base = self.bytes.len() as u64;
+        self.bytes.reserve_exact(other.bytes.len());
         self.bytes.extend_from_slice(&other.bytes);
+        drop(other.bytes);
+        self.ends.reserve_exact(other.ends.len());
         self.ends.extend(other.ends.iter().map(|e| e + base));
     }
 
     pub fn is_empty(&self) -> bool {
         self.ends.is_empty()
+    }
+
+    /// ((bytes held, room for bytes), (records held, room for records)).
+    pub(crate) fn fill(&self) -> ((usize, usize), (usize, usize)) {
+        (
+            (self.bytes.len(), self.bytes.capacity()),
+            (self.ends.len(), self.ends.capacity()),
+        )
+    }
+
+    /// Room for exactly `bytes` bytes and `records` records in all (or what is held, if more).
+    pub(crate) fn reserve_total(&mut self, bytes: usize, records: usize) {
+        self.bytes
+            .reserve_exact(bytes.saturating_sub(self.bytes.len()));
+        self.ends
+            .reserve_exact(records.saturating_sub(self.ends.len()));
     }
 
     pub fn heap_bytes(&self) -> usize {

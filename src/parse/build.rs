@@ -31,7 +31,6 @@ pub(super) struct LaneBuilder {
     pub(super) pid: i64,
     pub(super) tid: i64,
     pub(super) tid_label: Option<String>,
-    pub(super) slices: Slices,
     pub(super) open: Vec<OpenBegin>,
     /// A GPU category (kernel, memcpy, ...) was seen on this lane.
     pub(super) gpu: bool,
@@ -107,10 +106,96 @@ impl PhaseCounts {
     }
 }
 
+/// Every slice read so far, in file order, with its lane: one set of columns for all lanes.
+///
+/// One set grows as one, so it can be reserved once from the input's size ([`Builder::expect`])
+/// instead of doubling: per-lane columns that doubled as they grew (each step holding the old and
+/// the new block, and a wasm memory never shrinks) left about twice the model's bytes in the
+/// page's memory at the end of a read. `finish` gathers each lane's columns, sorted, one column
+/// at a time, dropping each file-order column as soon as it is gathered.
+#[derive(Default)]
+pub(super) struct FileSlices {
+    pub(super) lane: Vec<u32>,
+    pub(super) start_ns: Vec<i64>,
+    pub(super) dur_ns: Vec<i64>,
+    pub(super) name: Vec<StrId>,
+    pub(super) cat: Vec<StrId>,
+    pub(super) args: Vec<ArgsId>,
+    pub(super) external_id: Vec<i64>,
+    pub(super) correlation: Vec<i64>,
+    pub(super) input_dims: Vec<StrId>,
+}
+
+impl FileSlices {
+    pub(super) fn len(&self) -> usize {
+        self.lane.len()
+    }
+
+    fn push(&mut self, lane: u32, ts: i64, dur: i64, e: &OpenBegin) {
+        self.lane.push(lane);
+        self.start_ns.push(ts);
+        self.dur_ns.push(dur);
+        self.name.push(e.name);
+        self.cat.push(e.cat);
+        self.args.push(e.args);
+        self.external_id.push(e.external_id);
+        self.correlation.push(e.correlation);
+        self.input_dims.push(e.input_dims);
+    }
+
+    /// Room for exactly `n` slices in all, in every column.
+    fn reserve_total(&mut self, n: usize) {
+        let more = n.saturating_sub(self.len());
+        self.lane.reserve_exact(more);
+        self.start_ns.reserve_exact(more);
+        self.dur_ns.reserve_exact(more);
+        self.name.reserve_exact(more);
+        self.cat.reserve_exact(more);
+        self.args.reserve_exact(more);
+        self.external_id.reserve_exact(more);
+        self.correlation.reserve_exact(more);
+        self.input_dims.reserve_exact(more);
+    }
+
+    /// Moves `o`'s slices to the end of these, freeing each of its columns once it is copied, so
+    /// that joining two parts holds one column twice at a time rather than every column.
+    fn append(&mut self, o: FileSlices) {
+        fn join<T: Copy>(to: &mut Vec<T>, from: Vec<T>) {
+            to.reserve_exact(from.len());
+            to.extend_from_slice(&from);
+        }
+        join(&mut self.lane, o.lane);
+        join(&mut self.start_ns, o.start_ns);
+        join(&mut self.dur_ns, o.dur_ns);
+        join(&mut self.name, o.name);
+        join(&mut self.cat, o.cat);
+        join(&mut self.args, o.args);
+        join(&mut self.external_id, o.external_id);
+        join(&mut self.correlation, o.correlation);
+        join(&mut self.input_dims, o.input_dims);
+    }
+
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.lane.capacity() * 4
+            + self.start_ns.capacity() * 8
+            + self.dur_ns.capacity() * 8
+            + self.name.capacity() * 4
+            + self.cat.capacity() * 4
+            + self.args.capacity() * 4
+            + self.external_id.capacity() * 8
+            + self.correlation.capacity() * 8
+            + self.input_dims.capacity() * 4
+    }
+}
+
 pub(crate) struct Builder {
     pub(super) strings: Interner,
     pub(super) args: ArgStore,
     pub(super) lanes: Vec<LaneBuilder>,
+    pub(super) slices: FileSlices,
+    /// The byte range of the input this builder reads (offsets as events carry them), when its
+    /// size is known: the columns and the args store are reserved from it (see [`room`]).
+    pub(super) expect: Option<(u64, u64)>,
     pub(super) lane_map: FxHashMap<(i64, i64), u32>,
     /// String pids/tids mapped to synthetic negative numbers.
     pub(super) synthetic_ids: FxHashMap<String, i64>,
@@ -164,6 +249,8 @@ impl Builder {
             strings: Interner::default(),
             args: ArgStore::default(),
             lanes: Vec::new(),
+            slices: FileSlices::default(),
+            expect: None,
             lane_map: FxHashMap::default(),
             synthetic_ids: FxHashMap::default(),
             procs: FxHashMap::default(),
@@ -196,8 +283,7 @@ impl Builder {
 
     /// About the bytes the builder's columns and tables hold (to size a part's buffer).
     pub(crate) fn approx_bytes(&self) -> usize {
-        let slices: usize = self.lanes.iter().map(|l| l.slices.len() * 56).sum();
-        slices + self.args.heap_bytes() + self.strings.heap_bytes() / 2
+        self.slices.heap_bytes() + self.args.heap_bytes() + self.strings.heap_bytes() / 2
     }
 
     pub(crate) fn events_total(&self) -> u64 {
@@ -250,7 +336,6 @@ impl Builder {
             pid,
             tid,
             tid_label,
-            slices: Slices::default(),
             open: Vec::new(),
             gpu: false,
             cpu: false,
@@ -269,10 +354,22 @@ impl Builder {
         text: &str,
         members_text: &str,
         fields: &[Field],
+        offset: u64,
     ) -> ArgsId {
         if !has {
-            ArgsId::NONE
-        } else if args.object {
+            return ArgsId::NONE;
+        }
+        // Most records are far shorter than this; a longer one grows the store by doubling.
+        const RECORD: usize = 4096;
+        let ((bytes, bytes_room), (records, records_room)) = self.args.fill();
+        if bytes + RECORD > bytes_room || records == records_room {
+            let want = (
+                room(self.expect, bytes, offset),
+                room(self.expect, records, offset),
+            );
+            self.args.reserve_total(want.0.max(bytes + RECORD), want.1);
+        }
+        if args.object {
             self.args.push_members(
                 fields
                     .iter()
@@ -281,6 +378,16 @@ impl Builder {
         } else {
             self.args.push_raw(text)
         }
+    }
+
+    /// Appends a slice to the file-order columns, making room first when they are full.
+    fn push_slice(&mut self, lane: usize, ts: i64, dur: i64, e: &OpenBegin, offset: u64) {
+        let n = self.slices.len();
+        if n == self.slices.lane.capacity() {
+            let want = room(self.expect, n, offset);
+            self.slices.reserve_total(want);
+        }
+        self.slices.push(lane as u32, ts, dur, e);
     }
 
     /// Takes the event at the start of `bytes` when one of the fast readers can read it whole;
@@ -468,13 +575,13 @@ impl Builder {
                     let gpu = is_gpu_category(self.strings.get(open.cat));
                     lb.gpu |= gpu;
                     lb.cpu |= !gpu;
-                    push_slice(&mut lb.slices, open.ts, (ts - open.ts).max(0), &open);
+                    self.push_slice(lane, open.ts, (ts - open.ts).max(0), &open, offset);
                     return;
                 }
                 let name = ev.text(ev.name);
                 self.check_name(&name, offset);
                 let name = self.strings.intern(&name);
-                let a = self.store_args(has_args, &args, args_text, members_text, members);
+                let a = self.store_args(has_args, &args, args_text, members_text, members, offset);
                 let external_id = parse_int(args.external_id).unwrap_or(NO_ID);
                 let correlation = parse_int(args.correlation).unwrap_or(NO_ID);
                 let input_dims = match args.input_dims {
@@ -524,7 +631,7 @@ impl Builder {
                 let gpu = is_gpu_category(&cat_text);
                 lb.gpu |= gpu;
                 lb.cpu |= !gpu;
-                push_slice(&mut lb.slices, ts, dur, &open);
+                self.push_slice(lane, ts, dur, &open, offset);
             }
             "i" | "I" => {
                 let Some(ts) = ts else {
@@ -537,6 +644,8 @@ impl Builder {
                 let (tid, tid_label) = self.id_of(ev.tid);
                 let name = ev.text(ev.name);
                 if name == "[memory]" {
+                    let e = self.expect;
+                    make_room(&mut self.memory_threads, e, offset);
                     self.memory_threads.push((pid, tid));
                     let int = |v: Option<&str>| {
                         v.and_then(|v| {
@@ -544,6 +653,16 @@ impl Builder {
                         })
                     };
                     let m = &mut self.memory;
+                    if m.ts_ns.len() == m.ts_ns.capacity() {
+                        let want = room(e, m.len(), offset) - m.len();
+                        m.ts_ns.reserve_exact(want);
+                        m.device_type.reserve_exact(want);
+                        m.device_id.reserve_exact(want);
+                        m.bytes.reserve_exact(want);
+                        m.total_allocated.reserve_exact(want);
+                        m.total_reserved.reserve_exact(want);
+                        m.addr.reserve_exact(want);
+                    }
                     m.ts_ns.push(ts);
                     m.device_type.push(int(args.device_type).unwrap_or(0) as i8);
                     m.device_id.push(int(args.device_id).unwrap_or(0) as i16);
@@ -557,7 +676,8 @@ impl Builder {
                 let lane = self.lane(pid, tid, tid_label);
                 self.check_name(&name, offset);
                 let name = self.strings.intern(&name);
-                let a = self.store_args(has_args, &args, args_text, members_text, members);
+                let a = self.store_args(has_args, &args, args_text, members_text, members, offset);
+                make_room(&mut self.instants, self.expect, offset);
                 self.instants.push(Instant {
                     ts_ns: ts,
                     lane,
@@ -615,6 +735,7 @@ impl Builder {
                     _ => 2,
                 };
                 let enclosing = phase < 2 || raw_str(ev.bp) == "e";
+                make_room(&mut self.flow_points, self.expect, offset);
                 self.flow_points.push(FlowPoint {
                     cat,
                     id,
@@ -680,7 +801,7 @@ impl Builder {
             .collect();
         let sid = |x: StrId| smap[x.0 as usize];
         let abase = self.args.len() as u32;
-        self.args.append(&o.args);
+        self.args.append(std::mem::take(&mut o.args));
         let aid = |a: ArgsId| {
             if a == ArgsId::NONE {
                 a
@@ -703,15 +824,9 @@ impl Builder {
         for mut lb in o.lanes.drain(..) {
             lb.pid = id(lb.pid);
             lb.tid = id(lb.tid);
-            let s = &mut lb.slices;
-            s.name.iter_mut().for_each(|x| *x = sid(*x));
-            s.cat.iter_mut().for_each(|x| *x = sid(*x));
-            s.input_dims.iter_mut().for_each(|x| *x = sid(*x));
-            s.args.iter_mut().for_each(|x| *x = aid(*x));
             match self.lane_map.get(&(lb.pid, lb.tid)) {
                 Some(&l) => {
                     let mine = &mut self.lanes[l as usize];
-                    mine.slices.append(&mut lb.slices);
                     mine.gpu |= lb.gpu;
                     mine.cpu |= lb.cpu;
                     lmap.push(l);
@@ -724,6 +839,13 @@ impl Builder {
                 }
             }
         }
+        let mut s = std::mem::take(&mut o.slices);
+        s.lane.iter_mut().for_each(|x| *x = lmap[*x as usize]);
+        s.name.iter_mut().for_each(|x| *x = sid(*x));
+        s.cat.iter_mut().for_each(|x| *x = sid(*x));
+        s.input_dims.iter_mut().for_each(|x| *x = sid(*x));
+        s.args.iter_mut().for_each(|x| *x = aid(*x));
+        self.slices.append(s);
         for (pid, m) in o.procs {
             let p = self.procs.entry(id(pid)).or_default();
             p.pid_label = p.pid_label.take().or(m.pid_label);
@@ -811,7 +933,7 @@ impl Builder {
     pub(crate) fn finish(mut self, stats: ParseStats) -> Trace {
         // Close what is still open at the last timestamp seen.
         let last = self.max_ts;
-        for lb in &mut self.lanes {
+        for (l, lb) in self.lanes.iter_mut().enumerate() {
             let n = lb.open.len() as u64;
             if n > 0 {
                 let (pid, tid) = (lb.pid, lb.tid);
@@ -820,7 +942,8 @@ impl Builder {
                 });
             }
             while let Some(open) = lb.open.pop() {
-                push_slice(&mut lb.slices, open.ts, (last - open.ts).max(0), &open);
+                self.slices
+                    .push(l as u32, open.ts, (last - open.ts).max(0), &open);
             }
         }
         let origin = if self.min_ts == i64::MAX {
@@ -861,6 +984,7 @@ impl Builder {
             new_index[old as usize] = new as u32;
         }
 
+        let mut gathered = gather_lanes(std::mem::take(&mut self.slices), self.lanes.len(), origin);
         let mut builders: Vec<Option<LaneBuilder>> = self.lanes.drain(..).map(Some).collect();
         let mut lanes = Vec::with_capacity(builders.len());
         let mut overlapping_total = 0u64;
@@ -880,7 +1004,7 @@ impl Builder {
                 LaneKind::Cpu
             };
             let (name, sort_index) = self.threads.remove(&(lb.pid, lb.tid)).unwrap_or_default();
-            let mut slices = sort_slices(lb.slices, origin);
+            let mut slices = std::mem::take(&mut gathered[old as usize]);
             let (rows, overlapping) = assign_depths(&mut slices);
             overlapping_total += overlapping as u64;
             // Rows are u16 (the view's hidden row is u16::MAX): the deepest row holds the rest.
@@ -1050,47 +1174,97 @@ fn hash_id(text: &str) -> i64 {
     (h.finish() >> 1) as i64
 }
 
-fn push_slice(s: &mut Slices, ts: i64, dur: i64, e: &OpenBegin) {
-    s.start_ns.push(ts);
-    s.dur_ns.push(dur);
-    s.depth.push(0);
-    s.name.push(e.name);
-    s.cat.push(e.cat);
-    s.args.push(e.args);
-    s.external_id.push(e.external_id);
-    s.correlation.push(e.correlation);
-    s.input_dims.push(e.input_dims);
+/// How much room to make for something `n` of which fill the room there is, `offset` bytes into
+/// the input whose range is `expect`: what the whole input will hold at the density read so far,
+/// and 5% more, once its size is known and a 64th of it is read (earlier, a trace's metadata or a
+/// first thread can be all there is); doubling before that, or without a size. At least an eighth
+/// more, so that a projection that falls short near the end costs few copies.
+fn room(expect: Option<(u64, u64)>, n: usize, offset: u64) -> usize {
+    let doubled = (2 * n).max(1024);
+    let Some((start, end)) = expect else {
+        return doubled;
+    };
+    let (read, total) = (offset.saturating_sub(start), end.saturating_sub(start));
+    if read == 0 || read < total / 64 {
+        return doubled;
+    }
+    let projected = n as f64 * (total as f64 / read as f64) * 1.05;
+    (projected as usize).max(n + (n / 8).max(1024))
 }
 
-/// Sorts a lane's slices by start, longer first (so a parent precedes the children that start with
-/// it), then file order; rebases times to the trace origin.
-fn sort_slices(s: Slices, origin: i64) -> Slices {
-    let n = s.len();
-    let mut perm: Vec<u32> = (0..n as u32).collect();
-    perm.sort_by_key(|&i| {
-        (
-            s.start_ns[i as usize],
-            std::cmp::Reverse(s.dur_ns[i as usize]),
-            i,
-        )
-    });
-    fn apply<T: Copy>(v: Vec<T>, perm: &[u32]) -> Vec<T> {
-        perm.iter().map(|&i| v[i as usize]).collect()
+/// Makes room in `v` as [`room`] says when it is full: for the lists that grow with the input
+/// (instants, flow points, memory events), which doubling would leave with up to twice their size
+/// spare and, in wasm, their old blocks as holes.
+fn make_room<T>(v: &mut Vec<T>, expect: Option<(u64, u64)>, offset: u64) {
+    if v.len() == v.capacity() {
+        let want = room(expect, v.len(), offset);
+        v.reserve_exact(want - v.len());
     }
-    Slices {
-        start_ns: perm
-            .iter()
-            .map(|&i| s.start_ns[i as usize] - origin)
-            .collect(),
-        dur_ns: apply(s.dur_ns, &perm),
-        depth: vec![0; n],
-        name: apply(s.name, &perm),
-        cat: apply(s.cat, &perm),
-        args: apply(s.args, &perm),
-        external_id: apply(s.external_id, &perm),
-        correlation: apply(s.correlation, &perm),
-        input_dims: apply(s.input_dims, &perm),
+}
+
+/// Each lane's slices out of the file-order columns, sorted by start, longer first (so a parent
+/// precedes the children that start with it), then file order, with times rebased to `origin`.
+/// One column at a time, each file-order column dropped once gathered, so the peak is those
+/// columns and one gathered column rather than two copies of every slice.
+fn gather_lanes(slices: FileSlices, lanes: usize, origin: i64) -> Vec<Slices> {
+    // Each lane's slices in file order (a counting sort by lane), then sorted; the sort is
+    // stable, so equal keys keep file order.
+    let mut starts = vec![0usize; lanes + 1];
+    for &l in &slices.lane {
+        starts[l as usize + 1] += 1;
     }
+    for l in 0..lanes {
+        starts[l + 1] += starts[l];
+    }
+    let mut next = starts.clone();
+    let mut order = vec![0u32; slices.len()];
+    for (i, &l) in slices.lane.iter().enumerate() {
+        order[next[l as usize]] = i as u32;
+        next[l as usize] += 1;
+    }
+    let (start, dur) = (&slices.start_ns, &slices.dur_ns);
+    for l in 0..lanes {
+        order[starts[l]..starts[l + 1]]
+            .sort_by_key(|&i| (start[i as usize], std::cmp::Reverse(dur[i as usize])));
+    }
+    let mut out: Vec<Slices> = (0..lanes)
+        .map(|l| Slices {
+            depth: vec![0; starts[l + 1] - starts[l]],
+            ..Slices::default()
+        })
+        .collect();
+    let FileSlices {
+        lane,
+        start_ns,
+        dur_ns,
+        name,
+        cat,
+        args,
+        external_id,
+        correlation,
+        input_dims,
+    } = slices;
+    drop(lane);
+    macro_rules! gather {
+        ($column:ident, $value:expr) => {{
+            let column = $column;
+            for (l, s) in out.iter_mut().enumerate() {
+                s.$column = order[starts[l]..starts[l + 1]]
+                    .iter()
+                    .map(|&i| $value(column[i as usize]))
+                    .collect();
+            }
+        }};
+    }
+    gather!(start_ns, |t| t - origin);
+    gather!(dur_ns, |d| d);
+    gather!(name, |x| x);
+    gather!(cat, |x| x);
+    gather!(args, |x| x);
+    gather!(external_id, |x| x);
+    gather!(correlation, |x| x);
+    gather!(input_dims, |x| x);
+    out
 }
 
 /// The deepest slice of a lane that contains `ts` (a zero-length slice contains its own start).
@@ -1296,7 +1470,7 @@ mod tests {
     use super::*;
 
     fn lane_of(intervals: &[(i64, i64)]) -> Slices {
-        let mut s = Slices::default();
+        let mut s = FileSlices::default();
         let e = OpenBegin {
             ts: 0,
             name: StrId::NONE,
@@ -1307,9 +1481,9 @@ mod tests {
             input_dims: StrId::NONE,
         };
         for &(start, dur) in intervals {
-            push_slice(&mut s, start, dur, &e);
+            s.push(0, start, dur, &e);
         }
-        let mut s = sort_slices(s, 0);
+        let mut s = gather_lanes(s, 1, 0).pop().expect("one lane");
         assign_depths(&mut s);
         s
     }

@@ -15,20 +15,20 @@
 //! fails any check is a [`PartError`], never a panic, here or later.
 
 use super::build::{
-    Builder, FlowPoint, LaneBuilder, OpenBegin, PhaseCounts, ProcMeta, MAX_DUR_NS, MAX_TS_NS,
-    MIN_TS_NS,
+    Builder, FileSlices, FlowPoint, LaneBuilder, OpenBegin, PhaseCounts, ProcMeta, MAX_DUR_NS,
+    MAX_TS_NS, MIN_TS_NS,
 };
 use super::split::{Form, ObjectScan, Splitter, State, ValueScan};
 use super::JsonStage;
 use crate::model::{
     ArgStore, ArgsId, CounterSeries, DeviceProperties, DiagKind, Diagnostic, Diagnostics,
-    DistributedInfo, Instant, Interner, MemoryEvents, Slices, StrId, TraceMeta,
+    DistributedInfo, Instant, Interner, MemoryEvents, StrId, TraceMeta,
 };
 use std::fmt;
 
 const MAGIC: &[u8; 6] = b"SLPART";
 /// Bumped whenever the layout changes: a page and a worker of different builds cannot mix parts.
-const VERSION: u16 = 1;
+const VERSION: u16 = 2;
 
 /// A part buffer that cannot be read: not a part, another format version, or damaged.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -387,7 +387,8 @@ const DIAGS: [DiagKind; 18] = [
     DiagKind::DeepNesting,
 ];
 
-fn write_slices(w: &mut Writer, s: &Slices) {
+fn write_slices(w: &mut Writer, s: &FileSlices) {
+    w.col(&s.lane, u32::to_le_bytes);
     w.col(&s.start_ns, i64::to_le_bytes);
     w.col(&s.dur_ns, i64::to_le_bytes);
     w.ids(&s.name);
@@ -398,14 +399,11 @@ fn write_slices(w: &mut Writer, s: &Slices) {
     w.ids(&s.input_dims);
 }
 
-fn read_slices(r: &mut Reader<'_>) -> Result<Slices, PartError> {
-    let start_ns = r.i64s()?;
-    let dur_ns = r.i64s()?;
-    let n = start_ns.len();
-    let s = Slices {
-        depth: vec![0; n],
-        start_ns,
-        dur_ns,
+fn read_slices(r: &mut Reader<'_>) -> Result<FileSlices, PartError> {
+    let s = FileSlices {
+        lane: r.col(u32::from_le_bytes)?,
+        start_ns: r.i64s()?,
+        dur_ns: r.i64s()?,
         name: r.ids()?,
         cat: r.ids()?,
         args: r.col(|b| ArgsId(u32::from_le_bytes(b)))?,
@@ -413,7 +411,9 @@ fn read_slices(r: &mut Reader<'_>) -> Result<Slices, PartError> {
         correlation: r.i64s()?,
         input_dims: r.ids()?,
     };
+    let n = s.len();
     let same = [
+        s.start_ns.len(),
         s.dur_ns.len(),
         s.name.len(),
         s.cat.len(),
@@ -444,7 +444,6 @@ fn write_builder(w: &mut Writer, b: &Builder) {
         w.i64(l.pid);
         w.i64(l.tid);
         w.opt_str(l.tid_label.as_deref());
-        write_slices(w, &l.slices);
         w.len(l.open.len());
         for o in &l.open {
             w.i64(o.ts);
@@ -458,6 +457,7 @@ fn write_builder(w: &mut Writer, b: &Builder) {
         w.bool(l.gpu);
         w.bool(l.cpu);
     }
+    write_slices(w, &b.slices);
 
     // Hash maps in a fixed order, so the same part always gives the same bytes.
     let mut synthetic: Vec<(&String, &i64)> = b.synthetic_ids.iter().collect();
@@ -680,13 +680,12 @@ fn check_times(b: &Builder) -> Result<(), PartError> {
     let lo = b.min_ts.max(MIN_TS_NS);
     let bad_ts = |t: &i64| !(lo..=MAX_TS_NS).contains(t);
     let mut any = false;
-    for l in &b.lanes {
-        let s = &l.slices;
-        any |= s.start_ns.iter().any(bad_ts) || l.open.iter().any(|o| bad_ts(&o.ts));
-        any |= s.dur_ns.iter().zip(&s.start_ns).any(|(&d, &t)| {
-            !(0..=MAX_TS_NS - MIN_TS_NS).contains(&d) || t + d > MAX_TS_NS + MAX_DUR_NS
-        });
-    }
+    let s = &b.slices;
+    any |= s.start_ns.iter().any(bad_ts);
+    any |= s.dur_ns.iter().zip(&s.start_ns).any(|(&d, &t)| {
+        !(0..=MAX_TS_NS - MIN_TS_NS).contains(&d) || t + d > MAX_TS_NS + MAX_DUR_NS
+    });
+    any |= b.lanes.iter().any(|l| l.open.iter().any(|o| bad_ts(&o.ts)));
     any |= b.flow_points.iter().any(|f| bad_ts(&f.ts));
     any |= b.instants.iter().any(|i| bad_ts(&i.ts_ns));
     any |= b.counters.iter().any(|c| c.ts_ns.iter().any(bad_ts));
@@ -725,11 +724,6 @@ fn read_builder(r: &mut Reader<'_>) -> Result<Builder, PartError> {
         let pid = r.i64()?;
         let tid = r.i64()?;
         let tid_label = r.opt_string()?;
-        let slices = read_slices(r)?;
-        limits.str(&slices.name)?;
-        limits.str(&slices.cat)?;
-        limits.str(&slices.input_dims)?;
-        limits.args(&slices.args)?;
         let k = r.len(40)?;
         let mut open = Vec::with_capacity(k);
         for _ in 0..k {
@@ -755,7 +749,6 @@ fn read_builder(r: &mut Reader<'_>) -> Result<Builder, PartError> {
             pid,
             tid,
             tid_label,
-            slices,
             open,
             gpu,
             cpu,
@@ -765,6 +758,15 @@ fn read_builder(r: &mut Reader<'_>) -> Result<Builder, PartError> {
         lanes: b.lanes.len() as u32,
         ..limits
     };
+    let slices = read_slices(r)?;
+    if let Some(&l) = slices.lane.iter().find(|&&l| l >= limits.lanes) {
+        limits.lane(l)?;
+    }
+    limits.str(&slices.name)?;
+    limits.str(&slices.cat)?;
+    limits.str(&slices.input_dims)?;
+    limits.args(&slices.args)?;
+    b.slices = slices;
 
     let n = r.len(16)?;
     for k in 0..n {

@@ -214,6 +214,8 @@ pub struct Parser {
     /// workers.
     parts: u32,
     reader: Reader,
+    /// The input's size, when told ([`Parser::expect_size`]).
+    expect: Option<u64>,
 }
 
 impl Default for Parser {
@@ -230,6 +232,19 @@ impl Parser {
             gzip_error: None,
             parts: 0,
             reader: Reader::default(),
+            expect: None,
+        }
+    }
+
+    /// The size of the input in bytes, when it is known before it is read (a file's length): a
+    /// plain JSON input's columns are then reserved for the whole of it, from what its first part
+    /// holds, instead of doubling as they grow (see `build.rs`). Only memory and time depend on it;
+    /// a wrong size costs a copy or spare room, never a different model. A gzip input's offsets
+    /// count inflated bytes, so its compressed size is not used.
+    pub fn expect_size(&mut self, bytes: u64) {
+        self.expect = Some(bytes);
+        if let Stage::Plain(json) = &mut self.stage {
+            json.builder.expect = Some((0, bytes));
         }
     }
 
@@ -260,6 +275,8 @@ impl Parser {
             self.stage = if head[..2] == [0x1f, 0x8b] {
                 Stage::Gzip(Box::new(flate2::write::MultiGzDecoder::new(json)))
             } else {
+                let mut json = json;
+                json.builder.expect = self.expect.map(|n| (0, n));
                 Stage::Plain(Box::new(json))
             };
             self.push(&head);
@@ -496,6 +513,7 @@ fn describe_bytes(head: &[u8], first: u8) -> String {
 /// Parses a whole buffer: a convenience for tests and small inputs.
 pub fn parse_bytes(bytes: &[u8]) -> Result<Trace, ParseError> {
     let mut p = Parser::new();
+    p.expect_size(bytes.len() as u64);
     p.feed(bytes);
     p.finish()
 }

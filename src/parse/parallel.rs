@@ -43,13 +43,13 @@ pub fn parse_parallel_with<R: Read>(
     min_bytes: u64,
 ) -> io::Result<Result<Trace, ParseError>> {
     if parts < 2 || len < min_bytes || cfg!(target_arch = "wasm32") {
-        return sequential(open);
+        return sequential(open, len);
     }
     let mut head = vec![0u8; 64 << 10];
     let n = read_full(&mut open(0)?, &mut head)?;
     head.truncate(n);
     let Some(form) = form_of(&head) else {
-        return sequential(open);
+        return sequential(open, len);
     };
     let mut cuts = Vec::new();
     for k in 1..parts as u64 {
@@ -61,7 +61,7 @@ pub fn parse_parallel_with<R: Read>(
         }
     }
     if cuts.is_empty() {
-        return sequential(open);
+        return sequential(open, len);
     }
     let mut starts = vec![0];
     starts.extend(&cuts);
@@ -82,6 +82,7 @@ pub fn parse_parallel_with<R: Read>(
                             ..JsonStage::new()
                         }
                     };
+                    stage.builder.expect = Some((start, end));
                     let mut reader = open(start)?.take(end - start);
                     let mut buf = vec![0u8; READ_CHUNK];
                     loop {
@@ -108,7 +109,7 @@ pub fn parse_parallel_with<R: Read>(
     let mut first = stages.pop().expect("there is a first part");
     for (s, &start) in rest.into_iter().zip(&cuts) {
         if !first.can_take(&s, start) {
-            return sequential(open);
+            return sequential(open, len);
         }
         first.take(s);
     }
@@ -121,9 +122,11 @@ pub fn parse_parallel_with<R: Read>(
 
 fn sequential<R: Read>(
     open: &(dyn Fn(u64) -> io::Result<R> + Sync),
+    len: u64,
 ) -> io::Result<Result<Trace, ParseError>> {
     let mut reader = open(0)?;
     let mut parser = Parser::new();
+    parser.expect_size(len);
     let mut buf = vec![0u8; READ_CHUNK];
     loop {
         let n = reader.read(&mut buf)?;
@@ -238,6 +241,11 @@ impl Part {
 
     pub fn bytes_fed(&self) -> u64 {
         self.stage.json_bytes
+    }
+
+    /// The part's length in bytes, when known before it is read: see [`Parser::expect_size`].
+    pub fn expect_len(&mut self, len: u64) {
+        self.stage.builder.expect = Some((self.start, self.start + len));
     }
 
     pub fn events_read(&self) -> u64 {

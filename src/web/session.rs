@@ -113,6 +113,16 @@ impl Session {
         }
     }
 
+    /// The size of what will be fed, when it is known before (a file's or a part's length): the
+    /// model's columns are reserved for it instead of doubling as they grow (`Parser::expect_size`).
+    pub fn expect_bytes(&mut self, bytes: f64) {
+        match &mut self.state {
+            State::Reading(p) => p.expect_size(bytes as u64),
+            State::Part(p) => p.expect_len(bytes as u64),
+            _ => {}
+        }
+    }
+
     /// Feeds JSON the page inflated from a gzip file (in a worker of its own), `compressed`
     /// bytes of the file read so far; see `Parser::feed_inflated`.
     pub fn feed_inflated(&mut self, json: &[u8], compressed: f64) -> Result<(), JsValue> {

@@ -57,6 +57,9 @@ const ready = new Promise((resolve, reject) => {
  */
 async function readFile(id, blob, start, end, size) {
   if (!session) throw new Error("this worker holds no session");
+  // Told the size up front, the parser reserves the model's columns once instead of doubling them
+  // (a wasm memory keeps its high-water mark).
+  if (session.bytes_fed() === 0) session.expect_bytes(end - start);
   const reader = blob.slice(start, end).stream().getReader();
   let off = start;
   for (;;) {
