@@ -1053,6 +1053,9 @@ impl Builder {
             i.lane = new_index[i.lane as usize];
         }
         instants.sort_by_key(|i| (i.ts_ns, i.lane));
+        // The room made while reading (see `room`) depends on how the input was cut into parts:
+        // the model keeps what it holds, so its size does not.
+        instants.shrink_to_fit();
 
         let mut counters = std::mem::take(&mut self.counters);
         for c in &mut counters {
