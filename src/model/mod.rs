@@ -525,20 +525,18 @@ impl ArgStore {
         self.ends.is_empty()
     }
 
-    /// ((bytes held, room for bytes), (records held, room for records)).
-    pub(crate) fn fill(&self) -> ((usize, usize), (usize, usize)) {
-        (
-            (self.bytes.len(), self.bytes.capacity()),
-            (self.ends.len(), self.ends.capacity()),
-        )
-    }
-
-    /// Room for exactly `bytes` bytes and `records` records in all (or what is held, if more).
-    pub(crate) fn reserve_total(&mut self, bytes: usize, records: usize) {
-        self.bytes
-            .reserve_exact(bytes.saturating_sub(self.bytes.len()));
-        self.ends
-            .reserve_exact(records.saturating_sub(self.ends.len()));
+    /// Before a record is stored: when the room left is less than a record usually takes, makes
+    /// room for `room(n)` bytes and records in all, `n` being what is held of each (the parser
+    /// projects the whole input from it). A record longer than that grows the store by doubling.
+    pub(crate) fn make_room(&mut self, room: impl Fn(usize) -> usize) {
+        const RECORD: usize = 4096;
+        let (bytes, records) = (self.bytes.len(), self.ends.len());
+        if bytes + RECORD > self.bytes.capacity() || records == self.ends.capacity() {
+            self.bytes
+                .reserve_exact(room(bytes).max(bytes + RECORD) - bytes);
+            self.ends
+                .reserve_exact(room(records).max(records + 1) - records);
+        }
     }
 
     pub fn heap_bytes(&self) -> usize {

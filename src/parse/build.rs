@@ -359,16 +359,8 @@ impl Builder {
         if !has {
             return ArgsId::NONE;
         }
-        // Most records are far shorter than this; a longer one grows the store by doubling.
-        const RECORD: usize = 4096;
-        let ((bytes, bytes_room), (records, records_room)) = self.args.fill();
-        if bytes + RECORD > bytes_room || records == records_room {
-            let want = (
-                room(self.expect, bytes, offset),
-                room(self.expect, records, offset),
-            );
-            self.args.reserve_total(want.0.max(bytes + RECORD), want.1);
-        }
+        let expect = self.expect;
+        self.args.make_room(|n| room(expect, n, offset));
         if args.object {
             self.args.push_members(
                 fields
@@ -1249,6 +1241,9 @@ fn gather_lanes(slices: FileSlices, lanes: usize, origin: i64) -> Vec<Slices> {
     } = slices;
     drop(lane);
     macro_rules! gather {
+        ($column:ident) => {
+            gather!($column, |x| x)
+        };
         ($column:ident, $value:expr) => {{
             let column = $column;
             for (l, s) in out.iter_mut().enumerate() {
@@ -1260,13 +1255,13 @@ fn gather_lanes(slices: FileSlices, lanes: usize, origin: i64) -> Vec<Slices> {
         }};
     }
     gather!(start_ns, |t| t - origin);
-    gather!(dur_ns, |d| d);
-    gather!(name, |x| x);
-    gather!(cat, |x| x);
-    gather!(args, |x| x);
-    gather!(external_id, |x| x);
-    gather!(correlation, |x| x);
-    gather!(input_dims, |x| x);
+    gather!(dur_ns);
+    gather!(name);
+    gather!(cat);
+    gather!(args);
+    gather!(external_id);
+    gather!(correlation);
+    gather!(input_dims);
     out
 }
 

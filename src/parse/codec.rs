@@ -759,7 +759,7 @@ fn read_builder(r: &mut Reader<'_>) -> Result<Builder, PartError> {
         ..limits
     };
     let slices = read_slices(r)?;
-    if let Some(&l) = slices.lane.iter().find(|&&l| l >= limits.lanes) {
+    for &l in &slices.lane {
         limits.lane(l)?;
     }
     limits.str(&slices.name)?;
