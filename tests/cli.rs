@@ -99,24 +99,20 @@ fn a_non_trace_exits_two_with_one_line() {
     assert_eq!(code, 2);
 }
 
-#[test]
-fn a_closed_pipe_is_not_a_crash() {
+/// Runs the command with its stdout piped, reads `take` bytes of it and closes the pipe as
+/// `| head -c TAKE` would (0: closed before the command writes); its exit status and stderr.
+fn with_stdout_closed_after(args: &[&str], take: usize) -> (std::process::ExitStatus, String) {
     use std::io::Read;
     use std::process::Stdio;
-    // Over 64 KiB of output, more than a pipe buffers: the writer meets the closed end.
-    let path = common::shared_fixtures().join("real/tracelens_h100_owlv2_stack_mem.json.gz");
     let mut child = Command::new(env!("CARGO_BIN_EXE_sightline"))
-        .args(["kernels", path.to_str().unwrap(), "--json"])
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Read one byte, then close our end as `| head -c1` would.
     let mut out = child.stdout.take().unwrap();
-    let mut one = [0u8; 1];
-    out.read_exact(&mut one).unwrap();
+    out.read_exact(&mut vec![0u8; take]).unwrap();
     drop(out);
-    let status = child.wait().unwrap();
     let mut err = String::new();
     child
         .stderr
@@ -124,6 +120,14 @@ fn a_closed_pipe_is_not_a_crash() {
         .unwrap()
         .read_to_string(&mut err)
         .unwrap();
+    (child.wait().unwrap(), err)
+}
+
+#[test]
+fn a_closed_pipe_is_not_a_crash() {
+    // Over 64 KiB of output, more than a pipe buffers: the writer meets the closed end.
+    let path = common::shared_fixtures().join("real/tracelens_h100_owlv2_stack_mem.json.gz");
+    let (status, err) = with_stdout_closed_after(&["kernels", path.to_str().unwrap(), "--json"], 1);
     assert!(!err.contains("panicked"), "{err}");
     assert!(status.code().is_some(), "ended by a signal: {status:?}");
 }
@@ -260,27 +264,11 @@ fn every_command_has_its_help_and_keeps_its_flags() {
 /// with no panic on stderr.
 #[test]
 fn a_reader_that_stops_early_is_no_error() {
-    use std::io::Read;
-    use std::process::Stdio;
     let trace = common::shared_fixtures().join("real/tracelens_h100_bert_small_stack_mem.json.gz");
     let trace = trace.to_str().unwrap();
     for args in [vec!["completions", "bash"], vec!["ops", trace]] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sightline"))
-            .args(&args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
         // Closed before the command writes: its first write meets a broken pipe.
-        drop(child.stdout.take());
-        let mut err = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut err)
-            .unwrap();
-        let status = child.wait().unwrap();
+        let (status, err) = with_stdout_closed_after(&args, 0);
         assert!(status.success(), "{args:?}: {status} {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
