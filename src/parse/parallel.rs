@@ -74,14 +74,7 @@ pub fn parse_parallel_with<R: Read>(
             .zip(&ends)
             .map(|(&start, &end)| {
                 scope.spawn(move || -> io::Result<JsonStage> {
-                    let mut stage = if start == 0 {
-                        JsonStage::new()
-                    } else {
-                        JsonStage {
-                            splitter: Splitter::in_events(form, start),
-                            ..JsonStage::new()
-                        }
-                    };
+                    let mut stage = stage_at(form, start);
                     stage.builder.expect = Some((start, end));
                     let mut reader = open(start)?.take(end - start);
                     let mut buf = vec![0u8; READ_CHUNK];
@@ -118,6 +111,18 @@ pub fn parse_parallel_with<R: Read>(
         t.stats.threads = parts;
         t
     }))
+}
+
+/// A stage that reads a file of `form` from byte `start`, an event's first byte (or the file's).
+fn stage_at(form: Form, start: u64) -> JsonStage {
+    if start == 0 {
+        JsonStage::new()
+    } else {
+        JsonStage {
+            splitter: Splitter::in_events(form, start),
+            ..JsonStage::new()
+        }
+    }
 }
 
 fn sequential<R: Read>(
@@ -222,15 +227,7 @@ impl Part {
     /// A part starting at byte `start` of the file whose first bytes are `head` (enough to see
     /// its first significant byte); `None` when the file cannot be cut ([`splittable`]).
     pub fn new(head: &[u8], start: u64) -> Option<Part> {
-        let form = form_of(head)?;
-        let stage = if start == 0 {
-            JsonStage::new()
-        } else {
-            JsonStage {
-                splitter: Splitter::in_events(form, start),
-                ..JsonStage::new()
-            }
-        };
+        let stage = stage_at(form_of(head)?, start);
         Some(Part { stage, start })
     }
 
