@@ -277,6 +277,34 @@ fn a_capture_laid_out_as_tracelens_has_it_is_found_and_names_each_kernels_operat
 }
 
 #[test]
+fn with_many_files_beside_a_trace_only_its_ranks_are_read_and_rank1_is_not_rank01() {
+    // More files than are read: the trace's rank (0, it has no distributedInfo) picks them by
+    // the rank its name gives, as `sightline ranks` reads a name. `rank01` is rank 1: read by a
+    // substring match of `rank0`, these 16 sort before the capture and push it out of the 16 read.
+    let dir = std::env::temp_dir().join(format!("sightline-ranks-cap-{}", std::process::id()));
+    let captures = dir.join("capture_traces");
+    std::fs::create_dir_all(&captures).unwrap();
+    let replay = dir.join("sglang_Qwen3-8B_decode.json.gz");
+    std::fs::copy(fixture("sglang_decode.replay.json.gz"), &replay).unwrap();
+    for i in 0..16 {
+        std::fs::write(
+            captures.join(format!("bs_1_rank01_{i:02}.json")),
+            r#"{"traceEvents": []}"#,
+        )
+        .unwrap();
+    }
+    std::fs::copy(
+        fixture("sglang_decode.capture.json.gz"),
+        captures.join("bs_32_rank0.json.gz"),
+    )
+    .unwrap();
+    let (code, _, err) = common::run_cli(&["kernels", replay.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("bs_32_rank0.json.gz"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn the_module_table_with_the_capture_charges_replayed_kernels_to_the_captured_modules() {
     let replay = fixture("sglang_decode.replay.json.gz");
     let cap = fixture("sglang_decode.capture.json.gz");

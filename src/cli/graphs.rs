@@ -8,6 +8,7 @@ use super::table::{fmt_time, layout, name_width, truncate_name, Column};
 use super::{load, print_json, Loaded};
 use sightline::analysis::derived::Derived;
 use sightline::analysis::graphs::{Attribution, Capture, CaptureMatch, GraphsOutput as Output};
+use sightline::analysis::ranks::digest::rank_in_file_name;
 use sightline::analysis::ranks::is_trace_file_name;
 use std::path::{Path, PathBuf};
 
@@ -59,7 +60,8 @@ const CANDIDATES: usize = 16;
 /// The capture of `loaded`'s graphs among the files beside `file`, laid out as TraceLens' test
 /// data has them (`capture_traces/*.json[.gz]` in the trace's folder, or a sibling whose name
 /// holds `capture`): of those that hold a capture, the one that names most replayed ops. With
-/// more than [`CANDIDATES`] files, only those whose name holds the trace's `rank<N>`.
+/// more than [`CANDIDATES`] files, only those whose name gives the trace's rank (`rank3`, as
+/// `sightline ranks` reads a name: `rank1` is not `rank10`).
 pub fn find_capture(loaded: &Loaded, file: &str) -> Option<(PathBuf, Capture)> {
     let path = Path::new(file);
     let dir = path
@@ -93,11 +95,12 @@ pub fn find_capture(loaded: &Loaded, file: &str) -> Option<(PathBuf, Capture)> {
                 .is_some_and(|n| n.to_ascii_lowercase().contains("capture"))
     }));
     if candidates.len() > CANDIDATES {
-        let rank = format!("rank{}", loaded.trace().rank().max(0));
+        let rank = loaded.trace().rank().max(0);
         candidates.retain(|p| {
             p.file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|n| n.contains(&rank))
+                .and_then(rank_in_file_name)
+                == Some(rank)
         });
         candidates.truncate(CANDIDATES);
     }

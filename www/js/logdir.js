@@ -148,11 +148,12 @@ const MAX_CAPTURES = 16;
 /**
  * `capture` parameters for a span of `run`: the traces of the run's `capture_traces/` (TraceLens'
  * layout), which the Graphs tab reads, applying the one that names most replayed ops. With more
- * than MAX_CAPTURES, those named for the span's rank (`rank3`).
+ * than MAX_CAPTURES, those of the span's rank (the listing's rank of each capture: its
+ * `distributedInfo`, else its name's `rank3`, so `rank1` is not `rank10`).
  */
 function captureParams(run, span) {
   let caps = run.captures || [];
-  if (caps.length > MAX_CAPTURES && span.rank !== null && span.rank !== undefined) caps = caps.filter((c) => c.file.includes(`rank${span.rank}`));
+  if (caps.length > MAX_CAPTURES && span.rank !== null && span.rank !== undefined) caps = caps.filter((c) => c.rank === span.rank);
   return caps.slice(0, MAX_CAPTURES).map((c) => ["capture", fileUrl(c.path)]);
 }
 
