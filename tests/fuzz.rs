@@ -10,7 +10,7 @@
 use crate::common;
 
 use common::{full_dump, Rng};
-use sightline::parse::{Parser, Reader, ScanPath};
+use sightline::parse::{Parser, Reader, SimdPath};
 use std::time::{Duration, Instant};
 
 /// Pieces of real traces, a few KB each: small inputs make many of them per second.
@@ -128,7 +128,7 @@ fn parse(bytes: &[u8], reader: Reader, rng: &mut Rng) -> String {
 /// Runs `count` inputs; returns how many were traces and the slowest input's time.
 fn fuzz(count: usize, seed: u64) -> (usize, Duration) {
     let seeds = seeds();
-    let paths = ScanPath::available();
+    let paths = SimdPath::available();
     let mut rng = Rng(seed | 1);
     let (mut traces, mut slowest) = (0, Duration::ZERO);
     for n in 0..count {
@@ -139,7 +139,7 @@ fn fuzz(count: usize, seed: u64) -> (usize, Duration) {
         let outcome = std::panic::catch_unwind(|| {
             let want = parse(&bytes, Reader::Objects, &mut Rng(chunking));
             for &path in &paths {
-                let got = parse(&bytes, Reader::Structural(path), &mut Rng(chunking ^ 0x55));
+                let got = parse(&bytes, Reader::Direct(path), &mut Rng(chunking ^ 0x55));
                 assert!(got == want, "{path:?} differs from the oracle");
             }
             want
@@ -197,8 +197,8 @@ fn replay() {
     let bytes = std::fs::read(path).unwrap();
     let whole = |reader| common::parse_dump(&bytes, reader, bytes.len());
     let want = whole(Reader::Objects);
-    for path in ScanPath::available() {
-        let got = whole(Reader::Structural(path));
+    for path in SimdPath::available() {
+        let got = whole(Reader::Direct(path));
         if got != want {
             for (a, b) in want
                 .lines()
@@ -212,7 +212,7 @@ fn replay() {
     }
     for seed in 1..200u64 {
         for reader in std::iter::once(Reader::Objects)
-            .chain(ScanPath::available().into_iter().map(Reader::Structural))
+            .chain(SimdPath::available().into_iter().map(Reader::Direct))
         {
             let got = parse(&bytes, reader, &mut Rng(seed * 2 + 1));
             if got != want {

@@ -1,11 +1,11 @@
-//! The structural reader against the reader before it (`Reader::Objects`, the oracle): on every
+//! The direct reader against the reader before it (`Reader::Objects`, the oracle): on every
 //! fixture, the shared traces and the damaged corpus, every SIMD path and several chunkings give
 //! the model the oracle gives, diagnostics included.
 
 use crate::common;
 
 use common::{local_fixture, parse_dump as parse};
-use sightline::parse::{Reader, ScanPath};
+use sightline::parse::{Reader, SimdPath};
 
 fn files() -> Vec<(String, Vec<u8>)> {
     let mut files: Vec<(String, Vec<u8>)> = common::all_shared_traces()
@@ -26,7 +26,7 @@ fn files() -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn every_path_and_chunking_gives_the_oracles_model() {
-    let paths = ScanPath::available();
+    let paths = SimdPath::available();
     assert!(
         paths.len() >= 2 || !cfg!(target_arch = "x86_64"),
         "{paths:?}"
@@ -37,14 +37,14 @@ fn every_path_and_chunking_gives_the_oracles_model() {
         // unoptimized test build reads a few MB/s.
         let large = bytes.len() > 2 << 20;
         for &path in &paths {
-            if large && path != ScanPath::best() {
+            if large && path != SimdPath::best() {
                 continue;
             }
             for chunk in [1 << 20, 4093] {
                 if large && chunk < 1 << 20 {
                     continue;
                 }
-                let got = parse(&bytes, Reader::Structural(path), chunk);
+                let got = parse(&bytes, Reader::Direct(path), chunk);
                 assert!(got == want, "{name}: {path:?} in chunks of {chunk} differs");
             }
         }
@@ -54,7 +54,7 @@ fn every_path_and_chunking_gives_the_oracles_model() {
 #[test]
 fn damaged_copies_give_the_oracles_model() {
     // Cuts, flips and inserted structure in a real trace: whatever damage does to the model, the
-    // structural reader does the same as the oracle.
+    // direct reader does the same as the oracle.
     let bytes = std::fs::read(local_fixture("parse/control_chars_and_na.json")).unwrap();
     let sample = common::gunzip(
         &std::fs::read(
@@ -80,11 +80,8 @@ fn damaged_copies_give_the_oracles_model() {
                 }
             }
             let want = parse(&b, Reader::Objects, 1 << 20);
-            for path in ScanPath::available() {
-                assert!(
-                    parse(&b, Reader::Structural(path), 1 << 20) == want,
-                    "{path:?}"
-                );
+            for path in SimdPath::available() {
+                assert!(parse(&b, Reader::Direct(path), 1 << 20) == want, "{path:?}");
             }
         }
     }

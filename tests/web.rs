@@ -71,6 +71,102 @@ fn parser_reads_the_bundled_sample_in_the_browser() {
     assert!(gpu_lanes > 0, "the sample has GPU stream lanes");
 }
 
+/// The direct reader on each string search this module has (`simd128` and portable) gives the
+/// model `read_object` alone gives, in whole and in uneven chunks, on the sample and on damaged
+/// and odd input (the native tests check every path against the oracle on far more; this checks
+/// the wasm SIMD search, which only runs here).
+#[wasm_bindgen_test]
+fn every_simd_path_reads_what_the_oracle_reads() {
+    use sightline::parse::{Parser, Reader, SimdPath};
+    let mut sample = Vec::new();
+    flate2::read::GzDecoder::new(SAMPLE_GZ)
+        .read_to_end(&mut sample)
+        .unwrap();
+    let inputs: [(&str, &[u8]); 4] = [
+        ("sample", &sample),
+        (
+            "control_chars_and_na",
+            include_bytes!("fixtures/parse/control_chars_and_na.json"),
+        ),
+        (
+            "odd_structures",
+            include_bytes!("fixtures/parse/odd_structures.json"),
+        ),
+        (
+            "legacy_strings",
+            include_bytes!("fixtures/parse/legacy_strings.json"),
+        ),
+    ];
+    let read = |bytes: &[u8], reader: Reader, chunk: usize| {
+        let mut p = Parser::with_reader(reader);
+        for c in bytes.chunks(chunk) {
+            p.feed(c);
+        }
+        format!("{:?}", p.finish())
+    };
+    let paths = SimdPath::available();
+    // The plain module (no simd128) has the portable search alone.
+    let simd = cfg!(target_feature = "simd128") as usize;
+    assert_eq!(paths.len(), 1 + simd, "{paths:?}");
+    for (name, bytes) in inputs {
+        let want = read(bytes, Reader::Objects, 1 << 20);
+        for &path in &paths {
+            for chunk in [1 << 20, 4093] {
+                let got = read(bytes, Reader::Direct(path), chunk);
+                assert!(got == want, "{name}: {path:?} in chunks of {chunk} differs");
+            }
+        }
+    }
+}
+
+/// The wasm SIMD string search reads each event of the sample, and of mutated copies of each,
+/// exactly as the portable one does (same acceptance, ends, flags and spans): a difference in
+/// what a reader refuses would not show in the model, which the fallback reads alike.
+#[wasm_bindgen_test]
+fn the_simd128_search_reads_each_event_as_the_portable_one() {
+    use sightline::parse::{direct_read_spans, SimdPath};
+    let paths = SimdPath::available();
+    let Some(&simd) = paths.get(1) else {
+        // The plain module: the portable search alone.
+        return;
+    };
+    let mut sample = Vec::new();
+    flate2::read::GzDecoder::new(SAMPLE_GZ)
+        .read_to_end(&mut sample)
+        .unwrap();
+    // Each `{` that starts a line or follows `[`/`,` starts an event candidate.
+    let starts: Vec<usize> = (1..sample.len())
+        .filter(|&i| sample[i] == b'{' && matches!(sample[i - 1], b'[' | b',' | b'\n' | b' '))
+        .collect();
+    let mut read = 0;
+    // xorshift64: each mutation replays from the seed.
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    const SPECIAL: &[u8] = b"\"\\{}[],: \n\t\x01\x1f\x7f\x80x0-e.\xc3\xa9";
+    for &s in &starts {
+        let mut text = sample[s..(s + 1200).min(sample.len())].to_vec();
+        let portable = direct_read_spans(SimdPath::Portable, &text);
+        assert_eq!(direct_read_spans(simd, &text), portable);
+        read += portable.is_some() as usize;
+        for _ in 0..4 {
+            let at = (next() % text.len() as u64) as usize;
+            text[at] = SPECIAL[(next() % SPECIAL.len() as u64) as usize];
+            assert_eq!(
+                direct_read_spans(simd, &text),
+                direct_read_spans(SimdPath::Portable, &text),
+                "{:?}",
+                String::from_utf8_lossy(&text)
+            );
+        }
+    }
+    assert!(read * 10 >= starts.len() * 9, "{read} of {}", starts.len());
+}
+
 /// The browser glue end to end on the bundled sample: fed in uneven chunks, finished, analysed,
 /// drawn, clicked, searched, aggregated. Every result is the JSON or typed array the page reads.
 #[wasm_bindgen_test]

@@ -4,10 +4,11 @@
 //! depths, rebases time to the trace start, orders lanes, and binds flows to slices. Nothing here
 //! holds more than one event's text at a time.
 
+use super::direct::read_event_with;
 use super::event::{
     format_dims, parse_f64, parse_int, parse_us_to_ns, raw_str, repair, Args, Ev, RawEvent,
 };
-use super::fields::{read_event_with, read_object, Field};
+use super::fields::{read_object, Field};
 use super::rows::assign_depths;
 use super::split::Sink;
 use super::Reader;
@@ -224,7 +225,7 @@ pub(crate) struct Builder {
     pub(super) repair_buf: String,
     pub(super) fields: Vec<Field>,
     pub(super) arg_fields: Vec<Field>,
-    /// The members of the event's args, from the structural reader.
+    /// The members of the event's args, from the direct reader.
     pub(super) event_args: Vec<Field>,
     pub(super) reader: Reader,
     pub(super) dims_buf: String,
@@ -383,17 +384,17 @@ impl Builder {
     }
 
     /// Takes the event at the start of `bytes` when one of the fast readers can read it whole;
-    /// returns its length. The structural reader comes first; what it refuses (rare: see
+    /// returns its length. The direct reader comes first; what it refuses (rare: see
     /// [`read_event_with`]), [`read_object`] reads, and what that refuses goes to serde_json.
     fn read_fast(&mut self, bytes: &[u8], offset: u64) -> Option<usize> {
         let mut fields = std::mem::take(&mut self.fields);
         let mut members = std::mem::take(&mut self.event_args);
         let read = match self.reader {
-            Reader::Structural(path) => read_event_with(path, bytes, &mut fields, &mut members),
+            Reader::Direct(path) => read_event_with(path, bytes, &mut fields, &mut members),
             Reader::Objects => None,
         };
         let taken = match read {
-            Some(read) if !read.control => {
+            Some(read) => {
                 let text = &bytes[..read.end];
                 let text = if read.ascii {
                     // SAFETY: every byte is below 0x80, so the text is ASCII and therefore UTF-8.
@@ -414,7 +415,7 @@ impl Builder {
                 .and_then(|end| Some((end, std::str::from_utf8(&bytes[..end]).ok()?)))
                 .map(|(end, text)| {
                     let mut ev = Ev::from_fields(text, &fields);
-                    // The structural reader refuses raw control characters; this reader keeps
+                    // The direct reader refuses raw control characters; this reader keeps
                     // them as text, which is a repair to tell.
                     ev.control = text
                         .bytes()

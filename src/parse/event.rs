@@ -26,10 +26,10 @@ pub(crate) struct Ev<'a> {
     pub duplicate: bool,
     /// The event's text holds raw control characters (not valid JSON), read as text.
     pub control: bool,
-    /// The event's text holds no backslash (the structural reader saw every byte), so a string
+    /// The event's text holds no backslash (the direct reader saw every byte), so a string
     /// value has no escapes to decode: [`Ev::text`] need not search it.
     pub plain: bool,
-    /// The members of `args`, already found by [`read_event_with`](super::fields::read_event_with), as
+    /// The members of `args`, already found by [`read_event_with`](super::direct::read_event_with), as
     /// spans of the event's text (given with them): the args need not be read again.
     pub args_members: Option<(&'a str, &'a [Field])>,
 }

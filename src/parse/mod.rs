@@ -20,22 +20,20 @@
 //! - `split`: a state machine over the JSON envelope (`traceEvents` among the top-level keys, or a
 //!   bare array) that cuts the event array into one byte slice per element. Only the element being
 //!   cut is buffered; nesting depth is a counter, never recursion.
-//! - `scan`: 64-byte blocks become bitmasks (quotes, backslashes, brackets and separators,
-//!   whitespace, control and non-ASCII bytes) as in simdjson's first stage, by SSE2 or AVX2 (chosen
-//!   at run time), wasm `simd128` or portable code; escaped quotes and the inside of strings follow
-//!   by bit arithmetic. Every path is tested against the portable one on every byte value.
-//! - `fields`: two readers of one event's members as raw text spans. The structural reader (the
-//!   fast path) walks the block masks' tokens in the order the grammar expects them (the code's
-//!   position is the state, so branches predict), skips nested values by visiting only their
-//!   brackets, reads `args` in the same walk, and says whether the event is all ASCII (then no
-//!   UTF-8 check) and whether it holds control characters (then repair). It accepts a subset of
-//!   what `read_object` (a memchr search per string and container) accepts and gives the same
-//!   spans for it; what it refuses (a backslash outside a string, unpaired brackets, odd scalars,
-//!   nesting past 63) `read_object` reads, and what that refuses goes to serde_json with repair.
-//!   [`Reader::Objects`] runs `read_object` alone: the tests' oracle, and the default where no
-//!   SIMD path exists. Where an event lies whole in the chunk, the splitter hands it to the readers
-//!   at its opening brace (`Sink::element_prefix`), so it is scanned once; the readers refuse
-//!   whatever the splitter's brace counting would end elsewhere, so both cut an event at one byte.
+//! - `direct`: the fast reader of one event's members as raw text spans. It reads them in the
+//!   order they come (the code's position is the state, so branches predict): a string's end by
+//!   one 16-byte compare for a quote, backslash or control byte (SSE2, wasm `simd128`, or portable
+//!   code, every path tested against the others), a scalar to its first delimiter, a nested value
+//!   bracket by bracket; it reads `args` in the same walk, and says whether the event is all ASCII
+//!   (then no UTF-8 check) and holds a backslash (then its strings are unescaped). It accepts a
+//!   subset of what `read_object` accepts and gives the same spans for it.
+//! - `fields`: `read_object` (a memchr search per string and container), which reads what the
+//!   direct reader refuses (a raw control byte, a backslash outside a string, unpaired brackets,
+//!   odd scalars, nesting past 63); what it refuses goes to serde_json with repair.
+//!   [`Reader::Objects`] runs `read_object` alone: the tests' oracle. Where an event lies whole in
+//!   the chunk, the splitter hands it to the readers at its opening brace
+//!   (`Sink::element_prefix`), so it is read once; the readers refuse whatever the splitter's
+//!   brace counting would end elsewhere, so both cut an event at one byte.
 //! - `event`: an event's fields as raw text; decimal `ts`/`dur` to integer ns; ids in odd forms
 //!   (`"stream 7"`); `Input Dims` as Python prints it; repair of known damage.
 //! - `build`: events into per-lane columns; `finish` sorts lanes, lays out rows, rebases time,
@@ -59,18 +57,18 @@
 
 mod build;
 mod codec;
+mod direct;
 mod event;
 mod fields;
 mod parallel;
 mod rows;
-mod scan;
 mod split;
 
 pub use build::enclosing_slice;
 pub use codec::PartError;
+pub use direct::Path as SimdPath;
 pub use parallel::{event_boundary, parse_parallel, parse_parallel_with, splittable, Part};
 pub use rows::layout_rows;
-pub use scan::Path as ScanPath;
 
 use crate::model::{DiagKind, ParseStats, Trace};
 use build::Builder;
@@ -82,30 +80,19 @@ use std::io::Write;
 /// it is a choice of speed, and of an oracle for the tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reader {
-    /// The structural reader on one SIMD path (the default: the fastest this CPU has), with
-    /// [`Reader::Objects`] for the events it refuses.
-    Structural(ScanPath),
+    /// The direct reader with one string search (the default: the one with SIMD where this
+    /// build has it), with [`Reader::Objects`] for the events it refuses.
+    Direct(SimdPath),
     /// `read_object` alone: one memchr search per string and container.
     Objects,
 }
 
 impl Default for Reader {
-    /// The structural reader on the best SIMD path this CPU has. Without one (the page's module
-    /// for browsers without wasm SIMD, CPUs other than x86-64) it is `read_object` alone, as
-    /// before the structural reader: the portable classifier reads 4-5x slower (`reader_speed`:
-    /// 0.24-0.27 against 1.28-1.39 GB/s natively; the plain wasm module read the 56 MB trace in
-    /// 0.87-1.15 s with it). `SIGHTLINE_SCAN=portable` still asks for it.
+    /// The direct reader on [`SimdPath::best`]. Its portable search too reads faster than
+    /// `read_object` alone (`reader_speed`, 300 MB scaled trace: 237 against 246 ms, and it
+    /// reads the args' members in the same walk), so it is the default everywhere.
     fn default() -> Self {
-        static DEFAULT: std::sync::OnceLock<Reader> = std::sync::OnceLock::new();
-        *DEFAULT.get_or_init(|| {
-            let path = fields::best_path();
-            let asked = std::env::var("SIGHTLINE_SCAN").is_ok_and(|s| s == path.name());
-            if path == ScanPath::Portable && !asked {
-                Reader::Objects
-            } else {
-                Reader::Structural(path)
-            }
-        })
+        Reader::Direct(SimdPath::best())
     }
 }
 
@@ -508,6 +495,17 @@ fn describe_bytes(head: &[u8], first: u8) -> String {
     } else {
         "binary data".into()
     }
+}
+
+/// What the direct reader on `path` reads of the event at the start of `text` (its end, flags,
+/// members and args' members, as spans), or `None` where it refuses. For the browser tests: the
+/// crate's unit tests check every path against the oracle natively, and the wasm SIMD search runs
+/// only in a browser, where it is checked against the portable one with this.
+#[doc(hidden)]
+pub fn direct_read_spans(path: SimdPath, text: &[u8]) -> Option<String> {
+    let (mut fields, mut args) = (Vec::new(), Vec::new());
+    let read = direct::read_event_with(path, text, &mut fields, &mut args)?;
+    Some(format!("{read:?} {fields:?} {args:?}"))
 }
 
 /// Parses a whole buffer: a convenience for tests and small inputs.
