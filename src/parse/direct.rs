@@ -625,6 +625,39 @@ mod tests {
     }
 
     #[test]
+    fn every_special_byte_at_every_place_of_a_16_byte_search() {
+        // A padding string shifts what follows by 0..48 bytes, so each escape, quote, control,
+        // high byte and structure lands at every offset of the 16-byte search, at its end and
+        // past the end of the input. Valid events must be read; every case must agree with
+        // `read_object` on every path.
+        let tails: [&[u8]; 10] = [
+            br#""s": "ab\"cd", "t": 1}"#,
+            br#""s": "\\", "t": "x\u00e9y"}"#,
+            "\"s\": \"\u{e9}\u{4e2d}\", \"t\": [\"\u{e9}\"]}".as_bytes(),
+            b"\"s\": \"a\x01b\"}",
+            b"\"s\": \"a\x7fb\"}",
+            br#""args": {"Input Dims": [[1, 2], []], "x": {"y": "}"}}, "t": -1.5e3}"#,
+            b"\"s\":\r\n\t\"x\"\r\n,\t\"t\" :\n2\r\n}",
+            br#""s": "unterminated"#,
+            br#""s": "a\"#,
+            br#""t": 12"#,
+        ];
+        let mut read = 0;
+        for pad in 0..48 {
+            for tail in tails {
+                let mut text = format!("{{\"p\": \"{}\", ", "x".repeat(pad)).into_bytes();
+                text.extend_from_slice(tail);
+                read += differential::check(&text) as usize;
+                // The same with bytes after the event, as a chunk holds them.
+                text.extend_from_slice(b",\n{\"ph\": \"X\"}");
+                differential::check(&text);
+            }
+        }
+        // The six valid tails, at every padding.
+        assert_eq!(read, 6 * 48);
+    }
+
+    #[test]
     fn hand_made_cases() {
         for text in [
             r#"{"a": 1 2}"#,
