@@ -15,7 +15,7 @@
 //! then its tokens one by one): a Kineto event has about 80 of them in 250 bytes, and classifying
 //! every block and handing out every token cost more than reading the members straight.
 
-use super::fields::Field;
+use super::fields::{skip_ws as ws, Field};
 
 /// The string searches this build has; which one runs is [`Path::best`] unless a test asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,6 +101,35 @@ trait Strings {
     unsafe fn stop(b: &[u8], j: usize, seen: &mut Seen) -> Option<usize>;
 }
 
+/// A SIMD search: 16 bytes classified at once, the last few by the portable search.
+trait Block {
+    /// The 16 bytes at `p` as two masks, bit `i` for byte `i`: a quote, backslash or control
+    /// byte; a byte of 0x80 or above.
+    ///
+    /// # Safety
+    /// 16 bytes from `p` must be readable, and the CPU must have the implementation's features.
+    unsafe fn block(p: *const u8) -> (u32, u32);
+}
+
+impl<B: Block> Strings for B {
+    #[inline(always)]
+    unsafe fn stop(b: &[u8], mut j: usize, seen: &mut Seen) -> Option<usize> {
+        while j + 16 <= b.len() {
+            // SAFETY: 16 bytes from `j` lie inside `b`; the caller's promise for the CPU.
+            let (stops, high) = unsafe { B::block(b.as_ptr().add(j)) };
+            if stops != 0 {
+                let k = stops.trailing_zeros();
+                seen.high |= high & ((1 << k) - 1) != 0;
+                return Some(j + k as usize);
+            }
+            seen.high |= high != 0;
+            j += 16;
+        }
+        // SAFETY: the portable search needs no feature.
+        unsafe { Portable::stop(b, j, seen) }
+    }
+}
+
 /// One byte at a time: the reference, and the path where no SIMD is available.
 struct Portable;
 
@@ -123,33 +152,23 @@ impl Strings for Portable {
 struct Sse2;
 
 #[cfg(target_arch = "x86_64")]
-impl Strings for Sse2 {
+impl Block for Sse2 {
     #[inline(always)]
-    unsafe fn stop(b: &[u8], mut j: usize, seen: &mut Seen) -> Option<usize> {
+    unsafe fn block(p: *const u8) -> (u32, u32) {
         use std::arch::x86_64::*;
-        // SAFETY: SSE2 is part of x86-64; every load reads 16 bytes inside `b`.
+        // SAFETY: SSE2 is part of x86-64; the caller's promise for the 16 bytes.
         unsafe {
-            let quote = _mm_set1_epi8(b'"' as i8);
-            let backslash = _mm_set1_epi8(b'\\' as i8);
+            let v = _mm_loadu_si128(p.cast());
             let control = _mm_set1_epi8(0x1f);
-            while j + 16 <= b.len() {
-                let v = _mm_loadu_si128(b.as_ptr().add(j).cast());
-                let stops = _mm_or_si128(
-                    _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-                    // Unsigned `v <= 0x1f`: the maximum of the two is 0x1f.
-                    _mm_cmpeq_epi8(_mm_max_epu8(v, control), control),
-                );
-                let stops = _mm_movemask_epi8(stops) as u32;
-                let high = _mm_movemask_epi8(v) as u32;
-                if stops != 0 {
-                    let k = stops.trailing_zeros();
-                    seen.high |= high & ((1 << k) - 1) != 0;
-                    return Some(j + k as usize);
-                }
-                seen.high |= high != 0;
-                j += 16;
-            }
-            Portable::stop(b, j, seen)
+            let stops = _mm_or_si128(
+                _mm_or_si128(
+                    _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8)),
+                    _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8)),
+                ),
+                // Unsigned `v <= 0x1f`: the maximum of the two is 0x1f.
+                _mm_cmpeq_epi8(_mm_max_epu8(v, control), control),
+            );
+            (_mm_movemask_epi8(stops) as u32, _mm_movemask_epi8(v) as u32)
         }
     }
 }
@@ -158,32 +177,21 @@ impl Strings for Sse2 {
 struct Simd128;
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-impl Strings for Simd128 {
+impl Block for Simd128 {
     #[inline(always)]
-    unsafe fn stop(b: &[u8], mut j: usize, seen: &mut Seen) -> Option<usize> {
+    unsafe fn block(p: *const u8) -> (u32, u32) {
         use std::arch::wasm32::*;
-        // SAFETY: the module is built with simd128; every load reads 16 bytes inside `b`.
+        // SAFETY: the module is built with simd128; the caller's promise for the 16 bytes.
         unsafe {
-            while j + 16 <= b.len() {
-                let v = v128_load(b.as_ptr().add(j).cast());
-                let stops = v128_or(
-                    v128_or(
-                        u8x16_eq(v, u8x16_splat(b'"')),
-                        u8x16_eq(v, u8x16_splat(b'\\')),
-                    ),
-                    u8x16_le(v, u8x16_splat(0x1f)),
-                );
-                let stops = u8x16_bitmask(stops) as u32;
-                let high = u8x16_bitmask(v) as u32;
-                if stops != 0 {
-                    let k = stops.trailing_zeros();
-                    seen.high |= high & ((1 << k) - 1) != 0;
-                    return Some(j + k as usize);
-                }
-                seen.high |= high != 0;
-                j += 16;
-            }
-            Portable::stop(b, j, seen)
+            let v = v128_load(p.cast());
+            let stops = v128_or(
+                v128_or(
+                    u8x16_eq(v, u8x16_splat(b'"')),
+                    u8x16_eq(v, u8x16_splat(b'\\')),
+                ),
+                u8x16_le(v, u8x16_splat(0x1f)),
+            );
+            (u8x16_bitmask(stops) as u32, u8x16_bitmask(v) as u32)
         }
     }
 }
@@ -237,14 +245,6 @@ unsafe fn read<S: Strings>(
         escapes: seen.escapes,
         args_object,
     })
-}
-
-#[inline(always)]
-fn ws(b: &[u8], mut i: usize) -> usize {
-    while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-        i += 1;
-    }
-    i
 }
 
 /// The index of the quote that closes the string whose text starts at `j`.
