@@ -9,6 +9,7 @@ use sightline::analysis::graphs::{Capture, CaptureMatch};
 use sightline::analysis::tables::{op_table, op_table_charged, EventKind};
 use sightline::model::Trace;
 use sightline::parse::parse_bytes;
+use std::path::PathBuf;
 
 fn fixture(name: &str) -> String {
     common::local_fixture("graphs")
@@ -219,15 +220,22 @@ fn graphs_command_text_and_json() {
     assert!(err.contains("no graph capture in this trace"), "{err}");
 }
 
-#[test]
-fn a_capture_laid_out_as_tracelens_has_it_is_found_and_names_each_kernels_operator() {
-    // TraceLens' test data: the replay trace, and its captures in capture_traces/ beside it. A
-    // file there that recorded no capture (here the replay itself) is passed over.
-    let dir = std::env::temp_dir().join(format!("sightline-capture-{}", std::process::id()));
+/// A temporary folder `sightline-{tag}-PID` holding the SGLang replay trace and an empty
+/// `capture_traces/` beside it, as TraceLens lays them out: (folder, captures folder, trace).
+fn replay_with_captures_folder(tag: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("sightline-{tag}-{}", std::process::id()));
     let captures = dir.join("capture_traces");
     std::fs::create_dir_all(&captures).unwrap();
     let replay = dir.join("sglang_Qwen3-8B_decode.json.gz");
     std::fs::copy(fixture("sglang_decode.replay.json.gz"), &replay).unwrap();
+    (dir, captures, replay)
+}
+
+#[test]
+fn a_capture_laid_out_as_tracelens_has_it_is_found_and_names_each_kernels_operator() {
+    // TraceLens' test data: the replay trace, and its captures in capture_traces/ beside it. A
+    // file there that recorded no capture (here the replay itself) is passed over.
+    let (dir, captures, replay) = replay_with_captures_folder("capture");
     std::fs::copy(
         fixture("sglang_decode.replay.json.gz"),
         captures.join("bs_1_rank0.json.gz"),
@@ -281,11 +289,7 @@ fn with_many_files_beside_a_trace_only_its_ranks_are_read_and_rank1_is_not_rank0
     // More files than are read: the trace's rank (0, it has no distributedInfo) picks them by
     // the rank its name gives, as `sightline ranks` reads a name. `rank01` is rank 1: read by a
     // substring match of `rank0`, these 16 sort before the capture and push it out of the 16 read.
-    let dir = std::env::temp_dir().join(format!("sightline-ranks-cap-{}", std::process::id()));
-    let captures = dir.join("capture_traces");
-    std::fs::create_dir_all(&captures).unwrap();
-    let replay = dir.join("sglang_Qwen3-8B_decode.json.gz");
-    std::fs::copy(fixture("sglang_decode.replay.json.gz"), &replay).unwrap();
+    let (dir, captures, replay) = replay_with_captures_folder("ranks-cap");
     for i in 0..16 {
         std::fs::write(
             captures.join(format!("bs_1_rank01_{i:02}.json")),

@@ -12,6 +12,15 @@ wasm_bindgen_test_configure!(run_in_browser);
 const SAMPLE_GZ: &[u8] =
     include_bytes!("../www/samples/tracelens_h100_bert_small_stack_mem.json.gz");
 
+/// The sample's JSON, inflated.
+fn sample_json() -> Vec<u8> {
+    let mut json = Vec::new();
+    flate2::read::GzDecoder::new(SAMPLE_GZ)
+        .read_to_end(&mut json)
+        .unwrap();
+    json
+}
+
 #[wasm_bindgen_test]
 fn version_is_the_crate_version() {
     assert_eq!(sightline::web::version(), env!("CARGO_PKG_VERSION"));
@@ -78,10 +87,7 @@ fn parser_reads_the_bundled_sample_in_the_browser() {
 #[wasm_bindgen_test]
 fn every_simd_path_reads_what_the_oracle_reads() {
     use sightline::parse::{Parser, Reader, SimdPath};
-    let mut sample = Vec::new();
-    flate2::read::GzDecoder::new(SAMPLE_GZ)
-        .read_to_end(&mut sample)
-        .unwrap();
+    let sample = sample_json();
     let inputs: [(&str, &[u8]); 4] = [
         ("sample", &sample),
         (
@@ -130,10 +136,7 @@ fn the_simd128_search_reads_each_event_as_the_portable_one() {
         // The plain module: the portable search alone.
         return;
     };
-    let mut sample = Vec::new();
-    flate2::read::GzDecoder::new(SAMPLE_GZ)
-        .read_to_end(&mut sample)
-        .unwrap();
+    let sample = sample_json();
     // Each `{` that starts a line or follows `[`/`,` starts an event candidate.
     let starts: Vec<usize> = (1..sample.len())
         .filter(|&i| sample[i] == b'{' && matches!(sample[i - 1], b'[' | b',' | b'\n' | b' '))
