@@ -6,7 +6,7 @@
 
 use super::direct::read_event_with;
 use super::event::{
-    format_dims, parse_f64, parse_int, parse_us_to_ns, raw_str, repair, Args, Ev, RawEvent,
+    format_dims, parse_f64, parse_int, parse_us_to_ns, raw_str, repair, Args, Ev, RawEvent, Slots,
 };
 use super::fields::{read_object, Field};
 use super::rows::assign_depths;
@@ -387,10 +387,10 @@ impl Builder {
     /// returns its length. The direct reader comes first; what it refuses (rare: see
     /// [`read_event_with`]), [`read_object`] reads, and what that refuses goes to serde_json.
     fn read_fast(&mut self, bytes: &[u8], offset: u64) -> Option<usize> {
-        let mut fields = std::mem::take(&mut self.fields);
         let mut members = std::mem::take(&mut self.event_args);
+        let mut slots = Slots::default();
         let read = match self.reader {
-            Reader::Direct(path) => read_event_with(path, bytes, &mut fields, &mut members),
+            Reader::Direct(path) => read_event_with(path, bytes, &mut slots, &mut members),
             Reader::Objects => None,
         };
         let taken = match read {
@@ -404,27 +404,32 @@ impl Builder {
                     std::str::from_utf8(text).ok()
                 };
                 text.map(|text| {
-                    let mut ev = Ev::from_fields(text, &fields);
+                    let mut ev = Ev::from_slots(text, &slots);
                     ev.plain = !read.escapes;
                     ev.args_members = read.args_object.then_some((text, &members[..]));
                     self.event(ev, offset);
                     read.end
                 })
             }
-            _ => read_object(bytes, &mut fields)
-                .and_then(|end| Some((end, std::str::from_utf8(&bytes[..end]).ok()?)))
-                .map(|(end, text)| {
-                    let mut ev = Ev::from_fields(text, &fields);
-                    // The direct reader refuses raw control characters; this reader keeps
-                    // them as text, which is a repair to tell.
-                    ev.control = text
-                        .bytes()
-                        .any(|b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t'));
-                    self.event(ev, offset);
-                    end
-                }),
+            _ => {
+                let mut fields = std::mem::take(&mut self.fields);
+                let taken = read_object(bytes, &mut fields)
+                    .and_then(|end| Some((end, std::str::from_utf8(&bytes[..end]).ok()?)))
+                    .map(|(end, text)| {
+                        let slots = Slots::from_fields(text.as_bytes(), &fields);
+                        let mut ev = Ev::from_slots(text, &slots);
+                        // The direct reader refuses raw control characters; this reader keeps
+                        // them as text, which is a repair to tell.
+                        ev.control = text
+                            .bytes()
+                            .any(|b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t'));
+                        self.event(ev, offset);
+                        end
+                    });
+                self.fields = fields;
+                taken
+            }
         };
-        self.fields = fields;
         self.event_args = members;
         taken
     }

@@ -15,6 +15,7 @@
 //! then its tokens one by one): a Kineto event has about 80 of them in 250 bytes, and classifying
 //! every block and handing out every token cost more than reading the members straight.
 
+use super::event::Slots;
 use super::fields::{skip_ws as ws, Field};
 
 /// The string searches this build has; which one runs is [`Path::best`] unless a test asks.
@@ -197,13 +198,14 @@ impl Block for Simd128 {
 }
 
 /// Reads the event at the start of `b` (after optional whitespace) on `path`'s string search:
-/// its members into `out` and, when its last `args` member is an object, that object's members
-/// into `args` (offsets into `b`, as for the event's own members). `None` for whatever it does
-/// not read (see the module's note); the caller then reads the event with `read_object`.
+/// the values of the keys the model reads into `out`, as each key is met (the other members are
+/// read past) and, when its last `args` member is an object, that object's members into `args`
+/// (offsets into `b`, as for the event's own). `None` for whatever it does not read (see the
+/// module's note); the caller then reads the event with `read_object`.
 pub(crate) fn read_event_with(
     path: Path,
     b: &[u8],
-    out: &mut Vec<Field>,
+    out: &mut Slots,
     args: &mut Vec<Field>,
 ) -> Option<EventRead> {
     // SAFETY: every `Path` value names a search this build has: SSE2 is part of x86-64, and a
@@ -222,12 +224,8 @@ pub(crate) fn read_event_with(
 /// # Safety
 /// The CPU must have `S`'s features.
 #[inline(always)]
-unsafe fn read<S: Strings>(
-    b: &[u8],
-    out: &mut Vec<Field>,
-    args: &mut Vec<Field>,
-) -> Option<EventRead> {
-    out.clear();
+unsafe fn read<S: Strings>(b: &[u8], out: &mut Slots, args: &mut Vec<Field>) -> Option<EventRead> {
+    *out = Slots::default();
     args.clear();
     let start = ws(b, 0);
     if b.get(start) != Some(&b'{') {
@@ -237,7 +235,7 @@ unsafe fn read<S: Strings>(
     let mut args_object = false;
     // SAFETY: the caller's promise.
     let end = unsafe {
-        members::<S, true>(&mut seen, b, start + 1, out, Some((args, &mut args_object)))
+        members::<S, Slots, true>(&mut seen, b, start + 1, out, Some((args, &mut args_object)))
     }?;
     Some(EventRead {
         end: end + 1,
@@ -353,6 +351,41 @@ unsafe fn skip<S: Strings>(seen: &mut Seen, b: &[u8], v: usize) -> Option<usize>
     }
 }
 
+/// Where [`members`] puts what it reads: an event's values by key ([`Slots`]), or every member
+/// of its `args` object (spans, for the args store).
+trait Out {
+    /// The slot of a key the caller keeps apart (the event's keys the model reads), else `None`.
+    fn slot(key: &[u8]) -> Option<usize>;
+    /// Takes one member, with its key's slot.
+    fn member(&mut self, b: &[u8], slot: Option<usize>, key: (u32, u32), value: (u32, u32));
+}
+
+impl Out for Slots {
+    #[inline(always)]
+    fn slot(key: &[u8]) -> Option<usize> {
+        Slots::of(key)
+    }
+
+    #[inline(always)]
+    fn member(&mut self, b: &[u8], slot: Option<usize>, _key: (u32, u32), value: (u32, u32)) {
+        if let Some(k) = slot {
+            self.put(k, b, value);
+        }
+    }
+}
+
+impl Out for Vec<Field> {
+    #[inline(always)]
+    fn slot(_key: &[u8]) -> Option<usize> {
+        None
+    }
+
+    #[inline(always)]
+    fn member(&mut self, _b: &[u8], _slot: Option<usize>, key: (u32, u32), value: (u32, u32)) {
+        self.push(Field { key, value });
+    }
+}
+
 /// Reads the members of the object whose text starts at `i` (just past its `{`) into `out` (and,
 /// for the event, its `args` object's members into `args`, with the flag set when the last
 /// `args` member was an object); returns its closing brace's index. `EVENT` is false when
@@ -361,11 +394,11 @@ unsafe fn skip<S: Strings>(seen: &mut Seen, b: &[u8], v: usize) -> Option<usize>
 /// # Safety
 /// The CPU must have `S`'s features.
 #[inline(always)]
-unsafe fn members<S: Strings, const EVENT: bool>(
+unsafe fn members<S: Strings, O: Out, const EVENT: bool>(
     seen: &mut Seen,
     b: &[u8],
     i: usize,
-    out: &mut Vec<Field>,
+    out: &mut O,
     mut args: Option<(&mut Vec<Field>, &mut bool)>,
 ) -> Option<usize> {
     let mut i = ws(b, i);
@@ -379,6 +412,7 @@ unsafe fn members<S: Strings, const EVENT: bool>(
         // SAFETY (every `string_end`, `skip` and `members` below): the caller's promise.
         let k = unsafe { string_end::<S>(seen, b, i + 1) }?;
         let key = (i as u32 + 1, k as u32);
+        let slot = O::slot(&b[i + 1..k]);
         i = ws(b, k + 1);
         if *b.get(i)? != b':' {
             return None;
@@ -387,14 +421,14 @@ unsafe fn members<S: Strings, const EVENT: bool>(
         let first = *b.get(v)?;
         // `EVENT` rather than `args.is_some()`: with a constant, the args level does not call
         // itself, so both levels inline into one function.
-        let is_args = EVENT && k - key.0 as usize == 4 && b[k - 4..k] == *b"args";
+        let is_args = EVENT && slot == Some(Slots::ARGS);
         let end = match first {
             b'"' => unsafe { string_end::<S>(seen, b, v + 1) }? + 1,
             b'{' if is_args => {
                 let (list, found) = args.as_mut().expect("reading the event");
                 // Of two `args` members, the last counts (as for every key).
                 list.clear();
-                let e = unsafe { members::<S, false>(seen, b, v + 1, list, None) }?;
+                let e = unsafe { members::<S, Vec<Field>, false>(seen, b, v + 1, *list, None) }?;
                 **found = true;
                 e + 1
             }
@@ -409,10 +443,7 @@ unsafe fn members<S: Strings, const EVENT: bool>(
                 **found = false;
             }
         }
-        out.push(Field {
-            key,
-            value: (v as u32, end as u32),
-        });
+        out.member(b, slot, key, (v as u32, end as u32));
         i = ws(b, end);
         match *b.get(i)? {
             b',' => {
@@ -435,14 +466,15 @@ pub(crate) mod differential {
     use crate::parse::fields::read_object;
 
     /// Checks one text on every path: the paths agree, and whatever `read_event_with` accepts,
-    /// `read_object` reads to the same end and members, with the args' members as
-    /// `read_object` reads them from the args' text. Returns whether it accepted.
+    /// `read_object` reads to the same end, with the same values for the keys the model reads
+    /// ([`Slots::from_fields`] of its members) and the args' members as `read_object` reads them
+    /// from the args' text. Returns whether it accepted.
     pub(crate) fn check(text: &[u8]) -> bool {
         let mut old = Vec::new();
         let old_end = read_object(text, &mut old);
-        let mut first: Option<(Option<EventRead>, Vec<Field>, Vec<Field>)> = None;
+        let mut first: Option<(Option<EventRead>, Slots, Vec<Field>)> = None;
         for path in Path::available() {
-            let (mut f, mut a) = (Vec::new(), Vec::new());
+            let (mut f, mut a) = (Slots::default(), Vec::new());
             let got = read_event_with(path, text, &mut f, &mut a);
             let spans = |v: &[Field]| v.iter().map(|x| (x.key, x.value)).collect::<Vec<_>>();
             match &first {
@@ -456,7 +488,7 @@ pub(crate) mod differential {
                         String::from_utf8_lossy(text)
                     );
                     if got.is_some() {
-                        assert_eq!(spans(&f), spans(f0), "{}", path.name());
+                        assert_eq!(f, *f0, "{}", path.name());
                         assert_eq!(spans(&a), spans(a0), "{}", path.name());
                     }
                 }
@@ -467,7 +499,11 @@ pub(crate) mod differential {
         let shown = String::from_utf8_lossy(text);
         assert_eq!(old_end, Some(read.end), "end of {shown:?}");
         let spans = |v: &[Field]| v.iter().map(|x| (x.key, x.value)).collect::<Vec<_>>();
-        assert_eq!(spans(&fields), spans(&old), "members of {shown:?}");
+        assert_eq!(
+            fields,
+            Slots::from_fields(text, &old),
+            "members of {shown:?}"
+        );
         let body = &text[..read.end];
         assert_eq!(read.ascii, body.is_ascii(), "{shown:?}");
         // A raw control byte is refused: the general path keeps it and tells the repair.
@@ -672,6 +708,11 @@ mod tests {
             r#"{"a" : "\\", "b":"\"" , "c" :{"d":[[[]]]} }"#,
             "{\"a\": \"\x01\"}",
             "{\"a\": \"\u{e9}\"}",
+            // Bare words and keys written twice, in the keys the model reads and in others.
+            r#"{"ph": N/A, "ts": 1, "ts": NaN, "dur": NaN, "dur": 2, "x": N/A, "x": 1}"#,
+            r#"{"name": true, "cat": null, "pid": false, "tid": -1, "id": [1], "bp": {}}"#,
+            // A key with an escape is not the key it spells, for either reader.
+            r#"{"p\u0068": "X", "ph": "i", "nam": 1, "names": 2, "ARGS": 3}"#,
         ] {
             differential::check(text.as_bytes());
         }
@@ -682,17 +723,20 @@ mod tests {
         );
         differential::check(long.as_bytes());
         // Each of these is read by the direct reader.
-        let mut f = Vec::new();
+        let mut f = Slots::default();
         let mut a = Vec::new();
         let r = read_event_with(
             Path::best(),
-            br#"{"ph": "X", "args": {"External id": 7, "s": "x\"}"}}"#,
+            br#"{"ph": "X", "args": {"External id": 7, "s": "x\"}"}, "ts": N/A}"#,
             &mut f,
             &mut a,
         )
         .unwrap();
         assert!(r.args_object && r.ascii && r.escapes);
-        assert_eq!(f.len(), 2);
+        assert_eq!(f.value[Slots::PH], (7, 10));
+        assert_eq!(f.value[Slots::ARGS].0, 20);
+        assert_eq!(f.value[Slots::TS], (0, 0));
+        assert!(f.repaired && !f.duplicate);
         assert_eq!(a.len(), 2);
     }
 
@@ -712,13 +756,13 @@ mod tests {
             .filter(|(_, w)| w == b"\n    {" || w[4..] == *b"\n{")
             .map(|(i, _)| i + 5)
             .collect();
-        let (mut f, mut a) = (Vec::new(), Vec::new());
+        let (mut f, mut a, mut all) = (Slots::default(), Vec::new(), Vec::new());
         // The fastest of 15 rounds: the machine is shared.
         let mut best = vec![std::time::Duration::MAX; 1 + Path::available().len()];
         for _ in 0..15 {
             let t = std::time::Instant::now();
             for &s in &starts {
-                std::hint::black_box(read_object(&text[s..], &mut f));
+                std::hint::black_box(read_object(&text[s..], &mut all));
             }
             best[0] = best[0].min(t.elapsed());
             for (i, path) in Path::available().into_iter().enumerate() {

@@ -2,7 +2,7 @@
 //! reads only the events they refuse, with repair), with our own code for the values that must
 //! not go through a float (timestamps) or that real files write in odd ways (string pids).
 
-use super::fields::{is_bare_word, read_object, Field};
+use super::fields::{is_bare, is_bare_word, read_object, Field};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -42,33 +42,98 @@ impl<'a> Ev<'a> {
         unquote(v, !self.plain)
     }
 
-    /// The event whose members `fields` (from [`read_object`]) found in `text`.
-    pub fn from_fields(text: &'a str, fields: &[Field]) -> Ev<'a> {
-        let mut ev = Ev::default();
-        for f in fields.iter() {
-            let v = f.value(text);
-            let slot = match f.key(text) {
-                "ph" => &mut ev.ph,
-                "name" => &mut ev.name,
-                "cat" => &mut ev.cat,
-                "pid" => &mut ev.pid,
-                "tid" => &mut ev.tid,
-                "ts" => &mut ev.ts,
-                "dur" => &mut ev.dur,
-                "id" => &mut ev.id,
-                "bp" => &mut ev.bp,
-                "args" => &mut ev.args,
-                _ => continue,
-            };
-            ev.duplicate |= slot.is_some();
-            if is_bare_word(v) {
-                ev.repaired = true;
-                *slot = None;
-            } else {
-                *slot = Some(v);
+    /// The event whose values `slots` found in `text`.
+    #[inline]
+    pub fn from_slots(text: &'a str, slots: &Slots) -> Ev<'a> {
+        let get = |k: usize| {
+            let (a, b) = slots.value[k];
+            (b > 0).then(|| &text[a as usize..b as usize])
+        };
+        Ev {
+            ph: get(Slots::PH),
+            name: get(Slots::NAME),
+            cat: get(Slots::CAT),
+            pid: get(Slots::PID),
+            tid: get(Slots::TID),
+            ts: get(Slots::TS),
+            dur: get(Slots::DUR),
+            id: get(Slots::ID),
+            bp: get(Slots::BP),
+            args: get(Slots::ARGS),
+            repaired: slots.repaired,
+            duplicate: slots.duplicate,
+            ..Ev::default()
+        }
+    }
+}
+
+/// Where the values of the keys the model reads lie in an event's text: a span of it per key,
+/// `(0, 0)` for a key that is absent or whose value is a bare word such as `N/A` (read as
+/// absent). The direct reader fills it as it meets each key; [`Slots::from_fields`] fills it
+/// from [`read_object`]'s members, the same way (the differential tests check the two agree).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Slots {
+    pub value: [(u32, u32); Slots::COUNT],
+    /// A value was a bare word and is read as absent.
+    pub repaired: bool,
+    /// A key the model reads was written twice; the last value is kept.
+    pub duplicate: bool,
+}
+
+impl Slots {
+    pub const PH: usize = 0;
+    pub const NAME: usize = 1;
+    pub const CAT: usize = 2;
+    pub const PID: usize = 3;
+    pub const TID: usize = 4;
+    pub const TS: usize = 5;
+    pub const DUR: usize = 6;
+    pub const ID: usize = 7;
+    pub const BP: usize = 8;
+    pub const ARGS: usize = 9;
+    const COUNT: usize = 10;
+
+    /// The slot of a key as written between its quotes (escapes undecoded, as `read_object`
+    /// gives it), by its length and then its bytes: no hashing, no string compare.
+    #[inline(always)]
+    pub fn of(key: &[u8]) -> Option<usize> {
+        match *key {
+            [b'p', b'h'] => Some(Self::PH),
+            [b't', b's'] => Some(Self::TS),
+            [b'i', b'd'] => Some(Self::ID),
+            [b'b', b'p'] => Some(Self::BP),
+            [b'c', b'a', b't'] => Some(Self::CAT),
+            [b'p', b'i', b'd'] => Some(Self::PID),
+            [b't', b'i', b'd'] => Some(Self::TID),
+            [b'd', b'u', b'r'] => Some(Self::DUR),
+            [b'n', b'a', b'm', b'e'] => Some(Self::NAME),
+            [b'a', b'r', b'g', b's'] => Some(Self::ARGS),
+            _ => None,
+        }
+    }
+
+    /// Takes the value at `value` (a span of `text`) for `slot`.
+    #[inline(always)]
+    pub fn put(&mut self, slot: usize, text: &[u8], value: (u32, u32)) {
+        let v = &mut self.value[slot];
+        self.duplicate |= *v != (0, 0);
+        if is_bare(&text[value.0 as usize..value.1 as usize]) {
+            self.repaired = true;
+            *v = (0, 0);
+        } else {
+            *v = value;
+        }
+    }
+
+    /// The slots of an object whose members `fields` (from [`read_object`]) found in `text`.
+    pub fn from_fields(text: &[u8], fields: &[Field]) -> Slots {
+        let mut s = Slots::default();
+        for f in fields {
+            if let Some(k) = Slots::of(&text[f.key.0 as usize..f.key.1 as usize]) {
+                s.put(k, text, f.value);
             }
         }
-        ev
+        s
     }
 }
 

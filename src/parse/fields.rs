@@ -182,9 +182,15 @@ pub(crate) fn read_object(b: &[u8], out: &mut Vec<Field>) -> Option<usize> {
 
 /// True for a scalar value that JSON does not allow (`N/A`, `NaN`, ...): read as absent.
 pub(crate) fn is_bare_word(value: &str) -> bool {
-    let c = value.as_bytes()[0];
+    is_bare(value.as_bytes())
+}
+
+/// [`is_bare_word`] of a value's bytes.
+#[inline(always)]
+pub(crate) fn is_bare(value: &[u8]) -> bool {
+    let c = value[0];
     let json_start = matches!(c, b'"' | b'{' | b'[' | b'-') || c.is_ascii_digit();
-    !(json_start || matches!(value, "true" | "false" | "null"))
+    !(json_start || matches!(value, b"true" | b"false" | b"null"))
 }
 
 #[cfg(test)]

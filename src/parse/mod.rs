@@ -503,7 +503,7 @@ fn describe_bytes(head: &[u8], first: u8) -> String {
 /// only in a browser, where it is checked against the portable one with this.
 #[doc(hidden)]
 pub fn direct_read_spans(path: SimdPath, text: &[u8]) -> Option<String> {
-    let (mut fields, mut args) = (Vec::new(), Vec::new());
+    let (mut fields, mut args) = (event::Slots::default(), Vec::new());
     let read = direct::read_event_with(path, text, &mut fields, &mut args)?;
     Some(format!("{read:?} {fields:?} {args:?}"))
 }
