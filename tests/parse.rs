@@ -426,6 +426,57 @@ fn a_parse_on_several_threads_equals_the_one_thread_parse() {
     }
 }
 
+/// Large enough that the join and the finish use a second core (over 2^16 slices in each part),
+/// with the lanes of the second part met in another order, string tids, args, flows and nesting:
+/// the result is still the one-thread parse's.
+#[test]
+fn a_large_parse_on_two_threads_equals_the_one_thread_parse() {
+    let mut json = String::from("{\"traceEvents\": [\n");
+    let n = 200_000;
+    for i in 0..n {
+        // The second half meets its lanes in another order, and one of them first.
+        let tid = if i < n / 2 { i % 3 } else { 3 - i % 4 };
+        let tid = if tid == 2 {
+            "\"worker 2\"".to_string()
+        } else {
+            tid.to_string()
+        };
+        let ts = i as f64 * 2.5 + (i % 7) as f64 * 0.125;
+        json.push_str(&format!(
+            "{{\"ph\": \"X\", \"name\": \"op{}\", \"cat\": \"cpu_op\", \"pid\": 1, \"tid\": {tid}, \
+             \"ts\": {ts}, \"dur\": {}, \"args\": {{\"External id\": {i}, \"Input Dims\": [[{}, 3]]}}}},\n",
+            i % 97,
+            1 + i % 5,
+            i % 11
+        ));
+        if i % 1000 == 0 {
+            json.push_str(&format!(
+                "{{\"ph\": \"s\", \"id\": {i}, \"pid\": 1, \"tid\": {tid}, \"ts\": {ts}, \"cat\": \"ac2g\", \"name\": \"f\"}},\n\
+                 {{\"ph\": \"f\", \"id\": {i}, \"pid\": 1, \"tid\": 0, \"ts\": {}, \"cat\": \"ac2g\", \"name\": \"f\", \"bp\": \"e\"}},\n",
+                ts + 1.0
+            ));
+        }
+    }
+    json.push_str("{\"ph\": \"i\", \"name\": \"end\", \"pid\": 1, \"tid\": 0, \"ts\": 1}]}");
+    let bytes = json.into_bytes();
+    let one = common::full_dump(&parse_bytes(&bytes).unwrap());
+    let open = |offset: u64| -> std::io::Result<std::io::Cursor<&[u8]>> {
+        Ok(std::io::Cursor::new(&bytes[offset as usize..]))
+    };
+    let two = sightline::parse::parse_parallel_with(&open, bytes.len() as u64, 2, 0)
+        .unwrap()
+        .unwrap();
+    assert_eq!(two.stats.threads, 2);
+    let two = sightline::model::Trace {
+        stats: sightline::model::ParseStats {
+            threads: 1,
+            ..two.stats.clone()
+        },
+        ..two
+    };
+    assert!(common::full_dump(&two) == one, "two parts differ from one");
+}
+
 #[test]
 fn a_thread_in_the_gpu_process_stays_a_thread() {
     // Kineto put a Python thread (tid 0) under pid 0, the process labelled "GPU 0".

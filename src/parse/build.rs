@@ -799,7 +799,6 @@ impl Builder {
             .collect();
         let sid = |x: StrId| smap[x.0 as usize];
         let abase = self.args.len() as u32;
-        self.args.append(std::mem::take(&mut o.args));
         let aid = |a: ArgsId| {
             if a == ArgsId::NONE {
                 a
@@ -837,13 +836,22 @@ impl Builder {
                 }
             }
         }
+        // The args and the slices are copied at once when large (1 GB scaled trace, 2 parts: the
+        // args 52-56 ms, the slices 43-44 ms, most of it the first touch of the pages copied to).
         let mut s = std::mem::take(&mut o.slices);
-        s.lane.iter_mut().for_each(|x| *x = lmap[*x as usize]);
-        s.name.iter_mut().for_each(|x| *x = sid(*x));
-        s.cat.iter_mut().for_each(|x| *x = sid(*x));
-        s.input_dims.iter_mut().for_each(|x| *x = sid(*x));
-        s.args.iter_mut().for_each(|x| *x = aid(*x));
-        self.slices.append(s);
+        let (args, slices, lmap) = (&mut self.args, &mut self.slices, &lmap);
+        both(
+            s.len() >= TWO_THREADS_FROM,
+            || args.append(std::mem::take(&mut o.args)),
+            || {
+                s.lane.iter_mut().for_each(|x| *x = lmap[*x as usize]);
+                s.name.iter_mut().for_each(|x| *x = sid(*x));
+                s.cat.iter_mut().for_each(|x| *x = sid(*x));
+                s.input_dims.iter_mut().for_each(|x| *x = sid(*x));
+                s.args.iter_mut().for_each(|x| *x = aid(*x));
+                slices.append(s);
+            },
+        );
         for (pid, m) in o.procs {
             let p = self.procs.entry(id(pid)).or_default();
             p.pid_label = p.pid_label.take().or(m.pid_label);
@@ -1203,10 +1211,37 @@ fn make_room<T>(v: &mut Vec<T>, expect: Option<(u64, u64)>, offset: u64) {
     }
 }
 
+/// At least this many slices make the finish and the join use a second core ([`both`]): below,
+/// a thread's start costs more than it saves.
+const TWO_THREADS_FROM: usize = 1 << 16;
+
+/// `a` and `b`, at once on two threads when `big` and this process may use a second core (the
+/// CPU set it is allowed, as `taskset` gives it); one after the other otherwise, and always in
+/// wasm, whose module has no threads (the page parallelizes with workers).
+fn both<A: Send, B: Send>(
+    big: bool,
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let two = big
+        && !cfg!(target_arch = "wasm32")
+        && *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())) > 1;
+    if !two {
+        return (a(), b());
+    }
+    std::thread::scope(|s| {
+        let other = s.spawn(b);
+        let a = a();
+        (a, other.join().expect("a finish thread panicked"))
+    })
+}
+
 /// Each lane's slices out of the file-order columns, sorted by start, longer first (so a parent
 /// precedes the children that start with it), then file order, with times rebased to `origin`.
-/// One column at a time, each file-order column dropped once gathered, so the peak is those
-/// columns and one gathered column rather than two copies of every slice.
+/// One column at a time (on each of two threads when the trace is large: half the lanes' sorts
+/// and half the columns each), each file-order column dropped once gathered, so the peak is those
+/// columns and a gathered column or two rather than two copies of every slice.
 fn gather_lanes(slices: FileSlices, lanes: usize, origin: i64) -> Vec<Slices> {
     // Each lane's slices in file order (a counting sort by lane), then sorted; the sort is
     // stable, so equal keys keep file order.
@@ -1223,17 +1258,23 @@ fn gather_lanes(slices: FileSlices, lanes: usize, origin: i64) -> Vec<Slices> {
         order[next[l as usize]] = i as u32;
         next[l as usize] += 1;
     }
+    let big = slices.len() >= TWO_THREADS_FROM;
     let (start, dur) = (&slices.start_ns, &slices.dur_ns);
-    for l in 0..lanes {
-        order[starts[l]..starts[l + 1]]
-            .sort_by_key(|&i| (start[i as usize], std::cmp::Reverse(dur[i as usize])));
-    }
-    let mut out: Vec<Slices> = (0..lanes)
-        .map(|l| Slices {
-            depth: vec![0; starts[l + 1] - starts[l]],
-            ..Slices::default()
-        })
-        .collect();
+    // Sorts the lanes whose ranges `starts` gives, in `order` (which begins at `starts[0]`).
+    let sort = |order: &mut [u32], starts: &[usize]| {
+        for w in starts.windows(2) {
+            order[w[0] - starts[0]..w[1] - starts[0]]
+                .sort_by_key(|&i| (start[i as usize], std::cmp::Reverse(dur[i as usize])));
+        }
+    };
+    // The lanes split where half the slices are before.
+    let half = starts.partition_point(|&s| s < slices.len() / 2);
+    let (low, high) = order.split_at_mut(starts[half]);
+    both(
+        big,
+        || sort(low, &starts[..=half]),
+        || sort(high, &starts[half..]),
+    );
     let FileSlices {
         lane,
         start_ns,
@@ -1246,29 +1287,65 @@ fn gather_lanes(slices: FileSlices, lanes: usize, origin: i64) -> Vec<Slices> {
         input_dims,
     } = slices;
     drop(lane);
-    macro_rules! gather {
-        ($column:ident) => {
-            gather!($column, |x| x)
-        };
-        ($column:ident, $value:expr) => {{
-            let column = $column;
-            for (l, s) in out.iter_mut().enumerate() {
-                s.$column = order[starts[l]..starts[l + 1]]
+    let (order, starts) = (&order[..], &starts[..]);
+    // One column into each lane's, in sorted order: the file-order column is dropped after.
+    fn gather<T: Copy>(
+        column: Vec<T>,
+        order: &[u32],
+        starts: &[usize],
+        value: impl Fn(T) -> T,
+    ) -> std::vec::IntoIter<Vec<T>> {
+        let lanes: Vec<Vec<T>> = starts
+            .windows(2)
+            .map(|w| {
+                order[w[0]..w[1]]
                     .iter()
-                    .map(|&i| $value(column[i as usize]))
-                    .collect();
-            }
-        }};
+                    .map(|&i| value(column[i as usize]))
+                    .collect()
+            })
+            .collect();
+        lanes.into_iter()
     }
-    gather!(start_ns, |t| t - origin);
-    gather!(dur_ns);
-    gather!(name);
-    gather!(cat);
-    gather!(args);
-    gather!(external_id);
-    gather!(correlation);
-    gather!(input_dims);
-    out
+    use std::convert::identity as same;
+    // Half the bytes on each side.
+    let (
+        (mut start_ns, mut dur_ns, mut name, mut cat),
+        (mut args, mut external, mut corr, mut dims),
+    ) = both(
+        big,
+        || {
+            (
+                gather(start_ns, order, starts, |t| t - origin),
+                gather(dur_ns, order, starts, same),
+                gather(name, order, starts, same),
+                gather(cat, order, starts, same),
+            )
+        },
+        || {
+            (
+                gather(args, order, starts, same),
+                gather(external_id, order, starts, same),
+                gather(correlation, order, starts, same),
+                gather(input_dims, order, starts, same),
+            )
+        },
+    );
+    (0..lanes)
+        .map(|_| {
+            let start_ns = start_ns.next().expect("a column per lane");
+            Slices {
+                depth: vec![0; start_ns.len()],
+                start_ns,
+                dur_ns: dur_ns.next().expect("a column per lane"),
+                name: name.next().expect("a column per lane"),
+                cat: cat.next().expect("a column per lane"),
+                args: args.next().expect("a column per lane"),
+                external_id: external.next().expect("a column per lane"),
+                correlation: corr.next().expect("a column per lane"),
+                input_dims: dims.next().expect("a column per lane"),
+            }
+        })
+        .collect()
 }
 
 /// The deepest slice of a lane that contains `ts` (a zero-length slice contains its own start).
