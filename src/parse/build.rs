@@ -1215,19 +1215,14 @@ fn make_room<T>(v: &mut Vec<T>, expect: Option<(u64, u64)>, offset: u64) {
 /// a thread's start costs more than it saves.
 const TWO_THREADS_FROM: usize = 1 << 16;
 
-/// `a` and `b`, at once on two threads when `big` and this process may use a second core (the
-/// CPU set it is allowed, as `taskset` gives it); one after the other otherwise, and always in
-/// wasm, whose module has no threads (the page parallelizes with workers).
+/// `a` and `b`, at once on two threads when `big` and [`two_cores`]; one after the other
+/// otherwise (the page parallelizes with workers instead).
 fn both<A: Send, B: Send>(
     big: bool,
     a: impl FnOnce() -> A + Send,
     b: impl FnOnce() -> B + Send,
 ) -> (A, B) {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    let two = big
-        && !cfg!(target_arch = "wasm32")
-        && *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())) > 1;
-    if !two {
+    if !(big && two_cores()) {
         return (a(), b());
     }
     std::thread::scope(|s| {
@@ -1235,6 +1230,14 @@ fn both<A: Send, B: Send>(
         let a = a();
         (a, other.join().expect("a finish thread panicked"))
     })
+}
+
+/// Whether this process may use a second core: not in wasm, whose module has no threads, nor
+/// where the CPU set it is allowed (as `taskset` gives it) has one core.
+fn two_cores() -> bool {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    !cfg!(target_arch = "wasm32")
+        && *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())) > 1
 }
 
 /// Each lane's slices out of the file-order columns, sorted by start, longer first (so a parent
@@ -1260,21 +1263,32 @@ fn gather_lanes(slices: FileSlices, lanes: usize, origin: i64) -> Vec<Slices> {
     }
     let big = slices.len() >= TWO_THREADS_FROM;
     let (start, dur) = (&slices.start_ns, &slices.dur_ns);
-    // Sorts the lanes whose ranges `starts` gives, in `order` (which begins at `starts[0]`).
-    let sort = |order: &mut [u32], starts: &[usize]| {
+    let key = |&i: &u32| (start[i as usize], std::cmp::Reverse(dur[i as usize]));
+    // Sorts each lane's range of `order` within `from..to` (the part of `order` given).
+    let sort = |part: &mut [u32], from: usize, to: usize| {
         for w in starts.windows(2) {
-            order[w[0] - starts[0]..w[1] - starts[0]]
-                .sort_by_key(|&i| (start[i as usize], std::cmp::Reverse(dur[i as usize])));
+            let (a, b) = (w[0].max(from), w[1].min(to));
+            if a < b {
+                part[a - from..b - from].sort_by_key(key);
+            }
         }
     };
-    // The lanes split where half the slices are before.
-    let half = starts.partition_point(|&s| s < slices.len() / 2);
-    let (low, high) = order.split_at_mut(starts[half]);
-    both(
-        big,
-        || sort(low, &starts[..=half]),
-        || sort(high, &starts[half..]),
-    );
+    // Each half of `order` on its own thread, the lane across the middle in two pieces (one lane
+    // often holds most slices: a trace's main thread); that lane is then sorted whole, which
+    // finds its two sorted runs and merges them (the sort is stable, and the first run holds the
+    // earlier slices in file order, so ties keep file order as one sort would).
+    let n = order.len();
+    if big && two_cores() {
+        let mid = n / 2;
+        let (low, high) = order.split_at_mut(mid);
+        both(true, || sort(low, 0, mid), || sort(high, mid, n));
+        let across = starts.partition_point(|&s| s <= mid);
+        if (1..=lanes).contains(&across) && starts[across - 1] < mid && mid < starts[across] {
+            order[starts[across - 1]..starts[across]].sort_by_key(key);
+        }
+    } else {
+        sort(&mut order, 0, n);
+    }
     let FileSlices {
         lane,
         start_ns,
