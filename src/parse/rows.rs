@@ -22,8 +22,6 @@
 //! by one pass with a stack (O(n)), directly under its innermost container. A lane whose slices all
 //! nest has no tangled slice. The slices stay in their (start, longer first) order.
 
-use crate::model::Slices;
-
 /// Max of the rows (plus one; 0 = none) placed over each elementary time interval: a bottom-up
 /// segment tree. Values are only ever raised, so a tag never needs pushing down: a point's value
 /// is the max of the tags on its leaf's path to the root.
@@ -102,9 +100,16 @@ impl MaxTree {
 
 /// Gives every slice of a sorted lane its row (see the module docs). Returns (rows, slices that
 /// overlap the slice opened just before them without fitting inside it).
-pub(crate) fn assign_depths(s: &mut Slices) -> (u32, u32) {
-    let rows = layout_rows(&s.start_ns, &s.dur_ns, &mut s.depth);
-    (rows, count_overlapping(s))
+#[cfg(test)]
+pub(crate) fn assign_depths(s: &mut crate::model::Slices) -> (u32, u32) {
+    assign_rows(&s.start_ns, &s.dur_ns, &mut s.depth)
+}
+
+/// [`assign_depths`] on a lane's columns: the finish writes the rows while the flows read the
+/// starts and durations.
+pub(crate) fn assign_rows(start_ns: &[i64], dur_ns: &[i64], depth: &mut [u16]) -> (u32, u32) {
+    let rows = layout_rows(start_ns, dur_ns, depth);
+    (rows, count_overlapping(start_ns, dur_ns))
 }
 
 /// The rule of the module docs on bare columns (the view re-lays a lane without its Python frames
@@ -263,11 +268,11 @@ fn place_tangled(
 
 /// Slices that start inside the slice opened just before them and end after it: the overlaps
 /// without nesting that the observations report.
-fn count_overlapping(s: &Slices) -> u32 {
+fn count_overlapping(start_ns: &[i64], dur_ns: &[i64]) -> u32 {
     let mut open: Vec<i64> = Vec::new();
     let mut overlapping = 0u32;
-    for i in 0..s.len() {
-        let (start, end) = (s.start_ns[i], s.end_ns(i));
+    for (&start, &dur) in start_ns.iter().zip(dur_ns) {
+        let end = start + dur;
         while open.last().is_some_and(|&e| e <= start) {
             open.pop();
         }
@@ -282,6 +287,7 @@ fn count_overlapping(s: &Slices) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Slices;
 
     fn lane(spans: &[(i64, i64)]) -> Slices {
         let mut order: Vec<usize> = (0..spans.len()).collect();
