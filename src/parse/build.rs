@@ -1262,7 +1262,7 @@ fn two_cores() -> bool {
 
 /// Each lane's slices out of the file-order columns, sorted by start, longer first (so a parent
 /// precedes the children that start with it), then file order, with times rebased to `origin`.
-/// One column at a time (on each of two threads when the trace is large: half the lanes' sorts
+/// One column at a time (on each of two threads when the trace is large: half the slices' sorts
 /// and half the columns each), each file-order column dropped once gathered, so the peak is those
 /// columns and a gathered column or two rather than two copies of every slice.
 fn gather_lanes(slices: FileSlices, lanes: usize, origin: i64) -> Vec<Slices> {
