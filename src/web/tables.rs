@@ -19,6 +19,14 @@ use wasm_bindgen::prelude::*;
 /// on a 2-core machine (BENCHMARKS.md), where the analyses take as long as in one go.
 pub(super) const SLICE_UNITS: u32 = 300_000;
 
+/// Bytes of wasm memory the analyses add per slice of the model, with room to spare: the page's
+/// loading worker grew by 98 (1 GB scaled owlv2 trace, 3.2 M slices) and 124 (300 MB) bytes a
+/// slice from the timeline drawn to every analysis done (BENCHMARKS.md).
+const ANALYSES_BYTES_PER_SLICE: f64 = 160.0;
+
+/// The most linear memory a wasm32 module can have: 65,536 pages of 64 KiB.
+const WASM32_MAX_BYTES: f64 = 4_294_967_296.0;
+
 /// Idle time as the page counts it: the longest 500 gaps reported one by one (with what the CPU
 /// was doing), and so shaded on the timeline. Every panel asks the store with these options.
 pub(super) fn page_idle() -> IdleOptions {
@@ -58,6 +66,34 @@ impl Session {
             limit as usize,
         );
         Ok(json(&t))
+    }
+
+    /// Empty when the analyses can run in what is left of this module's memory (`limit_bytes`
+    /// in all, or 0 for wasm32's 4 GiB); otherwise why not, for the page to show in their place.
+    /// A wasm module out of memory stops dead (a trap the Session does not survive), so a trace
+    /// whose analyses cannot fit keeps its timeline and details rather than losing them halfway
+    /// through the analyses.
+    pub fn analyses_room(&self, limit_bytes: f64) -> Result<String, JsValue> {
+        let l = self.loaded()?;
+        let limit = if limit_bytes > 0.0 {
+            limit_bytes
+        } else {
+            WASM32_MAX_BYTES
+        };
+        let need = l.trace().slice_count() as f64 * ANALYSES_BYTES_PER_SLICE;
+        let have = super::memory_bytes();
+        if have + need <= limit {
+            return Ok(String::new());
+        }
+        const GIB: f64 = (1u64 << 30) as f64;
+        Ok(format!(
+            "Not analysed: this page's memory is {:.1} GiB with the timeline, and the analyses \
+             would need about {:.1} GiB more, past the {:.1} GiB a browser gives it. The timeline \
+             and the details work; `sightline report FILE` runs the analyses natively.",
+            have / GIB,
+            need / GIB,
+            limit / GIB
+        ))
     }
 
     /// Runs the next slice of the analyses: links, steps, idle gaps, FLOPs and findings, then

@@ -100,3 +100,29 @@ export async function overviewOfACutGpuTraceSaysItsGpuLostItsEvents({ page, base
   assert.equal(ids[0], "device_events_lost");
   assert.ok(!ids.includes("cpu_copy_overhead"), ids.join(", "));
 }
+
+export async function analysesThatWouldNotFitInMemoryLeaveTheTimelineAndSayWhy({ page, baseUrl, samplesDir }) {
+  // A 5 GB trace opened and was drawn, then its analyses ran the module out of memory (a trap
+  // the worker does not survive) and the page showed only "could not be opened: unreachable".
+  // Here the sample stands for it, with the memory the page may use lowered under what it holds.
+  await page.goto(baseUrl);
+  await page.waitForFunction(() => window.sightlineReady === true);
+  await page.evaluate(async () => {
+    const m = await import(new URL("js/analyses.js", document.baseURI).href);
+    m.settings.memoryLimit = 1;
+  });
+  await page.setInputFiles("#file-input", join(samplesDir, SAMPLE));
+  await page.waitForFunction(() => document.body.dataset.state === "error" || document.body.dataset.analyses === "too-large", null, { timeout: 60000 });
+  assert.equal(await page.evaluate(() => document.body.dataset.state), "ready");
+  for (const id of ["overview-summary", "findings", "steps-chart", "idle-chart"]) {
+    assert.match(await page.textContent(`#${id}`), /^Not analysed: this page's memory is \d+\.\d GiB with the timeline, and the analyses would need about \d+\.\d GiB more, past the 0\.0 GiB a browser gives it\. The timeline and the details work; `sightline report FILE` runs the analyses natively\.$/, id);
+  }
+  // A table that reads the analyses says the same; one that does not is shown; the timeline stays.
+  await page.click('#tabs button:text-is("Kernels")');
+  await page.waitForSelector("#tab-body .not-analysed", { timeout: 10000 });
+  assert.match(await page.textContent("#tab-body"), /^Not analysed: /);
+  await page.click('#tabs button:text-is("All slices by name")');
+  await page.waitForSelector("#names-table", { timeout: 10000 });
+  assert.ok(await page.isVisible("#viewer"));
+  assert.equal(await page.isVisible("#error-box"), false);
+}

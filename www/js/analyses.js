@@ -4,6 +4,12 @@
 // in the order they were made. Used by the page (app.js), a comparison's second trace
 // (compare.js), the ranks of a job (ranks.js) and <sightline-trace>.
 
+/** What decides whether the analyses run; a test may lower `memoryLimit` (bytes; 0: wasm32's 4 GiB). */
+export const settings = { memoryLimit: 0 };
+
+/** The analyses did not start: they would not fit in the worker's memory (the message says so). */
+export class AnalysesTooLarge extends Error {}
+
 /**
  * Runs the analyses of `session`. `onAnalyses()` is awaited once the reports (steps, idle,
  * findings) are ready; resolves once the operator forest the tables read is built, or with
@@ -15,6 +21,10 @@
  */
 export async function analyse(session, { onAnalyses, until = "tables", progress = {} } = {}) {
   Object.assign(progress, { steps: 0, phase: "analyses", last: null, stepMs: [] });
+  // A module out of memory stops dead, taking the timeline with it: analyses that would not fit
+  // are not started (Session::analyses_room).
+  const room = await session.analyses_room(settings.memoryLimit);
+  if (room) throw new AnalysesTooLarge(room);
   for (;;) {
     const posted = performance.now();
     // 0: the Session's own slice size.

@@ -19,7 +19,7 @@ import { startMemory } from "./memory.js";
 import { Bindings } from "./worker/client.js";
 import { Workers, blobChunks, bufferChunks, readInto, responseChunks, urlName } from "./load.js";
 import { flopsColumns, renderRoofline, withFlops } from "./roofline.js";
-import { analyse as analyseInSlices } from "./analyses.js";
+import { analyse as analyseInSlices, AnalysesTooLarge } from "./analyses.js";
 import { startLogdir } from "./logdir.js";
 import { renderOverview } from "./overview.js";
 import { kernelColumns } from "./kernel-columns.js";
@@ -284,8 +284,22 @@ function analyse(loaded, t) {
     status();
   })().catch((err) => {
     loaded.settleTables.reject(err);
-    if (mine()) fail(err, loaded.name);
+    if (!mine()) return;
+    // Analyses that would not fit never started: the trace stays open without them.
+    if (err instanceof AnalysesTooLarge) return notAnalysed(err.message);
+    fail(err, loaded.name);
   });
+}
+
+/** Says in each analysis' place why the analyses did not run; the timeline stays. */
+function notAnalysed(message) {
+  for (const id of ["overview-summary", "findings", "steps-chart", "idle-chart"]) $(id).replaceChildren(notice(message));
+  document.body.dataset.analyses = "too-large";
+  status();
+}
+
+function notice(message) {
+  return Object.assign(document.createElement("p"), { className: "muted not-analysed", textContent: message });
 }
 
 /** Stops the load at once, whatever its worker is doing, and shows what was shown before. */
@@ -450,7 +464,9 @@ async function withTable(host, kind, render) {
   try {
     table = await pending;
   } catch (err) {
-    if (app.active === active) fail(err, active.name);
+    if (app.active !== active) return;
+    if (err instanceof AnalysesTooLarge) host.replaceChildren(notice(err.message));
+    else fail(err, active.name);
     return;
   }
   if (app.active === active && app.tab === tab) render(table);
