@@ -149,6 +149,22 @@ self.addEventListener("message", async (ev) => {
   } catch (err) {
     // A panic leaves the module unusable; its message says what happened.
     const panic = wasm && wasm.last_panic ? wasm.last_panic() : null;
-    self.postMessage({ id, error: (err && err.message) || String(err), panic });
+    self.postMessage({ id, error: describe(err, panic), panic });
   }
 });
+
+/**
+ * What went wrong in a call, for the page to show. A trap without a panic (a bare
+ * "unreachable") is nearly always the module out of memory, which says nothing of itself.
+ */
+function describe(err, panic) {
+  const message = (err && err.message) || String(err);
+  if (panic || !(err instanceof WebAssembly.RuntimeError)) return message;
+  let held = "";
+  try {
+    held = ` at ${(wasm.memory_bytes() / 2 ** 30).toFixed(1)} GiB`;
+  } catch {
+    // The size is a detail; the message stands without it.
+  }
+  return `the viewer's module stopped (${message}), most likely out of memory${held}: a browser gives this page at most 4 GiB. \`sightline report FILE\` reads a trace of any size natively.`;
+}
