@@ -199,3 +199,50 @@ fn a_damaged_buffer_is_an_error_never_a_panic() {
         }
     }
 }
+
+/// A damaged part joined after what a parser read (the page's loading worker) is refused before
+/// anything of it is copied, or read as a part: never a panic, and a refused part leaves the
+/// parser as it was. Its slices and args are copied straight from the buffer at the join, so
+/// they are checked where they lie.
+#[test]
+fn a_damaged_part_joined_after_a_read_is_refused_whole_or_read() {
+    let real = gunzip(
+        &std::fs::read(shared_fixtures().join("real/tracelens_h100_bert_small_stack_mem.json.gz"))
+            .unwrap(),
+    );
+    let real = &real[..real.len().min(400 << 10)];
+    let cut = real.len() / 2;
+    let cut = cut + event_boundary(&real[cut..]).unwrap();
+    let mut part = Part::new(&real[..16], cut as u64).unwrap();
+    part.feed(&real[cut..]);
+    let buffer = part.encode();
+    let first = || {
+        let mut p = Parser::new();
+        p.feed(&real[..cut]);
+        p
+    };
+    let alone = full_dump(&first().finish().unwrap());
+    let mut rng = Rng(11);
+    for k in 0..400 {
+        let mut b = buffer.clone();
+        for _ in 0..1 + rng.below(3) {
+            let i = rng.below(b.len() as i64) as usize;
+            b[i] ^= 1 << rng.below(8);
+        }
+        let mut p = first();
+        match p.absorb_part(&b) {
+            Ok(true) => {
+                let _ = p.finish();
+            }
+            _ => {
+                // Refused: what the parser read before is what it holds.
+                if k % 20 == 0 {
+                    assert!(
+                        full_dump(&p.finish().unwrap()) == alone,
+                        "a refused part changed the parse"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -510,15 +510,19 @@ impl ArgStore {
         (rising && within).then_some(ArgStore { bytes, ends })
     }
 
-    /// Appends another store's records; theirs become ids `self.len()..`. Its bytes are freed
-    /// before its ends are copied, so that the two stores' bytes are held together only once.
+    /// Appends another store's records; theirs become ids `self.len()..`.
     pub fn append(&mut self, other: ArgStore) {
+        self.append_raw(&other.bytes, other.ends.iter().copied());
+    }
+
+    /// [`ArgStore::append`] of a store given by its raw parts where they lie (a part's buffer),
+    /// checked as [`ArgStore::from_raw_parts`] checks them.
+    pub(crate) fn append_raw(&mut self, bytes: &[u8], ends: impl ExactSizeIterator<Item = u64>) {
         let base = self.bytes.len() as u64;
-        self.bytes.reserve_exact(other.bytes.len());
-        self.bytes.extend_from_slice(&other.bytes);
-        drop(other.bytes);
-        self.ends.reserve_exact(other.ends.len());
-        self.ends.extend(other.ends.iter().map(|e| e + base));
+        self.bytes.reserve_exact(bytes.len());
+        self.bytes.extend_from_slice(bytes);
+        self.ends.reserve_exact(ends.len());
+        self.ends.extend(ends.map(|e| e + base));
     }
 
     pub fn is_empty(&self) -> bool {

@@ -4,6 +4,7 @@
 //! depths, rebases time to the trace start, orders lanes, and binds flows to slices. Nothing here
 //! holds more than one event's text at a time.
 
+use super::codec::{i64s, u32s, Encoded};
 use super::direct::read_event_with;
 use super::event::{
     format_dims, parse_f64, parse_int, parse_us_to_ns, raw_str, repair, Args, Ev, RawEvent, Slots,
@@ -176,16 +177,29 @@ impl FileSlices {
         join(&mut self.input_dims, o.input_dims);
     }
 
-    pub(super) fn heap_bytes(&self) -> usize {
-        self.lane.capacity() * 4
-            + self.start_ns.capacity() * 8
-            + self.dur_ns.capacity() * 8
-            + self.name.capacity() * 4
-            + self.cat.capacity() * 4
-            + self.args.capacity() * 4
-            + self.external_id.capacity() * 8
-            + self.correlation.capacity() * 8
-            + self.input_dims.capacity() * 4
+    /// [`FileSlices::append`] of a part's columns where they lie in its buffer, each value mapped
+    /// to this builder's lanes, strings and args as it is copied.
+    fn append_encoded(
+        &mut self,
+        e: &Encoded<'_>,
+        lane: impl Fn(u32) -> u32,
+        sid: impl Fn(StrId) -> StrId,
+        aid: impl Fn(ArgsId) -> ArgsId,
+    ) {
+        fn join<T>(to: &mut Vec<T>, from: impl ExactSizeIterator<Item = T>) {
+            to.reserve_exact(from.len());
+            to.extend(from);
+        }
+        let ids = |b| u32s(b).map(|x| sid(StrId(x)));
+        join(&mut self.lane, u32s(e.lane).map(lane));
+        join(&mut self.start_ns, i64s(e.start_ns));
+        join(&mut self.dur_ns, i64s(e.dur_ns));
+        join(&mut self.name, ids(e.name));
+        join(&mut self.cat, ids(e.cat));
+        join(&mut self.args, u32s(e.args).map(|a| aid(ArgsId(a))));
+        join(&mut self.external_id, i64s(e.external_id));
+        join(&mut self.correlation, i64s(e.correlation));
+        join(&mut self.input_dims, ids(e.input_dims));
     }
 }
 
@@ -283,10 +297,6 @@ impl Builder {
     }
 
     /// About the bytes the builder's columns and tables hold (to size a part's buffer).
-    pub(crate) fn approx_bytes(&self) -> usize {
-        self.slices.heap_bytes() + self.args.heap_bytes() + self.strings.heap_bytes() / 2
-    }
-
     pub(crate) fn events_total(&self) -> u64 {
         self.events_total
     }
@@ -793,7 +803,17 @@ impl Builder {
     /// Takes in a builder that read the bytes right after this one's, so that the result is what
     /// one builder reading both would have built: strings and lanes keep their first-seen order,
     /// args and slices their file order, so ids and orders equal a sequential parse's.
-    pub(crate) fn absorb(&mut self, mut o: Builder) {
+    pub(crate) fn absorb(&mut self, o: Builder) {
+        self.absorb_with(o, None);
+    }
+
+    /// [`Builder::absorb`] of a part read from a buffer: its slices and args are copied from
+    /// `encoded` straight into these columns (`o` holds none).
+    pub(crate) fn absorb_encoded(&mut self, o: Builder, encoded: &Encoded<'_>) {
+        self.absorb_with(o, Some(encoded));
+    }
+
+    fn absorb_with(&mut self, mut o: Builder, encoded: Option<&Encoded<'_>>) {
         let smap: Vec<StrId> = (0..o.strings.len())
             .map(|i| self.strings.intern(o.strings.get(StrId(i as u32))))
             .collect();
@@ -840,18 +860,26 @@ impl Builder {
         // args 52-56 ms, the slices 43-44 ms, most of it the first touch of the pages copied to).
         let mut s = std::mem::take(&mut o.slices);
         let (args, slices, lmap) = (&mut self.args, &mut self.slices, &lmap);
-        both(
-            s.len() >= TWO_THREADS_FROM,
-            || args.append(std::mem::take(&mut o.args)),
-            || {
-                s.lane.iter_mut().for_each(|x| *x = lmap[*x as usize]);
-                s.name.iter_mut().for_each(|x| *x = sid(*x));
-                s.cat.iter_mut().for_each(|x| *x = sid(*x));
-                s.input_dims.iter_mut().for_each(|x| *x = sid(*x));
-                s.args.iter_mut().for_each(|x| *x = aid(*x));
-                slices.append(s);
-            },
-        );
+        match encoded {
+            None => {
+                both(
+                    s.len() >= TWO_THREADS_FROM,
+                    || args.append(std::mem::take(&mut o.args)),
+                    || {
+                        s.lane.iter_mut().for_each(|x| *x = lmap[*x as usize]);
+                        s.name.iter_mut().for_each(|x| *x = sid(*x));
+                        s.cat.iter_mut().for_each(|x| *x = sid(*x));
+                        s.input_dims.iter_mut().for_each(|x| *x = sid(*x));
+                        s.args.iter_mut().for_each(|x| *x = aid(*x));
+                        slices.append(s);
+                    },
+                );
+            }
+            Some(e) => {
+                args.append_raw(e.args_bytes, i64s(e.args_ends).map(|x| x as u64));
+                slices.append_encoded(e, |l| lmap[l as usize], sid, aid);
+            }
+        }
         for (pid, m) in o.procs {
             let p = self.procs.entry(id(pid)).or_default();
             p.pid_label = p.pid_label.take().or(m.pid_label);

@@ -48,7 +48,7 @@ fn bad<T>(what: impl Into<String>) -> Result<T, PartError> {
 
 /// Writes a part that starts at byte `start` of the file.
 pub(super) fn encode(stage: &JsonStage, start: u64) -> Vec<u8> {
-    let mut w = Writer(Vec::with_capacity(stage.builder.approx_bytes() + 1024));
+    let mut w = Writer(Vec::with_capacity(encoded_len(&stage.builder)));
     w.0.extend_from_slice(MAGIC);
     w.0.extend_from_slice(&VERSION.to_le_bytes());
     w.u64(start);
@@ -59,8 +59,9 @@ pub(super) fn encode(stage: &JsonStage, start: u64) -> Vec<u8> {
     w.0
 }
 
-/// Reads a part written by [`encode`]: its first byte offset and its stage.
-pub(super) fn decode(bytes: &[u8]) -> Result<(u64, JsonStage), PartError> {
+/// Reads a part written by [`encode`]: its first byte offset, its stage, and its slices and args
+/// as they lie in `bytes` (checked; the stage's builder holds none of them: see [`Encoded`]).
+pub(super) fn decode(bytes: &[u8]) -> Result<(u64, JsonStage, Encoded<'_>), PartError> {
     if bytes.len() < 8 || &bytes[..6] != MAGIC {
         return bad("it does not start as a part does");
     }
@@ -75,7 +76,7 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(u64, JsonStage), PartError> {
     let json_bytes = r.u64()?;
     let head = r.bytes()?.to_vec();
     let splitter = read_splitter(&mut r)?;
-    let builder = read_builder(&mut r)?;
+    let (builder, encoded) = read_builder(&mut r)?;
     if r.i != bytes.len() {
         return bad(format!("{} bytes after its end", bytes.len() - r.i));
     }
@@ -85,7 +86,63 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(u64, JsonStage), PartError> {
         json_bytes,
         head,
     };
-    Ok((start, stage))
+    Ok((start, stage, encoded))
+}
+
+/// A part's slice columns and args store as they lie in its buffer, checked as the rest of the
+/// part is. A join copies them straight into the joining builder's own columns, ids mapped
+/// ([`Builder::absorb_encoded`]), instead of into columns of their own first: in the page's
+/// loading worker that copy was as large as the part (1 GB of a 5 GB trace's join).
+pub(crate) struct Encoded<'a> {
+    /// The args store's bytes, and each record's end (little-endian u64s).
+    pub(super) args_bytes: &'a [u8],
+    pub(super) args_ends: &'a [u8],
+    /// The slice columns, little-endian, in [`FileSlices`]' order.
+    pub(super) lane: &'a [u8],
+    pub(super) start_ns: &'a [u8],
+    pub(super) dur_ns: &'a [u8],
+    pub(super) name: &'a [u8],
+    pub(super) cat: &'a [u8],
+    pub(super) args: &'a [u8],
+    pub(super) external_id: &'a [u8],
+    pub(super) correlation: &'a [u8],
+    pub(super) input_dims: &'a [u8],
+}
+
+/// The little-endian u32s of `b` (a whole number of them).
+pub(super) fn u32s(b: &[u8]) -> impl ExactSizeIterator<Item = u32> + '_ {
+    b.chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+}
+
+/// The little-endian i64s of `b` (a whole number of them).
+pub(super) fn i64s(b: &[u8]) -> impl ExactSizeIterator<Item = i64> + '_ {
+    b.chunks_exact(8)
+        .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
+}
+
+impl Encoded<'_> {
+    /// The slices, in columns of their own (a part read into an empty parser).
+    pub(super) fn slices(&self) -> FileSlices {
+        FileSlices {
+            lane: u32s(self.lane).collect(),
+            start_ns: i64s(self.start_ns).collect(),
+            dur_ns: i64s(self.dur_ns).collect(),
+            name: u32s(self.name).map(StrId).collect(),
+            cat: u32s(self.cat).map(StrId).collect(),
+            args: u32s(self.args).map(ArgsId).collect(),
+            external_id: i64s(self.external_id).collect(),
+            correlation: i64s(self.correlation).collect(),
+            input_dims: u32s(self.input_dims).map(StrId).collect(),
+        }
+    }
+
+    /// The args store, on its own (a part read into an empty parser).
+    pub(super) fn args_store(&self) -> ArgStore {
+        let ends = i64s(self.args_ends).map(|e| e as u64).collect();
+        ArgStore::from_raw_parts(self.args_bytes.to_vec(), ends)
+            .expect("checked when the part was read")
+    }
 }
 
 struct Writer(Vec<u8>);
@@ -218,9 +275,6 @@ impl<'a> Reader<'a> {
     }
     fn i64s(&mut self) -> Result<Vec<i64>, PartError> {
         self.col(i64::from_le_bytes)
-    }
-    fn ids(&mut self) -> Result<Vec<StrId>, PartError> {
-        self.col(|b| StrId(u32::from_le_bytes(b)))
     }
     fn json(&mut self) -> Result<serde_json::Value, PartError> {
         serde_json::from_str(&self.string()?).or_else(|e| bad(format!("metadata: {e}")))
@@ -399,35 +453,67 @@ fn write_slices(w: &mut Writer, s: &FileSlices) {
     w.ids(&s.input_dims);
 }
 
-fn read_slices(r: &mut Reader<'_>) -> Result<FileSlices, PartError> {
-    let s = FileSlices {
-        lane: r.col(u32::from_le_bytes)?,
-        start_ns: r.i64s()?,
-        dur_ns: r.i64s()?,
-        name: r.ids()?,
-        cat: r.ids()?,
-        args: r.col(|b| ArgsId(u32::from_le_bytes(b)))?,
-        external_id: r.i64s()?,
-        correlation: r.i64s()?,
-        input_dims: r.ids()?,
+/// The slice columns' bytes, of one length each; their values are checked by the caller.
+type SliceBytes<'a> = [&'a [u8]; 9];
+
+fn read_slices<'a>(r: &mut Reader<'a>) -> Result<SliceBytes<'a>, PartError> {
+    let mut col = |size: usize| -> Result<&'a [u8], PartError> {
+        let n = r.len(size)?;
+        r.take(n * size)
     };
-    let n = s.len();
-    let same = [
-        s.start_ns.len(),
-        s.dur_ns.len(),
-        s.name.len(),
-        s.cat.len(),
-        s.args.len(),
-        s.external_id.len(),
-        s.correlation.len(),
-        s.input_dims.len(),
-    ]
-    .iter()
-    .all(|&m| m == n);
-    if !same {
+    let s = [
+        col(4)?,
+        col(8)?,
+        col(8)?,
+        col(4)?,
+        col(4)?,
+        col(4)?,
+        col(8)?,
+        col(8)?,
+        col(4)?,
+    ];
+    let n = s[0].len() / 4;
+    let sizes = [4, 8, 8, 4, 4, 4, 8, 8, 4];
+    if s.iter().zip(sizes).any(|(c, size)| c.len() != n * size) {
         return bad("slice columns of different lengths");
     }
     Ok(s)
+}
+
+/// At least the bytes [`write_builder`] writes for `b`, closely: the buffer is made that size at
+/// once. An estimate that fell short (it left out flow points, instants and memory events) made
+/// the buffer double near its end, and the helper worker of a 5 GB trace's read peaked at 4.1 GB.
+fn encoded_len(b: &Builder) -> usize {
+    let (args_bytes, args_ends) = b.args.raw_parts();
+    let strings: usize = b.strings.strings().map(|s| s.len() + 8).sum();
+    let lanes: usize = b
+        .lanes
+        .iter()
+        .map(|l| 64 + l.tid_label.as_ref().map_or(0, String::len) + l.open.len() * 44)
+        .sum();
+    let counters: usize = b
+        .counters
+        .iter()
+        .map(|c| 64 + c.name.len() + c.series.len() + c.ts_ns.len() * 16)
+        .sum();
+    let m = &b.memory;
+    64 * 1024
+        + strings
+        + args_bytes.len()
+        + args_ends.len() * 8
+        + lanes
+        + b.slices.len() * 52
+        + b.flow_points.len() * 34
+        + b.instants.len() * 24
+        + counters
+        + m.ts_ns.len() * 43
+        + b.memory_threads.len() * 16
+        + (b.synthetic_ids.len() + b.procs.len() + b.threads.len()) * 96
+        + b.diagnostics
+            .items
+            .iter()
+            .map(|d| 32 + d.detail.len())
+            .sum::<usize>()
 }
 
 fn write_builder(w: &mut Writer, b: &Builder) {
@@ -676,15 +762,14 @@ fn check_count(n: u64) -> Result<(), PartError> {
 /// Every time as the parser keeps them (see `build.rs`): within its bounds and not before the
 /// part's earliest time, slice ends within what an `X` event can reach, so no later difference
 /// or sum can overflow.
-fn check_times(b: &Builder) -> Result<(), PartError> {
+fn check_times(b: &Builder, e: &Encoded<'_>) -> Result<(), PartError> {
     let lo = b.min_ts.max(MIN_TS_NS);
     let bad_ts = |t: &i64| !(lo..=MAX_TS_NS).contains(t);
     let mut any = false;
-    let s = &b.slices;
-    any |= s.start_ns.iter().any(bad_ts);
-    any |= s.dur_ns.iter().zip(&s.start_ns).any(|(&d, &t)| {
-        !(0..=MAX_TS_NS - MIN_TS_NS).contains(&d) || t + d > MAX_TS_NS + MAX_DUR_NS
-    });
+    any |= i64s(e.start_ns).any(|t| bad_ts(&t));
+    any |= i64s(e.dur_ns)
+        .zip(i64s(e.start_ns))
+        .any(|(d, t)| !(0..=MAX_TS_NS - MIN_TS_NS).contains(&d) || t + d > MAX_TS_NS + MAX_DUR_NS);
     any |= b.lanes.iter().any(|l| l.open.iter().any(|o| bad_ts(&o.ts)));
     any |= b.flow_points.iter().any(|f| bad_ts(&f.ts));
     any |= b.instants.iter().any(|i| bad_ts(&i.ts_ns));
@@ -696,7 +781,7 @@ fn check_times(b: &Builder) -> Result<(), PartError> {
     Ok(())
 }
 
-fn read_builder(r: &mut Reader<'_>) -> Result<Builder, PartError> {
+fn read_builder<'a>(r: &mut Reader<'a>) -> Result<(Builder, Encoded<'a>), PartError> {
     let mut b = Builder::new();
     let n = r.len(8)?;
     let mut strings = Vec::with_capacity(n);
@@ -707,15 +792,17 @@ fn read_builder(r: &mut Reader<'_>) -> Result<Builder, PartError> {
         return bad("a string table that repeats a string or does not start empty");
     };
     b.strings = interner;
-    let bytes = r.bytes()?.to_vec();
-    let ends = r.col(u64::from_le_bytes)?;
-    let Some(args) = ArgStore::from_raw_parts(bytes, ends) else {
+    let args_bytes = r.bytes()?;
+    let n = r.len(8)?;
+    let args_ends = r.take(n * 8)?;
+    let ends = || i64s(args_ends).map(|e| e as u64);
+    let rising = ends().zip(ends().skip(1)).all(|(a, b)| a <= b);
+    if !rising || ends().last().is_some_and(|e| e > args_bytes.len() as u64) {
         return bad("args records out of order");
-    };
-    b.args = args;
+    }
     let limits = Limits {
         strings: b.strings.len() as u32,
-        args: b.args.len() as u32,
+        args: u32::try_from(n).or_else(|_| bad("too many args records"))?,
         lanes: 0,
     };
 
@@ -758,15 +845,32 @@ fn read_builder(r: &mut Reader<'_>) -> Result<Builder, PartError> {
         lanes: b.lanes.len() as u32,
         ..limits
     };
-    let slices = read_slices(r)?;
-    for &l in &slices.lane {
+    let [lane, start_ns, dur_ns, name, cat, args, external_id, correlation, input_dims] =
+        read_slices(r)?;
+    if let Some(l) = u32s(lane).find(|&l| l >= limits.lanes) {
         limits.lane(l)?;
     }
-    limits.str(&slices.name)?;
-    limits.str(&slices.cat)?;
-    limits.str(&slices.input_dims)?;
-    limits.args(&slices.args)?;
-    b.slices = slices;
+    for ids in [name, cat, input_dims] {
+        if let Some(x) = u32s(ids).find(|&x| x >= limits.strings) {
+            limits.str(&[StrId(x)])?;
+        }
+    }
+    if let Some(a) = u32s(args).find(|&a| a != ArgsId::NONE.0 && a >= limits.args) {
+        limits.args(&[ArgsId(a)])?;
+    }
+    let encoded = Encoded {
+        args_bytes,
+        args_ends,
+        lane,
+        start_ns,
+        dur_ns,
+        name,
+        cat,
+        args,
+        external_id,
+        correlation,
+        input_dims,
+    };
 
     let n = r.len(16)?;
     for k in 0..n {
@@ -935,18 +1039,47 @@ fn read_builder(r: &mut Reader<'_>) -> Result<Builder, PartError> {
     for _ in 0..n {
         b.top_keys.push(r.string()?);
     }
-    check_times(&b)?;
+    check_times(&b, &encoded)?;
     let counts = [b.events_total, b.with_phase, b.non_objects];
     let diags = b.diagnostics.items.iter().map(|d| &d.count);
     for &n in counts.iter().chain(diags).chain(&b.cat_counts) {
         check_count(n)?;
     }
-    Ok(b)
+    Ok((b, encoded))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The buffer is made its final size at once: the estimate is never short, and never far over.
+    #[test]
+    fn the_encoded_length_is_known_before_writing() {
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut files = vec![fixtures.join("parse/keys_after_events.json")];
+        let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("www/samples/tracelens_h100_bert_small_stack_mem.json.gz");
+        files.push(sample);
+        for f in files {
+            let raw = std::fs::read(&f).unwrap();
+            let json = if raw.starts_with(&[0x1f, 0x8b]) {
+                let mut out = Vec::new();
+                std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&raw[..]), &mut out)
+                    .unwrap();
+                out
+            } else {
+                raw
+            };
+            let mut stage = JsonStage::new();
+            stage.feed(&json);
+            let (hint, len) = (encoded_len(&stage.builder), encode(&stage, 0).len());
+            assert!(hint >= len, "{f:?}: {hint} < {len}");
+            assert!(
+                hint <= len + len / 10 + (64 << 10),
+                "{f:?}: {hint} for {len}"
+            );
+        }
+    }
 
     #[test]
     fn every_enum_code_reads_back_as_itself() {

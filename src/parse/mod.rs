@@ -168,6 +168,13 @@ impl JsonStage {
         self.splitter = next.splitter;
         self.json_bytes += next.json_bytes;
     }
+
+    /// [`JsonStage::take`] of a part read from a buffer, its slices and args still there.
+    fn take_encoded(&mut self, next: JsonStage, encoded: &codec::Encoded<'_>) {
+        self.builder.absorb_encoded(next.builder, encoded);
+        self.splitter = next.splitter;
+        self.json_bytes += next.json_bytes;
+    }
 }
 
 impl Write for JsonStage {
@@ -329,16 +336,18 @@ impl Parser {
     /// bytes instead. A buffer that is not a part is an error. Bytes fed afterwards, or the next
     /// part, follow the part's last byte.
     pub fn absorb_part(&mut self, part: &[u8]) -> Result<bool, PartError> {
-        let (start, stage) = codec::decode(part)?;
+        let (start, mut stage, encoded) = codec::decode(part)?;
         match &mut self.stage {
             Stage::Sniff(head) if head.is_empty() && start == 0 => {
                 self.input_bytes = stage.json_bytes;
+                stage.builder.slices = encoded.slices();
+                stage.builder.args = encoded.args_store();
                 self.stage = Stage::Plain(Box::new(stage));
                 Ok(true)
             }
             Stage::Plain(mine) if mine.can_take(&stage, start) => {
                 self.input_bytes += stage.json_bytes;
-                mine.take(stage);
+                mine.take_encoded(stage, &encoded);
                 self.parts += 1;
                 Ok(true)
             }
