@@ -154,15 +154,31 @@ fn a_part_that_does_not_start_where_the_parser_stopped_is_refused() {
     assert!(!p.absorb_part(&buffer).unwrap());
 }
 
-#[test]
-fn a_damaged_buffer_is_an_error_never_a_panic() {
-    let bytes = std::fs::read(local_fixture("parse/keys_after_events.json")).unwrap();
-    let real = gunzip(
+/// The first 400 KB of a real trace's JSON: big enough for every kind of record in a part.
+fn real_head() -> Vec<u8> {
+    let mut real = gunzip(
         &std::fs::read(shared_fixtures().join("real/tracelens_h100_bert_small_stack_mem.json.gz"))
             .unwrap(),
     );
-    let real = &real[..real.len().min(400 << 10)];
-    for input in [&bytes[..], real] {
+    real.truncate(400 << 10);
+    real
+}
+
+/// `buffer` with one to three bits flipped at random places.
+fn flipped(buffer: &[u8], rng: &mut Rng) -> Vec<u8> {
+    let mut b = buffer.to_vec();
+    for _ in 0..1 + rng.below(3) {
+        let i = rng.below(b.len() as i64) as usize;
+        b[i] ^= 1 << rng.below(8);
+    }
+    b
+}
+
+#[test]
+fn a_damaged_buffer_is_an_error_never_a_panic() {
+    let bytes = std::fs::read(local_fixture("parse/keys_after_events.json")).unwrap();
+    let real = real_head();
+    for input in [&bytes[..], &real[..]] {
         let mut part = Part::new(input, 0).unwrap();
         part.feed(input);
         let buffer = part.encode();
@@ -187,11 +203,7 @@ fn a_damaged_buffer_is_an_error_never_a_panic() {
         // part), never a panic here or in the model build.
         let mut rng = Rng(7);
         for _ in 0..3000 {
-            let mut b = buffer.clone();
-            for _ in 0..1 + rng.below(3) {
-                let i = rng.below(b.len() as i64) as usize;
-                b[i] ^= 1 << rng.below(8);
-            }
+            let b = flipped(&buffer, &mut rng);
             let mut p = Parser::new();
             if let Ok(true) = p.absorb_part(&b) {
                 let _ = p.finish();
@@ -206,11 +218,7 @@ fn a_damaged_buffer_is_an_error_never_a_panic() {
 /// they are checked where they lie.
 #[test]
 fn a_damaged_part_joined_after_a_read_is_refused_whole_or_read() {
-    let real = gunzip(
-        &std::fs::read(shared_fixtures().join("real/tracelens_h100_bert_small_stack_mem.json.gz"))
-            .unwrap(),
-    );
-    let real = &real[..real.len().min(400 << 10)];
+    let real = real_head();
     let cut = real.len() / 2;
     let cut = cut + event_boundary(&real[cut..]).unwrap();
     let mut part = Part::new(&real[..16], cut as u64).unwrap();
@@ -224,11 +232,7 @@ fn a_damaged_part_joined_after_a_read_is_refused_whole_or_read() {
     let alone = full_dump(&first().finish().unwrap());
     let mut rng = Rng(11);
     for k in 0..400 {
-        let mut b = buffer.clone();
-        for _ in 0..1 + rng.below(3) {
-            let i = rng.below(b.len() as i64) as usize;
-            b[i] ^= 1 << rng.below(8);
-        }
+        let b = flipped(&buffer, &mut rng);
         let mut p = first();
         match p.absorb_part(&b) {
             Ok(true) => {

@@ -502,21 +502,13 @@ impl ArgStore {
         (&self.bytes, &self.ends)
     }
 
-    /// A store from [`ArgStore::raw_parts`]; `None` when the ends do not rise within the bytes
-    /// (reading a record would then fail).
-    pub fn from_raw_parts(bytes: Vec<u8>, ends: Vec<u64>) -> Option<ArgStore> {
-        let rising = ends.windows(2).all(|w| w[0] <= w[1]);
-        let within = ends.last().is_none_or(|&e| e <= bytes.len() as u64);
-        (rising && within).then_some(ArgStore { bytes, ends })
-    }
-
     /// Appends another store's records; theirs become ids `self.len()..`.
     pub fn append(&mut self, other: ArgStore) {
         self.append_raw(&other.bytes, other.ends.iter().copied());
     }
 
-    /// [`ArgStore::append`] of a store given by its raw parts where they lie (a part's buffer),
-    /// checked as [`ArgStore::from_raw_parts`] checks them.
+    /// [`ArgStore::append`] of a store given by its raw parts ([`ArgStore::raw_parts`]) where
+    /// they lie (a part's buffer), which the caller checked: the ends rise, within the bytes.
     pub(crate) fn append_raw(&mut self, bytes: &[u8], ends: impl ExactSizeIterator<Item = u64>) {
         let base = self.bytes.len() as u64;
         self.bytes.reserve_exact(bytes.len());
@@ -851,6 +843,13 @@ impl Diagnostics {
                 first_offset: offset,
                 detail: detail(),
             });
+        }
+    }
+
+    /// Adds `other`'s counts to these, kind by kind (the first detail of a kind stays).
+    pub fn merge(&mut self, other: Diagnostics) {
+        for d in other.items {
+            self.add_n(d.kind, d.count, d.first_offset, || d.detail);
         }
     }
 

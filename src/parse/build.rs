@@ -296,7 +296,6 @@ impl Builder {
         }
     }
 
-    /// About the bytes the builder's columns and tables hold (to size a part's buffer).
     pub(crate) fn events_total(&self) -> u64 {
         self.events_total
     }
@@ -813,6 +812,14 @@ impl Builder {
         self.absorb_with(o, Some(encoded));
     }
 
+    /// Takes a part read from a buffer as this (empty) builder's own slices and args: its ids
+    /// are already this builder's.
+    pub(crate) fn hold_encoded(&mut self, encoded: &Encoded<'_>) {
+        self.args
+            .append_raw(encoded.args_bytes, encoded.args_ends());
+        self.slices.append_encoded(encoded, |l| l, |s| s, |a| a);
+    }
+
     fn absorb_with(&mut self, mut o: Builder, encoded: Option<&Encoded<'_>>) {
         let smap: Vec<StrId> = (0..o.strings.len())
             .map(|i| self.strings.intern(o.strings.get(StrId(i as u32))))
@@ -876,7 +883,7 @@ impl Builder {
                 );
             }
             Some(e) => {
-                args.append_raw(e.args_bytes, i64s(e.args_ends).map(|x| x as u64));
+                args.append_raw(e.args_bytes, e.args_ends());
                 slices.append_encoded(e, |l| lmap[l as usize], sid, aid);
             }
         }
@@ -940,10 +947,7 @@ impl Builder {
         self.meta.other.extend(meta.other);
         self.top_keys.extend(o.top_keys);
 
-        for d in o.diagnostics.items {
-            self.diagnostics
-                .add_n(d.kind, d.count, d.first_offset, || d.detail.clone());
-        }
+        self.diagnostics.merge(o.diagnostics);
         self.events_total += o.events_total;
         self.with_phase += o.with_phase;
         self.non_objects += o.non_objects;
@@ -1096,10 +1100,7 @@ impl Builder {
                         .into()
                 });
         }
-        for d in flow_diagnostics.items {
-            self.diagnostics
-                .add_n(d.kind, d.count, d.first_offset, || d.detail.clone());
-        }
+        self.diagnostics.merge(flow_diagnostics);
 
         let mut instants = std::mem::take(&mut self.instants);
         for i in &mut instants {

@@ -21,8 +21,8 @@ use super::build::{
 use super::split::{Form, ObjectScan, Splitter, State, ValueScan};
 use super::JsonStage;
 use crate::model::{
-    ArgStore, ArgsId, CounterSeries, DeviceProperties, DiagKind, Diagnostic, Diagnostics,
-    DistributedInfo, Instant, Interner, MemoryEvents, StrId, TraceMeta,
+    ArgsId, CounterSeries, DeviceProperties, DiagKind, Diagnostic, Diagnostics, DistributedInfo,
+    Instant, Interner, MemoryEvents, StrId, TraceMeta,
 };
 use std::fmt;
 
@@ -122,26 +122,9 @@ pub(super) fn i64s(b: &[u8]) -> impl ExactSizeIterator<Item = i64> + '_ {
 }
 
 impl Encoded<'_> {
-    /// The slices, in columns of their own (a part read into an empty parser).
-    pub(super) fn slices(&self) -> FileSlices {
-        FileSlices {
-            lane: u32s(self.lane).collect(),
-            start_ns: i64s(self.start_ns).collect(),
-            dur_ns: i64s(self.dur_ns).collect(),
-            name: u32s(self.name).map(StrId).collect(),
-            cat: u32s(self.cat).map(StrId).collect(),
-            args: u32s(self.args).map(ArgsId).collect(),
-            external_id: i64s(self.external_id).collect(),
-            correlation: i64s(self.correlation).collect(),
-            input_dims: u32s(self.input_dims).map(StrId).collect(),
-        }
-    }
-
-    /// The args store, on its own (a part read into an empty parser).
-    pub(super) fn args_store(&self) -> ArgStore {
-        let ends = i64s(self.args_ends).map(|e| e as u64).collect();
-        ArgStore::from_raw_parts(self.args_bytes.to_vec(), ends)
-            .expect("checked when the part was read")
+    /// Each args record's end.
+    pub(super) fn args_ends(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
+        i64s(self.args_ends).map(|e| e as u64)
     }
 }
 
@@ -457,24 +440,15 @@ fn write_slices(w: &mut Writer, s: &FileSlices) {
 type SliceBytes<'a> = [&'a [u8]; 9];
 
 fn read_slices<'a>(r: &mut Reader<'a>) -> Result<SliceBytes<'a>, PartError> {
-    let mut col = |size: usize| -> Result<&'a [u8], PartError> {
+    // Each column's value size, in `FileSlices`' order.
+    const SIZES: [usize; 9] = [4, 8, 8, 4, 4, 4, 8, 8, 4];
+    let mut s: SliceBytes<'a> = [&[]; 9];
+    for (column, size) in s.iter_mut().zip(SIZES) {
         let n = r.len(size)?;
-        r.take(n * size)
-    };
-    let s = [
-        col(4)?,
-        col(8)?,
-        col(8)?,
-        col(4)?,
-        col(4)?,
-        col(4)?,
-        col(8)?,
-        col(8)?,
-        col(4)?,
-    ];
+        *column = r.take(n * size)?;
+    }
     let n = s[0].len() / 4;
-    let sizes = [4, 8, 8, 4, 4, 4, 8, 8, 4];
-    if s.iter().zip(sizes).any(|(c, size)| c.len() != n * size) {
+    if s.iter().zip(SIZES).any(|(c, size)| c.len() != n * size) {
         return bad("slice columns of different lengths");
     }
     Ok(s)
@@ -796,6 +770,7 @@ fn read_builder<'a>(r: &mut Reader<'a>) -> Result<(Builder, Encoded<'a>), PartEr
     let n = r.len(8)?;
     let args_ends = r.take(n * 8)?;
     let ends = || i64s(args_ends).map(|e| e as u64);
+    // Rising, within the bytes: each record can be read.
     let rising = ends().zip(ends().skip(1)).all(|(a, b)| a <= b);
     if !rising || ends().last().is_some_and(|e| e > args_bytes.len() as u64) {
         return bad("args records out of order");

@@ -340,8 +340,7 @@ impl Parser {
         match &mut self.stage {
             Stage::Sniff(head) if head.is_empty() && start == 0 => {
                 self.input_bytes = stage.json_bytes;
-                stage.builder.slices = encoded.slices();
-                stage.builder.args = encoded.args_store();
+                stage.builder.hold_encoded(&encoded);
                 self.stage = Stage::Plain(Box::new(stage));
                 Ok(true)
             }
@@ -507,14 +506,15 @@ fn describe_bytes(head: &[u8], first: u8) -> String {
 }
 
 /// What the direct reader on `path` reads of the event at the start of `text` (its end, flags,
-/// members and args' members, as spans), or `None` where it refuses. For the browser tests: the
+/// the values of the keys the model reads and the args' members, as spans), or `None` where it
+/// refuses. For the browser tests: the
 /// crate's unit tests check every path against the oracle natively, and the wasm SIMD search runs
 /// only in a browser, where it is checked against the portable one with this.
 #[doc(hidden)]
 pub fn direct_read_spans(path: SimdPath, text: &[u8]) -> Option<String> {
-    let (mut fields, mut args) = (event::Slots::default(), Vec::new());
-    let read = direct::read_event_with(path, text, &mut fields, &mut args)?;
-    Some(format!("{read:?} {fields:?} {args:?}"))
+    let (mut slots, mut args) = (event::Slots::default(), Vec::new());
+    let read = direct::read_event_with(path, text, &mut slots, &mut args)?;
+    Some(format!("{read:?} {slots:?} {args:?}"))
 }
 
 /// Parses a whole buffer: a convenience for tests and small inputs.
