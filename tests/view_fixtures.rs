@@ -87,8 +87,12 @@ fn every_fixture_lays_out_and_hits() {
 fn drawn_rows_hold_every_shown_slice_once(trace: &sightline::model::Trace, name: &str) {
     let kinds = Kinds::new(trace);
     for python in [true, false] {
+        let mode = RowMode { python, fold: true };
         let mut tl = Timeline::new(trace);
-        tl.set_mode(trace, RowMode { python, fold: true });
+        tl.set_mode(trace, mode);
+        // Laid out so from the start (as the page does), the index is the same.
+        let direct = Timeline::in_mode(trace, mode);
+        assert!(direct.lanes == tl.lanes && direct.rows == tl.rows, "{name}");
         for (l, idx) in tl.lanes.iter().enumerate() {
             let lane = &trace.lanes[l];
             let s = &lane.slices;

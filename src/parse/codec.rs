@@ -458,7 +458,7 @@ fn read_slices<'a>(r: &mut Reader<'a>) -> Result<SliceBytes<'a>, PartError> {
 /// once. An estimate that fell short (it left out flow points, instants and memory events) made
 /// the buffer double near its end, and the helper worker of a 5 GB trace's read peaked at 4.1 GB.
 fn encoded_len(b: &Builder) -> usize {
-    let (args_bytes, args_ends) = b.args.raw_parts();
+    let (args_bytes, _) = b.args.flat_bytes();
     let strings: usize = b.strings.strings().map(|s| s.len() + 8).sum();
     let lanes: usize = b
         .lanes
@@ -473,8 +473,8 @@ fn encoded_len(b: &Builder) -> usize {
     let m = &b.memory;
     64 * 1024
         + strings
-        + args_bytes.len()
-        + args_ends.len() * 8
+        + args_bytes
+        + b.args.len() * 8
         + lanes
         + b.slices.len() * 52
         + b.flow_points.len() * 34
@@ -495,9 +495,12 @@ fn write_builder(w: &mut Writer, b: &Builder) {
     for s in b.strings.strings() {
         w.str(s);
     }
-    let (bytes, ends) = b.args.raw_parts();
-    w.bytes(bytes);
-    w.col(ends, u64::to_le_bytes);
+    let (len, blocks) = b.args.flat_bytes();
+    w.len(len);
+    blocks.for_each(|block| w.0.extend_from_slice(block));
+    let ends = b.args.flat_ends();
+    w.len(ends.len());
+    ends.for_each(|e| w.0.extend_from_slice(&e.to_le_bytes()));
 
     w.len(b.lanes.len());
     for l in &b.lanes {

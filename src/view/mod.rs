@@ -103,9 +103,21 @@ pub struct Step {
 }
 
 impl Timeline {
+    /// The index with the model's rows ([`RowMode::MODEL`]).
     pub fn new(trace: &Trace) -> Timeline {
-        let lanes = trace.lanes.iter().map(LaneIndex::new).collect();
-        let rows = rows::trace_rows(trace, RowMode::MODEL);
+        Timeline::in_mode(trace, RowMode::MODEL)
+    }
+
+    /// The index with its lanes laid out in `mode` from the start (a layout made and replaced
+    /// at once would hold both for a while).
+    pub fn in_mode(trace: &Trace, mode: RowMode) -> Timeline {
+        let rows = rows::trace_rows(trace, mode);
+        let lanes = trace
+            .lanes
+            .iter()
+            .zip(&rows)
+            .map(|(l, r)| LaneIndex::with_rows(l, r))
+            .collect();
         let name_slot = (0..trace.strings.len() as u32)
             .map(|i| colour::slot(trace.str(StrId(i)), ""))
             .collect();
@@ -161,7 +173,7 @@ impl Timeline {
             lanes,
             rows,
             items: RefCell::default(),
-            mode: RowMode::MODEL,
+            mode,
             name_slot,
             cat_slot,
             steps,

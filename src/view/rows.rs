@@ -35,7 +35,7 @@ impl RowMode {
 }
 
 /// The drawn rows of one lane.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct LaneRows {
     /// Row of each slice ([`HIDDEN`] when not drawn); `None` when it is the model's `depth`.
     pub depth: Option<Vec<u16>>,

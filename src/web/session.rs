@@ -159,8 +159,7 @@ impl Session {
             return Err(err("this session has already finished"));
         };
         let trace = parser.finish().map_err(err)?;
-        let mut timeline = Timeline::new(&trace);
-        timeline.set_mode(
+        let timeline = Timeline::in_mode(
             &trace,
             RowMode {
                 python: true,
