@@ -321,16 +321,17 @@ impl LaneTree {
         }
         let s = &trace.lanes[self.lane as usize].slices;
         let mut memory = Vec::with_capacity(n);
+        let mut cursor = MemoryCursor::default();
         slicing::each(y, n, &mut memory, |memory, x| {
             let i = self.slice[x] as usize;
-            let (cpu, device) = mem.within(s.start_ns[i], s.end_ns(i));
+            let (cpu, device) = mem.within_from(&mut cursor, s.start_ns[i], s.end_ns(i));
             memory.push(NodeMemory {
                 cpu_bytes: cpu,
                 self_cpu_bytes: cpu,
                 device_bytes: device,
                 self_device_bytes: device,
             });
-            // Two binary searches over every memory event: the most costly units of the forest.
+            // Two searches of the memory events: the most costly units of the forest.
             LOOKUP
         })
         .await;
@@ -483,6 +484,26 @@ struct MemoryIndex<'a> {
     device: Vec<i64>,
 }
 
+/// Where the last [`MemoryIndex::within_from`] search started: its start time and the first
+/// event at or after it.
+#[derive(Default)]
+struct MemoryCursor {
+    start: i64,
+    lo: usize,
+}
+
+/// `s.partition_point(pred)` for a `pred` true on a prefix of `s`, found by doubling steps from
+/// the front: the log of the answer, not of `s`.
+fn gallop(s: &[i64], pred: impl Fn(i64) -> bool) -> usize {
+    let (mut lo, mut step) = (0, 1);
+    while lo + step <= s.len() && pred(s[lo + step - 1]) {
+        lo += step;
+        step *= 2;
+    }
+    let hi = (lo + step).min(s.len());
+    lo + s[lo..hi].partition_point(|&t| pred(t))
+}
+
 impl<'a> MemoryIndex<'a> {
     async fn new(trace: &'a Trace, y: &mut Slicer) -> MemoryIndex<'a> {
         let m = &trace.memory;
@@ -513,9 +534,32 @@ impl<'a> MemoryIndex<'a> {
     }
 
     /// (CPU bytes, device bytes) of the events at `start <= ts <= end`.
+    #[cfg(test)]
     fn within(&self, start: i64, end: i64) -> (i64, i64) {
         let lo = self.ts_ns.partition_point(|&t| t < start);
         let hi = self.ts_ns.partition_point(|&t| t <= end);
+        self.between(lo, hi)
+    }
+
+    /// [`MemoryIndex::within`] for spans given mostly in order of start (a lane's nodes): the
+    /// first event at or after the start is searched for from the last span's, and the first
+    /// after the end from there, each by an exponential search, so a span costs the log of the
+    /// events it passes rather than of them all. Two binary searches over every memory event
+    /// were 7.7% of the analyses `report` runs on the 1 GB scaled trace.
+    fn within_from(&self, cursor: &mut MemoryCursor, start: i64, end: i64) -> (i64, i64) {
+        let ts = self.ts_ns;
+        // Every event before the cursor is before the last start, so before this one too.
+        let lo = if start >= cursor.start {
+            cursor.lo + gallop(&ts[cursor.lo..], |t| t < start)
+        } else {
+            ts.partition_point(|&t| t < start)
+        };
+        *cursor = MemoryCursor { start, lo };
+        let hi = lo + gallop(&ts[lo..], |t| t <= end);
+        self.between(lo, hi)
+    }
+
+    fn between(&self, lo: usize, hi: usize) -> (i64, i64) {
         if hi <= lo {
             return (0, 0);
         }
@@ -566,5 +610,57 @@ impl<'a> MemoryIndex<'a> {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The searches from a cursor give what two binary searches give, for spans in order of
+    /// start (a lane's nodes), out of order, empty, and before or after every event.
+    #[test]
+    fn memory_within_a_span_is_the_same_searched_from_a_cursor() {
+        // Times with repeats and gaps; bytes that tell every event apart.
+        let ts: Vec<i64> = (0..5000i64).map(|k| k / 3 * 7 + (k % 3) / 2).collect();
+        let (mut cpu, mut device) = (vec![0], vec![0]);
+        for k in 0..ts.len() as i64 {
+            cpu.push(cpu.last().unwrap() + k + 1);
+            device.push(device.last().unwrap() + 2 * k * k + 1);
+        }
+        let mem = MemoryIndex {
+            ts_ns: &ts,
+            cpu,
+            device,
+        };
+        let mut seed = 7u64;
+        let mut next = move |n: i64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as i64 % n
+        };
+        let mut spans: Vec<(i64, i64)> = (0..4000)
+            .map(|_| {
+                let start = next(12_000) - 100;
+                (start, start + [0, 1, 5, 40, 3000][next(5) as usize])
+            })
+            .collect();
+        spans.sort_by_key(|&(s, e)| (s, std::cmp::Reverse(e)));
+        let mut shuffled = spans.clone();
+        for k in (1..shuffled.len()).rev() {
+            shuffled.swap(k, next(k as i64 + 1) as usize);
+        }
+        for order in [spans, shuffled] {
+            let mut cursor = MemoryCursor::default();
+            for (start, end) in order {
+                let want = mem.within(start, end);
+                assert_eq!(
+                    mem.within_from(&mut cursor, start, end),
+                    want,
+                    "{start}..{end}"
+                );
+            }
+        }
     }
 }
