@@ -37,6 +37,13 @@ pub struct ArgStore {
 /// overestimates costs at most this much.
 const BLOCK: usize = 16 << 20;
 
+/// And at least this large: a block is sealed when less than [`RECORD`] is left, so one of about
+/// that size would hold a record or two (a small trace had a block per record).
+const MIN_BLOCK: usize = 64 << 10;
+
+/// What a record usually takes at most: a block with less room left is sealed.
+const RECORD: usize = 4096;
+
 /// A block is sealed once it holds this much, so that every end within it fits a `u32` after a
 /// record of up to as much again (a larger record is not stored).
 const SEAL: usize = 1 << 31;
@@ -235,7 +242,12 @@ impl ArgStore {
     }
 
     fn start_block(&mut self, capacity: usize) {
-        self.sealed += self.blocks.last().map_or(0, Vec::len);
+        if let Some(last) = self.blocks.last_mut() {
+            // Sealed: what it was given beyond what it holds (less than a record) goes back, in
+            // place.
+            last.shrink_to_fit();
+            self.sealed += last.len();
+        }
         self.blocks.push(Vec::with_capacity(capacity));
         self.firsts.push(self.ends.len() as u32);
     }
@@ -445,14 +457,13 @@ impl ArgStore {
     /// now (at most [`BLOCK`]; `room(n)` is the projected total for `n` held), and makes room for
     /// `room(n)` records in all. A record longer than that grows its block by doubling.
     pub(crate) fn make_room(&mut self, room: impl Fn(usize) -> usize) {
-        const RECORD: usize = 4096;
         if self
             .blocks
             .last()
             .is_none_or(|b| b.capacity() - b.len() < RECORD || b.len() >= SEAL)
         {
             let held = self.sealed + self.blocks.last().map_or(0, Vec::len);
-            let want = room(held).saturating_sub(held).clamp(RECORD, BLOCK);
+            let want = room(held).saturating_sub(held).clamp(MIN_BLOCK, BLOCK);
             self.start_block(want);
         }
         let records = self.ends.len();
@@ -462,11 +473,10 @@ impl ArgStore {
         }
     }
 
+    /// The blocks' and the ends' bytes. The list of blocks (tens) is left out: a trace read in
+    /// parts, whose blocks are others, then counts what one read of it counts.
     pub fn heap_bytes(&self) -> usize {
-        self.blocks.iter().map(Vec::capacity).sum::<usize>()
-            + self.blocks.capacity() * std::mem::size_of::<Vec<u8>>()
-            + self.firsts.capacity() * 4
-            + self.ends.capacity() * 4
+        self.blocks.iter().map(Vec::capacity).sum::<usize>() + self.ends.capacity() * 4
     }
 
     /// Gives back what the last block and the ends were reserved beyond what they hold.
@@ -642,7 +652,13 @@ mod tests {
         s.make_room(|n| n);
         let long = "x".repeat(3 * 4096);
         let long_id = s.push_members([("Call stack", long.as_str())]);
-        assert!(s.blocks.len() > 100, "{} blocks", s.blocks.len());
+        // Many blocks, each filled to within a record of its size.
+        let blocks = s.blocks.len();
+        let (len, _) = s.flat_bytes();
+        assert!(
+            (20..=len / (MIN_BLOCK - RECORD) + 1).contains(&blocks),
+            "{blocks} blocks"
+        );
         let check = |s: &ArgStore, shift: u32| {
             for (i, &id) in ids.iter().enumerate() {
                 let id = ArgsId(id.0 + shift);
@@ -669,6 +685,9 @@ mod tests {
         copied.append_raw(&flat, ends.iter().copied());
         assert_eq!(copied.blocks.len(), 1);
         check(&copied, 0);
+        // Read whole or copied from parts, a store counts the same bytes once shrunk.
+        s.shrink();
+        assert_eq!(s.heap_bytes(), copied.heap_bytes());
 
         let mut joined = ArgStore::default();
         let first = joined.push_members([("name", "\"a\"")]);
