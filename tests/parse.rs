@@ -467,22 +467,31 @@ fn a_large_parse_on_two_threads_equals_the_one_thread_parse() {
         assert!((1..s.len())
             .all(|i| (s.start_ns[i - 1], -s.dur_ns[i - 1]) <= (s.start_ns[i], -s.dur_ns[i])));
     }
+    let one_args = one.args.heap_bytes();
     let one = common::full_dump(&one);
     let open = |offset: u64| -> std::io::Result<std::io::Cursor<&[u8]>> {
         Ok(std::io::Cursor::new(&bytes[offset as usize..]))
     };
-    let two = sightline::parse::parse_parallel_with(&open, bytes.len() as u64, 2, 0)
-        .unwrap()
-        .unwrap();
-    assert_eq!(two.stats.threads, 2);
-    let two = sightline::model::Trace {
-        stats: sightline::model::ParseStats {
-            threads: 1,
-            ..two.stats.clone()
-        },
-        ..two
-    };
-    assert!(common::full_dump(&two) == one, "two parts differ from one");
+    // Three parts: the middle one is joined to the first and then has one joined after it.
+    for parts in [2, 3] {
+        let many = sightline::parse::parse_parallel_with(&open, bytes.len() as u64, parts, 0)
+            .unwrap()
+            .unwrap();
+        assert_eq!(many.stats.threads, parts as u32);
+        // The args' memory the summary reports too: each part's spare room is given back.
+        assert_eq!(many.args.heap_bytes(), one_args, "{parts} parts");
+        let many = sightline::model::Trace {
+            stats: sightline::model::ParseStats {
+                threads: 1,
+                ..many.stats.clone()
+            },
+            ..many
+        };
+        assert!(
+            common::full_dump(&many) == one,
+            "{parts} parts differ from one"
+        );
+    }
 }
 
 #[test]

@@ -402,7 +402,10 @@ impl ArgStore {
         if other.blocks.is_empty() || other.ends.len() > room {
             return;
         }
-        if let Some(last) = self.blocks.last() {
+        // The last block is sealed here: what it was given beyond what it holds goes back (their
+        // last block is this store's last, shrunk when sealed in turn or at the finish).
+        if let Some(last) = self.blocks.last_mut() {
+            last.shrink_to_fit();
             self.sealed += last.len();
         }
         self.sealed += other.sealed;
