@@ -48,7 +48,7 @@ fn a_part_written_and_read_back_gives_the_same_model() {
             "{name}: the same part, the same bytes"
         );
         let mut p = Parser::new();
-        assert!(p.absorb_part(&buffer).unwrap(), "{name}");
+        assert!(p.absorb_part(buffer.clone()).unwrap(), "{name}");
         let joined = full_dump(&p.finish().unwrap());
         assert!(
             joined == one_thread(&bytes),
@@ -82,7 +82,7 @@ fn parse_in_parts(bytes: &[u8], parts: usize) -> Option<(String, usize)> {
         for chunk in bytes[w[0]..w[1]].chunks(1 << 16) {
             part.feed(chunk);
         }
-        if !parser.absorb_part(&part.encode()).unwrap() {
+        if !parser.absorb_part(part.encode()).unwrap() {
             return None;
         }
     }
@@ -137,11 +137,11 @@ fn a_part_that_does_not_start_where_the_parser_stopped_is_refused() {
     // Fed one byte too few: the part does not follow.
     let mut p = Parser::new();
     p.feed(&bytes[..at - 1]);
-    assert!(!p.absorb_part(&buffer).unwrap());
+    assert!(!p.absorb_part(buffer.clone()).unwrap());
     // Fed exactly up to it: it does.
     let mut p = Parser::new();
     p.feed(&bytes[..at]);
-    assert!(p.absorb_part(&buffer).unwrap());
+    assert!(p.absorb_part(buffer.clone()).unwrap());
     let mut t = p.finish().unwrap();
     assert_eq!(t.stats.threads, 2, "read by two");
     t.stats.threads = 1;
@@ -151,7 +151,7 @@ fn a_part_that_does_not_start_where_the_parser_stopped_is_refused() {
     assert!(!splittable(&gz));
     let mut p = Parser::new();
     p.feed(&gz[..100]);
-    assert!(!p.absorb_part(&buffer).unwrap());
+    assert!(!p.absorb_part(buffer.clone()).unwrap());
 }
 
 /// The first 400 KB of a real trace's JSON: big enough for every kind of record in a part.
@@ -185,7 +185,7 @@ fn a_damaged_buffer_is_an_error_never_a_panic() {
         // Cut anywhere: always an error (the reader knows where a part ends).
         let step = (buffer.len() / 3000).max(1);
         for n in (0..buffer.len()).step_by(step) {
-            let err = Parser::new().absorb_part(&buffer[..n]);
+            let err = Parser::new().absorb_part(buffer[..n].to_vec());
             assert!(
                 err.is_err(),
                 "a part cut at {n} of {} was read",
@@ -194,10 +194,10 @@ fn a_damaged_buffer_is_an_error_never_a_panic() {
         }
         let mut longer = buffer.clone();
         longer.push(0);
-        assert!(Parser::new().absorb_part(&longer).is_err());
+        assert!(Parser::new().absorb_part(longer).is_err());
         let mut other = buffer.clone();
         other[6] = 99;
-        let e = Parser::new().absorb_part(&other).unwrap_err().to_string();
+        let e = Parser::new().absorb_part(other).unwrap_err().to_string();
         assert!(e.contains("format version 99"), "{e}");
         // Bytes changed anywhere: an error, or a model (a changed name or time is still a
         // part), never a panic here or in the model build.
@@ -205,7 +205,7 @@ fn a_damaged_buffer_is_an_error_never_a_panic() {
         for _ in 0..3000 {
             let b = flipped(&buffer, &mut rng);
             let mut p = Parser::new();
-            if let Ok(true) = p.absorb_part(&b) {
+            if let Ok(true) = p.absorb_part(b.clone()) {
                 let _ = p.finish();
             }
         }
@@ -234,7 +234,7 @@ fn a_damaged_part_joined_after_a_read_is_refused_whole_or_read() {
     for k in 0..400 {
         let b = flipped(&buffer, &mut rng);
         let mut p = first();
-        match p.absorb_part(&b) {
+        match p.absorb_part(b.clone()) {
             Ok(true) => {
                 let _ = p.finish();
             }

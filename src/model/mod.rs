@@ -34,6 +34,7 @@ mod args;
 pub mod category;
 mod intern;
 
+pub(crate) use args::Pending;
 pub use args::{ArgStore, Members};
 pub use intern::{Interner, StrId};
 

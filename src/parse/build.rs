@@ -806,21 +806,21 @@ impl Builder {
         self.absorb_with(o, None);
     }
 
-    /// [`Builder::absorb`] of a part read from a buffer: its slices and args are copied from
-    /// `encoded` straight into these columns (`o` holds none).
-    pub(crate) fn absorb_encoded(&mut self, o: Builder, encoded: &Encoded<'_>) {
-        self.absorb_with(o, Some(encoded));
+    /// [`Builder::absorb`] of a part read from a buffer: its slices are copied from `encoded`
+    /// straight into these columns (`o` holds none), its args' ends too, and its args' bytes
+    /// are left to be adopted with the buffer ([`ArgStore::adopt`]) when that can be done.
+    pub(crate) fn absorb_encoded(&mut self, o: Builder, encoded: &Encoded<'_>) -> Option<Pending> {
+        self.absorb_with(o, Some(encoded))
     }
 
-    /// Takes a part read from a buffer as this (empty) builder's own slices and args: its ids
-    /// are already this builder's.
-    pub(crate) fn hold_encoded(&mut self, encoded: &Encoded<'_>) {
-        self.args
-            .append_raw(encoded.args_bytes, encoded.args_ends());
+    /// Takes a part read from a buffer as this (empty) builder's own slices and args (as
+    /// [`Builder::absorb_encoded`] does): its ids are already this builder's.
+    pub(crate) fn hold_encoded(&mut self, encoded: &Encoded<'_>) -> Option<Pending> {
         self.slices.append_encoded(encoded, |l| l, |s| s, |a| a);
+        take_args(&mut self.args, encoded)
     }
 
-    fn absorb_with(&mut self, mut o: Builder, encoded: Option<&Encoded<'_>>) {
+    fn absorb_with(&mut self, mut o: Builder, encoded: Option<&Encoded<'_>>) -> Option<Pending> {
         let smap: Vec<StrId> = (0..o.strings.len())
             .map(|i| self.strings.intern(o.strings.get(StrId(i as u32))))
             .collect();
@@ -867,7 +867,7 @@ impl Builder {
         // args 52-56 ms, the slices 43-44 ms, most of it the first touch of the pages copied to).
         let mut s = std::mem::take(&mut o.slices);
         let (args, slices, lmap) = (&mut self.args, &mut self.slices, &lmap);
-        match encoded {
+        let pending = match encoded {
             None => {
                 both(
                     s.len() >= TWO_THREADS_FROM,
@@ -881,12 +881,13 @@ impl Builder {
                         slices.append(s);
                     },
                 );
+                None
             }
             Some(e) => {
-                args.append_raw(e.args_bytes, e.args_ends());
                 slices.append_encoded(e, |l| lmap[l as usize], sid, aid);
+                take_args(args, e)
             }
-        }
+        };
         for (pid, m) in o.procs {
             let p = self.procs.entry(id(pid)).or_default();
             p.pid_label = p.pid_label.take().or(m.pid_label);
@@ -966,6 +967,7 @@ impl Builder {
         self.min_ts = self.min_ts.min(o.min_ts);
         self.max_ts = self.max_ts.max(o.max_ts);
         self.saw_begin_end |= o.saw_begin_end;
+        pending
     }
 
     pub(crate) fn finish(mut self, stats: ParseStats) -> Trace {
@@ -1237,6 +1239,16 @@ fn hash_id(text: &str) -> i64 {
 /// and 5% more, once its size is known and a 64th of it is read (earlier, a trace's metadata or a
 /// first thread can be all there is); doubling before that, or without a size. At least an eighth
 /// more, so that a projection that falls short near the end costs few copies.
+/// A part's args from its buffer: their ends now and their bytes adopted with the buffer later
+/// ([`Pending`]), or both copied when they do not fit one block.
+fn take_args(args: &mut ArgStore, e: &Encoded<'_>) -> Option<Pending> {
+    let pending = args.append_ends(e.args_bytes.len(), e.args_ends());
+    if pending.is_none() {
+        args.append_raw(e.args_bytes, e.args_ends());
+    }
+    pending
+}
+
 fn room(expect: Option<(u64, u64)>, n: usize, offset: u64) -> usize {
     let doubled = (2 * n).max(1024);
     let Some((start, end)) = expect else {

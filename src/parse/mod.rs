@@ -170,10 +170,14 @@ impl JsonStage {
     }
 
     /// [`JsonStage::take`] of a part read from a buffer, its slices and args still there.
-    fn take_encoded(&mut self, next: JsonStage, encoded: &codec::Encoded<'_>) {
-        self.builder.absorb_encoded(next.builder, encoded);
+    fn take_encoded(
+        &mut self,
+        next: JsonStage,
+        encoded: &codec::Encoded<'_>,
+    ) -> Option<crate::model::Pending> {
         self.splitter = next.splitter;
         self.json_bytes += next.json_bytes;
+        self.builder.absorb_encoded(next.builder, encoded)
     }
 }
 
@@ -335,23 +339,32 @@ impl Parser {
     /// not end between two events, `B`/`E` events): nothing changed, and the caller feeds the
     /// bytes instead. A buffer that is not a part is an error. Bytes fed afterwards, or the next
     /// part, follow the part's last byte.
-    pub fn absorb_part(&mut self, part: &[u8]) -> Result<bool, PartError> {
-        let (start, mut stage, encoded) = codec::decode(part)?;
-        match &mut self.stage {
+    ///
+    /// The buffer is kept: its args' bytes become the model's where they lie, the rest is given
+    /// back (see [`crate::model::ArgStore`]'s `adopt`).
+    pub fn absorb_part(&mut self, part: Vec<u8>) -> Result<bool, PartError> {
+        let (start, mut stage, encoded) = codec::decode(&part)?;
+        // Where the args' bytes lie in the buffer, for when it is no longer borrowed.
+        let at = encoded.args_bytes.as_ptr() as usize - part.as_ptr() as usize;
+        let args = at..at + encoded.args_bytes.len();
+        let pending = match &mut self.stage {
             Stage::Sniff(head) if head.is_empty() && start == 0 => {
                 self.input_bytes = stage.json_bytes;
-                stage.builder.hold_encoded(&encoded);
+                let pending = stage.builder.hold_encoded(&encoded);
                 self.stage = Stage::Plain(Box::new(stage));
-                Ok(true)
+                pending
             }
             Stage::Plain(mine) if mine.can_take(&stage, start) => {
                 self.input_bytes += stage.json_bytes;
-                mine.take_encoded(stage, &encoded);
                 self.parts += 1;
-                Ok(true)
+                mine.take_encoded(stage, &encoded)
             }
-            _ => Ok(false),
+            _ => return Ok(false),
+        };
+        if let (Some(pending), Stage::Plain(json)) = (pending, &mut self.stage) {
+            json.builder.args.adopt(pending, part, args);
         }
+        Ok(true)
     }
 
     /// Ends the input and builds the model; an error only when the input is not a trace.

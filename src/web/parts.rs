@@ -45,7 +45,8 @@ impl Session {
 
     /// Joins a part that starts where the bytes fed so far end. False when it cannot be joined
     /// exactly (see `Parser::absorb_part`): the caller then reads the file with one parser.
-    pub fn absorb_part(&mut self, part: &[u8]) -> Result<bool, JsValue> {
+    /// The part's buffer is kept (its args' bytes are the model's where they lie).
+    pub fn absorb_part(&mut self, part: Vec<u8>) -> Result<bool, JsValue> {
         match &mut self.state {
             State::Reading(p) => p.absorb_part(part).map_err(err),
             _ => Err(err("this session has finished reading")),
