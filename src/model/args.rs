@@ -737,6 +737,17 @@ mod tests {
         s.shrink();
         assert_eq!(s.heap_bytes(), copied.heap_bytes());
 
+        // Adopted where they lie in a larger buffer, the bytes read the same and the rest of the
+        // buffer is given back.
+        let mut buffer = b"head".to_vec();
+        buffer.extend_from_slice(&flat);
+        buffer.extend_from_slice(&[7; 1000]);
+        let mut adopted = ArgStore::default();
+        let pending = adopted.append_ends(len, ends.iter().copied()).unwrap();
+        adopted.adopt(pending, buffer, 4..4 + len);
+        check(&adopted, 0);
+        assert_eq!(adopted.heap_bytes(), copied.heap_bytes());
+
         let mut joined = ArgStore::default();
         let first = joined.push_members([("name", "\"a\"")]);
         joined.append(s);
