@@ -30,8 +30,6 @@ pub struct ArgStore {
     firsts: Vec<u32>,
     /// Each record's end within its block.
     ends: Vec<u32>,
-    /// The bytes in every block but the last.
-    sealed: usize,
     /// The block of every `1 << COARSE`th record, made when the parse ends ([`ArgStore::shrink`]):
     /// the analyses look records up by the million, and a search of the blocks for each was 2-3%
     /// of `report`'s CPU. Blocks are only ever added after it, so it stays right as far as it goes.
@@ -249,12 +247,21 @@ impl ArgStore {
         self.blocks.last_mut().expect("a block was just started")
     }
 
+    /// Room for `records` more ids below `NONE`.
+    fn fits(&self, records: usize) -> bool {
+        records <= ((u32::MAX - 1) as usize).saturating_sub(self.ends.len())
+    }
+
+    /// The bytes of every record.
+    fn held(&self) -> usize {
+        self.blocks.iter().map(Vec::len).sum()
+    }
+
     fn start_block(&mut self, capacity: usize) {
         if let Some(last) = self.blocks.last_mut() {
             // Sealed: what it was given beyond what it holds (less than a record) goes back, in
             // place.
             last.shrink_to_fit();
-            self.sealed += last.len();
         }
         self.blocks.push(Vec::with_capacity(capacity));
         self.firsts.push(self.ends.len() as u32);
@@ -280,7 +287,7 @@ impl ArgStore {
         &mut self,
         members: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> ArgsId {
-        if self.ends.len() >= (u32::MAX - 1) as usize {
+        if !self.fits(1) {
             return ArgsId::NONE;
         }
         let bytes = self.tail();
@@ -302,7 +309,7 @@ impl ArgStore {
 
     /// Stores args that are not an object (rare) as their raw JSON text.
     pub fn push_raw(&mut self, json: &str) -> ArgsId {
-        if json.is_empty() || json.len() > SEAL || self.ends.len() >= (u32::MAX - 1) as usize {
+        if json.is_empty() || json.len() > SEAL || !self.fits(1) {
             return ArgsId::NONE;
         }
         let bytes = self.tail();
@@ -403,8 +410,7 @@ impl ArgStore {
     /// The bytes of every record, as if the blocks were one: their length, and the blocks in
     /// order. With [`ArgStore::flat_ends`], what a parse part holds.
     pub fn flat_bytes(&self) -> (usize, impl Iterator<Item = &[u8]>) {
-        let len = self.sealed + self.blocks.last().map_or(0, Vec::len);
-        (len, self.blocks.iter().map(Vec::as_slice))
+        (self.held(), self.blocks.iter().map(Vec::as_slice))
     }
 
     /// Each record's end in [`ArgStore::flat_bytes`].
@@ -420,18 +426,15 @@ impl ArgStore {
     /// Appends another store's records, block by block, without copying them; theirs become
     /// ids `self.len()..` (as many as fit below `NONE`; more are not a trace's).
     pub fn append(&mut self, other: ArgStore) {
-        let base = self.ends.len() as u32;
-        let room = ((u32::MAX - 1) - base) as usize;
-        if other.blocks.is_empty() || other.ends.len() > room {
+        if other.blocks.is_empty() || !self.fits(other.ends.len()) {
             return;
         }
+        let base = self.ends.len() as u32;
         // The last block is sealed here: what it was given beyond what it holds goes back (their
         // last block is this store's last, shrunk when sealed in turn or at the finish).
         if let Some(last) = self.blocks.last_mut() {
             last.shrink_to_fit();
-            self.sealed += last.len();
         }
-        self.sealed += other.sealed;
         self.blocks.extend(other.blocks);
         self.firsts.extend(other.firsts.iter().map(|f| f + base));
         self.ends.extend_from_slice(&other.ends);
@@ -441,7 +444,7 @@ impl ArgStore {
     /// [`ArgStore::flat_ends`]) where they lie (a part's buffer), which the caller checked: the
     /// ends rise, within the bytes. They are copied into blocks of their exact size.
     pub(crate) fn append_raw(&mut self, bytes: &[u8], ends: impl ExactSizeIterator<Item = u64>) {
-        if ends.len() > ((u32::MAX - 1) as usize).saturating_sub(self.ends.len()) {
+        if !self.fits(ends.len()) {
             return;
         }
         self.ends.reserve_exact(ends.len());
@@ -483,8 +486,7 @@ impl ArgStore {
         len: usize,
         ends: impl ExactSizeIterator<Item = u64>,
     ) -> Option<Pending> {
-        let room = ((u32::MAX - 1) as usize).saturating_sub(self.ends.len());
-        if len > u32::MAX as usize || ends.len() > room {
+        if len > u32::MAX as usize || !self.fits(ends.len()) {
             return None;
         }
         self.start_block(0);
@@ -505,9 +507,6 @@ impl ArgStore {
         buf.truncate(range.end);
         buf.drain(..range.start);
         buf.shrink_to_fit();
-        if pending.block + 1 < self.blocks.len() {
-            self.sealed += buf.len();
-        }
         self.blocks[pending.block] = buf;
     }
 
@@ -525,7 +524,7 @@ impl ArgStore {
             .last()
             .is_none_or(|b| b.capacity() - b.len() < RECORD || b.len() >= SEAL)
         {
-            let held = self.sealed + self.blocks.last().map_or(0, Vec::len);
+            let held = self.held();
             let want = room(held).saturating_sub(held).clamp(MIN_BLOCK, BLOCK);
             self.start_block(want);
         }
