@@ -1234,11 +1234,6 @@ fn hash_id(text: &str) -> i64 {
     (h.finish() >> 1) as i64
 }
 
-/// How much room to make for something `n` of which fill the room there is, `offset` bytes into
-/// the input whose range is `expect`: what the whole input will hold at the density read so far,
-/// and 5% more, once its size is known and a 64th of it is read (earlier, a trace's metadata or a
-/// first thread can be all there is); doubling before that, or without a size. At least an eighth
-/// more, so that a projection that falls short near the end costs few copies.
 /// A part's args from its buffer: their ends now and their bytes adopted with the buffer later
 /// ([`Pending`]), or both copied when they do not fit one block.
 fn take_args(args: &mut ArgStore, e: &Encoded<'_>) -> Option<Pending> {
@@ -1249,6 +1244,11 @@ fn take_args(args: &mut ArgStore, e: &Encoded<'_>) -> Option<Pending> {
     pending
 }
 
+/// How much room to make for something `n` of which fill the room there is, `offset` bytes into
+/// the input whose range is `expect`: what the whole input will hold at the density read so far,
+/// and 5% more, once its size is known and a 64th of it is read (earlier, a trace's metadata or a
+/// first thread can be all there is); doubling before that, or without a size. At least an eighth
+/// more, so that a projection that falls short near the end costs few copies.
 fn room(expect: Option<(u64, u64)>, n: usize, offset: u64) -> usize {
     let doubled = (2 * n).max(1024);
     let Some((start, end)) = expect else {

@@ -520,9 +520,9 @@ fn describe_bytes(head: &[u8], first: u8) -> String {
 
 /// What the direct reader on `path` reads of the event at the start of `text` (its end, flags,
 /// the values of the keys the model reads and the args' members, as spans), or `None` where it
-/// refuses. For the browser tests: the
-/// crate's unit tests check every path against the oracle natively, and the wasm SIMD search runs
-/// only in a browser, where it is checked against the portable one with this.
+/// refuses. For the browser tests: the crate's unit tests check every path against the oracle
+/// natively, and the wasm SIMD search runs only in a browser, where it is checked against the
+/// portable one with this.
 #[doc(hidden)]
 pub fn direct_read_spans(path: SimdPath, text: &[u8]) -> Option<String> {
     let (mut slots, mut args) = (event::Slots::default(), Vec::new());
