@@ -15,6 +15,7 @@
 //! - `native` (not on wasm32): reading trace files, the library's only file I/O, for the CLI and
 //!   the Python package.
 //! - `web` (wasm32 only): the page's entry points, one `Session` per trace.
+//! - `ordered`: binary and exponential searches of ordered runs, for the view and the analyses.
 //!
 //! Outside this library: the `sightline` binary (`src/main.rs`, `src/cli/`: the commands,
 //! `sightline mcp`, `sightline serve`), the page (`www/`) and the Python package (`python/`).
@@ -23,6 +24,7 @@ pub mod analysis;
 pub mod model;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;
+mod ordered;
 pub mod parse;
 pub mod view;
 

@@ -6,8 +6,8 @@
 //! current match in `(start, lane, index)` order, which is a total order, so stepping visits every
 //! match exactly once in each direction.
 
-use super::lod::partition;
 use crate::model::{SliceRef, StrId, Trace};
+use crate::ordered::partition;
 
 #[derive(Debug, Clone)]
 pub struct Search {

@@ -23,6 +23,7 @@ use super::launch::Launchers;
 use crate::analysis::slicing::{self, block_on, Slicer, LOOKUP};
 use crate::model::category::{Kind, Kinds};
 use crate::model::{SliceRef, StrId, Trace};
+use crate::ordered::gallop;
 use serde::Serialize;
 
 /// Marks "no node": the parent of a root.
@@ -492,18 +493,6 @@ struct MemoryCursor {
     lo: usize,
 }
 
-/// `s.partition_point(pred)` for a `pred` true on a prefix of `s`, found by doubling steps from
-/// the front: the log of the answer, not of `s`.
-fn gallop(s: &[i64], pred: impl Fn(i64) -> bool) -> usize {
-    let (mut lo, mut step) = (0, 1);
-    while lo + step <= s.len() && pred(s[lo + step - 1]) {
-        lo += step;
-        step *= 2;
-    }
-    let hi = (lo + step).min(s.len());
-    lo + s[lo..hi].partition_point(|&t| pred(t))
-}
-
 impl<'a> MemoryIndex<'a> {
     async fn new(trace: &'a Trace, y: &mut Slicer) -> MemoryIndex<'a> {
         let m = &trace.memory;
@@ -550,12 +539,12 @@ impl<'a> MemoryIndex<'a> {
         let ts = self.ts_ns;
         // Every event before the cursor is before the last start, so before this one too.
         let lo = if start >= cursor.start {
-            cursor.lo + gallop(&ts[cursor.lo..], |t| t < start)
+            gallop(cursor.lo, ts.len(), |k| ts[k] < start)
         } else {
             ts.partition_point(|&t| t < start)
         };
         *cursor = MemoryCursor { start, lo };
-        let hi = lo + gallop(&ts[lo..], |t| t <= end);
+        let hi = gallop(lo, ts.len(), |k| ts[k] <= end);
         self.between(lo, hi)
     }
 
