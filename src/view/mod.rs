@@ -112,12 +112,7 @@ impl Timeline {
     /// at once would hold both for a while).
     pub fn in_mode(trace: &Trace, mode: RowMode) -> Timeline {
         let rows = rows::trace_rows(trace, mode);
-        let lanes = trace
-            .lanes
-            .iter()
-            .zip(&rows)
-            .map(|(l, r)| LaneIndex::with_rows(l, r))
-            .collect();
+        let lanes = lane_indexes(trace, &rows);
         let name_slot = (0..trace.strings.len() as u32)
             .map(|i| colour::slot(trace.str(StrId(i)), ""))
             .collect();
@@ -190,12 +185,7 @@ impl Timeline {
             return false;
         }
         self.rows = rows::trace_rows(trace, mode);
-        self.lanes = trace
-            .lanes
-            .iter()
-            .zip(&self.rows)
-            .map(|(l, r)| LaneIndex::with_rows(l, r))
-            .collect();
+        self.lanes = lane_indexes(trace, &self.rows);
         self.mode = mode;
         self.items.get_mut().clear();
         true
@@ -245,6 +235,16 @@ impl Timeline {
             + (self.corr_cpu.capacity() + self.corr_gpu.capacity()) * 16
             + self.flows_by_slice.len() * 48
     }
+}
+
+/// Each lane's index, drawn with its `rows`.
+fn lane_indexes(trace: &Trace, rows: &[LaneRows]) -> Vec<LaneIndex> {
+    trace
+        .lanes
+        .iter()
+        .zip(rows)
+        .map(|(l, r)| LaneIndex::with_rows(l, r))
+        .collect()
 }
 
 fn by_key(v: &[(i64, SliceRef)], c: i64) -> impl Iterator<Item = SliceRef> + '_ {
