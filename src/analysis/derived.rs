@@ -10,8 +10,11 @@
 //! time's mode and gap count) are kept per option value.
 //!
 //! The store is `Sync` when its trace is: a server answering several questions about one trace
-//! shares it between threads. Two threads asking at once for a result not yet kept may both
-//! compute it; the first one kept is the one every later call gets.
+//! shares it between threads. A thread asking a one-go getter of a single result (the links, the
+//! steps, the forest, the FLOPs, the graphs, the critical path) for one being computed waits for
+//! it, so `report` can lay its analyses out on two threads without building any twice. The
+//! sliced getters and the results kept per option value do not wait: two threads asking at once
+//! may both compute one, and the first one kept is the one every later call gets.
 
 use super::compiled::{self, Compiled};
 use super::critical::savings::{self, Assessed};
@@ -102,7 +105,8 @@ impl<T: Borrow<Trace>> Derived<T> {
     }
 
     pub fn links(&self) -> &Links {
-        block_on(self.links_sliced(&mut Slicer::never()))
+        self.links
+            .get_or_init(|| block_on(Links::build_sliced(self.trace(), &mut Slicer::never())))
     }
 
     pub async fn links_sliced(&self, y: &mut Slicer) -> &Links {
@@ -114,7 +118,13 @@ impl<T: Borrow<Trace>> Derived<T> {
     }
 
     pub fn steps(&self) -> &StepsReport {
-        block_on(self.steps_sliced(&mut Slicer::never()))
+        self.steps.get_or_init(|| {
+            block_on(steps::analyze_sliced(
+                self.trace(),
+                self.links(),
+                &mut Slicer::never(),
+            ))
+        })
     }
 
     pub async fn steps_sliced(&self, y: &mut Slicer) -> &StepsReport {
@@ -128,7 +138,8 @@ impl<T: Borrow<Trace>> Derived<T> {
 
     /// The operator trees every table reads.
     pub fn forest(&self) -> &Forest {
-        block_on(self.forest_sliced(&mut Slicer::never()))
+        self.forest
+            .get_or_init(|| block_on(Forest::build_sliced(self.trace(), &mut Slicer::never())))
     }
 
     pub async fn forest_sliced(&self, y: &mut Slicer) -> &Forest {
@@ -140,7 +151,13 @@ impl<T: Borrow<Trace>> Derived<T> {
     }
 
     pub fn flops(&self) -> &Flops {
-        block_on(self.flops_sliced(&mut Slicer::never()))
+        self.flops.get_or_init(|| {
+            block_on(Flops::build_sliced(
+                self.trace(),
+                self.links(),
+                &mut Slicer::never(),
+            ))
+        })
     }
 
     pub async fn flops_sliced(&self, y: &mut Slicer) -> &Flops {

@@ -364,7 +364,31 @@ impl ArgStore {
 
     /// The JSON text of one member's value, e.g. `field(id, "grid")` -> `[128, 1, 1]`.
     pub fn field(&self, id: ArgsId, key: &str) -> Option<&str> {
-        self.members(id).find(|(k, _)| *k == key).map(|(_, v)| v)
+        // The analyses ask this by the million (`Input type`, `stream`, `flops`): members are
+        // matched on their key bytes and only the value found is checked as text, where walking
+        // [`ArgStore::members`] checked every key and value it passed.
+        let b = self.record(id)?;
+        let code = key_byte(key);
+        let mut i = 0;
+        while let Some(&tag) = b.get(i) {
+            i += 1;
+            let hit = match tag {
+                0 => {
+                    let n = get_varint(b, &mut i)?;
+                    let k = b.get(i..i + n)?;
+                    i += n;
+                    k == key.as_bytes()
+                }
+                RAW => key.is_empty(),
+                t => t == code,
+            };
+            let n = get_varint(b, &mut i)?;
+            if hit {
+                return std::str::from_utf8(b.get(i..i + n)?).ok();
+            }
+            i += n;
+        }
+        None
     }
 
     /// The args as one JSON object text (member order kept), or `None` for [`ArgsId::NONE`].
@@ -681,6 +705,39 @@ mod tests {
     }
 
     #[test]
+    fn a_field_is_the_first_member_of_its_key() {
+        // Dictionary keys, literal keys (one a dictionary key's prefix, one a key repeated), an
+        // empty key, long values: `field` reads the record's bytes as `members` does.
+        let long = "y".repeat(200);
+        let members = [
+            ("Input type", "[\"double\"]"),
+            ("Input typ", "1"),
+            ("", "2"),
+            ("odd key", long.as_str()),
+            ("odd key", "3"),
+            ("stream", "7"),
+            ("é", "\"ü\""),
+        ];
+        let mut s = ArgStore::default();
+        let id = s.push_members(members);
+        for key in [
+            "Input type",
+            "Input typ",
+            "",
+            "odd key",
+            "stream",
+            "é",
+            "grid",
+            "Input",
+        ] {
+            let want = s.members(id).find(|(k, _)| *k == key).map(|(_, v)| v);
+            assert_eq!(s.field(id, key), want, "{key}");
+        }
+        assert_eq!(s.field(id, "odd key"), Some(long.as_str()));
+        assert_eq!(s.field(ArgsId::NONE, "stream"), None);
+    }
+
+    #[test]
     fn args_store_round_trips_members() {
         let mut s = ArgStore::default();
         let long = "x".repeat(300);
@@ -701,6 +758,8 @@ mod tests {
             "{json}"
         );
         assert_eq!(s.json(b).unwrap(), "[1,2,3]");
+        assert_eq!(s.field(b, ""), Some("[1,2,3]"));
+        assert_eq!(s.field(b, "External id"), None);
         assert_eq!(s.json(ArgsId::NONE), None);
         assert_eq!(s.value(ArgsId::NONE), serde_json::Value::Null);
     }

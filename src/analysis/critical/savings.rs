@@ -100,10 +100,14 @@ pub fn assess_with(
     analysis: Option<&Analysis>,
     findings: Vec<Finding>,
 ) -> Vec<Assessed> {
+    let savings = match analysis {
+        Some(a) => price(trace, a, &findings),
+        None => vec![None; findings.len()],
+    };
     let mut out: Vec<Assessed> = findings
         .into_iter()
-        .map(|finding| {
-            let saving = analysis.and_then(|a| saving(trace, a, &finding.whatif));
+        .zip(savings)
+        .map(|(finding, saving)| {
             let mut finding = finding;
             if saving.as_ref().is_some_and(|s| s.pct < MIN_WARNING_PCT) {
                 finding.severity = Severity::Info;
@@ -139,23 +143,58 @@ pub fn split(assessed: Vec<Assessed>) -> (Vec<Assessed>, Vec<Assessed>) {
         .partition(|a| !a.finding.is_recording())
 }
 
-fn saving(trace: &Trace, a: &Analysis, texts: &[String]) -> Option<Saving> {
-    if texts.is_empty() || a.windows.is_empty() {
-        return None;
+/// Each finding's saving (`None` for one without a what-if or whose edits match nothing), their
+/// what-ifs replayed together: each replay walks the whole graph ([`whatif::factors_each`]).
+fn price(trace: &Trace, a: &Analysis, findings: &[Finding]) -> Vec<Option<Saving>> {
+    if a.windows.is_empty() {
+        return vec![None; findings.len()];
     }
-    let edits: Vec<Edit> = texts.iter().filter_map(|t| Edit::parse(t).ok()).collect();
-    let (factor, matched) = whatif::factors(trace, a, &edits);
-    // Only the edits that found something stand for the fix.
-    let used: Vec<String> = edits
+    let edits: Vec<Vec<Edit>> = findings
         .iter()
-        .zip(&matched)
-        .filter(|(_, &m)| m > 0)
-        .map(|(e, _)| e.text.clone())
+        .map(|f| {
+            f.whatif
+                .iter()
+                .filter_map(|t| Edit::parse(t).ok())
+                .collect()
+        })
         .collect();
-    if used.is_empty() {
-        return None;
+    // Only the findings with an edit are replayed.
+    let priced: Vec<usize> = (0..findings.len())
+        .filter(|&k| !edits[k].is_empty())
+        .collect();
+    let sets: Vec<&[Edit]> = priced.iter().map(|&k| edits[k].as_slice()).collect();
+    let factored = whatif::factors_each(trace, a, &sets);
+    // Only the edits that found something stand for the fix.
+    let used: Vec<Vec<String>> = sets
+        .iter()
+        .zip(&factored)
+        .map(|(set, (_, matched))| {
+            set.iter()
+                .zip(matched)
+                .filter(|(_, &m)| m > 0)
+                .map(|(e, _)| e.text.clone())
+                .collect()
+        })
+        .collect();
+    let replayed: Vec<&[f64]> = factored
+        .iter()
+        .zip(&used)
+        .filter(|(_, u)| !u.is_empty())
+        .map(|((f, _), _)| f.as_slice())
+        .collect();
+    let mut predictions = whatif::predict_each(a, &replayed).into_iter();
+    let mut out = vec![None; findings.len()];
+    for (&k, used) in priced.iter().zip(used) {
+        if used.is_empty() {
+            continue;
+        }
+        let Some(p) = predictions.next() else { break };
+        out[k] = Some(saving(&p, used));
     }
-    let predictions = whatif::predict(a, &factor);
+    out
+}
+
+fn saving(predictions: &[whatif::Prediction], edits: Vec<String>) -> Saving {
     let n = predictions.len() as f64;
     let measured: f64 = predictions.iter().map(|p| p.measured_us).sum();
     let saved: f64 = predictions.iter().map(|p| p.saving_us).sum();
@@ -165,7 +204,7 @@ fn saving(trace: &Trace, a: &Analysis, texts: &[String]) -> Option<Saving> {
     } else {
         0.0
     };
-    Some(Saving {
+    Saving {
         sentence: if per_step_us * 1e3 >= 0.5 {
             format!(
                 "Fixing this saves about {} per step ({pct:.1}%).",
@@ -174,8 +213,8 @@ fn saving(trace: &Trace, a: &Analysis, texts: &[String]) -> Option<Saving> {
         } else {
             "Fixing this saves nothing measurable per step.".into()
         },
-        edits: used,
+        edits,
         per_step_us,
         pct,
-    })
+    }
 }
