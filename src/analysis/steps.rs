@@ -512,6 +512,9 @@ type Kernels = Vec<(i64, Vec<DeviceKernel>, i64)>;
 /// The kernels of each device (kernels only, as on CUDA: MTIA's DMA transfers are copies).
 async fn device_kernels(trace: &Trace, links: &Links, y: &mut Slicer) -> Kernels {
     let mut per_device: Kernels = Vec::new();
+    // Whether each kernel name uses Tensor Cores, read once per name (the test is a dozen
+    // substring searches and a lowercase copy, made for every kernel launch otherwise).
+    let mut tensor_cores: Vec<Option<bool>> = vec![None; trace.strings.len()];
     for (_, l) in trace.gpu_lanes() {
         let LaneKind::GpuStream { device, .. } = l.kind else {
             continue;
@@ -530,21 +533,22 @@ async fn device_kernels(trace: &Trace, links: &Links, y: &mut Slicer) -> Kernels
             if links.kinds.of_cat(s.cat[i]) != Kind::Kernel || is_dma_transfer(name) {
                 continue;
             }
-            let mut k = DeviceKernel {
+            let tensor_cores = match tensor_cores.get_mut(s.name[i].0 as usize) {
+                Some(Some(known)) => *known,
+                Some(slot) => *slot.insert(uses_tensor_cores(name)),
+                None => uses_tensor_cores(name),
+            };
+            let [blocks, occupancy] = trace
+                .args
+                .fields(s.args[i], ["blocks per SM", "est. achieved occupancy %"]);
+            let number = |v: Option<&str>| v.and_then(|v| v.trim().parse::<f64>().ok());
+            let k = DeviceKernel {
                 start_ns: s.start_ns[i],
                 end_ns: s.end_ns(i),
-                blocks_per_sm: None,
-                occupancy: None,
-                tensor_cores: uses_tensor_cores(name),
+                blocks_per_sm: number(blocks).filter(|b| *b > 0.0),
+                occupancy: number(occupancy).filter(|o| *o >= 0.0),
+                tensor_cores,
             };
-            for (key, value) in trace.args.members(s.args[i]) {
-                let v = || value.trim().parse::<f64>().ok();
-                match key {
-                    "blocks per SM" => k.blocks_per_sm = v().filter(|b| *b > 0.0),
-                    "est. achieved occupancy %" => k.occupancy = v().filter(|o| *o >= 0.0),
-                    _ => {}
-                }
-            }
             let d = &mut per_device[idx];
             d.2 = d.2.max(k.end_ns - k.start_ns);
             d.1.push(k);

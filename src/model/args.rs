@@ -364,31 +364,49 @@ impl ArgStore {
 
     /// The JSON text of one member's value, e.g. `field(id, "grid")` -> `[128, 1, 1]`.
     pub fn field(&self, id: ArgsId, key: &str) -> Option<&str> {
+        let [v] = self.fields(id, [key]);
+        v
+    }
+
+    /// The JSON text of the first member of each key, in one walk of the record.
+    pub fn fields<const N: usize>(&self, id: ArgsId, keys: [&str; N]) -> [Option<&str>; N] {
         // The analyses ask this by the million (`Input type`, `stream`, `flops`): members are
-        // matched on their key bytes and only the value found is checked as text, where walking
+        // matched on their key bytes and only the values found are checked as text, where walking
         // [`ArgStore::members`] checked every key and value it passed.
-        let b = self.record(id)?;
-        let code = key_byte(key);
+        let mut out: [Option<Option<&str>>; N] = [None; N];
+        let Some(b) = self.record(id) else {
+            return [None; N];
+        };
+        let codes = keys.map(key_byte);
         let mut i = 0;
-        while let Some(&tag) = b.get(i) {
+        let mut left = N;
+        while left > 0 {
+            let Some(&tag) = b.get(i) else { break };
             i += 1;
-            let hit = match tag {
-                0 => {
-                    let n = get_varint(b, &mut i)?;
-                    let k = b.get(i..i + n)?;
-                    i += n;
-                    k == key.as_bytes()
-                }
-                RAW => key.is_empty(),
-                t => t == code,
-            };
-            let n = get_varint(b, &mut i)?;
-            if hit {
-                return std::str::from_utf8(b.get(i..i + n)?).ok();
+            let mut literal: &[u8] = &[];
+            if tag == 0 {
+                let Some(n) = get_varint(b, &mut i) else { break };
+                let Some(k) = b.get(i..i + n) else { break };
+                literal = k;
+                i += n;
             }
+            let Some(n) = get_varint(b, &mut i) else { break };
+            let Some(value) = b.get(i..i + n) else { break };
             i += n;
+            for k in 0..N {
+                let hit = match tag {
+                    0 => literal == keys[k].as_bytes(),
+                    RAW => keys[k].is_empty(),
+                    t => t == codes[k],
+                };
+                if hit && out[k].is_none() {
+                    // A value that is not text ends the search for its key, as in `members`.
+                    out[k] = Some(std::str::from_utf8(value).ok());
+                    left -= 1;
+                }
+            }
         }
-        None
+        out.map(Option::flatten)
     }
 
     /// The args as one JSON object text (member order kept), or `None` for [`ArgsId::NONE`].
@@ -735,6 +753,10 @@ mod tests {
         }
         assert_eq!(s.field(id, "odd key"), Some(long.as_str()));
         assert_eq!(s.field(ArgsId::NONE, "stream"), None);
+        let keys = ["stream", "grid", "odd key", "Input type", "stream", ""];
+        let each = keys.map(|k| s.field(id, k));
+        assert_eq!(s.fields(id, keys), each);
+        assert_eq!(each[0], Some("7"));
     }
 
     #[test]
