@@ -385,12 +385,16 @@ impl ArgStore {
             i += 1;
             let mut literal: &[u8] = &[];
             if tag == 0 {
-                let Some(n) = get_varint(b, &mut i) else { break };
+                let Some(n) = get_varint(b, &mut i) else {
+                    break;
+                };
                 let Some(k) = b.get(i..i + n) else { break };
                 literal = k;
                 i += n;
             }
-            let Some(n) = get_varint(b, &mut i) else { break };
+            let Some(n) = get_varint(b, &mut i) else {
+                break;
+            };
             let Some(value) = b.get(i..i + n) else { break };
             i += n;
             for k in 0..N {

@@ -166,7 +166,7 @@ pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
                 };
                 let entry = places.entry(key).or_default();
                 entry.0.push(p);
-                for &c in &sl.children[p as usize] {
+                for &c in sl.children(p) {
                     let ci = c as usize;
                     if s.start_ns[ci] >= end {
                         break;
@@ -199,7 +199,7 @@ pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
             // Per place (a step, or an annotation in one), the span of its loop.
             let mut ranges: Vec<TimeRange> = Vec::new();
             for &p in &parents {
-                let children = &sl.children[p as usize];
+                let children = sl.children(p);
                 let members: Vec<bool> = children
                     .iter()
                     .map(|&c| names.contains(&s.name[c as usize]))
@@ -306,16 +306,13 @@ pub(crate) fn untraced_cpu_time(cx: &Context) -> Vec<Finding> {
         for &st in &sl.steps {
             // A step whose thread runs none of its operators (they run on threads the trace
             // does not tie to it) says nothing of untraced time.
-            if sl.children[st as usize].is_empty() {
+            if sl.children(st).is_empty() {
                 continue;
             }
             let mut at = s.start_ns[st as usize];
             let mut before = None;
             let end = s.end_ns(st as usize);
-            for &c in sl.children[st as usize]
-                .iter()
-                .chain(std::iter::once(&NONE))
-            {
+            for &c in sl.children(st).iter().chain(std::iter::once(&NONE)) {
                 let (next_start, after) = if c == NONE {
                     (end, None)
                 } else {
@@ -503,7 +500,7 @@ pub(crate) fn annotation_overhead(cx: &Context) -> Vec<Finding> {
         seen_parents.sort_unstable();
         seen_parents.dedup();
         for p in seen_parents {
-            let children = &sl.children[p as usize];
+            let children = sl.children(p);
             let members: Vec<bool> = children
                 .iter()
                 .map(|&c| names.contains(&s.name[c as usize]))

@@ -137,7 +137,7 @@ fn part(cx: &Context) -> Option<Part> {
         let Some(sl) = cx.step_lanes.iter().find(|l| l.lane == r.lane as usize) else {
             continue;
         };
-        let children = &sl.children[i];
+        let children = sl.children(i as u32);
         let mut counts: rustc_hash::FxHashMap<crate::model::StrId, usize> = Default::default();
         for &c in children {
             *counts.entry(s.name[c as usize]).or_default() += 1;
