@@ -49,25 +49,25 @@ pub fn analyse(loaded: &Loaded, opts: &ReportArgs) -> Analysed {
     let d = &loaded.derived;
     // Two threads, along the findings' chain. The rules need the links, steps, idle time and
     // FLOPs; their savings need the rules and the critical path's graph, which needs the links
-    // and steps. So this thread builds the links, the steps and the graph, then the savings;
-    // the other the FLOPs and idle time (once the links are kept: the getters wait for a result
-    // being built instead of building it again), the rules (once the steps are), then the
-    // operator forest, which the tables need and nothing here does. 1 GB scaled trace: links
-    // 0.09 s, steps 0.18, graph 0.31, savings 0.19 on this side; FLOPs 0.09, idle 0.05, rules
-    // 0.24, forest 0.27 on the other, the two sides 0.77 and 0.78 s (the forest first had the
-    // savings wait for the rules: 0.84-0.86 s). A trace with no what-if to replay builds the
-    // graph for nothing, while the rules run.
+    // and steps. So this thread builds the links, the steps, the FLOPs and the graph, then the
+    // savings; the other the operator forest (the tables', needed by nothing here), idle time,
+    // then the rules (the getters wait for a result being built instead of building it again).
+    // 1 GB scaled trace: links 0.10 s, steps 0.10, FLOPs 0.09, graph 0.22, savings 0.19 on
+    // this side; forest 0.27, idle 0.05, rules 0.19 on the other, so the savings start when the
+    // graph is done. (The forest last on the other side had this one wait for it: 0.76 s against
+    // 0.70.) A trace with no what-if to replay builds the graph for nothing, beside the rules.
     let (ruled, rules_kept) = std::sync::mpsc::channel();
     let judged = std::thread::scope(|s| {
         let rules = s.spawn(|| {
-            d.flops();
+            d.forest();
             d.idle(&io);
+            d.flops();
             d.steps();
             d.found(&io);
             let _ = ruled.send(());
-            d.forest();
         });
         d.steps();
+        d.flops();
         // An error (no step to follow) is kept too, and the findings' savings read it.
         let _ = d.critical();
         // The rules' results are kept per option value, which a second asker would build again:
