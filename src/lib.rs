@@ -21,6 +21,7 @@
 //! `sightline mcp`, `sightline serve`), the page (`www/`) and the Python package (`python/`).
 
 pub mod analysis;
+mod cores;
 pub mod model;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;

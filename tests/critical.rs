@@ -667,6 +667,8 @@ fn what_ifs_priced_together_equal_each_priced_alone() {
     let traces = [
         common::shared_trace("real/hta_a100_alexnet_cuda_sync.json.gz"),
         common::shared_trace("real/tracelens_h100_falconsai_vit.json.gz"),
+        // 82,928 edges: over the count from which the edges are scaled on two cores.
+        common::shared_trace("real/tracelens_h100_owlv2_stack_mem.json.gz"),
         parse_judge("small_op_storm.base.pt.trace.json.gz"),
         parse_judge("copies_dtype.base.pt.trace.json.gz"),
         parse_judge("annotation_overhead.base.pt.trace.json.gz"),
@@ -706,6 +708,18 @@ fn what_ifs_priced_together_equal_each_priced_alone() {
                 .all(|(x, y)| x.predicted_us.to_bits() == y.predicted_us.to_bits());
             assert!(same && alone.len() == predicted[k].len(), "{:?}", texts[k]);
         }
+        // `untraced=0`: each CPU edge in no slice or only a step's, and their count, whichever
+        // half of the edges (and core) they were in.
+        let (factor, matched) = whatif::factors(trace, &a, &[Edit::parse("untraced=0").unwrap()]);
+        let mut untraced = 0;
+        for (x, e) in g.edges.iter().enumerate() {
+            let want = e.kind == EdgeKind::Cpu
+                && e.slice
+                    .is_none_or(|r| trace.slice_name(r).starts_with("ProfilerStep#"));
+            untraced += want as usize;
+            assert_eq!(factor[x] == 0.0, want, "untraced: edge {x}");
+        }
+        assert_eq!(matched, vec![untraced]);
         // `aten::add*0.5` (with its children) against `self:aten::add*0.5`: each CPU edge
         // charged to a slice is scaled when that slice, or for the first a slice holding it, is
         // an `aten::add`.

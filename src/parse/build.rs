@@ -13,6 +13,7 @@ use super::fields::{read_object, Field};
 use super::rows::assign_rows;
 use super::split::Sink;
 use super::Reader;
+use crate::cores::{both, two_cores};
 use crate::model::category::{self, Kind};
 use crate::model::*;
 use rustc_hash::FxHashMap;
@@ -1275,31 +1276,6 @@ fn make_room<T>(v: &mut Vec<T>, expect: Option<(u64, u64)>, offset: u64) {
 /// At least this many slices make the finish and the join use a second core ([`both`]): below,
 /// a thread's start costs more than it saves.
 const TWO_THREADS_FROM: usize = 1 << 16;
-
-/// `a` and `b`, at once on two threads when `big` and [`two_cores`]; one after the other
-/// otherwise (the page parallelizes with workers instead).
-fn both<A: Send, B: Send>(
-    big: bool,
-    a: impl FnOnce() -> A + Send,
-    b: impl FnOnce() -> B + Send,
-) -> (A, B) {
-    if !(big && two_cores()) {
-        return (a(), b());
-    }
-    std::thread::scope(|s| {
-        let other = s.spawn(b);
-        let a = a();
-        (a, other.join().expect("a finish thread panicked"))
-    })
-}
-
-/// Whether this process may use a second core: not in wasm, whose module has no threads, nor
-/// where the CPU set it is allowed (as `taskset` gives it) has one core.
-fn two_cores() -> bool {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    !cfg!(target_arch = "wasm32")
-        && *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())) > 1
-}
 
 /// Each lane's slices out of the file-order columns, sorted by start, longer first (so a parent
 /// precedes the children that start with it), then file order, with times rebased to `origin`.

@@ -15,6 +15,7 @@
 use super::graph::{EdgeKind, Graph};
 use super::{is_data_loading, Analysis};
 use crate::analysis::idle::OpClass;
+use crate::cores::both;
 use crate::model::{StrId, Trace};
 use serde::Serialize;
 
@@ -273,45 +274,66 @@ pub fn factors_each(trace: &Trace, a: &Analysis, sets: &[&[Edit]]) -> Vec<(Vec<f
                 .collect()
         })
         .collect();
-    for (x, edge) in g.edges.iter().enumerate() {
-        let untraced = edge.kind == EdgeKind::Cpu
-            && edge.slice.is_none_or(|r| {
-                steps[trace.lanes[r.lane as usize].slices.name[r.index as usize].0 as usize]
-            });
-        for (k, e) in edits.iter().enumerate() {
-            if !applies(e) {
-                continue;
-            }
-            let hit = match (edge.kind, edge.slice) {
-                (EdgeKind::Cpu, _) if e.target == Target::Untraced => untraced,
-                (EdgeKind::Cpu, _)
-                    if e.gaps
-                        && untraced
-                        && bounds[k].0.contains(edge.from)
-                        && bounds[k].1.contains(edge.to) =>
-                {
-                    true
+    // Each edge's factor under each edit: the edges in two halves, on two cores where the process
+    // has them (each half writes its own part of every set's factors), with the untraced stretches
+    // each half matched.
+    let pass = |lo: usize, factor: &mut [&mut [f64]]| -> Vec<usize> {
+        let mut matched = vec![0usize; edits.len()];
+        let len = factor.first().map_or(0, |f| f.len());
+        for (j, edge) in g.edges[lo..lo + len].iter().enumerate() {
+            let untraced = edge.kind == EdgeKind::Cpu
+                && edge.slice.is_none_or(|r| {
+                    steps[trace.lanes[r.lane as usize].slices.name[r.index as usize].0 as usize]
+                });
+            for (k, e) in edits.iter().enumerate() {
+                if !applies(e) {
+                    continue;
                 }
-                (EdgeKind::Device(class), Some(r)) => match (&names[k], &e.target) {
-                    (Some(_), Target::DataLoader) => false,
-                    (Some(m), _) => {
-                        m[trace.lanes[r.lane as usize].slices.name[r.index as usize].0 as usize]
+                let hit = match (edge.kind, edge.slice) {
+                    (EdgeKind::Cpu, _) if e.target == Target::Untraced => untraced,
+                    (EdgeKind::Cpu, _)
+                        if e.gaps
+                            && untraced
+                            && bounds[k].0.contains(edge.from)
+                            && bounds[k].1.contains(edge.to) =>
+                    {
+                        true
                     }
-                    (None, t) => class_target(class, t),
-                },
-                (EdgeKind::Cpu, Some(_)) if e.target == Target::Pageable => false,
-                (EdgeKind::Cpu, Some(r)) if names[k].is_some() || e.target == Target::Float64 => {
-                    held[k][r.lane as usize]
-                        .get(r.index as usize)
-                        .is_some_and(|&h| h)
+                    (EdgeKind::Device(class), Some(r)) => match (&names[k], &e.target) {
+                        (Some(_), Target::DataLoader) => false,
+                        (Some(m), _) => {
+                            m[trace.lanes[r.lane as usize].slices.name[r.index as usize].0 as usize]
+                        }
+                        (None, t) => class_target(class, t),
+                    },
+                    (EdgeKind::Cpu, Some(_)) if e.target == Target::Pageable => false,
+                    (EdgeKind::Cpu, Some(r))
+                        if names[k].is_some() || e.target == Target::Float64 =>
+                    {
+                        held[k][r.lane as usize]
+                            .get(r.index as usize)
+                            .is_some_and(|&h| h)
+                    }
+                    _ => false,
+                };
+                if hit {
+                    factor[set_of[k]][j] *= e.factor;
+                    matched[k] += (e.target == Target::Untraced) as usize;
                 }
-                _ => false,
-            };
-            if hit {
-                factor[set_of[k]][x] *= e.factor;
-                matched[k] += (e.target == Target::Untraced) as usize;
             }
         }
+        matched
+    };
+    let mid = g.edges.len() / 2;
+    let (mut low, mut high): (Vec<&mut [f64]>, Vec<&mut [f64]>) =
+        factor.iter_mut().map(|f| f.split_at_mut(mid)).unzip();
+    let (m_low, m_high) = both(
+        g.edges.len() >= TWO_THREADS_FROM,
+        || pass(0, &mut low),
+        || pass(mid, &mut high),
+    );
+    for (k, m) in matched.iter_mut().enumerate() {
+        *m += m_low[k] + m_high[k];
     }
     let mut matched = matched.into_iter();
     factor
@@ -320,6 +342,10 @@ pub fn factors_each(trace: &Trace, a: &Analysis, sets: &[&[Edit]]) -> Vec<(Vec<f
         .map(|(f, set)| (f, matched.by_ref().take(set.len()).collect()))
         .collect()
 }
+
+/// At least this many edges make the what-ifs use a second core ([`both`]): below, a thread's
+/// start costs more than it saves.
+const TWO_THREADS_FROM: usize = 1 << 16;
 
 /// A set of the graph's nodes, a bit each.
 struct NodeSet(Vec<u64>);
@@ -401,6 +427,17 @@ pub fn replay(g: &Graph, factor: &[f64]) -> Vec<f64> {
 /// [`replay`] under several sets of factors in one walk of the graph, whose edges are read once
 /// for all of them.
 pub fn replay_each(g: &Graph, factors: &[&[f64]]) -> Vec<Vec<f64>> {
+    // Several sets replay on two cores where the process has them, half the sets each.
+    if factors.len() > 1 && g.edges.len() >= TWO_THREADS_FROM {
+        let (a, b) = factors.split_at(factors.len() / 2);
+        let (mut a, b) = both(true, || replay_sets(g, a), || replay_sets(g, b));
+        a.extend(b);
+        return a;
+    }
+    replay_sets(g, factors)
+}
+
+fn replay_sets(g: &Graph, factors: &[&[f64]]) -> Vec<Vec<f64>> {
     let measured: Vec<f64> = g.time.iter().map(|&x| x as f64).collect();
     let mut t = vec![measured; factors.len()];
     let mut best: Vec<Option<f64>> = vec![None; factors.len()];
