@@ -143,8 +143,9 @@ pub fn split(assessed: Vec<Assessed>) -> (Vec<Assessed>, Vec<Assessed>) {
         .partition(|a| !a.finding.is_recording())
 }
 
-/// Each finding's saving (`None` for one without a what-if or whose edits match nothing), their
-/// what-ifs replayed together: each replay walks the whole graph ([`whatif::factors_each`]).
+/// Each finding's saving (`None` for one without a what-if or whose edits match nothing). Their
+/// what-ifs are priced together, as each one walks the whole graph: one pass and one replay
+/// serve them all ([`whatif::factors_each`], [`whatif::predict_each`]).
 fn price(trace: &Trace, a: &Analysis, findings: &[Finding]) -> Vec<Option<Saving>> {
     if a.windows.is_empty() {
         return vec![None; findings.len()];

@@ -155,8 +155,8 @@ pub fn factors(trace: &Trace, a: &Analysis, edits: &[Edit]) -> (Vec<f64>, Vec<us
 }
 
 /// [`factors`] of several sets of edits (each set one what-if), in one pass over the graph's
-/// edges: on a large trace that pass is a walk of hundreds of MB, which each finding's what-if
-/// had made again (1 GB scaled trace: three findings priced in 0.26 s, most of it these walks).
+/// edges, which each finding's what-if had walked again (the findings' savings price all theirs
+/// at once).
 pub fn factors_each(trace: &Trace, a: &Analysis, sets: &[&[Edit]]) -> Vec<(Vec<f64>, Vec<usize>)> {
     let g = &a.graph;
     // Every set's edits in one list, each knowing its set.
@@ -254,9 +254,8 @@ pub fn factors_each(trace: &Trace, a: &Analysis, sets: &[&[Edit]]) -> Vec<(Vec<f
         }
     }
     // Per edit that names slices (or asks for float64), per CPU lane and slice: whether the slice
-    // or (unless `self:`) a slice holding it is named. Climbing from every CPU edge to its root for
-    // every edit was most of the savings' time (1 GB scaled trace: three findings, 0.26 s); each
-    // slice is now settled once.
+    // or (unless `self:`) a slice holding it is named, each slice settled once instead of a climb
+    // to its root from every CPU edge for every edit.
     let held: Vec<Vec<Vec<bool>>> = edits
         .iter()
         .enumerate()
