@@ -5,7 +5,7 @@
 //! Each getter takes what it depends on from the same store (the findings read its links, steps,
 //! idle time and FLOPs; their savings its critical-path graph). The analyses that run long have a
 //! sliced form too (`*_sliced`, pausing as a [`Slicer`] says, for the page, which draws frames
-//! between the slices); the one-go getter is the sliced one run without pauses, so both fill the
+//! between the slices); the one-go getter runs the same builder without pauses, so both fill the
 //! same cell and there is one code path per analysis. Results that depend on options (idle
 //! time's mode and gap count) are kept per option value.
 //!
