@@ -52,10 +52,10 @@ pub fn analyse(loaded: &Loaded, opts: &ReportArgs) -> Analysed {
     // and steps. So this thread builds the links, the steps, the FLOPs and the graph, then the
     // savings; the other the operator forest (the tables', needed by nothing here), idle time,
     // then the rules (the getters wait for a result being built instead of building it again).
-    // 1 GB scaled trace: links 0.10 s, steps 0.10, FLOPs 0.09, graph 0.22, savings 0.19 on
-    // this side; forest 0.27, idle 0.05, rules 0.19 on the other, so the savings start when the
-    // graph is done. (The forest last on the other side had this one wait for it: 0.76 s against
-    // 0.70.) A trace with no what-if to replay builds the graph for nothing, beside the rules.
+    // 1 GB scaled trace: links 0.10 s, steps 0.10, FLOPs 0.09, graph 0.24 on this side; forest
+    // 0.29, idle 0.05, rules 0.20 on the other; both sides done at 0.52-0.55 s, then the savings
+    // (0.17, on both cores). A trace with no what-if to replay builds the graph for nothing,
+    // beside the rules.
     let (ruled, rules_kept) = std::sync::mpsc::channel();
     let judged = std::thread::scope(|s| {
         let rules = s.spawn(|| {
