@@ -56,29 +56,25 @@ pub fn analyse(loaded: &Loaded, opts: &ReportArgs) -> Analysed {
     // 0.29, idle 0.05, rules 0.20 on the other; both sides done at 0.52-0.55 s, then the savings
     // (0.17, on both cores). A trace with no what-if to replay builds the graph for nothing,
     // beside the rules.
-    let (ruled, rules_kept) = std::sync::mpsc::channel();
-    let judged = std::thread::scope(|s| {
+    std::thread::scope(|s| {
         let rules = s.spawn(|| {
             d.forest();
             d.idle(&io);
             d.flops();
             d.steps();
             d.found(&io);
-            let _ = ruled.send(());
         });
         d.steps();
         d.flops();
         // An error (no step to follow) is kept too, and the findings' savings read it.
         let _ = d.critical();
         // The rules' results are kept per option value, which a second asker would build again:
-        // wait for them (an error means the other thread panicked, which its join passes on).
-        let _ = rules_kept.recv();
-        let judged = d.findings(&io);
+        // the savings wait for them.
         if let Err(panic) = rules.join() {
             std::panic::resume_unwind(panic);
         }
-        judged
     });
+    let judged = d.findings(&io);
     Analysed {
         idle: d.idle(&io),
         judged,
