@@ -357,6 +357,12 @@ impl ArgStore {
     /// with an empty key.
     pub fn members(&self, id: ArgsId) -> Members<'_> {
         Members {
+            raw: self.raw_members(id),
+        }
+    }
+
+    fn raw_members(&self, id: ArgsId) -> RawMembers<'_> {
+        RawMembers {
             bytes: self.record(id).unwrap_or(&[]),
             i: 0,
         }
@@ -374,29 +380,9 @@ impl ArgStore {
         // matched on their key bytes and only the values found are checked as text, where walking
         // [`ArgStore::members`] checked every key and value it passed.
         let mut out: [Option<Option<&str>>; N] = [None; N];
-        let Some(b) = self.record(id) else {
-            return [None; N];
-        };
         let codes = keys.map(key_byte);
-        let mut i = 0;
         let mut left = N;
-        while left > 0 {
-            let Some(&tag) = b.get(i) else { break };
-            i += 1;
-            let mut literal: &[u8] = &[];
-            if tag == 0 {
-                let Some(n) = get_varint(b, &mut i) else {
-                    break;
-                };
-                let Some(k) = b.get(i..i + n) else { break };
-                literal = k;
-                i += n;
-            }
-            let Some(n) = get_varint(b, &mut i) else {
-                break;
-            };
-            let Some(value) = b.get(i..i + n) else { break };
-            i += n;
+        for (tag, literal, value) in self.raw_members(id) {
             for k in 0..N {
                 let hit = match tag {
                     0 => literal == keys[k].as_bytes(),
@@ -408,6 +394,9 @@ impl ArgStore {
                     out[k] = Some(std::str::from_utf8(value).ok());
                     left -= 1;
                 }
+            }
+            if left == 0 {
+                break;
             }
         }
         out.map(Option::flatten)
@@ -645,31 +634,47 @@ impl ExactSizeIterator for FlatEnds<'_> {}
 
 /// Iterator over the members of one args record: (key, value JSON text).
 pub struct Members<'a> {
-    bytes: &'a [u8],
-    i: usize,
+    raw: RawMembers<'a>,
 }
 
 impl<'a> Iterator for Members<'a> {
     type Item = (&'a str, &'a str);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let b = self.bytes;
-        let tag = *b.get(self.i)?;
-        self.i += 1;
+        let (tag, literal, value) = self.raw.next()?;
         let key = match tag {
-            0 => {
-                let n = get_varint(b, &mut self.i)?;
-                let k = std::str::from_utf8(b.get(self.i..self.i + n)?).ok()?;
-                self.i += n;
-                k
-            }
+            0 => std::str::from_utf8(literal).ok()?,
             RAW => "",
             t => KEYS.get(t as usize - 1)?,
         };
+        Some((key, std::str::from_utf8(value).ok()?))
+    }
+}
+
+/// The members of one args record as stored: (key byte, literal key, value), nothing yet read
+/// as text; the literal key is empty unless the key byte is 0.
+struct RawMembers<'a> {
+    bytes: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Iterator for RawMembers<'a> {
+    type Item = (u8, &'a [u8], &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let b = self.bytes;
+        let tag = *b.get(self.i)?;
+        self.i += 1;
+        let mut literal: &[u8] = &[];
+        if tag == 0 {
+            let n = get_varint(b, &mut self.i)?;
+            literal = b.get(self.i..self.i + n)?;
+            self.i += n;
+        }
         let n = get_varint(b, &mut self.i)?;
-        let v = std::str::from_utf8(b.get(self.i..self.i + n)?).ok()?;
+        let value = b.get(self.i..self.i + n)?;
         self.i += n;
-        Some((key, v))
+        Some((tag, literal, value))
     }
 }
 
