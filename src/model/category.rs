@@ -145,11 +145,9 @@ pub struct Kinds {
 
 impl Kinds {
     pub fn new(trace: &Trace) -> Kinds {
-        let n = trace.strings.len();
-        let by_cat = (0..n as u32)
-            .map(|i| Kind::of_cat(trace.str(StrId(i))))
-            .collect();
-        Kinds { by_cat }
+        Kinds {
+            by_cat: trace.strings.each(Kind::of_cat),
+        }
     }
 
     pub fn of_cat(&self, cat: StrId) -> Kind {

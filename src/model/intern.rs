@@ -81,6 +81,12 @@ impl Interner {
         self.strings.len()
     }
 
+    /// `f` of every interned string, indexed by id: a test of names made once per name rather
+    /// than once per slice.
+    pub fn each<T>(&self, f: impl FnMut(&str) -> T) -> Vec<T> {
+        self.strings.iter().map(|s| &**s).map(f).collect()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.strings.len() <= 1
     }

@@ -113,9 +113,7 @@ impl Timeline {
     pub fn in_mode(trace: &Trace, mode: RowMode) -> Timeline {
         let rows = rows::trace_rows(trace, mode);
         let lanes = lane_indexes(trace, &rows);
-        let name_slot = (0..trace.strings.len() as u32)
-            .map(|i| colour::slot(trace.str(StrId(i)), ""))
-            .collect();
+        let name_slot = trace.strings.each(|n| colour::slot(n, ""));
         let mut cat_slot = FxHashMap::default();
         for cat in ["gpu_memcpy", "Memcpy", "gpu_memset", "Memset", "cuda_sync"] {
             if let Some(id) = trace.strings.find(cat) {

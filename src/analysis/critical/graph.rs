@@ -20,7 +20,8 @@
 
 use crate::analysis::idle::{op_class, OpClass};
 use crate::analysis::links::{Kind, Links};
-use crate::model::{SliceRef, StrId, Trace};
+use crate::model::{SliceRef, Trace};
+use crate::ordered::grouped;
 use rustc_hash::FxHashMap;
 
 /// What an edge stands for; with its attributed slice, what a path segment is bound by.
@@ -464,13 +465,8 @@ fn collective_threads(
     chain_in: &[u32],
 ) {
     // Each name read once, not once per slice.
-    let names = |f: fn(&str) -> bool| -> Vec<bool> {
-        (0..trace.strings.len())
-            .map(|k| f(trace.str(StrId(k as u32))))
-            .collect()
-    };
-    let is_step = names(|n| n.starts_with("ProfilerStep#"));
-    let is_gloo = names(|n| n.starts_with("gloo:"));
+    let is_step = trace.strings.each(|n| n.starts_with("ProfilerStep#"));
+    let is_gloo = trace.strings.each(|n| n.starts_with("gloo:"));
     // The step thread of each process: the one with the `ProfilerStep`s.
     let mut step_lane: Vec<(i64, usize)> = Vec::new();
     for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| !l.is_gpu()) {
@@ -615,20 +611,10 @@ impl Graph {
     pub(crate) fn index(&mut self) {
         self.order.clear();
         let n = self.time.len();
-        let mut count = vec![0u32; n + 1];
-        for e in &self.edges {
-            count[e.to as usize + 1] += 1;
-        }
-        for k in 0..n {
-            count[k + 1] += count[k];
-        }
-        self.in_start = count.clone();
-        let mut fill = count;
-        self.in_edges = vec![0; self.edges.len()];
-        for (k, e) in self.edges.iter().enumerate() {
-            self.in_edges[fill[e.to as usize] as usize] = k as u32;
-            fill[e.to as usize] += 1;
-        }
+        (self.in_start, self.in_edges) = grouped(n, || {
+            let edges = self.edges.iter().enumerate();
+            edges.map(|(k, e)| (e.to as usize, k as u32))
+        });
         let (out_start, out) = self.outgoing();
         let mut indegree: Vec<u32> = (0..n)
             .map(|v| self.in_start[v + 1] - self.in_start[v])
@@ -652,21 +638,10 @@ impl Graph {
     /// The outgoing edges of every node: node v's are `out[out_start[v]..out_start[v + 1]]`,
     /// indices into `edges`.
     pub(crate) fn outgoing(&self) -> (Vec<u32>, Vec<u32>) {
-        let n = self.time.len();
-        let mut out_start = vec![0u32; n + 1];
-        for e in &self.edges {
-            out_start[e.from as usize + 1] += 1;
-        }
-        for k in 0..n {
-            out_start[k + 1] += out_start[k];
-        }
-        let mut out = vec![0u32; self.edges.len()];
-        let mut fill = out_start.clone();
-        for (k, e) in self.edges.iter().enumerate() {
-            out[fill[e.from as usize] as usize] = k as u32;
-            fill[e.from as usize] += 1;
-        }
-        (out_start, out)
+        grouped(self.time.len(), || {
+            let edges = self.edges.iter().enumerate();
+            edges.map(|(k, e)| (e.from as usize, k as u32))
+        })
     }
 
     fn push_node(&mut self, t: i64, lane: usize) -> u32 {

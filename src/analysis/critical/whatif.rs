@@ -16,7 +16,7 @@ use super::graph::{EdgeKind, Graph};
 use super::{is_data_loading, Analysis};
 use crate::analysis::idle::OpClass;
 use crate::cores::both;
-use crate::model::{StrId, Trace};
+use crate::model::Trace;
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -168,22 +168,17 @@ pub fn factors_each(trace: &Trace, a: &Analysis, sets: &[&[Edit]]) -> Vec<(Vec<f
         .collect();
     let mut factor = vec![vec![1.0; g.edges.len()]; sets.len()];
     let mut matched = vec![0usize; edits.len()];
-    let each_name = |f: &dyn Fn(&str) -> bool| -> Vec<bool> {
-        (0..trace.strings.len())
-            .map(|k| f(trace.str(StrId(k as u32))))
-            .collect()
-    };
     // Per edit, whether each interned name matches.
     let names: Vec<Option<Vec<bool>>> = edits
         .iter()
         .map(|e| match &e.target {
-            Target::Name(p) => Some(each_name(&|n| glob_any(p, n))),
-            Target::DataLoader => Some(each_name(&is_data_loading)),
-            Target::Pageable => Some(each_name(&is_pageable_copy)),
+            Target::Name(p) => Some(trace.strings.each(|n| glob_any(p, n))),
+            Target::DataLoader => Some(trace.strings.each(is_data_loading)),
+            Target::Pageable => Some(trace.strings.each(is_pageable_copy)),
             _ => None,
         })
         .collect();
-    let steps = each_name(&is_step);
+    let steps = trace.strings.each(is_step);
     // Per CPU lane and slice, whether it is an operator on float64 tensors (read from its args
     // only when an edit asks).
     let float64: Vec<Vec<bool>> = if edits.iter().any(|e| e.target == Target::Float64) {

@@ -10,6 +10,7 @@ use crate::analysis::links::{Kind, Links};
 use crate::analysis::slicing::{self, Slicer, LOOKUP};
 use crate::analysis::steps::StepsReport;
 use crate::model::{SliceRef, Slices, Trace};
+use crate::ordered::grouped;
 use std::cmp::Reverse;
 
 /// At most this many slices and ranges per finding.
@@ -367,29 +368,19 @@ impl StepLane {
                     up.get(p as usize).copied().unwrap_or(NONE)
                 });
             }
-            // Each slice's chain children counted, then laid out in index order, which is time
-            // order (ties in index order, as a stable sort by start leaves them).
-            let mut child_start = vec![0u32; s.len() + 1];
             let mut own_ns = s.dur_ns.clone();
             for i in 0..s.len() {
                 y.tick(1).await;
                 if chain[i] && up[i] != NONE {
-                    child_start[up[i] as usize + 1] += 1;
                     own_ns[up[i] as usize] -= s.dur_ns[i];
                 }
             }
-            for i in 0..s.len() {
-                child_start[i + 1] += child_start[i];
-            }
-            let mut fill = child_start.clone();
-            let mut child = vec![0u32; child_start[s.len()] as usize];
-            for i in 0..s.len() {
-                if chain[i] && up[i] != NONE {
-                    let at = &mut fill[up[i] as usize];
-                    child[*at as usize] = i as u32;
-                    *at += 1;
-                }
-            }
+            // Each slice's chain children in index order, which is time order (ties in index
+            // order, as a stable sort by start leaves them).
+            let (child_start, child) = grouped(s.len(), || {
+                let children = (0..s.len()).filter(|&i| chain[i] && up[i] != NONE);
+                children.map(|i| (up[i] as usize, i as u32))
+            });
             step_slices.sort_by_key(|&i| s.start_ns[i as usize]);
             out.push(StepLane {
                 lane,
