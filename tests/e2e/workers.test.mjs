@@ -359,6 +359,39 @@ export async function theFirstWorkerReadsAWarmUpTraceWhileThePageWaitsForAFile({
   assert.equal(page.workers().length, 1);
 }
 
+export async function aWarmUpStoppedByACancelSaysNothingAndOneThatFailsIsSaid({ page, baseUrl, ignore }) {
+  ignore("console", /the warm-up read failed: crashed in a test/);
+  const said = [];
+  page.on("console", (m) => m.type() === "error" && said.push(m.text()));
+  await open(page, baseUrl);
+  await warmedUp(page, 20000);
+  // A file chosen takes the spare while it warms up (load.js `take`); another choice then cancels
+  // that load, which terminates its worker (app.js `stopLoading`): the warm-up ends with it.
+  const stopped = await page.evaluate(async () => {
+    const workers = window.sightline.workers;
+    workers.warmed = null;
+    workers.warmUp();
+    const w = await workers.take();
+    w.terminate();
+    return workers.warmed.then(() => "read", (e) => e.message);
+  });
+  assert.equal(stopped, "the worker was stopped");
+  assert.deepEqual(said, []);
+  // A worker that fails mid-warm-up is still said.
+  const failed = await page.evaluate(async () => {
+    const workers = window.sightline.workers;
+    workers.refill();
+    workers.warmed = null;
+    workers.warmUp();
+    const w = await workers.take();
+    w.die("crashed in a test");
+    return workers.warmed.then(() => "read", (e) => e.message);
+  });
+  assert.equal(failed, "crashed in a test");
+  await page.waitForTimeout(50);
+  assert.deepEqual(said, ["the warm-up read failed: crashed in a test"]);
+}
+
 export async function aPageThatOpensATraceFromItsAddressDoesNotWarmUp({ page, baseUrl, ignore }) {
   // The page streams same-site URLs; see viewer.test.mjs on the report this gives under interception.
   ignore("http", /\/samples\/[^ ]+: net::ERR_ABORTED$/);

@@ -126,9 +126,20 @@ export class Workers {
    */
   warmUp() {
     if (!this.spare || this.warmed) return;
-    this.warmed = this.spare.then((w) => w.module.warm_up()).then((r) => JSON.parse(r));
-    // A failure is a bug of ours on a healthy trace: said, and the page carries on.
-    this.warmed.catch((err) => console.error(`the warm-up read failed: ${(err && err.message) || err}`));
+    let worker = null;
+    this.warmed = this.spare
+      .then((w) => {
+        worker = w;
+        return w.module.warm_up();
+      })
+      .then((r) => JSON.parse(r));
+    this.warmed.catch((err) => {
+      // A load took the spare mid-warm-up and was then cancelled (another file chosen): the
+      // worker was stopped on purpose, and its warm-up with it.
+      if (worker && worker.dead && !worker.failed) return;
+      // Anything else is a bug of ours on a healthy trace: said, and the page carries on.
+      console.error(`the warm-up read failed: ${(err && err.message) || err}`);
+    });
   }
 
   /** Starts the spare if there is none. */

@@ -89,6 +89,7 @@ export class SessionWorker {
     this.pending = new Map();
     this.nextId = 1;
     this.dead = null;
+    this.failed = null;
     this.onfailure = null;
     this.session = proxy((...a) => this.call(...a), "session");
     this.module = proxy((...a) => this.call(...a), "module");
@@ -183,6 +184,8 @@ export class SessionWorker {
 
   die(message) {
     if (this.dead) return;
+    // Tells a failure from a stop the page asked for (a cancel), which `dead` alone does not.
+    this.failed = message;
     this.terminate(message);
     if (this.onfailure) this.onfailure(message);
   }
@@ -204,6 +207,7 @@ export class LocalSession {
     this.wasm = wasm;
     this.inner = null;
     this.dead = null;
+    this.failed = null;
     this.onfailure = null;
     this.session = proxy((...a) => this.call(...a), "session");
     this.module = proxy((...a) => this.call(...a), "module");
@@ -240,6 +244,8 @@ export class LocalSession {
 
   die(message) {
     if (this.dead) return;
+    // Tells a failure from a stop the page asked for (a cancel), which `dead` alone does not.
+    this.failed = message;
     this.terminate(message);
     if (this.onfailure) this.onfailure(message);
   }
