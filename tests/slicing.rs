@@ -1,7 +1,7 @@
 //! The analyses run in slices (`analysis::slicing`, as the page's worker runs them, pausing every
 //! few units of work) give exactly what they give in one go, on every shared fixture and the
-//! device fixtures: links, steps, idle gaps (exact and HTA), FLOPs, findings and the operator
-//! forest with its tables.
+//! device fixtures: links, steps, idle gaps (exact and HTA), FLOPs, findings (the critical path's
+//! graph and the savings' what-ifs with them) and the operator forest with its tables.
 
 use crate::common;
 
@@ -187,10 +187,20 @@ fn the_store_filled_in_slices_holds_what_one_go_computes() {
         let whole = Derived::new(&t);
         let sliced = Derived::new(&t);
         let mut y = Slicer::every(11);
+        let (found, _) = polled(sliced.found_sliced(&opts, &mut y));
+        // The critical path's graph and the savings' what-ifs, which price the fixes after the
+        // rules, pause too.
         let (judged, polls) = polled(sliced.findings_sliced(&opts, &mut y));
         let slices: usize = t.lanes.iter().map(|l| l.slices.len()).sum();
-        if slices > 11 {
-            assert!(polls > 1, "{name}: the store's analyses paused");
+        if slices > 11 && found.iter().any(|f| !f.whatif.is_empty()) {
+            assert!(polls > 10, "{name}: the savings paused ({polls} polls)");
+            let (a, b) = (sliced.critical().unwrap(), whole.critical().unwrap());
+            assert_eq!(
+                json(&a.paths(&t, sliced.links())),
+                json(&b.paths(&t, whole.links())),
+                "{name}: the critical paths"
+            );
+            assert_eq!(a.graph.order, b.graph.order, "{name}: the graph's order");
         }
         assert_eq!(
             json(&*judged),

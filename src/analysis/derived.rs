@@ -257,6 +257,18 @@ impl<T: Borrow<Trace>> Derived<T> {
             .map_err(Clone::clone)
     }
 
+    pub async fn critical_sliced(&self, y: &mut Slicer) -> Result<&Analysis, String> {
+        if self.critical.get().is_none() {
+            let links = self.links_sliced(y).await;
+            let steps = self.steps_sliced(y).await;
+            let v = Analysis::build_sliced(self.trace(), links, steps, &PathOptions::default(), y)
+                .await;
+            // Another thread may have built it meanwhile: the first kept is the one used.
+            let _ = self.critical.set(v);
+        }
+        self.critical()
+    }
+
     /// The critical path of each step and, with `edits`, each step's predicted time: on the kept
     /// graph for the default options (every step, Sightline's graph), on one built for the call
     /// otherwise.
@@ -339,21 +351,21 @@ impl<T: Borrow<Trace>> Derived<T> {
         block_on(self.findings_sliced(opts, &mut Slicer::never()))
     }
 
-    /// [`Derived::findings`] with the rules run in slices; the savings' what-if replays (and
-    /// the critical-path graph they need, built only when a finding has a what-if) run in one go.
+    /// [`Derived::findings`] in slices: the rules, then the critical-path graph (built only when
+    /// a finding has a what-if) and the savings' what-if replays.
     pub async fn findings_sliced(&self, opts: &IdleOptions, y: &mut Slicer) -> Arc<Judged> {
         let key = idle_key(opts);
         if let Some(v) = self.judged.find(&key) {
             return v;
         }
         let found = (*self.found_sliced(opts, y).await).clone();
-        let analysis = found
-            .iter()
-            .any(|f| !f.whatif.is_empty())
-            .then(|| self.critical().ok())
-            .flatten();
+        let analysis = if found.iter().any(|f| !f.whatif.is_empty()) {
+            self.critical_sliced(y).await.ok()
+        } else {
+            None
+        };
         let (findings, recording) =
-            savings::split(savings::assess_with(self.trace(), analysis, found));
+            savings::split(savings::assess_with_sliced(self.trace(), analysis, found, y).await);
         self.judged.keep(
             key,
             Judged {

@@ -1,11 +1,11 @@
 //! Analyses that can stop and resume: cooperative pauses with no clock and no threads.
 //!
 //! A page holds its trace in one Web Worker, where a call runs to its end before the next message
-//! (a frame to draw) is read. So the long analyses (links, steps, idle, FLOPs, findings, the
-//! operator forest) are `async fn`s that call [`Slicer::tick`] in their O(n) loops with the work
-//! just done (slices or events visited). The tick returns `Poll::Pending` once each time a fixed
-//! amount of work has been done since the last pause, and is ready at once otherwise: a counter
-//! compare. Whoever polls the analysis decides what a pause means: the page's Session polls it
+//! (a frame to draw) is read. So the long analyses (links, steps, idle, FLOPs, findings with the
+//! critical-path graph and the savings' what-ifs, the operator forest) are `async fn`s that call
+//! [`Slicer::tick`] in their O(n) loops with the work just done (slices or events visited). The
+//! tick returns `Poll::Pending` once each time a fixed amount of work has been done since the
+//! last pause, and is ready at once otherwise: a counter compare. Whoever polls the analysis decides what a pause means: the page's Session polls it
 //! once per call (`web/tables.rs`), so frames asked for meanwhile are drawn between slices;
 //! [`block_on`] with [`Slicer::never`] runs it to the end, which is what the synchronous
 //! functions (`Links::build`, `steps::analyze_with`, ...) are, for the CLI, Python and tests.

@@ -20,6 +20,7 @@
 
 use crate::analysis::idle::{op_class, OpClass};
 use crate::analysis::links::{Kind, Links};
+use crate::analysis::slicing::{self, block_on, Slicer, LOOKUP};
 use crate::model::{SliceRef, Trace};
 use crate::ordered::grouped;
 use rustc_hash::FxHashMap;
@@ -90,6 +91,12 @@ fn on_chain(kind: Kind) -> bool {
 }
 
 pub fn build(trace: &Trace, links: &Links) -> Graph {
+    block_on(build_sliced(trace, links, &mut Slicer::never()))
+}
+
+/// [`build`], pausing as `y` says: the page builds the graph between frames (1 GB scaled trace:
+/// about half a second of its worker's time in one go).
+pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph {
     let kinds = &links.kinds;
     let mut g = Graph {
         time: vec![0],
@@ -145,6 +152,7 @@ pub fn build(trace: &Trace, links: &Links) -> Graph {
                 end: b,
             });
         }
+        y.tick(s.len() as u64).await;
     }
     // Device op ends in time order, for the blocking calls.
     let mut ends: Vec<(i64, u32)> = ops
@@ -169,38 +177,48 @@ pub fn build(trace: &Trace, links: &Links) -> Graph {
         g.parent[li] = vec![NONE; s.len()];
         // Boundaries in time order; the stack of open slices, each closing at its end cut to its
         // parent's (a slice that outlives its parent, in a damaged trace, ends with it).
-        let mut chain = Chain {
+        let chain = Chain {
             lane: li,
             last: None,
             stack: Vec::new(),
         };
-        for &i in &idx {
-            chain.close_until(&mut g, &mut chain_in, s.start_ns[i]);
+        let mut state = (&mut g, &mut chain_in, chain);
+        slicing::each(y, idx.len(), &mut state, |(g, chain_in, chain), k| {
+            let i = idx[k];
+            chain.close_until(g, chain_in, s.start_ns[i]);
             let parent = chain.stack.last().copied();
             g.parent[li][i] = parent.map_or(NONE, |p| p.0 as u32);
-            let n = chain.boundary(&mut g, &mut chain_in, s.start_ns[i], parent.map(|p| p.0));
+            let n = chain.boundary(g, chain_in, s.start_ns[i], parent.map(|p| p.0));
             g.cpu_nodes[li][i].0 = n;
             let end = s.end_ns(i).max(s.start_ns[i]);
             chain.stack.push((i, parent.map_or(end, |p| end.min(p.1))));
-        }
+            1
+        })
+        .await;
+        let (_, _, mut chain) = state;
         chain.close_until(&mut g, &mut chain_in, i64::MAX);
         // Blocking calls: the device op that ended last inside the call.
-        for &i in &idx {
+        let mut state = (&g, &mut blocking_waits);
+        slicing::each(y, idx.len(), &mut state, |(g, blocking_waits), k| {
+            let i = idx[k];
             let (a, b) = g.cpu_nodes[li][i];
             if a == NONE || b == NONE || kinds.of_cat(s.cat[i]) != Kind::Runtime {
-                continue;
+                return 1;
             }
             if !is_blocking(trace.str(s.name[i])) {
-                continue;
+                return LOOKUP;
             }
             let (t0, t1) = (s.start_ns[i], s.end_ns(i));
             let k = ends.partition_point(|e| e.0 <= t1);
             if k > 0 && ends[k - 1].0 > t0 {
                 blocking_waits.push((ends[k - 1].1, b, t1 - ends[k - 1].0));
             }
-        }
+            LOOKUP
+        })
+        .await;
     }
     collective_threads(trace, &mut g, &mut blocking_waits, &chain_in);
+    y.tick(LOOKUP * trace.lanes.len() as u64).await;
     // The wait moves from the chain to the sync edge: the chain edges inside the call weigh 0.
     for &(op_end, call_end, w) in &blocking_waits {
         let e = chain_in[call_end as usize];
@@ -217,8 +235,10 @@ pub fn build(trace: &Trace, links: &Links) -> Graph {
     }
 
     // Device edges: durations, stream order, launches.
-    let mut prev_on_lane: Vec<Option<usize>> = vec![None; trace.lanes.len()];
-    for (k, o) in ops.iter().enumerate() {
+    let prev_on_lane: Vec<Option<usize>> = vec![None; trace.lanes.len()];
+    let mut state = (&mut g, prev_on_lane);
+    slicing::each(y, ops.len(), &mut state, |(g, prev_on_lane), k| {
+        let o = &ops[k];
         let s = &trace.lanes[o.lane].slices;
         let r = SliceRef {
             lane: o.lane as u32,
@@ -284,10 +304,13 @@ pub fn build(trace: &Trace, links: &Links) -> Graph {
             _ => {}
         }
         prev_on_lane[o.lane] = Some(k);
-    }
+        LOOKUP
+    })
+    .await;
 
     stream_waits(trace, links, &mut g, &ops_nodes(&ops));
-    g.index();
+    y.tick(ops.len() as u64).await;
+    g.index_sliced(y).await;
     g
 }
 
@@ -551,6 +574,42 @@ fn collective_threads(
 /// One CPU thread's chain while it is built: its last node and the stack of open slices with the
 /// time each closes (its end, cut to its parent's: a slice that outlives its parent, in a damaged
 /// trace, ends with it).
+/// Nodes Kahn's algorithm orders between two ticks.
+const KAHN_CHUNK: usize = 4096;
+
+/// Kahn's algorithm's state between chunks ([`Graph::index_sliced`]): the loop runs in a
+/// function of its own, whose locals the compiler keeps in registers (see [`slicing::each`]).
+struct Kahn<'a> {
+    edges: &'a [Edge],
+    out_start: &'a [u32],
+    out: &'a [u32],
+    indegree: Vec<u32>,
+    ready: Vec<u32>,
+    order: Vec<u32>,
+}
+
+impl Kahn<'_> {
+    /// Orders up to `n` more nodes; false once every reachable node is ordered.
+    #[inline(never)]
+    fn run(&mut self, n: usize) -> bool {
+        for _ in 0..n {
+            let Some(v) = self.ready.pop() else {
+                return false;
+            };
+            self.order.push(v);
+            let (a, b) = (self.out_start[v as usize], self.out_start[v as usize + 1]);
+            for &e in &self.out[a as usize..b as usize] {
+                let w = self.edges[e as usize].to as usize;
+                self.indegree[w] -= 1;
+                if self.indegree[w] == 0 {
+                    self.ready.push(w as u32);
+                }
+            }
+        }
+        !self.ready.is_empty()
+    }
+}
+
 struct Chain {
     lane: usize,
     last: Option<u32>,
@@ -609,30 +668,41 @@ impl Graph {
     /// gap, so the sort by time only breaks ties). A cycle (only possible through equal times in a
     /// damaged trace) leaves nodes out: they keep their measured times in a replay.
     pub(crate) fn index(&mut self) {
+        block_on(self.index_sliced(&mut Slicer::never()));
+    }
+
+    /// [`Graph::index`], pausing as `y` says.
+    async fn index_sliced(&mut self, y: &mut Slicer) {
         self.order.clear();
         let n = self.time.len();
         (self.in_start, self.in_edges) = grouped(n, || {
             let edges = self.edges.iter().enumerate();
             edges.map(|(k, e)| (e.to as usize, k as u32))
         });
+        y.tick(self.edges.len() as u64).await;
         let (out_start, out) = self.outgoing();
-        let mut indegree: Vec<u32> = (0..n)
+        y.tick(self.edges.len() as u64).await;
+        let indegree: Vec<u32> = (0..n)
             .map(|v| self.in_start[v + 1] - self.in_start[v])
             .collect();
         let mut ready: Vec<u32> = (0..n as u32)
             .filter(|&v| indegree[v as usize] == 0)
             .collect();
         ready.sort_by_key(|&v| std::cmp::Reverse(self.time[v as usize]));
-        while let Some(v) = ready.pop() {
-            self.order.push(v);
-            for &e in &out[out_start[v as usize] as usize..out_start[v as usize + 1] as usize] {
-                let w = self.edges[e as usize].to as usize;
-                indegree[w] -= 1;
-                if indegree[w] == 0 {
-                    ready.push(w as u32);
-                }
-            }
+        y.tick(n as u64).await;
+        let mut kahn = Kahn {
+            edges: &self.edges,
+            out_start: &out_start,
+            out: &out,
+            indegree,
+            ready,
+            order: std::mem::take(&mut self.order),
+        };
+        // A node a unit: its outgoing edges are read where they lie, mostly near it.
+        while kahn.run(KAHN_CHUNK) {
+            y.tick(KAHN_CHUNK as u64).await;
         }
+        self.order = kahn.order;
     }
 
     /// The outgoing edges of every node: node v's are `out[out_start[v]..out_start[v + 1]]`,

@@ -42,6 +42,7 @@ pub mod whatif;
 
 use crate::analysis::idle::OpClass;
 use crate::analysis::links::{Kind, Links};
+use crate::analysis::slicing::{block_on, Slicer};
 use crate::analysis::steps::StepsReport;
 use crate::analysis::summary::lane_name;
 use crate::model::{SliceRef, Trace};
@@ -118,7 +119,24 @@ impl Analysis {
         steps: &StepsReport,
         opts: &PathOptions,
     ) -> Result<Analysis, String> {
-        let graph = graph::build(trace, links);
+        block_on(Analysis::build_sliced(
+            trace,
+            links,
+            steps,
+            opts,
+            &mut Slicer::never(),
+        ))
+    }
+
+    /// [`Analysis::build`], pausing as `y` says (the page's findings price their fixes on it).
+    pub async fn build_sliced(
+        trace: &Trace,
+        links: &Links,
+        steps: &StepsReport,
+        opts: &PathOptions,
+        y: &mut Slicer,
+    ) -> Result<Analysis, String> {
+        let graph = graph::build_sliced(trace, links, y).await;
         let windows = windows(trace, &graph, steps, opts)?;
         Ok(Analysis {
             graph,

@@ -28,6 +28,7 @@ use super::whatif::{self, Edit};
 use super::{Analysis, PathOptions};
 use crate::analysis::findings::{Finding, Severity};
 use crate::analysis::links::Links;
+use crate::analysis::slicing::{block_on, Slicer};
 use crate::analysis::steps::StepsReport;
 use crate::model::Trace;
 use serde::Serialize;
@@ -100,8 +101,23 @@ pub fn assess_with(
     analysis: Option<&Analysis>,
     findings: Vec<Finding>,
 ) -> Vec<Assessed> {
+    block_on(assess_with_sliced(
+        trace,
+        analysis,
+        findings,
+        &mut Slicer::never(),
+    ))
+}
+
+/// [`assess_with`], pausing as `y` says: the page prices the fixes between frames.
+pub async fn assess_with_sliced(
+    trace: &Trace,
+    analysis: Option<&Analysis>,
+    findings: Vec<Finding>,
+    y: &mut Slicer,
+) -> Vec<Assessed> {
     let savings = match analysis {
-        Some(a) => price(trace, a, &findings),
+        Some(a) => price(trace, a, &findings, y).await,
         None => vec![None; findings.len()],
     };
     let mut out: Vec<Assessed> = findings
@@ -146,7 +162,12 @@ pub fn split(assessed: Vec<Assessed>) -> (Vec<Assessed>, Vec<Assessed>) {
 /// Each finding's saving (`None` for one without a what-if or whose edits match nothing). Their
 /// what-ifs are priced together, as each one walks the whole graph: one pass and one replay
 /// serve them all ([`whatif::factors_each`], [`whatif::predict_each`]).
-fn price(trace: &Trace, a: &Analysis, findings: &[Finding]) -> Vec<Option<Saving>> {
+async fn price(
+    trace: &Trace,
+    a: &Analysis,
+    findings: &[Finding],
+    y: &mut Slicer,
+) -> Vec<Option<Saving>> {
     if a.windows.is_empty() {
         return vec![None; findings.len()];
     }
@@ -164,7 +185,7 @@ fn price(trace: &Trace, a: &Analysis, findings: &[Finding]) -> Vec<Option<Saving
         .filter(|&k| !edits[k].is_empty())
         .collect();
     let sets: Vec<&[Edit]> = priced.iter().map(|&k| edits[k].as_slice()).collect();
-    let factored = whatif::factors_each(trace, a, &sets);
+    let factored = whatif::factors_each_sliced(trace, a, &sets, y).await;
     // Only the edits that found something stand for the fix.
     let used: Vec<Vec<String>> = sets
         .iter()
@@ -183,7 +204,9 @@ fn price(trace: &Trace, a: &Analysis, findings: &[Finding]) -> Vec<Option<Saving
         .filter(|(_, u)| !u.is_empty())
         .map(|((f, _), _)| f.as_slice())
         .collect();
-    let mut predictions = whatif::predict_each(a, &replayed).into_iter();
+    let mut predictions = whatif::predict_each_sliced(a, &replayed, y)
+        .await
+        .into_iter();
     let mut out = vec![None; findings.len()];
     for (&k, used) in priced.iter().zip(used) {
         if used.is_empty() {

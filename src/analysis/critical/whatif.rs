@@ -15,7 +15,8 @@
 use super::graph::{EdgeKind, Graph};
 use super::{is_data_loading, Analysis};
 use crate::analysis::idle::OpClass;
-use crate::cores::both;
+use crate::analysis::slicing::{block_on, Slicer};
+use crate::cores::{both, two_cores};
 use crate::model::Trace;
 use serde::Serialize;
 
@@ -158,7 +159,18 @@ pub fn factors(trace: &Trace, a: &Analysis, edits: &[Edit]) -> (Vec<f64>, Vec<us
 /// edges, which each finding's what-if had walked again (the findings' savings price all theirs
 /// at once).
 pub fn factors_each(trace: &Trace, a: &Analysis, sets: &[&[Edit]]) -> Vec<(Vec<f64>, Vec<usize>)> {
+    block_on(factors_each_sliced(trace, a, sets, &mut Slicer::never()))
+}
+
+/// [`factors_each`], pausing as `y` says.
+pub async fn factors_each_sliced(
+    trace: &Trace,
+    a: &Analysis,
+    sets: &[&[Edit]],
+    y: &mut Slicer,
+) -> Vec<(Vec<f64>, Vec<usize>)> {
     let g = &a.graph;
+    let slices: u64 = trace.lanes.iter().map(|l| l.slices.len() as u64).sum();
     // Every set's edits in one list, each knowing its set.
     let edits: Vec<&Edit> = sets.iter().flat_map(|set| set.iter()).collect();
     let set_of: Vec<usize> = sets
@@ -203,6 +215,7 @@ pub fn factors_each(trace: &Trace, a: &Analysis, sets: &[&[Edit]]) -> Vec<(Vec<f
     } else {
         Vec::new()
     };
+    y.tick(slices).await;
     let applies = |e: &Edit| e.rank.is_none_or(|r| r == a.rank);
     // Whether a slice itself is what an edit names.
     let names_slice = |k: usize, lane: usize, i: usize| -> bool {
@@ -247,17 +260,18 @@ pub fn factors_each(trace: &Trace, a: &Analysis, sets: &[&[Edit]]) -> Vec<(Vec<f
                 }
             }
         }
+        y.tick(slices).await;
     }
     // Per edit that names slices (or asks for float64), per CPU lane and slice: whether the slice
     // or (unless `self:`) a slice holding it is named, each slice settled once instead of a climb
     // to its root from every CPU edge for every edit.
-    let held: Vec<Vec<Vec<bool>>> = edits
-        .iter()
-        .enumerate()
-        .map(|(k, e)| {
-            if !applies(e) || (names[k].is_none() && e.target != Target::Float64) {
-                return Vec::new();
-            }
+    let mut held: Vec<Vec<Vec<bool>>> = Vec::with_capacity(edits.len());
+    for (k, e) in edits.iter().enumerate() {
+        if !applies(e) || (names[k].is_none() && e.target != Target::Float64) {
+            held.push(Vec::new());
+            continue;
+        }
+        held.push(
             (0..trace.lanes.len())
                 .map(|li| {
                     if trace.lanes[li].is_gpu() {
@@ -265,12 +279,12 @@ pub fn factors_each(trace: &Trace, a: &Analysis, sets: &[&[Edit]]) -> Vec<(Vec<f
                     }
                     held_by(&g.parent[li], e.own, |i| names_slice(k, li, i))
                 })
-                .collect()
-        })
-        .collect();
-    // Each edge's factor under each edit: the edges in two halves, on two cores where the process
-    // has them (each half writes its own part of every set's factors), with the untraced stretches
-    // each half matched.
+                .collect(),
+        );
+        y.tick(slices).await;
+    }
+    // Each edge's factor under each edit, a range of edges at a time (each range writes its own
+    // part of every set's factors), with the untraced stretches each range matched.
     let pass = |lo: usize, factor: &mut [&mut [f64]]| -> Vec<usize> {
         let mut matched = vec![0usize; edits.len()];
         let len = factor.first().map_or(0, |f| f.len());
@@ -318,16 +332,25 @@ pub fn factors_each(trace: &Trace, a: &Analysis, sets: &[&[Edit]]) -> Vec<(Vec<f
         }
         matched
     };
-    let mid = g.edges.len() / 2;
-    let (mut low, mut high): (Vec<&mut [f64]>, Vec<&mut [f64]>) =
-        factor.iter_mut().map(|f| f.split_at_mut(mid)).unzip();
-    let (m_low, m_high) = both(
-        g.edges.len() >= TWO_THREADS_FROM,
-        || pass(0, &mut low),
-        || pass(mid, &mut high),
-    );
-    for (k, m) in matched.iter_mut().enumerate() {
-        *m += m_low[k] + m_high[k];
+    let n = g.edges.len();
+    if n >= TWO_THREADS_FROM && two_cores() {
+        // Two halves, on two cores.
+        let (mut low, mut high): (Vec<&mut [f64]>, Vec<&mut [f64]>) =
+            factor.iter_mut().map(|f| f.split_at_mut(n / 2)).unzip();
+        let (m_low, m_high) = both(true, || pass(0, &mut low), || pass(n / 2, &mut high));
+        for (k, m) in matched.iter_mut().enumerate() {
+            *m += m_low[k] + m_high[k];
+        }
+    } else {
+        // In ranges, pausing between them.
+        for lo in (0..n).step_by(PASS_CHUNK) {
+            let hi = (lo + PASS_CHUNK).min(n);
+            let mut part: Vec<&mut [f64]> = factor.iter_mut().map(|f| &mut f[lo..hi]).collect();
+            for (m, got) in matched.iter_mut().zip(pass(lo, &mut part)) {
+                *m += got;
+            }
+            y.tick(((hi - lo) * edits.len().max(1)) as u64).await;
+        }
     }
     let mut matched = matched.into_iter();
     factor
@@ -340,6 +363,10 @@ pub fn factors_each(trace: &Trace, a: &Analysis, sets: &[&[Edit]]) -> Vec<(Vec<f
 /// At least this many edges make the what-ifs use a second core ([`both`]): below, a thread's
 /// start costs more than it saves.
 const TWO_THREADS_FROM: usize = 1 << 16;
+
+/// Edges the factors' pass reads between two pauses where it runs on one core; nodes a replay
+/// walks between two pauses.
+const PASS_CHUNK: usize = 1 << 14;
 
 /// A set of the graph's nodes, a bit each.
 struct NodeSet(Vec<u64>);
@@ -421,36 +448,63 @@ pub fn replay(g: &Graph, factor: &[f64]) -> Vec<f64> {
 /// [`replay`] under several sets of factors in one walk of the graph, whose edges are read once
 /// for all of them.
 pub fn replay_each(g: &Graph, factors: &[&[f64]]) -> Vec<Vec<f64>> {
+    block_on(replay_each_sliced(g, factors, &mut Slicer::never()))
+}
+
+/// [`replay_each`], pausing as `y` says.
+pub async fn replay_each_sliced(g: &Graph, factors: &[&[f64]], y: &mut Slicer) -> Vec<Vec<f64>> {
     // Several sets replay on two cores where the process has them, half the sets each.
-    if factors.len() > 1 && g.edges.len() >= TWO_THREADS_FROM {
+    if factors.len() > 1 && g.edges.len() >= TWO_THREADS_FROM && two_cores() {
         let (a, b) = factors.split_at(factors.len() / 2);
-        let (mut a, b) = both(true, || replay_sets(g, a), || replay_sets(g, b));
+        let never = || Slicer::never();
+        let (mut a, b) = both(
+            true,
+            || block_on(replay_sets(g, a, &mut never())),
+            || block_on(replay_sets(g, b, &mut never())),
+        );
         a.extend(b);
         return a;
     }
-    replay_sets(g, factors)
+    replay_sets(g, factors, y).await
 }
 
-fn replay_sets(g: &Graph, factors: &[&[f64]]) -> Vec<Vec<f64>> {
+async fn replay_sets(g: &Graph, factors: &[&[f64]], y: &mut Slicer) -> Vec<Vec<f64>> {
     let measured: Vec<f64> = g.time.iter().map(|&x| x as f64).collect();
     let mut t = vec![measured; factors.len()];
     let mut best: Vec<Option<f64>> = vec![None; factors.len()];
-    for &v in &g.order {
+    for order in g.order.chunks(PASS_CHUNK) {
+        replay_nodes(g, factors, order, &mut t, &mut best);
+        y.tick((order.len() * factors.len()) as u64).await;
+    }
+    t
+}
+
+/// Replays `order`'s nodes under each set of factors: each node's time is the latest arrival
+/// over its incoming edges. In a function of its own, whose locals stay in registers (see
+/// [`crate::analysis::slicing::each`]).
+#[inline(never)]
+fn replay_nodes(
+    g: &Graph,
+    factors: &[&[f64]],
+    order: &[u32],
+    t: &mut [Vec<f64>],
+    best: &mut [Option<f64>],
+) {
+    for &v in order {
         best.fill(None);
         for (k, e) in g.incoming_indexed(v) {
             let w = e.weight as f64;
-            for ((b, t), f) in best.iter_mut().zip(&t).zip(factors) {
+            for ((b, t), f) in best.iter_mut().zip(&*t).zip(factors) {
                 let arrive = t[e.from as usize] + w * f[k];
                 *b = Some(b.map_or(arrive, |b| b.max(arrive)));
             }
         }
-        for (b, t) in best.iter().zip(&mut t) {
+        for (b, t) in best.iter().zip(t.iter_mut()) {
             if let Some(b) = *b {
                 t[v as usize] = b;
             }
         }
     }
-    t
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -476,8 +530,18 @@ pub fn predict(a: &Analysis, factor: &[f64]) -> Vec<Prediction> {
 
 /// [`predict`] under several sets of factors, replayed together ([`replay_each`]).
 pub fn predict_each(a: &Analysis, factors: &[&[f64]]) -> Vec<Vec<Prediction>> {
+    block_on(predict_each_sliced(a, factors, &mut Slicer::never()))
+}
+
+/// [`predict_each`], pausing as `y` says.
+pub async fn predict_each_sliced(
+    a: &Analysis,
+    factors: &[&[f64]],
+    y: &mut Slicer,
+) -> Vec<Vec<Prediction>> {
     let g = &a.graph;
-    replay_each(g, factors)
+    replay_each_sliced(g, factors, y)
+        .await
         .iter()
         .map(|t| {
             a.windows

@@ -118,7 +118,13 @@ pub async fn analyze_sliced(trace: &Trace, inputs: Inputs<'_>, y: &mut Slicer) -
         compiled,
     } = inputs;
     let cx = context::Context::new(trace, links, steps, idle, graphs, compiled, y).await;
-    let mut out: Vec<Finding> = rules::RULES.iter().flat_map(|rule| rule(&cx)).collect();
+    // A pause after each rule: most read every slice of the step threads once.
+    let slices: u64 = trace.lanes.iter().map(|l| l.slices.len() as u64).sum();
+    let mut out: Vec<Finding> = Vec::new();
+    for rule in rules::RULES {
+        out.extend(rule(&cx));
+        y.tick(slices).await;
+    }
     let replays = graphs.uses_graphs();
     out.extend(super::flops::rules::findings(trace, links, flops, compiled, replays, y).await);
     out.sort_by_key(|f| Reverse(f.severity));
