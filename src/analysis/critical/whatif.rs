@@ -15,7 +15,7 @@
 use super::graph::{EdgeKind, Graph};
 use super::{is_data_loading, Analysis};
 use crate::analysis::idle::OpClass;
-use crate::analysis::slicing::{block_on, Slicer};
+use crate::analysis::slicing::{self, block_on, Slicer, LOOKUP};
 use crate::cores::{both, two_cores};
 use crate::model::Trace;
 use serde::Serialize;
@@ -193,29 +193,23 @@ pub async fn factors_each_sliced(
     let steps = trace.strings.each(is_step);
     // Per CPU lane and slice, whether it is an operator on float64 tensors (read from its args
     // only when an edit asks).
-    let float64: Vec<Vec<bool>> = if edits.iter().any(|e| e.target == Target::Float64) {
-        trace
-            .lanes
-            .iter()
-            .map(|l| {
-                let s = &l.slices;
-                if l.is_gpu() {
-                    return Vec::new();
-                }
-                (0..s.len())
-                    .map(|i| {
-                        trace
-                            .args
-                            .field(s.args[i], "Input type")
-                            .is_some_and(|t| t.contains("\"double\""))
-                    })
-                    .collect()
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
-    y.tick(slices).await;
+    let mut float64: Vec<Vec<bool>> = Vec::new();
+    if edits.iter().any(|e| e.target == Target::Float64) {
+        for l in &trace.lanes {
+            let s = &l.slices;
+            let mut lane = Vec::new();
+            if !l.is_gpu() {
+                lane.reserve(s.len());
+                slicing::each(y, s.len(), &mut lane, |lane, i| {
+                    let t = trace.args.field(s.args[i], "Input type");
+                    lane.push(t.is_some_and(|t| t.contains("\"double\"")));
+                    LOOKUP
+                })
+                .await;
+            }
+            float64.push(lane);
+        }
+    }
     let applies = |e: &Edit| e.rank.is_none_or(|r| r == a.rank);
     // Whether a slice itself is what an edit names.
     let names_slice = |k: usize, lane: usize, i: usize| -> bool {
