@@ -573,9 +573,6 @@ fn collective_threads(
     }
 }
 
-/// One CPU thread's chain while it is built: its last node and the stack of open slices with the
-/// time each closes (its end, cut to its parent's: a slice that outlives its parent, in a damaged
-/// trace, ends with it).
 /// Nodes Kahn's algorithm orders between two ticks.
 const KAHN_CHUNK: usize = 4096;
 
@@ -612,6 +609,9 @@ impl Kahn<'_> {
     }
 }
 
+/// One CPU thread's chain while it is built: its last node and the stack of open slices with the
+/// time each closes (its end, cut to its parent's: a slice that outlives its parent, in a damaged
+/// trace, ends with it).
 struct Chain {
     lane: usize,
     last: Option<u32>,

@@ -450,11 +450,10 @@ pub async fn replay_each_sliced(g: &Graph, factors: &[&[f64]], y: &mut Slicer) -
     // Several sets replay on two cores where the process has them, half the sets each.
     if factors.len() > 1 && g.edges.len() >= TWO_THREADS_FROM && two_cores() {
         let (a, b) = factors.split_at(factors.len() / 2);
-        let never = || Slicer::never();
         let (mut a, b) = both(
             true,
-            || block_on(replay_sets(g, a, &mut never())),
-            || block_on(replay_sets(g, b, &mut never())),
+            || block_on(replay_sets(g, a, &mut Slicer::never())),
+            || block_on(replay_sets(g, b, &mut Slicer::never())),
         );
         a.extend(b);
         return a;
