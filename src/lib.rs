@@ -15,7 +15,10 @@
 //! - `native` (not on wasm32): reading trace files, the library's only file I/O, for the CLI and
 //!   the Python package.
 //! - `web` (wasm32 only): the page's entry points, one `Session` per trace.
-//! - `ordered`: binary and exponential searches of ordered runs, for the view and the analyses.
+//! - `ordered`: binary and exponential searches of ordered runs, and items grouped by key into
+//!   one list, for the view and the analyses.
+//! - `cores`: work split over two cores where the process may use a second (natively), for the
+//!   parser's join and finish and the what-ifs.
 //!
 //! Outside this library: the `sightline` binary (`src/main.rs`, `src/cli/`: the commands,
 //! `sightline mcp`, `sightline serve`), the page (`www/`) and the Python package (`python/`).

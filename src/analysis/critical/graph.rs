@@ -131,8 +131,7 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
     g.time.reserve(nodes);
     g.lane.reserve(nodes);
     g.edges.reserve(nodes + busy);
-    y.tick(trace.lanes.iter().map(|l| l.slices.len() as u64).sum())
-        .await;
+    y.tick(trace.slice_count() as u64).await;
 
     // Device ops first, so that blocking calls can find what they waited for.
     let mut ops: Vec<Op> = Vec::new();

@@ -170,7 +170,7 @@ pub async fn factors_each_sliced(
     y: &mut Slicer,
 ) -> Vec<(Vec<f64>, Vec<usize>)> {
     let g = &a.graph;
-    let slices: u64 = trace.lanes.iter().map(|l| l.slices.len() as u64).sum();
+    let slices = trace.slice_count() as u64;
     // Every set's edits in one list, each knowing its set.
     let edits: Vec<&Edit> = sets.iter().flat_map(|set| set.iter()).collect();
     let set_of: Vec<usize> = sets

@@ -119,7 +119,7 @@ pub async fn analyze_sliced(trace: &Trace, inputs: Inputs<'_>, y: &mut Slicer) -
     } = inputs;
     let cx = context::Context::new(trace, links, steps, idle, graphs, compiled, y).await;
     // A pause after each rule: most read every slice of the step threads once.
-    let slices: u64 = trace.lanes.iter().map(|l| l.slices.len() as u64).sum();
+    let slices = trace.slice_count() as u64;
     let mut out: Vec<Finding> = Vec::new();
     for rule in rules::RULES {
         out.extend(rule(&cx));
