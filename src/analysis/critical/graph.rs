@@ -18,6 +18,7 @@
 //! - A cross-stream wait (`cudaStreamWaitEvent`, where `cuda_sync` events record it) joins the
 //!   op that the recorded event followed to the next op launched on the waiting stream.
 
+use super::threads;
 use crate::analysis::idle::{op_class, OpClass};
 use crate::analysis::links::{Kind, Links};
 use crate::analysis::slicing::{self, block_on, Slicer, LOOKUP};
@@ -73,9 +74,18 @@ pub struct Graph {
     pub device_nodes: Vec<Vec<(u32, u32)>>,
     /// Per CPU lane and slice, the innermost enclosing chain slice (`u32::MAX` for none).
     pub parent: Vec<Vec<u32>>,
+    /// Per device lane and op, the runtime call that launched it (lane `u32::MAX` for none): an
+    /// edit on an operator carries the device work it launched ([`super::whatif`]).
+    pub launched_by: Vec<Vec<SliceRef>>,
 }
 
-const NONE: u32 = u32::MAX;
+/// No slice: [`Graph::launched_by`] of a device op without a launch.
+pub const NO_SLICE: SliceRef = SliceRef {
+    lane: u32::MAX,
+    index: u32::MAX,
+};
+
+pub(super) const NONE: u32 = u32::MAX;
 
 /// Names of the calls that block the CPU until device work is done.
 pub fn is_blocking(name: &str) -> bool {
@@ -108,6 +118,7 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
         cpu_nodes: trace.lanes.iter().map(|_| Vec::new()).collect(),
         device_nodes: trace.lanes.iter().map(|_| Vec::new()).collect(),
         parent: trace.lanes.iter().map(|_| Vec::new()).collect(),
+        launched_by: trace.lanes.iter().map(|_| Vec::new()).collect(),
     };
     let start = trace
         .lanes
@@ -138,6 +149,7 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
     for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| l.is_gpu()) {
         let s = &l.slices;
         g.device_nodes[li] = vec![(NONE, NONE); s.len()];
+        g.launched_by[li] = vec![NO_SLICE; s.len()];
         let mut idx: Vec<usize> = (0..s.len())
             .filter(|&i| kinds.of_cat(s.cat[i]).is_gpu_busy())
             .collect();
@@ -165,6 +177,8 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
     // CPU chains. `chain_in[n]`: the chain edge into node n.
     let mut blocking_waits: Vec<(u32, u32, i64)> = Vec::new();
     let mut chain_in: Vec<u32> = Vec::new();
+    // Per CPU lane, its chain's nodes in time order.
+    let mut lane_nodes: Vec<Vec<u32>> = vec![Vec::new(); trace.lanes.len()];
     for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| !l.is_gpu()) {
         let s = &l.slices;
         let mut idx: Vec<usize> = (0..s.len())
@@ -182,6 +196,7 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
             lane: li,
             last: None,
             stack: Vec::new(),
+            nodes: Vec::new(),
         };
         let mut state = (&mut g, &mut chain_in, chain);
         slicing::each(y, idx.len(), &mut state, |(g, chain_in, chain), k| {
@@ -198,6 +213,7 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
         .await;
         let (_, _, mut chain) = state;
         chain.close_until(&mut g, &mut chain_in, i64::MAX);
+        lane_nodes[li] = std::mem::take(&mut chain.nodes);
         // Blocking calls: the device op that ended last inside the call.
         let mut state = (&g, &mut blocking_waits);
         slicing::each(y, idx.len(), &mut state, |(g, blocking_waits), k| {
@@ -218,7 +234,17 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
         })
         .await;
     }
-    collective_threads(trace, &mut g, &mut blocking_waits, &chain_in);
+    chain_in.resize(g.time.len(), NONE);
+    let callers = threads::callers(trace, &lane_nodes);
+    threads::collective_threads(
+        trace,
+        &mut g,
+        &mut blocking_waits,
+        &chain_in,
+        &callers,
+        &lane_nodes,
+    );
+    threads::helper_threads(trace, kinds, &mut g, &chain_in, &callers, &lane_nodes);
     y.tick(LOOKUP * trace.lanes.len() as u64).await;
     // The wait moves from the chain to the sync edge: the chain edges inside the call weigh 0.
     for &(op_end, call_end, w) in &blocking_waits {
@@ -256,7 +282,11 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
         });
         let prev = prev_on_lane[o.lane].map(|p| &ops[p]);
         let prev_end = prev.map(|p| g.time[p.end as usize]);
-        let launch = links.launch(r).and_then(|l| {
+        let call = links.launch(r);
+        if let Some(c) = call {
+            g.launched_by[o.lane][o.index] = c;
+        }
+        let launch = call.and_then(|l| {
             let n = g.cpu_nodes.get(l.lane as usize)?.get(l.index as usize)?.0;
             let ls = &trace.lanes[l.lane as usize].slices;
             let (ls0, ldur) = (ls.start_ns[l.index as usize], ls.dur_ns[l.index as usize]);
@@ -474,104 +504,6 @@ fn stream_waits(trace: &Trace, links: &Links, g: &mut Graph, ops: &[(SliceRef, u
     }
 }
 
-/// Collectives run on a thread of their own (gloo's: DistributedDataParallel's reducer hands each
-/// bucket's all-reduce to a gloo thread during the backward pass, and the step's thread waits for
-/// it, untraced, before the optimizer). Two edges stand for that hand-off, so that a collective
-/// starts when the step's thread reaches it and the step's thread resumes when it ends:
-/// - from the step thread's last boundary at or before the collective's start to that start (the
-///   collective thread's idle time before it weighs 0: it was waiting for the work);
-/// - from the collective's end to the step thread's first boundary after it, when the step thread
-///   was in no recorded slice (or only its `ProfilerStep`) then: a wait, like a blocking call's.
-fn collective_threads(
-    trace: &Trace,
-    g: &mut Graph,
-    waits: &mut Vec<(u32, u32, i64)>,
-    chain_in: &[u32],
-) {
-    // Each name read once, not once per slice.
-    let is_step = trace.strings.each(|n| n.starts_with("ProfilerStep#"));
-    let is_gloo = trace.strings.each(|n| n.starts_with("gloo:"));
-    // The step thread of each process: the one with the `ProfilerStep`s.
-    let mut step_lane: Vec<(i64, usize)> = Vec::new();
-    for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| !l.is_gpu()) {
-        let s = &l.slices;
-        let has_steps = s.name.iter().any(|n| is_step[n.0 as usize]);
-        if has_steps && !step_lane.iter().any(|p| p.0 == l.pid) {
-            step_lane.push((l.pid, li));
-        }
-    }
-    // Time in no recorded slice (or only the step's), or before the thread's first slice.
-    let untraced = |g: &Graph, e: u32| {
-        e != NONE
-            && match g.edges[e as usize].kind {
-                EdgeKind::Start => true,
-                EdgeKind::Cpu => g.edges[e as usize]
-                    .slice
-                    .is_none_or(|r| trace.slice_name(r).starts_with("ProfilerStep#")),
-                _ => false,
-            }
-    };
-    // The step thread's boundaries in time order (its chain's nodes, one per instant), made once
-    // per step thread and only for a process with a thread of collectives: sorting them for every
-    // other thread had been a fifth of the graph's time on the 1 GB scaled trace.
-    let mut boundaries: Vec<(usize, Vec<u32>)> = Vec::new();
-    for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| !l.is_gpu()) {
-        let Some(&(_, main)) = step_lane.iter().find(|p| p.0 == l.pid && p.1 != li) else {
-            continue;
-        };
-        let s = &l.slices;
-        let collectives: Vec<usize> = (0..s.len())
-            .filter(|&i| is_gloo[s.name[i].0 as usize])
-            .collect();
-        if collectives.is_empty() {
-            continue;
-        }
-        let at = match boundaries.iter().position(|b| b.0 == main) {
-            Some(at) => at,
-            None => {
-                let mut nodes: Vec<u32> = g.cpu_nodes[main]
-                    .iter()
-                    .flat_map(|&(a, b)| [a, b])
-                    .filter(|&n| n != NONE)
-                    .collect();
-                nodes.sort_unstable_by_key(|&n| (g.time[n as usize], n));
-                nodes.dedup();
-                boundaries.push((main, nodes));
-                boundaries.len() - 1
-            }
-        };
-        let nodes = &boundaries[at].1;
-        for i in collectives {
-            let Some(&(a, b)) = g.cpu_nodes[li].get(i) else {
-                continue;
-            };
-            if a == NONE || b == NONE {
-                continue;
-            }
-            let (t0, t1) = (g.time[a as usize], g.time[b as usize]);
-            let k = nodes.partition_point(|&n| g.time[n as usize] <= t0);
-            if k > 0 && untraced(g, chain_in[a as usize]) {
-                let from = nodes[k - 1];
-                g.edges[chain_in[a as usize] as usize].weight = 0;
-                g.edges.push(Edge {
-                    from,
-                    to: a,
-                    weight: t0 - g.time[from as usize],
-                    kind: EdgeKind::Cpu,
-                    slice: None,
-                });
-            }
-            let k = nodes.partition_point(|&n| g.time[n as usize] < t1);
-            if let Some(&next) = nodes.get(k) {
-                let e = chain_in.get(next as usize).copied().unwrap_or(NONE);
-                if untraced(g, e) && g.time[g.edges[e as usize].from as usize] < t1 {
-                    waits.push((b, next, g.time[next as usize] - t1));
-                }
-            }
-        }
-    }
-}
-
 /// Nodes Kahn's algorithm orders between two ticks.
 const KAHN_CHUNK: usize = 4096;
 
@@ -615,6 +547,8 @@ struct Chain {
     lane: usize,
     last: Option<u32>,
     stack: Vec<(usize, i64)>,
+    /// The chain's nodes in time order, one per instant.
+    nodes: Vec<u32>,
 }
 
 impl Chain {
@@ -648,6 +582,7 @@ impl Chain {
             }),
         });
         self.last = Some(n);
+        self.nodes.push(n);
         n
     }
 

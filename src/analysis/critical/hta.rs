@@ -397,6 +397,8 @@ impl Events<'_> {
             start_us: t0 as f64 - origin_us,
             end_us: t1 as f64 - origin_us,
             length_us: length as f64,
+            device_end_us: None,
+            length_with_device_us: None,
             bound_by: shares.clone(),
             hta_bound_by: shares,
             segments,

@@ -43,6 +43,8 @@ pub struct Job<'t> {
     shift: Vec<i64>,
     /// Collectives joined across ranks.
     pub joined: usize,
+    /// The joined graph's edges from before their rank's step ([`whatif::pinned_edges`]).
+    pinned: whatif::Bits,
 }
 
 impl<'t> Job<'t> {
@@ -72,6 +74,7 @@ impl<'t> Job<'t> {
             cpu_nodes: Vec::new(),
             device_nodes: Vec::new(),
             parent: Vec::new(),
+            launched_by: Vec::new(),
         };
         let mut node_base = Vec::with_capacity(parts.len());
         let mut edge_base = Vec::with_capacity(parts.len());
@@ -166,7 +169,19 @@ impl<'t> Job<'t> {
         }
         let joined = joins.len();
         g.index();
+        // Each rank's steps pin what comes before them on that rank's own windows.
+        let starts: Vec<Vec<i64>> = parts
+            .iter()
+            .zip(&node_base)
+            .map(|(a, &base)| {
+                let w = a.windows.iter();
+                w.map(|w| g.time[(w.start + base) as usize]).collect()
+            })
+            .collect();
+        let part_of = |v: u32| node_base.partition_point(|&b| b <= v) - 1;
+        let pinned = whatif::pinned_edges(&g, &starts, part_of);
         Ok(Job {
+            pinned,
             ranks,
             parts,
             graph: g,
@@ -203,6 +218,7 @@ impl<'t> Job<'t> {
                         name: w.name.clone(),
                         start: w.start + self.node_base[k],
                         end: w.end + self.node_base[k],
+                        device_end: w.device_end.map(|n| n + self.node_base[k]),
                     },
                 ));
             }
@@ -235,14 +251,14 @@ impl<'t> Job<'t> {
         for (x, &own) in self.cross_of.iter().enumerate() {
             factor[cross0 + x] = factor[own];
         }
-        let t = whatif::replay(&self.graph, &factor);
+        let t = whatif::replay(&self.graph, &factor, &self.pinned);
         let g = &self.graph;
         let steps = self
             .windows()
             .into_iter()
             .map(|(k, w)| {
                 let measured = (g.time[w.end as usize] - g.time[w.start as usize]) as f64 / 1e3;
-                let predicted = (t[w.end as usize] - t[w.start as usize]) / 1e3;
+                let predicted = (t[w.end as usize] - g.time[w.start as usize] as f64) / 1e3;
                 Prediction {
                     rank: self.parts[k].rank,
                     step: w.name,

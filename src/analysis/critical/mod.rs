@@ -38,6 +38,7 @@ pub mod hta;
 pub mod job;
 pub mod savings;
 pub mod slack;
+mod threads;
 pub mod whatif;
 
 use crate::analysis::idle::OpClass;
@@ -68,7 +69,14 @@ pub struct StepPath {
     pub step: String,
     pub start_us: f64,
     pub end_us: f64,
+    /// The `ProfilerStep`'s span, which the path covers.
     pub length_us: f64,
+    /// Where the step launched device work that ran past its end: the end of the last such op,
+    /// and the step's length through it (the TensorBoard plugin's step span).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_end_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub length_with_device_us: Option<f64>,
     /// Share of the path's length by category, in percent.
     pub bound_by: BTreeMap<&'static str, f64>,
     /// The same in HTA's categories.
@@ -97,12 +105,15 @@ pub struct Segment {
     pub captured_by: Option<String>,
 }
 
-/// A step's window on the graph.
+/// A step's window on the graph: its `ProfilerStep`'s CPU span, as PyTorch records it.
 #[derive(Debug, Clone)]
 pub struct Window {
     pub name: String,
     pub start: u32,
     pub end: u32,
+    /// The end of the last device op the step launched, where that is after `end` (the
+    /// TensorBoard plugin's step ends there).
+    pub device_end: Option<u32>,
 }
 
 /// The graph of a trace and its steps' windows.
@@ -110,6 +121,9 @@ pub struct Analysis {
     pub graph: Graph,
     pub windows: Vec<Window>,
     pub rank: i64,
+    /// The edges whose source lies before the window their destination is in
+    /// ([`whatif::pinned_edges`]): a step's prediction replays its own edits only.
+    pub pinned: whatif::Bits,
 }
 
 impl Analysis {
@@ -138,10 +152,17 @@ impl Analysis {
     ) -> Result<Analysis, String> {
         let graph = graph::build_sliced(trace, links, y).await;
         let windows = windows(trace, &graph, steps, opts)?;
+        let starts: Vec<i64> = windows
+            .iter()
+            .map(|w| graph.time[w.start as usize])
+            .collect();
+        let pinned = whatif::pinned_edges(&graph, &[starts], |_| 0);
+        y.tick(graph.edges.len() as u64).await;
         Ok(Analysis {
             graph,
             windows,
             rank: trace.rank(),
+            pinned,
         })
     }
 
@@ -248,6 +269,8 @@ fn walk<'a>(g: &Graph, w: &Window, part_of: &dyn Fn(u32) -> Part<'a>) -> StepPat
         start_us: local(t0),
         end_us: local(t1),
         length_us: length / 1e3,
+        device_end_us: w.device_end.map(|n| local(g.time[n as usize])),
+        length_with_device_us: w.device_end.map(|n| us(g.time[n as usize] - t0)),
         bound_by,
         hta_bound_by: hta,
         segments,
@@ -477,9 +500,9 @@ fn category(trace: &Trace, links: &Links, g: &Graph, e: &graph::Edge) -> &'stati
     }
 }
 
-/// The windows the options ask for: each step from its `ProfilerStep`'s CPU start to its end
-/// (the last device op it launched, else its CPU end), an annotation's instance, or the whole
-/// trace when it has no steps.
+/// The windows the options ask for: each step's `ProfilerStep` span (with the end of the last
+/// device op it launched beside it), an annotation's instance, or the whole trace when it has no
+/// steps.
 fn windows(
     trace: &Trace,
     g: &Graph,
@@ -521,6 +544,7 @@ fn windows(
             name: format!("{} #{instance}", trace.slice_name(r)),
             start: a,
             end: b,
+            device_end: None,
         }]);
     }
     // Device op ends by time, to find a step's end on the device.
@@ -540,6 +564,7 @@ fn windows(
                 name: "(whole trace)".to_string(),
                 start: 0,
                 end,
+                device_end: None,
             });
         }
         return Ok(out);
@@ -555,14 +580,15 @@ fn windows(
             continue;
         }
         let k = ends.partition_point(|e| e.0 <= st.end_ns);
-        let end = match k.checked_sub(1).map(|k| ends[k]) {
-            Some((t, n)) if t == st.end_ns && t > g.time[b as usize] => n,
-            _ => b,
+        let device_end = match k.checked_sub(1).map(|k| ends[k]) {
+            Some((t, n)) if t == st.end_ns && t > g.time[b as usize] => Some(n),
+            _ => None,
         };
         out.push(Window {
             name: st.name.clone(),
             start: a,
-            end,
+            end: b,
+            device_end,
         });
     }
     if let Some(n) = &opts.step {

@@ -5,8 +5,11 @@
 //! `communication`, `untraced` (CPU time on a thread inside no operator, annotation or runtime
 //! call: Python, I/O, `torch.save`; a step's own time counts, as the step only frames the others)
 //! or `float64` (CPU operators with a `double` tensor among their `Input type`s).
-//! A CPU slice's edit scales every piece of CPU time inside it (its children's too); a device op's
-//! its duration. `self:NAME` scales a slice's own time only (not its children's); `NAME+gaps`
+//! A CPU slice's edit scales every piece of CPU time inside it (its children's too) and the device
+//! ops launched from inside it (an operator's kernels and copies: removing `aten::mul` removes the
+//! multiplications it ran); `cpu:NAME` leaves the device work as it was. A device op's edit scales
+//! its duration. `self:NAME` scales a slice's own time only (not its children's, nor what they
+//! launched); `NAME+gaps`
 //! scales too the untraced time between two matching slices in a row on a thread (a Python loop's
 //! time between the calls it makes). Launch delays, gaps and sync returns keep their weights, and
 //! the graph is replayed with its dependencies: an op still waits for its launch and the op before
@@ -33,6 +36,9 @@ pub struct Edit {
     /// `+gaps`: and the untraced time between two matching slices in a row.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub gaps: bool,
+    /// `cpu:`: the CPU time only, not the device work the slices launched.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cpu: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -51,7 +57,7 @@ pub enum Target {
 }
 
 impl Edit {
-    /// Parses `[rankR:][self:]NAME[+gaps]=0` or `...*F` (F a non-negative number).
+    /// Parses `[rankR:][cpu:][self:]NAME[+gaps]=0` or `...*F` (F a non-negative number).
     pub fn parse(text: &str) -> Result<Edit, String> {
         let t = text.trim();
         let (rank, rest) = match t.strip_prefix("rank").and_then(|r| r.split_once(':')) {
@@ -77,6 +83,10 @@ impl Edit {
             ));
         };
         let name = name.trim();
+        let (cpu, name) = match name.strip_prefix("cpu:") {
+            Some(rest) => (true, rest.trim_start()),
+            None => (false, name),
+        };
         let (own, name) = match name.strip_prefix("self:") {
             Some(rest) => (true, rest.trim_start()),
             None => (false, name),
@@ -98,9 +108,10 @@ impl Edit {
             "float64" => Target::Float64,
             n => Target::Name(n.to_string()),
         };
-        if (own || gaps) && !matches!(target, Target::Name(_)) {
+        if (own || gaps || cpu) && !matches!(target, Target::Name(_)) {
             return Err(format!(
-                "what-if '{text}': self: and +gaps go with slice names, not with the kind '{name}'"
+                "what-if '{text}': cpu:, self: and +gaps go with slice names, not with the kind \
+                 '{name}'"
             ));
         }
         Ok(Edit {
@@ -110,6 +121,7 @@ impl Edit {
             factor,
             own,
             gaps,
+            cpu,
         })
     }
 }
@@ -225,11 +237,11 @@ pub async fn factors_each_sliced(
     // For `+gaps`: the end and start nodes of the matching CPU slices, as sets of node bits (a
     // hash set's probe for every untraced edge had been a fifth of the savings' time).
     let nodes = g.time.len();
-    let mut bounds: Vec<(NodeSet, NodeSet)> = edits
+    let mut bounds: Vec<(Bits, Bits)> = edits
         .iter()
         .map(|e| {
             let n = if e.gaps { nodes } else { 0 };
-            (NodeSet::new(n), NodeSet::new(n))
+            (Bits::new(n), Bits::new(n))
         })
         .collect();
     // Count matched slices and device ops once each.
@@ -277,6 +289,18 @@ pub async fn factors_each_sliced(
         );
         y.tick(slices).await;
     }
+    // Whether an edit's device ops include those launched inside the slices it names.
+    let carries: Vec<bool> = edits
+        .iter()
+        .map(|e| matches!(e.target, Target::Name(_)) && !e.cpu && !e.own)
+        .collect();
+    // Whether device op `r` was launched by a runtime call held by a named slice.
+    let launched_in = |r: crate::model::SliceRef, held: &[Vec<bool>]| -> bool {
+        let c = g.launched_by[r.lane as usize][r.index as usize];
+        held.get(c.lane as usize)
+            .and_then(|h| h.get(c.index as usize))
+            .is_some_and(|&h| h)
+    };
     // Each edge's factor under each edit, a range of edges at a time (each range writes its own
     // part of every set's factors), with the untraced stretches each range matched.
     let pass = |lo: usize, factor: &mut [&mut [f64]]| -> Vec<usize> {
@@ -305,6 +329,7 @@ pub async fn factors_each_sliced(
                         (Some(_), Target::DataLoader) => false,
                         (Some(m), _) => {
                             m[trace.lanes[r.lane as usize].slices.name[r.index as usize].0 as usize]
+                                || (carries[k] && launched_in(r, &held[k]))
                         }
                         (None, t) => class_target(class, t),
                     },
@@ -362,12 +387,13 @@ const TWO_THREADS_FROM: usize = 1 << 16;
 /// walks between two pauses.
 const PASS_CHUNK: usize = 1 << 14;
 
-/// A set of the graph's nodes, a bit each.
-struct NodeSet(Vec<u64>);
+/// A set of the graph's nodes or edges, a bit each.
+#[derive(Debug, Clone, Default)]
+pub struct Bits(Vec<u64>);
 
-impl NodeSet {
-    fn new(nodes: usize) -> NodeSet {
-        NodeSet(vec![0; nodes.div_ceil(64)])
+impl Bits {
+    fn new(len: usize) -> Bits {
+        Bits(vec![0; len.div_ceil(64)])
     }
 
     fn insert(&mut self, n: u32) {
@@ -381,6 +407,38 @@ impl NodeSet {
             .get(n as usize / 64)
             .is_some_and(|w| w & (1 << (n % 64)) != 0)
     }
+}
+
+/// The edges whose source lies before the window their destination is in: the latest window
+/// start at or before the destination's time, among the windows of the destination's group
+/// (`starts[group_of(node)]`: one group for a trace, one per rank for a job). A step's prediction
+/// replays what happens from its own start on: such an edge arrives at its measured time, so that
+/// a saving in an earlier step never moves this step's start, and a step whose start stays where
+/// it was while its end waits for unchanged work never lengthens.
+pub fn pinned_edges(g: &Graph, starts: &[Vec<i64>], group_of: impl Fn(u32) -> usize) -> Bits {
+    let starts: Vec<Vec<i64>> = starts
+        .iter()
+        .map(|s| {
+            let mut s = s.clone();
+            s.sort_unstable();
+            s
+        })
+        .collect();
+    let mut pinned = Bits::new(g.edges.len());
+    for (k, e) in g.edges.iter().enumerate() {
+        let Some(s) = starts.get(group_of(e.to)) else {
+            continue;
+        };
+        let t = g.time[e.to as usize];
+        let floor = match s.partition_point(|&x| x <= t).checked_sub(1) {
+            Some(i) => s[i],
+            None => continue,
+        };
+        if g.time[e.from as usize] < floor {
+            pinned.insert(k as u32);
+        }
+    }
+    pinned
 }
 
 /// Per slice of a lane, whether `named` holds for it or (unless `own`) for a slice holding it,
@@ -434,39 +492,50 @@ fn device_target(g: &Graph, lane: usize, i: usize, t: &Target) -> bool {
 }
 
 /// Node times with each edge's weight multiplied by its factor: each node at the latest of its
-/// incoming edges' source time plus weight, the sources at their measured times.
-pub fn replay(g: &Graph, factor: &[f64]) -> Vec<f64> {
-    replay_each(g, &[factor]).pop().unwrap_or_default()
+/// incoming edges' source time plus weight, the sources at their measured times. A `pinned`
+/// edge ([`pinned_edges`]) arrives at its measured time.
+pub fn replay(g: &Graph, factor: &[f64], pinned: &Bits) -> Vec<f64> {
+    replay_each(g, &[factor], pinned).pop().unwrap_or_default()
 }
 
 /// [`replay`] under several sets of factors in one walk of the graph, whose edges are read once
 /// for all of them.
-pub fn replay_each(g: &Graph, factors: &[&[f64]]) -> Vec<Vec<f64>> {
-    block_on(replay_each_sliced(g, factors, &mut Slicer::never()))
+pub fn replay_each(g: &Graph, factors: &[&[f64]], pinned: &Bits) -> Vec<Vec<f64>> {
+    block_on(replay_each_sliced(g, factors, pinned, &mut Slicer::never()))
 }
 
 /// [`replay_each`], pausing as `y` says.
-pub async fn replay_each_sliced(g: &Graph, factors: &[&[f64]], y: &mut Slicer) -> Vec<Vec<f64>> {
+pub async fn replay_each_sliced(
+    g: &Graph,
+    factors: &[&[f64]],
+    pinned: &Bits,
+    y: &mut Slicer,
+) -> Vec<Vec<f64>> {
     // Several sets replay on two cores where the process has them, half the sets each.
     if factors.len() > 1 && g.edges.len() >= TWO_THREADS_FROM && two_cores() {
         let (a, b) = factors.split_at(factors.len() / 2);
         let (mut a, b) = both(
             true,
-            || block_on(replay_sets(g, a, &mut Slicer::never())),
-            || block_on(replay_sets(g, b, &mut Slicer::never())),
+            || block_on(replay_sets(g, a, pinned, &mut Slicer::never())),
+            || block_on(replay_sets(g, b, pinned, &mut Slicer::never())),
         );
         a.extend(b);
         return a;
     }
-    replay_sets(g, factors, y).await
+    replay_sets(g, factors, pinned, y).await
 }
 
-async fn replay_sets(g: &Graph, factors: &[&[f64]], y: &mut Slicer) -> Vec<Vec<f64>> {
+async fn replay_sets(
+    g: &Graph,
+    factors: &[&[f64]],
+    pinned: &Bits,
+    y: &mut Slicer,
+) -> Vec<Vec<f64>> {
     let measured: Vec<f64> = g.time.iter().map(|&x| x as f64).collect();
     let mut t = vec![measured; factors.len()];
     let mut best: Vec<Option<f64>> = vec![None; factors.len()];
     for order in g.order.chunks(PASS_CHUNK) {
-        replay_nodes(g, factors, order, &mut t, &mut best);
+        replay_nodes(g, factors, pinned, order, &mut t, &mut best);
         y.tick((order.len() * factors.len()) as u64).await;
     }
     t
@@ -479,6 +548,7 @@ async fn replay_sets(g: &Graph, factors: &[&[f64]], y: &mut Slicer) -> Vec<Vec<f
 fn replay_nodes(
     g: &Graph,
     factors: &[&[f64]],
+    pinned: &Bits,
     order: &[u32],
     t: &mut [Vec<f64>],
     best: &mut [Option<f64>],
@@ -487,6 +557,14 @@ fn replay_nodes(
         best.fill(None);
         for (k, e) in g.incoming_indexed(v) {
             let w = e.weight as f64;
+            if pinned.contains(k as u32) {
+                // Measured: the source's time and weight as they were.
+                let arrive = (g.time[e.from as usize] + e.weight) as f64;
+                for b in best.iter_mut() {
+                    *b = Some(b.map_or(arrive, |b| b.max(arrive)));
+                }
+                continue;
+            }
             for ((b, t), f) in best.iter_mut().zip(&*t).zip(factors) {
                 let arrive = t[e.from as usize] + w * f[k];
                 *b = Some(b.map_or(arrive, |b| b.max(arrive)));
@@ -533,7 +611,7 @@ pub async fn predict_each_sliced(
     y: &mut Slicer,
 ) -> Vec<Vec<Prediction>> {
     let g = &a.graph;
-    replay_each_sliced(g, factors, y)
+    replay_each_sliced(g, factors, &a.pinned, y)
         .await
         .iter()
         .map(|t| {
@@ -541,7 +619,8 @@ pub async fn predict_each_sliced(
                 .iter()
                 .map(|w| {
                     let measured = (g.time[w.end as usize] - g.time[w.start as usize]) as f64 / 1e3;
-                    let predicted = (t[w.end as usize] - t[w.start as usize]) / 1e3;
+                    // From the step's measured start: what the step's own edits save.
+                    let predicted = (t[w.end as usize] - g.time[w.start as usize] as f64) / 1e3;
                     Prediction {
                         rank: a.rank,
                         step: w.name.clone(),
