@@ -68,10 +68,14 @@ fn every_trace_keeps_the_paths_properties() {
                 s.step
             );
         }
+        // Every weight times 2 lengthens each step, at most to twice its length: a step replays
+        // from its measured start, and the work it waits on from before it (a kernel the step
+        // before launched) keeps its measured end.
         let doubled = whatif::predict(&a, &vec![2.0; g.edges.len()]);
         for s in &doubled {
             assert!(
-                (s.predicted_us - 2.0 * s.measured_us).abs() < 1e-6 * (1.0 + s.measured_us),
+                s.predicted_us >= s.measured_us - 1e-6
+                    && s.predicted_us <= 2.0 * s.measured_us + 1e-6 * (1.0 + s.measured_us),
                 "{name} {}: {} vs 2 x {}",
                 s.step,
                 s.predicted_us,
@@ -573,11 +577,13 @@ fn what_if_predicts_the_real_runs_without_the_cause() {
 
 /// A cross-stream wait recorded by `cuda_sync` events: kernel B on stream 20 waits (through
 /// `cudaEventRecord` after A's launch and `cudaStreamWaitEvent`) for kernel A on stream 7. The
-/// path runs from B back through A, and halving A brings B, and the step, earlier.
+/// path runs from the step's closing synchronize back through B and A, and halving A brings B,
+/// and the step, earlier.
 #[test]
 fn a_cross_stream_wait_joins_the_streams() {
     let ev = [
-        r#"{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":30}"#,
+        r#"{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":170}"#,
+        r#"{"ph":"X","cat":"cuda_runtime","name":"cudaDeviceSynchronize","pid":1,"tid":1,"ts":20,"dur":145,"args":{"correlation":5}}"#,
         r#"{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":4,"args":{"correlation":1}}"#,
         r#"{"ph":"X","cat":"kernel","name":"A","pid":0,"tid":7,"ts":10,"dur":100,"args":{"device":0,"stream":7,"correlation":1}}"#,
         r#"{"ph":"X","cat":"cuda_runtime","name":"cudaEventRecord","pid":1,"tid":1,"ts":6,"dur":2,"args":{"correlation":2}}"#,
@@ -604,7 +610,7 @@ fn a_cross_stream_wait_joins_the_streams() {
     let edits = [Edit::parse("A*0.5").unwrap()];
     let (factor, _) = whatif::factors(&trace, &a, &edits);
     let s = &whatif::predict(&a, &factor)[0];
-    assert_eq!((s.measured_us, s.predicted_us), (160.0, 110.0));
+    assert_eq!((s.measured_us, s.predicted_us), (170.0, 120.0));
 }
 
 /// The notes on how a trace was recorded (no stacks, no shapes, memory profiling on, device
@@ -751,4 +757,199 @@ fn what_ifs_priced_together_equal_each_priced_alone() {
 fn parse_judge(name: &str) -> Trace {
     let bytes = std::fs::read(common::local_fixture("judge").join(name)).unwrap();
     parse_bytes(&bytes).unwrap()
+}
+
+/// What-ifs that only shrink work (factors from 0 to 1) never lengthen a step: on every shared
+/// trace with a step, random factors on every edge, and random edits of the grammar (names of the
+/// trace's own slices with every prefix, and every kind), on every path.
+#[test]
+fn what_ifs_that_only_shrink_never_lengthen_a_step() {
+    let mut rng = common::Rng(0x5151_7e11);
+    let mut checked = 0;
+    for path in common::all_shared_traces() {
+        let trace = parse_bytes(&std::fs::read(&path).unwrap()).unwrap();
+        let (_, a) = analyse(&trace);
+        let name = path.display().to_string();
+        let g = &a.graph;
+        let mut check = |factor: &[f64], what: &str| {
+            for s in whatif::predict(&a, factor) {
+                assert!(
+                    s.predicted_us <= s.measured_us + 1e-6,
+                    "{name} {}: {what} lengthens it: {} -> {}",
+                    s.step,
+                    s.measured_us,
+                    s.predicted_us
+                );
+                checked += 1;
+            }
+        };
+        for round in 0..3 {
+            let factor: Vec<f64> = (0..g.edges.len())
+                .map(|_| match rng.below(4) {
+                    0 => 0.0,
+                    1 => rng.below(1001) as f64 / 1000.0,
+                    _ => 1.0,
+                })
+                .collect();
+            check(&factor, &format!("random factors (round {round})"));
+        }
+        // Names the trace holds: CPU slices and device ops, picked at random.
+        let lanes = &trace.lanes;
+        let mut names: Vec<String> = Vec::new();
+        for _ in 0..8 {
+            let l = &lanes[rng.below(lanes.len() as i64) as usize];
+            if l.slices.is_empty() {
+                continue;
+            }
+            let i = rng.below(l.slices.len() as i64) as usize;
+            names.push(trace.str(l.slices.name[i]).replace(['*', '|', '='], "?"));
+        }
+        let mut texts: Vec<String> = [
+            "aten::*=0",
+            "DataLoader=0",
+            "kernels*0.5",
+            "memcpy=0",
+            "pageable*0.5",
+            "communication=0",
+            "untraced=0",
+            "float64*0.5",
+        ]
+        .map(String::from)
+        .to_vec();
+        for n in &names {
+            let prefix = ["", "cpu:", "self:"][rng.below(3) as usize];
+            let suffix = ["", "+gaps"][rng.below(2) as usize];
+            let f = [
+                "=0".to_string(),
+                format!("*{}", rng.below(100) as f64 / 100.0),
+            ];
+            texts.push(format!("{prefix}{n}{suffix}{}", f[rng.below(2) as usize]));
+        }
+        for t in &texts {
+            let Ok(e) = Edit::parse(t) else { continue };
+            let (factor, _) = whatif::factors(&trace, &a, &[e]);
+            check(&factor, t);
+        }
+    }
+    assert!(checked > 500, "{checked} predictions checked");
+}
+
+/// The autograd engine's backward thread, and every other thread a step waits on: time in which
+/// such a thread runs an operator is never "untraced" on the path (the issue's ResNet50 trace had
+/// 62-65% of each step untraced on the idle backward thread while the main thread ran the
+/// DataLoader and the forward pass). Checked against an independent oracle: the union of every
+/// operator, label and runtime call of the step's process, from the JSON itself.
+#[test]
+fn no_path_is_untraced_while_a_thread_of_its_process_runs() {
+    let training = [
+        "real/kineto_v100_resnet50_legacy_pt19.pt.trace.json.gz",
+        "gpu-training/kineto_v100_resnet50_num_workers4_pt19.pt.trace.json.gz",
+        "gpu-training/tracelens_mi300_ddp_resnet18_train_stack_mem.json.gz",
+        "real/hta_v100_train_1rank_ns_resolution.pt.trace.json.gz",
+        "real/hta_a100_nccl_rank0of2.json.gz",
+        "real/param_dlrm_v100_rank0of8.pt.trace.json.gz",
+        "real/param_dlrm_v100_rank3of8.pt.trace.json.gz",
+    ];
+    for name in training {
+        let path = common::shared_fixtures().join(name);
+        let bytes = std::fs::read(&path).unwrap();
+        let trace = parse_bytes(&bytes).unwrap();
+        let (links, a) = analyse(&trace);
+        // The oracle: busy intervals (µs from the trace's start) of the CPU threads' operators
+        // and runtime calls (labels such as `## backward ##` span waits, and Python frames the
+        // engine's own untraced work).
+        let doc: Value = serde_json::from_slice(&common::gunzip(&bytes)).unwrap();
+        let events = doc["traceEvents"].as_array().unwrap();
+        let origin = events
+            .iter()
+            .filter(|e| e["ph"] != "M")
+            .filter_map(|e| e["ts"].as_f64())
+            .fold(f64::MAX, f64::min);
+        let mut busy: Vec<(f64, f64)> = events
+            .iter()
+            .filter(|e| e["ph"] == "X")
+            .filter(|e| {
+                let cat = e["cat"].as_str().unwrap_or("");
+                let name = e["name"].as_str().unwrap_or("");
+                matches!(cat, "cpu_op" | "Operator" | "cuda_runtime" | "Runtime")
+                    && !name.starts_with("ProfilerStep#")
+                    && !name.starts_with("enumerate(DataLoader)")
+            })
+            .map(|e| {
+                let ts = e["ts"].as_f64().unwrap() - origin;
+                (ts, ts + e["dur"].as_f64().unwrap_or(0.0))
+            })
+            .collect();
+        busy.sort_by(|x, y| x.0.total_cmp(&y.0));
+        let mut union: Vec<(f64, f64)> = Vec::new();
+        for (s, e) in busy {
+            match union.last_mut() {
+                Some(u) if s <= u.1 => u.1 = u.1.max(e),
+                _ => union.push((s, e)),
+            }
+        }
+        let overlap = |s: f64, e: f64| -> f64 {
+            let k = union.partition_point(|u| u.1 <= s);
+            union[k..]
+                .iter()
+                .take_while(|u| u.0 < e)
+                .map(|u| u.1.min(e) - u.0.max(s))
+                .sum()
+        };
+        let paths = a.paths(&trace, &links);
+        assert!(!paths.is_empty(), "{name}: no path");
+        for p in &paths {
+            let untraced_busy: f64 = p
+                .segments
+                .iter()
+                .filter(|s| s.bound_by == "cpu_untraced")
+                .map(|s| overlap(s.start_us, s.end_us))
+                .sum();
+            assert!(
+                untraced_busy <= 0.01 * p.length_us,
+                "{name} {}: {untraced_busy:.0} µs of the path is untraced while a thread of \
+                 the process ran an operator ({:.0} µs step; {:?})",
+                p.step,
+                p.length_us,
+                p.bound_by
+            );
+        }
+    }
+}
+
+/// The shared ResNet50 pair on a V100 (`gpu-training/kineto_v100_resnet50_pair.truth.json`): the
+/// same job recorded with `DataLoader(num_workers=0)` and with `num_workers=4`, whose median
+/// `ProfilerStep` is 51 ms shorter. On the first, the DataLoader's finding comes first and its
+/// saving is within 30% of that; on the second, no DataLoader finding is among the first three.
+#[test]
+fn the_dataloader_pair_on_a_gpu_is_judged_as_the_after_run_measured_it() {
+    let dir = common::shared_fixtures().join("gpu-training");
+    let truth: Value = serde_json::from_slice(
+        &std::fs::read(dir.join("kineto_v100_resnet50_pair.truth.json")).unwrap(),
+    )
+    .unwrap();
+    let measured = truth["saving_per_step_us"].as_f64().unwrap();
+    let report = |file: &str| -> Value {
+        let path = dir.join(file);
+        let (code, out, err) = common::run_cli(&["report", path.to_str().unwrap(), "--json"]);
+        assert_eq!(code, 0, "{file}: {err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let before = report(truth["before"].as_str().unwrap());
+    let first = &before["findings"][0];
+    assert_eq!(first["id"], "dataloader_bound", "{first}");
+    let saving = first["saving"]["per_step_us"].as_f64().unwrap();
+    assert!(
+        (saving - measured).abs() <= 0.3 * measured,
+        "predicted {saving:.0} us a step, the after-run saved {measured:.0}"
+    );
+    let after = report(truth["after"].as_str().unwrap());
+    let top: Vec<&str> = after["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .take(3)
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert!(!top.contains(&"dataloader_bound"), "{top:?}");
 }

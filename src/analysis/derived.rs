@@ -359,13 +359,12 @@ impl<T: Borrow<Trace>> Derived<T> {
             return v;
         }
         let found = (*self.found_sliced(opts, y).await).clone();
-        let analysis = if found.iter().any(|f| !f.whatif.is_empty()) {
-            self.critical_sliced(y).await.ok()
-        } else {
-            None
-        };
-        let (findings, recording) =
-            savings::split(savings::assess_with_sliced(self.trace(), analysis, found, y).await);
+        // Always the graph: besides the findings' what-ifs, the hotspots are read off its paths.
+        let analysis = self.critical_sliced(y).await.ok();
+        let links = self.links_sliced(y).await;
+        let (findings, recording) = savings::split(
+            savings::assess_with_sliced(self.trace(), links, analysis, found, y).await,
+        );
         self.judged.keep(
             key,
             Judged {

@@ -144,6 +144,9 @@ pub fn run(opts: &ReportArgs) -> Result<(), String> {
         if let Some(s) = &a.saving {
             println!("      {} (what-if: {})", s.sentence, s.edits.join(", "));
         }
+        for c in &a.context {
+            println!("      context: {}", shown_name(c));
+        }
         println!("      advice: {}", shown_name(&f.advice));
     }
     if !report.judged.recording.is_empty() {

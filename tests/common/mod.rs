@@ -37,10 +37,11 @@ pub fn local_fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Every trace file under the shared fixtures.
+/// Every trace file under the shared fixtures (the GPU training traces of `gpu-training/`
+/// included).
 pub fn all_shared_traces() -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for sub in ["real", "pytorch-cpu"] {
+    for sub in ["real", "pytorch-cpu", "gpu-training"] {
         let dir = shared_fixtures().join(sub);
         for e in std::fs::read_dir(&dir).unwrap() {
             let p = e.unwrap().path();

@@ -35,6 +35,8 @@ export function renderFindings(list, empty, findings, onEvidence, onWhatIf, { ke
     const detail = el("div", "detail", f.detail);
     const advice = el("div", "advice", f.advice);
     li.append(title, detail);
+    // Symptoms whose cause this finding prices (the device waiting for the host).
+    for (const c of f.context || []) li.append(el("div", "context", c));
     if (f.saving) {
       const saving = el("div", "saving");
       saving.append(el("span", "finding-saving", f.saving.sentence));

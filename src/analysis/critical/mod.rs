@@ -34,6 +34,7 @@
 //! by `Derived::critical`, which the savings, `sightline path` and the page's panel share.
 
 pub mod graph;
+pub mod hotspot;
 pub mod hta;
 pub mod job;
 pub mod savings;
@@ -205,55 +206,43 @@ fn walk<'a>(g: &Graph, w: &Window, part_of: &dyn Fn(u32) -> Part<'a>) -> StepPat
     let (t0, t1) = (g.time[w.start as usize], g.time[w.end as usize]);
     let local = |t: i64| us(t - home.shift);
     let mut segments: Vec<Segment> = Vec::new();
-    let mut v = w.end;
-    while g.time[v as usize] > t0 {
-        let tv = g.time[v as usize];
-        let Some(e) = g
-            .incoming(v)
-            .filter(|e| g.time[e.from as usize] + e.weight == tv)
-            .max_by_key(|e| preference(e.kind))
-        else {
-            break;
+    binding_edges(g, w, |e, from, tv| {
+        let v = e.to;
+        let p = part_of(v);
+        let bound_by = category(p.trace, p.links, p.graph, e);
+        let (name, lane) = match e.slice {
+            Some(r) => (p.trace.slice_name(r).to_string(), r.lane as usize),
+            None => (String::new(), g.lane[v as usize] as usize),
         };
-        let from = g.time[e.from as usize].max(t0);
-        if tv > from {
-            let p = part_of(v);
-            let bound_by = category(p.trace, p.links, p.graph, e);
-            let (name, lane) = match e.slice {
-                Some(r) => (p.trace.slice_name(r).to_string(), r.lane as usize),
-                None => (String::new(), g.lane[v as usize] as usize),
-            };
-            let lane = if lane == u32::MAX as usize {
-                String::new()
-            } else {
-                lane_name(p.trace, lane)
-            };
-            let seg = Segment {
-                start_us: local(from),
-                end_us: local(tv),
-                rank: p.rank,
-                lane,
-                name,
-                kind: kind_word(e.kind),
-                bound_by,
-                slice: e.slice,
-                captured_by: None,
-            };
-            match segments.last_mut() {
-                Some(s)
-                    if s.slice == seg.slice
-                        && s.rank == seg.rank
-                        && s.bound_by == seg.bound_by
-                        && s.kind == seg.kind
-                        && s.start_us == seg.end_us =>
-                {
-                    s.start_us = seg.start_us
-                }
-                _ => segments.push(seg),
+        let lane = if lane == u32::MAX as usize {
+            String::new()
+        } else {
+            lane_name(p.trace, lane)
+        };
+        let seg = Segment {
+            start_us: local(from),
+            end_us: local(tv),
+            rank: p.rank,
+            lane,
+            name,
+            kind: kind_word(e.kind),
+            bound_by,
+            slice: e.slice,
+            captured_by: None,
+        };
+        match segments.last_mut() {
+            Some(s)
+                if s.slice == seg.slice
+                    && s.rank == seg.rank
+                    && s.bound_by == seg.bound_by
+                    && s.kind == seg.kind
+                    && s.start_us == seg.end_us =>
+            {
+                s.start_us = seg.start_us
             }
+            _ => segments.push(seg),
         }
-        v = e.from;
-    }
+    });
     segments.reverse();
     let length = (t1 - t0) as f64;
     let mut bound_by: BTreeMap<&'static str, f64> = BTreeMap::new();
@@ -274,6 +263,29 @@ fn walk<'a>(g: &Graph, w: &Window, part_of: &dyn Fn(u32) -> Part<'a>) -> StepPat
         bound_by,
         hta_bound_by: hta,
         segments,
+    }
+}
+
+/// The edges of a window's path, walked back from its end: at each node, the incoming edge that
+/// arrives exactly at its time, the one [`preference`] puts first; `visit(edge, from, to)` with
+/// the time it covers (cut at the window's start), for each edge that covers some.
+pub(crate) fn binding_edges(g: &Graph, w: &Window, mut visit: impl FnMut(&graph::Edge, i64, i64)) {
+    let t0 = g.time[w.start as usize];
+    let mut v = w.end;
+    while g.time[v as usize] > t0 {
+        let tv = g.time[v as usize];
+        let Some(e) = g
+            .incoming(v)
+            .filter(|e| g.time[e.from as usize] + e.weight == tv)
+            .max_by_key(|e| preference(e.kind))
+        else {
+            break;
+        };
+        let from = g.time[e.from as usize].max(t0);
+        if tv > from {
+            visit(e, from, tv);
+        }
+        v = e.from;
     }
 }
 

@@ -24,12 +24,13 @@
 //! its own severity: a warning that buys nothing is noise. Savings read as the page prints
 //! durations ([`duration`]): three significant digits, in µs below 1 ms.
 
+use super::graph::EdgeKind;
+use super::hotspot;
 use super::whatif::{self, Edit};
-use super::{Analysis, PathOptions};
+use super::Analysis;
 use crate::analysis::findings::{Finding, Severity};
 use crate::analysis::links::Links;
-use crate::analysis::slicing::{block_on, Slicer};
-use crate::analysis::steps::StepsReport;
+use crate::analysis::slicing::Slicer;
 use crate::model::Trace;
 use serde::Serialize;
 
@@ -40,7 +41,16 @@ pub struct Assessed {
     pub finding: Finding,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub saving: Option<Saving>,
+    /// Findings told as context of this one, the priced finding that names their cause: "GPU 0
+    /// waits for the CPU (gpu_starved_by_cpu): ..." ([`CONTEXT`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<String>,
 }
+
+/// Findings that describe a symptom (the device idle, waiting for the host): where another
+/// finding prices a cause worth a warning, they are context under the largest such one; where
+/// none does, they stand alone, priced by their own what-if (the host work made free).
+pub const CONTEXT: [&str; 2] = ["gpu_starved_by_cpu", "low_gpu_utilization"];
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Saving {
@@ -51,6 +61,9 @@ pub struct Saving {
     pub pct: f64,
     /// "Fixing this saves about 12.3 ms per step (8.1%)."
     pub sentence: String,
+    /// The saving is a bound (the work made free) or an estimate, not a fix's best case.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub bound: bool,
 }
 
 /// Below this share of the step (in percent), a saving makes its finding `info`.
@@ -80,42 +93,24 @@ pub fn duration(ns: f64) -> String {
     format!("{v:.d$} {name}")
 }
 
-/// The findings with their savings, the largest first; those without one keep their order after.
-pub fn assess(
-    trace: &Trace,
-    links: &Links,
-    steps: &StepsReport,
-    findings: Vec<Finding>,
-) -> Vec<Assessed> {
-    let needed = findings.iter().any(|f| !f.whatif.is_empty());
-    let analysis = needed
-        .then(|| Analysis::build(trace, links, steps, &PathOptions::default()).ok())
-        .flatten();
-    assess_with(trace, analysis.as_ref(), findings)
-}
-
-/// [`assess`] given the critical-path graph of the default path options (`None`: no finding is
-/// priced).
-pub fn assess_with(
-    trace: &Trace,
-    analysis: Option<&Analysis>,
-    findings: Vec<Finding>,
-) -> Vec<Assessed> {
-    block_on(assess_with_sliced(
-        trace,
-        analysis,
-        findings,
-        &mut Slicer::never(),
-    ))
-}
-
-/// [`assess_with`], pausing as `y` says: the page prices the fixes between frames.
+/// The findings with their savings, the largest first; those without one keep their order
+/// after. `analysis` is the critical-path graph of the default path options (`None`: no finding
+/// is priced); on it, the hotspots ([`hotspot`]) join the findings where their bound is worth
+/// one. Pauses as `y` says: the page prices the fixes between frames.
 pub async fn assess_with_sliced(
     trace: &Trace,
+    links: &Links,
     analysis: Option<&Analysis>,
     findings: Vec<Finding>,
     y: &mut Slicer,
 ) -> Vec<Assessed> {
+    let mut findings = findings;
+    if let Some(a) = analysis {
+        let found = hotspot::candidates(trace, links, a, &findings);
+        findings.extend(found);
+        launch_bound(trace, a, &mut findings);
+        y.tick(trace.slice_count() as u64).await;
+    }
     let savings = match analysis {
         Some(a) => price(trace, a, &findings, y).await,
         None => vec![None; findings.len()],
@@ -123,23 +118,61 @@ pub async fn assess_with_sliced(
     let mut out: Vec<Assessed> = findings
         .into_iter()
         .zip(savings)
+        .filter(|(f, saving)| {
+            // A hotspot is a finding only where its bound is worth one.
+            !hotspot::IDS.contains(&f.id)
+                || saving
+                    .as_ref()
+                    .is_some_and(|s| s.pct >= hotspot::HOTSPOT_PCT)
+        })
         .map(|(finding, saving)| {
             let mut finding = finding;
             if saving.as_ref().is_some_and(|s| s.pct < MIN_WARNING_PCT) {
                 finding.severity = Severity::Info;
             }
-            Assessed { finding, saving }
+            Assessed {
+                finding,
+                saving,
+                context: Vec::new(),
+            }
         })
         .collect();
+    let cause = |a: &Assessed| {
+        let worth = a.saving.as_ref().filter(|s| s.pct >= MIN_WARNING_PCT);
+        worth
+            .filter(|_| !CONTEXT.contains(&a.finding.id) && !a.finding.is_recording())
+            .map(|s| s.per_step_us)
+    };
+    let top = (0..out.len())
+        .filter_map(|k| cause(&out[k]).map(|s| (k, s)))
+        .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
+    if let Some((top, _)) = top {
+        let mut context = Vec::new();
+        let mut kept: Vec<Assessed> = Vec::with_capacity(out.len());
+        let mut at = 0;
+        for (k, a) in out.into_iter().enumerate() {
+            if CONTEXT.contains(&a.finding.id) {
+                let f = &a.finding;
+                context.push(format!("{} ({}): {}", f.title, f.id, f.detail));
+                continue;
+            }
+            if k == top {
+                at = kept.len();
+            }
+            kept.push(a);
+        }
+        kept[at].context = context;
+        out = kept;
+    }
     // Costs before the notes on how the trace was recorded, which never outrank one; among
-    // costs, savings worth a warning first, the largest first; then the rest by severity (a
-    // saving too small to matter ranks as the info it now is). Stable: ties keep the findings'
-    // own order.
+    // costs, every finding with a measurable saving first, the largest first (a saving too small
+    // to warn about is still a saving, and one without a price says nothing of its size); then
+    // the rest by severity. Stable: ties keep the findings' own order.
     out.sort_by(|a, b| {
         let s = |x: &Assessed| {
             x.saving
                 .as_ref()
-                .filter(|s| s.pct >= MIN_WARNING_PCT)
+                .filter(|s| measurable(s.per_step_us))
                 .map_or(-1.0, |s| s.per_step_us)
         };
         a.finding
@@ -213,12 +246,40 @@ async fn price(
             continue;
         }
         let Some(p) = predictions.next() else { break };
-        out[k] = Some(saving(&p, used));
+        out[k] = Some(saving(&p, used, Kind::of(findings[k].id)));
     }
     out
 }
 
-fn saving(predictions: &[whatif::Prediction], edits: Vec<String>) -> Saving {
+/// Whether a saving per step reads as more than nothing (half a ns, the page's last digit).
+fn measurable(per_step_us: f64) -> bool {
+    per_step_us * 1e3 >= 0.5
+}
+
+/// What a finding's what-if stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// The fix at its best case.
+    Fix,
+    /// The work made free: a bound on what any fix saves (a hotspot, the host work the device
+    /// waited for).
+    Bound,
+    /// Launches batched as a CUDA/HIP graph would batch them: an estimate no after-run checked.
+    Estimate,
+}
+
+impl Kind {
+    fn of(id: &str) -> Kind {
+        match id {
+            "small_kernels" => Kind::Estimate,
+            "gpu_starved_by_cpu" | "low_gpu_utilization" => Kind::Bound,
+            id if hotspot::IDS.contains(&id) => Kind::Bound,
+            _ => Kind::Fix,
+        }
+    }
+}
+
+fn saving(predictions: &[whatif::Prediction], edits: Vec<String>, kind: Kind) -> Saving {
     let n = predictions.len() as f64;
     let measured: f64 = predictions.iter().map(|p| p.measured_us).sum();
     let saved: f64 = predictions.iter().map(|p| p.saving_us).sum();
@@ -228,17 +289,63 @@ fn saving(predictions: &[whatif::Prediction], edits: Vec<String>) -> Saving {
     } else {
         0.0
     };
+    let d = duration(per_step_us * 1e3);
     Saving {
-        sentence: if per_step_us * 1e3 >= 0.5 {
-            format!(
-                "Fixing this saves about {} per step ({pct:.1}%).",
-                duration(per_step_us * 1e3)
-            )
-        } else {
-            "Fixing this saves nothing measurable per step.".into()
+        sentence: match (measurable(per_step_us), kind) {
+            (false, _) => "Fixing this saves nothing measurable per step.".into(),
+            (true, Kind::Fix) => format!("Fixing this saves about {d} per step ({pct:.1}%)."),
+            (true, Kind::Bound) => format!(
+                "If this took no time, each step would be about {d} shorter ({pct:.1}%): a \
+                 bound on what a fix saves, not a fix's saving."
+            ),
+            (true, Kind::Estimate) => format!(
+                "Batching the launches as a graph would save about {d} per step ({pct:.1}%): \
+                 an estimate (each launch's CPU call and delay taken as gone)."
+            ),
         },
+        bound: kind != Kind::Fix,
         edits,
         per_step_us,
         pct,
     }
 }
+
+/// Launch-bound is told from time, never from a count: where the steps' critical paths spend at
+/// least [`LAUNCH_BOUND_PCT`] of the step in launch calls and launch delays, `small_kernels`
+/// says so.
+fn launch_bound(trace: &Trace, a: &Analysis, findings: &mut [Finding]) {
+    let Some(f) = findings.iter_mut().find(|f| f.id == "small_kernels") else {
+        return;
+    };
+    let g = &a.graph;
+    let is_launch = trace.strings.each(|n| n.contains("Launch"));
+    let (mut launch, mut total) = (0i64, 0i64);
+    for w in &a.windows {
+        total += g.time[w.end as usize] - g.time[w.start as usize];
+        super::binding_edges(g, w, |e, from, to| {
+            let named = |r: crate::model::SliceRef| {
+                is_launch[trace.lanes[r.lane as usize].slices.name[r.index as usize].0 as usize]
+            };
+            let launching = match (e.kind, e.slice) {
+                (EdgeKind::Launch, _) => true,
+                (EdgeKind::Cpu, Some(r)) => !trace.lanes[r.lane as usize].is_gpu() && named(r),
+                _ => false,
+            };
+            if launching {
+                launch += to - from;
+            }
+        });
+    }
+    let pct = 100.0 * launch as f64 / total.max(1) as f64;
+    if pct >= LAUNCH_BOUND_PCT {
+        f.title = "Many tiny kernels: launch-bound".into();
+        f.detail += &format!(
+            " On the steps' critical path, launch calls and launch delays take {pct:.1}% of the \
+             step: the launches, not the kernels, set the pace."
+        );
+    }
+}
+
+/// At least this share of the step (in percent) in launches on the path makes the steps
+/// launch-bound.
+pub const LAUNCH_BOUND_PCT: f64 = 10.0;

@@ -4,7 +4,9 @@
 //! `pageable` (copies from or to pageable host memory, Kineto's `Memcpy ... (Pageable -> Device)`),
 //! `communication`, `untraced` (CPU time on a thread inside no operator, annotation or runtime
 //! call: Python, I/O, `torch.save`; a step's own time counts, as the step only frames the others)
-//! or `float64` (CPU operators with a `double` tensor among their `Input type`s).
+//! `float64` (CPU operators with a `double` tensor among their `Input type`s), `syncs` (the host's
+//! blocking calls, `*Synchronize` and blocking copies, and their waits for the device) or `launches`
+//! (kernel launch calls and the delay from each to its kernel's start on an idle stream).
 //! A CPU slice's edit scales every piece of CPU time inside it (its children's too) and the device
 //! ops launched from inside it (an operator's kernels and copies: removing `aten::mul` removes the
 //! multiplications it ran); `cpu:NAME` leaves the device work as it was. A device op's edit scales
@@ -15,7 +17,7 @@
 //! the graph is replayed with its dependencies: an op still waits for its launch and the op before
 //! it on its stream.
 
-use super::graph::{EdgeKind, Graph};
+use super::graph::{is_blocking, EdgeKind, Graph};
 use super::{is_data_loading, Analysis};
 use crate::analysis::idle::OpClass;
 use crate::analysis::slicing::{self, block_on, Slicer, LOOKUP};
@@ -54,6 +56,12 @@ pub enum Target {
     Communication,
     Untraced,
     Float64,
+    /// The host's waits for the device: blocking calls (`*Synchronize`, blocking `cudaMemcpy`)
+    /// and the time they waited.
+    Syncs,
+    /// Kernel launches: the launch calls' CPU time and the delay from a call to its kernel's
+    /// start on an idle stream.
+    Launches,
 }
 
 impl Edit {
@@ -106,6 +114,8 @@ impl Edit {
             "communication" => Target::Communication,
             "untraced" => Target::Untraced,
             "float64" => Target::Float64,
+            "syncs" => Target::Syncs,
+            "launches" => Target::Launches,
             n => Target::Name(n.to_string()),
         };
         if (own || gaps || cpu) && !matches!(target, Target::Name(_)) {
@@ -124,6 +134,14 @@ impl Edit {
             cpu,
         })
     }
+}
+
+/// A runtime call that launches a kernel (`cudaLaunchKernel`, `hipLaunchKernel`,
+/// `hipExtModuleLaunchKernel`, `cuLaunchKernel`, ...).
+fn is_launch(name: &str) -> bool {
+    (name.starts_with("cuda") || name.starts_with("hip") || name.starts_with("cu"))
+        && name.contains("Launch")
+        && !name.contains("Graph")
 }
 
 /// Kineto's name of a copy from or to pageable host memory: `Memcpy HtoD (Pageable -> Device)`.
@@ -199,6 +217,8 @@ pub async fn factors_each_sliced(
             Target::Name(p) => Some(trace.strings.each(|n| glob_any(p, n))),
             Target::DataLoader => Some(trace.strings.each(is_data_loading)),
             Target::Pageable => Some(trace.strings.each(is_pageable_copy)),
+            Target::Syncs => Some(trace.strings.each(is_blocking)),
+            Target::Launches => Some(trace.strings.each(is_launch)),
             _ => None,
         })
         .collect();
@@ -317,6 +337,9 @@ pub async fn factors_each_sliced(
                 }
                 let hit = match (edge.kind, edge.slice) {
                     (EdgeKind::Cpu, _) if e.target == Target::Untraced => untraced,
+                    // A blocking call's wait (a cross-stream wait carries its op, and no time).
+                    (EdgeKind::Sync, None) => e.target == Target::Syncs,
+                    (EdgeKind::Launch, _) => e.target == Target::Launches,
                     (EdgeKind::Cpu, _)
                         if e.gaps
                             && untraced

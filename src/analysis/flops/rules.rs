@@ -2,7 +2,8 @@
 //! - `low_gemm_efficiency`: GEMMs (and convolutions) take at least [`GEMM_SHARE`] of the GPU
 //!   time and reach under [`LOW_EFFICIENCY`] of their roof, taken together.
 //! - `small_kernels`: at least [`SMALL_MIN_COUNT`] kernels and [`SMALL_SHARE`] of all kernels
-//!   run under [`SMALL_KERNEL_NS`]: the device spends its time on launch overhead (fuse them,
+//!   run under [`SMALL_KERNEL_NS`]; priced as their launches batched (`launches=0`), and called
+//!   launch-bound only where the critical path spends time in launches (fuse them,
 //!   `torch.compile`, and CUDA/HIP graphs where the device has them: [`crate::analysis::backend`];
 //!   not `torch.compile` where compiled graphs launched at least half the device time).
 //! - `fp32_gemm_on_tensor_core_gpu`: FP32 GEMMs or convolutions take at least [`FP32_SHARE`] of
@@ -70,11 +71,14 @@ pub async fn findings(
         out.push(Finding {
             id: "small_kernels",
             severity: Severity::Warning,
-            whatif: Vec::new(),
-            title: "Many tiny kernels: launch-bound".into(),
+            // Launches batched as a graph would batch them: an estimate (the README says what it
+            // assumes). Whether the steps are launch-bound is told from the critical path's time
+            // in launches (`critical::savings`), never from this count.
+            whatif: vec!["launches=0".into()],
+            title: "Many tiny kernels".into(),
             detail: format!(
-                "{small_count} of {kernels} kernels ({:.0}%) ran under {} µs; at that size the \
-                 launch overhead, not the {}, sets the pace.",
+                "{small_count} of {kernels} kernels ({:.0}%) ran under {} µs; at that size a \
+                 kernel's launch can cost more than its run on the {}.",
                 100.0 * small_count as f64 / kernels as f64,
                 SMALL_KERNEL_NS / 1000,
                 devices_word(trace)

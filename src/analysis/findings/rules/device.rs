@@ -11,18 +11,63 @@ use crate::analysis::idle;
 use crate::analysis::summary::device_name;
 use crate::model::SliceRef;
 
-/// `low_gpu_utilization`: a device busy under `LOW_UTILIZATION` of the steps' span.
+/// The what-if edits that make the host work of the idle report's waits free, the largest three
+/// kinds (`gpu_starved_by_cpu`'s "the named host work made free"); with `device_side`, the
+/// device's own waits too, as launches batched into a graph would shorten them.
+fn waits_made_free(idle: &idle::IdleReport, device_side: bool) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in idle.waits.iter().filter(|w| w.ns > 0) {
+        let edit = match w.kind {
+            idle::WaitKind::DataLoader => "DataLoader=0",
+            idle::WaitKind::Collate => "*collate*=0",
+            idle::WaitKind::Copy => "cpu:aten::copy_|aten::to|aten::_to_copy|aten::contiguous=0",
+            idle::WaitKind::Sync | idle::WaitKind::BlockingMemcpy => "syncs=0",
+            idle::WaitKind::Alloc => {
+                "cpu:cudaMalloc*|cudaFree*|cudaHostAlloc|hipMalloc*|hipFree*|hipHostMalloc|hipHostFree=0"
+            }
+            idle::WaitKind::Launch => "launches=0",
+            idle::WaitKind::CpuOps => "cpu:aten::*=0",
+            idle::WaitKind::Python | idle::WaitKind::Annotation | idle::WaitKind::NothingRecorded => {
+                "untraced=0"
+            }
+            idle::WaitKind::GpuSide | idle::WaitKind::NoLaunch if device_side => "launches=0",
+            idle::WaitKind::GpuSide | idle::WaitKind::NoLaunch => continue,
+        };
+        if !out.iter().any(|e| e == edit) {
+            out.push(edit.to_string());
+        }
+        if out.len() == 3 {
+            break;
+        }
+    }
+    out
+}
+
+/// Whether `gpu_starved_by_cpu` fires on a device: idle time it can price.
+fn starved(d: &idle::DeviceIdle) -> bool {
+    share(d.idle_ns, d.window_ns) >= STARVED_IDLE_SHARE
+        && share(d.host_wait_ns, d.idle_ns) >= STARVED_HOST_SHARE
+}
+
+/// `low_gpu_utilization`: a device busy under `LOW_UTILIZATION` of the steps' span. Where the
+/// device mostly waits for the host, this is context under `gpu_starved_by_cpu`, which says it
+/// and prices the host work; elsewhere its what-if makes the waits' work free, the device's own
+/// included (launches batched as a graph would batch them).
 pub(crate) fn low_gpu_utilization(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
     let steps = cx.steps;
     let idle = cx.idle;
     let mut out = Vec::new();
     for g in &steps.gpu {
-        if g.utilization < LOW_UTILIZATION {
+        let starving = idle
+            .devices
+            .iter()
+            .any(|d| d.device == g.device && starved(d));
+        if g.utilization < LOW_UTILIZATION && !starving {
             let gaps: Vec<&idle::Gap> = idle.gaps.iter().filter(|x| x.device == g.device).collect();
             out.push(Finding {
                 id: "low_gpu_utilization",
-                whatif: Vec::new(),
+                whatif: waits_made_free(idle, true),
                 severity: if g.utilization < VERY_LOW_UTILIZATION {
                     Severity::Critical
                 } else {
@@ -105,9 +150,22 @@ pub(crate) fn gpu_starved_by_cpu(cx: &Context) -> Vec<Finding> {
     for d in &idle.devices {
         let idle_share = share(d.idle_ns, d.window_ns);
         let host_share = share(d.host_wait_ns, d.idle_ns);
-        if idle_share < STARVED_IDLE_SHARE || host_share < STARVED_HOST_SHARE {
+        if !starved(d) {
             continue;
         }
+        // `low_gpu_utilization` of the same device, told here as context.
+        let low = cx
+            .steps
+            .gpu
+            .iter()
+            .find(|g| g.device == d.device && g.utilization < LOW_UTILIZATION)
+            .map(|g| {
+                format!(
+                    " Over the steps' span its kernels ran only {} of the time.",
+                    pct(g.utilization)
+                )
+            })
+            .unwrap_or_default();
         let host_waits: Vec<String> = idle
             .waits
             .iter()
@@ -128,7 +186,7 @@ pub(crate) fn gpu_starved_by_cpu(cx: &Context) -> Vec<Finding> {
         out.push(Finding {
             id: "gpu_starved_by_cpu",
             severity: Severity::Warning,
-            whatif: Vec::new(),
+            whatif: waits_made_free(idle, false),
             title: format!("{} waits for the CPU", device_name(trace, d.device)),
             detail: format!(
                 "{} was idle {} of its {} window ({}), and {} of that idle time it waited for \
@@ -143,7 +201,7 @@ pub(crate) fn gpu_starved_by_cpu(cx: &Context) -> Vec<Finding> {
                 } else {
                     host_waits.join(", ")
                 }
-            ),
+            ) + &low,
             advice: format!(
                 "Take the named CPU work off the critical path: a faster input pipeline, fewer \
                  synchronizations (.item(), .cpu(), printing tensors), {} against launch overhead.",

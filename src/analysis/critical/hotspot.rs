@@ -1,0 +1,325 @@
+//! The hotspot: what the steps' critical paths spend most in, named as a finding where making it
+//! free would save at least [`HOTSPOT_PCT`] of the step, with advice for its kind:
+//! - `hot_operator`: the operator holding the most path time (its CPU time, and the device time
+//!   of the kernels and copies it launched), unless another finding's what-if names it already;
+//! - `allocator_churn`: the caching allocator's misses, `cudaMalloc`/`cudaFree` (`hipMalloc`,
+//!   `hipFree`) calls on the path;
+//! - `host_sync`: the host waiting for the device on the path (`.item()`, `.cpu()`, `nonzero`,
+//!   `*Synchronize`, blocking copies).
+//!
+//! Inside the steps, or over the whole trace where it has no `ProfilerStep`s (the path's window
+//! then is the whole trace). Removing a hotspot outright is no fix's saving: each what-if makes
+//! it free, and the saving is told as that bound ([`super::savings::Saving::bound`]). The
+//! paths are those of the kept graph, walked without their segments' names
+//! ([`super::binding_edges`]).
+
+use super::graph::{EdgeKind, Graph, NO_SLICE};
+use super::{binding_edges, is_data_loading, Analysis};
+use crate::analysis::backend;
+use crate::analysis::findings::types::{Evidence, Finding, Severity};
+use crate::analysis::links::Links;
+use crate::analysis::summary::devices_word;
+use crate::model::category::Kind;
+use crate::model::{SliceRef, Trace};
+use rustc_hash::FxHashMap;
+
+/// Below this share of the step (in percent), a hotspot's bound names no finding.
+pub const HOTSPOT_PCT: f64 = 5.0;
+
+/// The findings this module writes; their savings are bounds.
+pub const IDS: [&str; 3] = ["hot_operator", "allocator_churn", "host_sync"];
+
+/// At most this many slices of evidence.
+const MAX_EVIDENCE: usize = 20;
+
+/// Path time charged to one candidate.
+#[derive(Default)]
+struct Tally {
+    ns: i64,
+    /// Of which on a CPU thread (the rest on the device).
+    cpu_ns: i64,
+    slices: Vec<SliceRef>,
+}
+
+impl Tally {
+    fn add(&mut self, ns: i64, cpu: bool, slice: Option<SliceRef>) {
+        self.ns += ns;
+        if cpu {
+            self.cpu_ns += ns;
+        }
+        if let Some(r) = slice {
+            if self.slices.len() < MAX_EVIDENCE && !self.slices.contains(&r) {
+                self.slices.push(r);
+            }
+        }
+    }
+}
+
+/// The caching allocator's calls into the runtime.
+fn is_alloc(name: &str) -> bool {
+    ["cudaMalloc", "cudaFree", "hipMalloc", "hipFree"]
+        .iter()
+        .any(|p| name.starts_with(p))
+        && !name.contains("Host")
+}
+
+/// A call that makes the host wait for the device.
+fn is_host_sync(name: &str) -> bool {
+    super::graph::is_blocking(name)
+        || matches!(
+            name,
+            "aten::item" | "aten::_local_scalar_dense" | "aten::nonzero" | "aten::is_nonzero"
+        )
+}
+
+/// The hotspot findings worth pricing (see the module's doc): those whose share of the steps'
+/// path time reaches [`HOTSPOT_PCT`]; the caller keeps those whose bound does too.
+pub fn candidates(trace: &Trace, links: &Links, a: &Analysis, others: &[Finding]) -> Vec<Finding> {
+    let g = &a.graph;
+    let step_ns: i64 = a
+        .windows
+        .iter()
+        .map(|w| g.time[w.end as usize] - g.time[w.start as usize])
+        .sum();
+    if step_ns <= 0 {
+        return Vec::new();
+    }
+    let alloc_name = trace.strings.each(is_alloc);
+    let sync_name = trace.strings.each(is_host_sync);
+    // Operators a hotspot is never: the step, the optimizer's and the DataLoader's spans, and the
+    // autograd engine's wrappers (whose operator inside is the one to name).
+    let wrapper = trace.strings.each(|n| {
+        n.starts_with("ProfilerStep#")
+            || n.starts_with("Optimizer.")
+            || is_data_loading(n)
+            || n.starts_with("autograd::engine::evaluate_function")
+            || n.contains(['*', '|', '='])
+    });
+    let mut ops: FxHashMap<u32, Tally> = FxHashMap::default();
+    let (mut alloc, mut sync) = (Tally::default(), Tally::default());
+    for w in &a.windows {
+        binding_edges(g, w, |e, from, to| {
+            let ns = to - from;
+            match (e.kind, e.slice) {
+                (EdgeKind::Sync, None) => sync.add(ns, true, None),
+                (EdgeKind::Cpu, Some(r)) => {
+                    let (mut a_hit, mut s_hit) = (false, false);
+                    let op = climb(trace, links, g, r, |name| {
+                        a_hit |= alloc_name[name as usize];
+                        s_hit |= sync_name[name as usize];
+                        wrapper[name as usize]
+                    });
+                    if a_hit {
+                        alloc.add(ns, true, Some(r));
+                    } else if s_hit {
+                        sync.add(ns, true, Some(r));
+                    }
+                    if let Some(op) = op {
+                        let name = trace.lanes[op.lane as usize].slices.name[op.index as usize].0;
+                        ops.entry(name).or_default().add(ns, true, Some(op));
+                    }
+                }
+                (EdgeKind::Device(_), Some(r)) => {
+                    let call = g.launched_by[r.lane as usize][r.index as usize];
+                    if call == NO_SLICE {
+                        return;
+                    }
+                    if let Some(op) = climb(trace, links, g, call, |name| wrapper[name as usize]) {
+                        let name = trace.lanes[op.lane as usize].slices.name[op.index as usize].0;
+                        ops.entry(name).or_default().add(ns, false, Some(op));
+                    }
+                }
+                _ => {}
+            }
+        });
+    }
+    let steps = a.windows.len().max(1) as i64;
+    let worth = |t: &Tally| 100.0 * t.ns as f64 / step_ns as f64 >= HOTSPOT_PCT;
+    let mut out = Vec::new();
+    // The operator with the most path time that no other finding prices already.
+    let named = |name: &str| {
+        others
+            .iter()
+            .any(|f| f.whatif.iter().any(|e| e.contains(name)))
+    };
+    let mut ranked: Vec<(&u32, &Tally)> = ops.iter().collect();
+    ranked.sort_by_key(|(name, t)| (std::cmp::Reverse(t.ns), **name));
+    if let Some((&name, t)) = ranked
+        .into_iter()
+        .find(|(&n, _)| !named(trace.str(crate::model::StrId(n))))
+        .filter(|(_, t)| worth(t))
+    {
+        out.push(hot_operator(
+            trace,
+            trace.str(crate::model::StrId(name)),
+            t,
+            steps,
+            step_ns,
+        ));
+    }
+    if worth(&alloc) {
+        out.push(allocator_churn(trace, &alloc, steps, step_ns));
+    }
+    if worth(&sync) {
+        out.push(host_sync(trace, &sync, steps, step_ns));
+    }
+    out
+}
+
+/// The innermost operator holding `r` on its chain (itself included), skipping `skip`'s names;
+/// `skip` sees every name on the way up.
+fn climb(
+    trace: &Trace,
+    links: &Links,
+    g: &Graph,
+    r: SliceRef,
+    mut skip: impl FnMut(u32) -> bool,
+) -> Option<SliceRef> {
+    let lane = r.lane as usize;
+    let s = &trace.lanes[lane].slices;
+    let parents = g.parent.get(lane)?;
+    let mut i = r.index;
+    let mut found = None;
+    while i != u32::MAX {
+        let name = s.name[i as usize].0;
+        let skipped = skip(name);
+        if found.is_none() && !skipped && links.kinds.of_cat(s.cat[i as usize]) == Kind::CpuOp {
+            found = Some(SliceRef {
+                lane: r.lane,
+                index: i,
+            });
+        }
+        i = *parents.get(i as usize)?;
+    }
+    found
+}
+
+fn ms(ns: f64) -> String {
+    super::savings::duration(ns)
+}
+
+fn evidence(t: &Tally) -> Evidence {
+    Evidence {
+        slices: t.slices.clone(),
+        ranges: Vec::new(),
+    }
+}
+
+fn hot_operator(trace: &Trace, name: &str, t: &Tally, steps: i64, step_ns: i64) -> Finding {
+    let device = devices_word(trace);
+    let on_device = t.ns - t.cpu_ns;
+    let origin = t
+        .slices
+        .first()
+        .and_then(|&r| origin(trace, r))
+        .map(|o| format!(" It runs inside {o}."))
+        .unwrap_or_default();
+    let advice = if on_device * 2 >= t.ns {
+        format!(
+            "The {device} work it launches sets the pace: check its efficiency (sightline \
+             flops), run it in bf16 or TF32 where the model allows, give it shapes in multiples \
+             of 8, or fuse it with its neighbours (torch.compile)."
+        )
+    } else {
+        "Its CPU time sets the pace: call it fewer times with more work each (batch the calls, \
+         move it out of per-item loops), or compile the code around it (torch.compile) so that \
+         its dispatch leaves the step."
+            .to_string()
+    };
+    Finding {
+        id: "hot_operator",
+        severity: Severity::Warning,
+        title: format!("`{name}` holds the most of the steps' critical path"),
+        detail: format!(
+            "`{name}` holds {} of the critical path a step ({:.1}% of the step): {} on the CPU \
+             and {} in the {device} work it launched.{origin}",
+            ms((t.ns / steps) as f64),
+            100.0 * t.ns as f64 / step_ns as f64,
+            ms((t.cpu_ns / steps) as f64),
+            ms((on_device / steps) as f64),
+        ),
+        advice,
+        evidence: evidence(t),
+        whatif: vec![format!("{name}=0")],
+    }
+}
+
+fn allocator_churn(trace: &Trace, t: &Tally, steps: i64, step_ns: i64) -> Finding {
+    let b = backend::of_trace(trace).unwrap_or(backend::Backend::Other);
+    let conf = match b {
+        backend::Backend::Rocm => "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True",
+        _ => "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+    };
+    Finding {
+        id: "allocator_churn",
+        severity: Severity::Warning,
+        title: "The caching allocator goes to the runtime inside the steps".into(),
+        detail: format!(
+            "Device memory allocation and release calls (cudaMalloc/cudaFree, hipMalloc/hipFree) \
+             hold {} of the critical path a step ({:.1}% of the step): the caching allocator \
+             missed and returned to the runtime, whose free also waits for the device.",
+            ms((t.ns / steps) as f64),
+            100.0 * t.ns as f64 / step_ns as f64,
+        ),
+        advice: format!(
+            "Keep the allocator's cache warm: set {conf}, allocate the same shapes each step \
+             (pad variable lengths to a few sizes), keep torch.cuda.empty_cache() out of the \
+             loop, and reserve memory up front where the peak is known."
+        ),
+        evidence: evidence(t),
+        whatif: vec!["cudaMalloc*|cudaFree*|hipMalloc*|hipFree*=0".into()],
+    }
+}
+
+fn host_sync(trace: &Trace, t: &Tally, steps: i64, step_ns: i64) -> Finding {
+    let device = devices_word(trace);
+    Finding {
+        id: "host_sync",
+        severity: Severity::Warning,
+        title: format!("The CPU waits for the {device} inside the steps"),
+        detail: format!(
+            "Calls that wait for the {device} (.item(), .cpu(), nonzero, synchronize, blocking \
+             copies) hold {} of the critical path a step ({:.1}% of the step): the CPU stops \
+             launching until the {device} catches up, and the {device} then waits for the next \
+             launch.",
+            ms((t.ns / steps) as f64),
+            100.0 * t.ns as f64 / step_ns as f64,
+        ),
+        advice: format!(
+            "Keep values on the {device} (accumulate losses and metrics as tensors, read them \
+             every N steps), copy to the host with non_blocking=True into pinned memory, avoid \
+             data-dependent shapes (nonzero, boolean masks) inside the step, and drop \
+             synchronize calls left from timing code."
+        ),
+        evidence: evidence(t),
+        whatif: vec!["syncs=0".into()],
+    }
+}
+
+/// Where a slice comes from: the innermost `nn.Module` frame, else label, else Python frame
+/// holding it on its thread (a bounded look back, as each is read once per finding).
+pub(crate) fn origin(trace: &Trace, r: SliceRef) -> Option<String> {
+    let l = trace.lanes.get(r.lane as usize)?;
+    let s = &l.slices;
+    let i = r.index as usize;
+    let (t0, t1) = (s.start_ns[i], s.end_ns(i));
+    let (mut module, mut label, mut frame) = (None, None, None);
+    for j in (i.saturating_sub(1 << 14)..i).rev() {
+        if s.start_ns[j] > t0 || s.end_ns(j) < t1 {
+            continue;
+        }
+        let name = trace.str(s.name[j]);
+        let cat = trace.str(s.cat[j]);
+        if name.starts_with("ProfilerStep#") {
+            continue;
+        }
+        if module.is_none() && name.starts_with("nn.Module: ") {
+            module = Some(format!("the module `{}`", &name["nn.Module: ".len()..]));
+        } else if label.is_none() && Kind::of_cat(cat) == Kind::Annotation {
+            label = Some(format!("the range `{name}`"));
+        } else if frame.is_none() && Kind::of_cat(cat) == Kind::Python {
+            frame = Some(format!("the Python frame `{name}`"));
+        }
+    }
+    module.or(label).or(frame)
+}
