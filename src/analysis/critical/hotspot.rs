@@ -109,12 +109,13 @@ pub fn candidates(trace: &Trace, links: &Links, a: &Analysis, others: &[Finding]
                         s_hit |= sync_name[name as usize];
                         wrapper[name as usize]
                     });
+                    // Time in the allocator or a sync is theirs, not the operator's that
+                    // called them (a backward's frees would make it the hotspot).
                     if a_hit {
                         alloc.add(ns, true, Some(r));
                     } else if s_hit {
                         sync.add(ns, true, Some(r));
-                    }
-                    if let Some(op) = op {
+                    } else if let Some(op) = op {
                         let name = trace.lanes[op.lane as usize].slices.name[op.index as usize].0;
                         ops.entry(name).or_default().add(ns, true, Some(op));
                     }
@@ -134,6 +135,7 @@ pub fn candidates(trace: &Trace, links: &Links, a: &Analysis, others: &[Finding]
         });
     }
     let steps = a.windows.len().max(1) as i64;
+    let words = Words::of(trace, a);
     let worth = |t: &Tally| 100.0 * t.ns as f64 / step_ns as f64 >= HOTSPOT_PCT;
     let mut out = Vec::new();
     // The operator with the most path time that no other finding prices already.
@@ -150,7 +152,7 @@ pub fn candidates(trace: &Trace, links: &Links, a: &Analysis, others: &[Finding]
         .filter(|(_, t)| worth(t))
     {
         out.push(hot_operator(
-            trace,
+            &words,
             trace.str(crate::model::StrId(name)),
             t,
             steps,
@@ -158,10 +160,10 @@ pub fn candidates(trace: &Trace, links: &Links, a: &Analysis, others: &[Finding]
         ));
     }
     if worth(&alloc) {
-        out.push(allocator_churn(trace, &alloc, steps, step_ns));
+        out.push(allocator_churn(&words, &alloc, steps, step_ns));
     }
     if worth(&sync) {
-        out.push(host_sync(trace, &sync, steps, step_ns));
+        out.push(host_sync(&words, &sync, steps, step_ns));
     }
     out
 }
@@ -194,6 +196,41 @@ fn climb(
     found
 }
 
+/// How the findings name their scope, the device and its runtime's calls.
+struct Words<'t> {
+    /// "a step", or "of the trace" where it has no steps.
+    per: &'static str,
+    /// "inside the steps", or "in the trace".
+    scope: &'static str,
+    /// "the step" or "the trace", as the whole a share is of.
+    whole: &'static str,
+    device: String,
+    backend: backend::Backend,
+    trace: &'t Trace,
+}
+
+impl Words<'_> {
+    fn of<'t>(trace: &'t Trace, a: &Analysis) -> Words<'t> {
+        let whole_trace = a.windows.first().is_some_and(|w| w.name == "(whole trace)");
+        Words {
+            per: if whole_trace {
+                "of the trace"
+            } else {
+                "a step"
+            },
+            scope: if whole_trace {
+                "in the trace"
+            } else {
+                "inside the steps"
+            },
+            whole: if whole_trace { "the trace" } else { "the step" },
+            device: devices_word(trace),
+            backend: backend::of_trace(trace).unwrap_or(backend::Backend::Other),
+            trace,
+        }
+    }
+}
+
 fn ms(ns: f64) -> String {
     super::savings::duration(ns)
 }
@@ -205,13 +242,13 @@ fn evidence(t: &Tally) -> Evidence {
     }
 }
 
-fn hot_operator(trace: &Trace, name: &str, t: &Tally, steps: i64, step_ns: i64) -> Finding {
-    let device = devices_word(trace);
+fn hot_operator(w: &Words, name: &str, t: &Tally, steps: i64, step_ns: i64) -> Finding {
+    let device = &w.device;
     let on_device = t.ns - t.cpu_ns;
     let origin = t
         .slices
         .first()
-        .and_then(|&r| origin(trace, r))
+        .and_then(|&r| origin(w.trace, r))
         .map(|o| format!(" It runs inside {o}."))
         .unwrap_or_default();
     let advice = if on_device * 2 >= t.ns {
@@ -229,12 +266,14 @@ fn hot_operator(trace: &Trace, name: &str, t: &Tally, steps: i64, step_ns: i64) 
     Finding {
         id: "hot_operator",
         severity: Severity::Warning,
-        title: format!("`{name}` holds the most of the steps' critical path"),
+        title: format!("`{name}` holds the most of the critical path {}", w.scope),
         detail: format!(
-            "`{name}` holds {} of the critical path a step ({:.1}% of the step): {} on the CPU \
-             and {} in the {device} work it launched.{origin}",
+            "`{name}` holds {} of the critical path {} ({:.1}% of {}): {} on the CPU and {} in \
+             the {device} work it launched.{origin}",
             ms((t.ns / steps) as f64),
+            w.per,
             100.0 * t.ns as f64 / step_ns as f64,
+            w.whole,
             ms((t.cpu_ns / steps) as f64),
             ms((on_device / steps) as f64),
         ),
@@ -244,22 +283,30 @@ fn hot_operator(trace: &Trace, name: &str, t: &Tally, steps: i64, step_ns: i64) 
     }
 }
 
-fn allocator_churn(trace: &Trace, t: &Tally, steps: i64, step_ns: i64) -> Finding {
-    let b = backend::of_trace(trace).unwrap_or(backend::Backend::Other);
-    let conf = match b {
-        backend::Backend::Rocm => "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True",
-        _ => "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+fn allocator_churn(w: &Words, t: &Tally, steps: i64, step_ns: i64) -> Finding {
+    let (calls, conf) = match w.backend {
+        backend::Backend::Rocm => (
+            "hipMalloc/hipFree",
+            "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True",
+        ),
+        _ => (
+            "cudaMalloc/cudaFree",
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+        ),
     };
     Finding {
         id: "allocator_churn",
         severity: Severity::Warning,
-        title: "The caching allocator goes to the runtime inside the steps".into(),
+        title: format!("The caching allocator calls {calls} {}", w.scope),
         detail: format!(
-            "Device memory allocation and release calls (cudaMalloc/cudaFree, hipMalloc/hipFree) \
-             hold {} of the critical path a step ({:.1}% of the step): the caching allocator \
-             missed and returned to the runtime, whose free also waits for the device.",
+            "Device memory allocation and release calls ({calls}) hold {} of the critical path \
+             {} ({:.1}% of {}): the caching allocator missed its cache and went to the \
+             runtime, whose free also waits for the {}.",
             ms((t.ns / steps) as f64),
+            w.per,
             100.0 * t.ns as f64 / step_ns as f64,
+            w.whole,
+            w.device,
         ),
         advice: format!(
             "Keep the allocator's cache warm: set {conf}, allocate the same shapes each step \
@@ -271,19 +318,20 @@ fn allocator_churn(trace: &Trace, t: &Tally, steps: i64, step_ns: i64) -> Findin
     }
 }
 
-fn host_sync(trace: &Trace, t: &Tally, steps: i64, step_ns: i64) -> Finding {
-    let device = devices_word(trace);
+fn host_sync(w: &Words, t: &Tally, steps: i64, step_ns: i64) -> Finding {
+    let device = &w.device;
     Finding {
         id: "host_sync",
         severity: Severity::Warning,
-        title: format!("The CPU waits for the {device} inside the steps"),
+        title: format!("The CPU waits for the {device} {}", w.scope),
         detail: format!(
             "Calls that wait for the {device} (.item(), .cpu(), nonzero, synchronize, blocking \
-             copies) hold {} of the critical path a step ({:.1}% of the step): the CPU stops \
-             launching until the {device} catches up, and the {device} then waits for the next \
-             launch.",
+             copies) hold {} of the critical path {} ({:.1}% of {}): the CPU stops launching \
+             until the {device} catches up, and the {device} then waits for the next launch.",
             ms((t.ns / steps) as f64),
+            w.per,
             100.0 * t.ns as f64 / step_ns as f64,
+            w.whole,
         ),
         advice: format!(
             "Keep values on the {device} (accumulate losses and metrics as tensors, read them \

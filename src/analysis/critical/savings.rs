@@ -240,13 +240,15 @@ async fn price(
     let mut predictions = whatif::predict_each_sliced(a, &replayed, y)
         .await
         .into_iter();
+    // A trace without steps is priced as one window: its sentences say "the trace".
+    let whole = a.windows.first().is_some_and(|w| w.name == "(whole trace)");
     let mut out = vec![None; findings.len()];
     for (&k, used) in priced.iter().zip(used) {
         if used.is_empty() {
             continue;
         }
         let Some(p) = predictions.next() else { break };
-        out[k] = Some(saving(&p, used, Kind::of(findings[k].id)));
+        out[k] = Some(saving(&p, used, Kind::of(findings[k].id), whole));
     }
     out
 }
@@ -279,7 +281,12 @@ impl Kind {
     }
 }
 
-fn saving(predictions: &[whatif::Prediction], edits: Vec<String>, kind: Kind) -> Saving {
+fn saving(
+    predictions: &[whatif::Prediction],
+    edits: Vec<String>,
+    kind: Kind,
+    whole: bool,
+) -> Saving {
     let n = predictions.len() as f64;
     let measured: f64 = predictions.iter().map(|p| p.measured_us).sum();
     let saved: f64 = predictions.iter().map(|p| p.saving_us).sum();
@@ -290,17 +297,22 @@ fn saving(predictions: &[whatif::Prediction], edits: Vec<String>, kind: Kind) ->
         0.0
     };
     let d = duration(per_step_us * 1e3);
+    let (per, each) = if whole {
+        ("over the trace", "the trace")
+    } else {
+        ("per step", "each step")
+    };
     Saving {
         sentence: match (measurable(per_step_us), kind) {
-            (false, _) => "Fixing this saves nothing measurable per step.".into(),
-            (true, Kind::Fix) => format!("Fixing this saves about {d} per step ({pct:.1}%)."),
+            (false, _) => format!("Fixing this saves nothing measurable {per}."),
+            (true, Kind::Fix) => format!("Fixing this saves about {d} {per} ({pct:.1}%)."),
             (true, Kind::Bound) => format!(
-                "If this took no time, each step would be about {d} shorter ({pct:.1}%): a \
-                 bound on what a fix saves, not a fix's saving."
+                "If this took no time, {each} would be about {d} shorter ({pct:.1}%): a bound \
+                 on what a fix saves, not a fix's saving."
             ),
             (true, Kind::Estimate) => format!(
-                "Batching the launches as a graph would save about {d} per step ({pct:.1}%): \
-                 an estimate (each launch's CPU call and delay taken as gone)."
+                "Batching the launches as a graph would save about {d} {per} ({pct:.1}%): an \
+                 estimate (each launch's CPU call and delay taken as gone)."
             ),
         },
         bound: kind != Kind::Fix,

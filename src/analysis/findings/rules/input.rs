@@ -31,6 +31,11 @@ pub(crate) fn dataloader_bound(cx: &Context) -> Vec<Finding> {
             String::new()
         };
         let part = part(cx);
+        let spans_ns: i64 = c
+            .dataloader
+            .iter()
+            .map(|r| trace.lanes[r.lane as usize].slices.dur_ns[r.index as usize])
+            .sum();
         let (said, advice) = match part {
             Some(p) => (format!(" {}", p.sentence()), p.advice()),
             None => (
@@ -45,12 +50,17 @@ pub(crate) fn dataloader_bound(cx: &Context) -> Vec<Finding> {
             severity: Severity::Warning,
             whatif: vec!["DataLoader=0".into()],
             title: "Input loading takes a large share of each step".into(),
+            // The whole is the `__next__` spans' own time, of which the parts below are parts;
+            // the plugin's DataLoader figure (what no device work overlapped) is a part of it.
             detail: format!(
-                "The DataLoader took {} of {} of step time ({}, over {} calls){also}.{said}",
-                ms(steps.total.dataloader_ns),
+                "The DataLoader's `__next__` took {} of {} of step time ({}, over {} calls; {} \
+                 of it with no device work alongside, the TensorBoard plugin's DataLoader \
+                 time){also}.{said}",
+                ms(spans_ns),
                 ms(step_total),
-                pct(dl),
-                c.dataloader.len()
+                pct(share(spans_ns, step_total)),
+                c.dataloader.len(),
+                ms(steps.total.dataloader_ns),
             ),
             advice,
             evidence: evidence_of(trace, &c.dataloader),
