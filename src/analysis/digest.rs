@@ -81,7 +81,7 @@ pub struct DigestSteps {
     /// synthetic step stands for the whole trace), so per-step figures always divide by it.
     pub active: usize,
     pub synthetic: bool,
-    /// Sum of the steps' durations (each extended to its GPU work).
+    /// Sum of the steps' lengths (their `ProfilerStep` spans; see `DigestStep::length_ns`).
     pub total_ns: i64,
     /// The TensorBoard plugin's breakdown summed over the steps.
     pub breakdown: DigestBreakdown,
@@ -97,7 +97,12 @@ pub struct DigestStep {
     #[serde(default)]
     pub cpu_start_ns: i64,
     pub start_ns: i64,
+    /// The plugin's span: the step extended to its GPU work.
     pub dur_ns: i64,
+    /// The step's length, its `ProfilerStep` span ([`crate::analysis::steps::Step::length_ns`]);
+    /// 0 in a digest written before it was kept.
+    #[serde(default)]
+    pub length_ns: i64,
     pub gpu_ops: usize,
     pub breakdown: DigestBreakdown,
     /// What bounds the step: its critical path's longest parts, by slice and category, most time
@@ -384,7 +389,7 @@ fn digest_steps(steps: &StepsReport, paths: &[StepPath]) -> DigestSteps {
     DigestSteps {
         active: steps.steps.len().max(1),
         synthetic: steps.synthetic,
-        total_ns: steps.steps.iter().map(|s| s.dur_ns).sum(),
+        total_ns: steps.steps.iter().map(|s| s.length_ns).sum(),
         breakdown: (&steps.total).into(),
         per_step: steps
             .steps
@@ -395,6 +400,7 @@ fn digest_steps(steps: &StepsReport, paths: &[StepPath]) -> DigestSteps {
                 cpu_start_ns: s.cpu_start_ns,
                 start_ns: s.start_ns,
                 dur_ns: s.dur_ns,
+                length_ns: s.length_ns,
                 gpu_ops: s.gpu_ops,
                 breakdown: (&s.breakdown).into(),
                 path: paths

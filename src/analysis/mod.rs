@@ -66,6 +66,7 @@ pub mod idle;
 pub mod launch;
 pub mod links;
 pub mod memory;
+pub mod origin;
 pub mod ranks;
 pub mod slicing;
 pub mod steps;

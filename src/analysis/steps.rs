@@ -21,8 +21,10 @@
 //!   efficiency (at each instant min(sum of the running kernels' `blocks per SM`, 1), averaged over
 //!   the span), estimated achieved occupancy (weighted by kernel time) and the Tensor Core share of
 //!   kernel time (CUDA only). Each step has the same figures over its own span.
-//! - Statistics: mean, median, p90 (linear interpolation) of step durations, and the first steps'
-//!   durations against the median.
+//! - Statistics: mean, median, p90 (linear interpolation) of step lengths, and the first steps'
+//!   lengths against the median. A step's length is its `ProfilerStep#N` span as PyTorch records
+//!   it (`length_ns`), the one length every view uses; the plugin's span extended to the device
+//!   work (`start_ns`..`end_ns`, `dur_ns`) is the breakdown's, shown beside it and labelled.
 
 use super::idle::{op_class, OpClass};
 use super::links::{Kind, Links};
@@ -60,10 +62,14 @@ pub struct Step {
     pub slice: Option<SliceRef>,
     pub cpu_start_ns: i64,
     pub cpu_end_ns: i64,
-    /// The step's span after extension to its GPU work.
+    /// The step's span after extension to its GPU work (the TensorBoard plugin's).
     pub start_ns: i64,
     pub end_ns: i64,
     pub dur_ns: i64,
+    /// The step's length: its `ProfilerStep#N` span as PyTorch records it (the synthetic step's
+    /// span where there is none). Every step length Sightline shows, its statistics, the
+    /// critical path's window and the findings' shares, is this one; `dur_ns` is the plugin's.
+    pub length_ns: i64,
     /// GPU ops launched inside the step.
     pub gpu_ops: usize,
     pub breakdown: Breakdown,
@@ -450,6 +456,11 @@ pub async fn analyze_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Ste
             start_ns: start,
             end_ns: end,
             dur_ns: end - start,
+            length_ns: if synthetic {
+                end - start
+            } else {
+                host[k].1 - host[k].0
+            },
             gpu_ops: matched[k],
             breakdown: b,
             gpu: Vec::new(),
@@ -643,7 +654,7 @@ fn sm_efficiency_ns(mut endpoints: Vec<(i64, bool, f64)>, lo: i64, hi: i64) -> f
 }
 
 fn stats(steps: &[Step]) -> StepStats {
-    let mut d: Vec<i64> = steps.iter().map(|s| s.dur_ns).collect();
+    let mut d: Vec<i64> = steps.iter().map(|s| s.length_ns).collect();
     if d.is_empty() {
         return StepStats::default();
     }
@@ -667,9 +678,9 @@ fn stats(steps: &[Step]) -> StepStats {
             .take(3)
             .map(|s| FirstStep {
                 name: s.name.clone(),
-                dur_ns: s.dur_ns,
+                dur_ns: s.length_ns,
                 vs_median: if median > 0.0 {
-                    s.dur_ns as f64 / median
+                    s.length_ns as f64 / median
                 } else {
                     0.0
                 },

@@ -860,6 +860,8 @@ mod tests {
             start_us: 0.0,
             end_us: 9.0,
             length_us: 9.0,
+            device_end_us: None,
+            length_with_device_us: None,
             bound_by: Default::default(),
             hta_bound_by: Default::default(),
             segments,

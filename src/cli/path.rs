@@ -110,6 +110,15 @@ fn print(r: &PathReport, hta: bool) {
             ms(p.length_us),
             shares.join(", ")
         );
+        // The path covers the ProfilerStep span; the device work it launched may end later.
+        if let Some(with) = p.length_with_device_us {
+            println!(
+                "         its device work ends {} ms after the step's start ({} ms later than the \
+                 step)",
+                ms(with),
+                ms(with - p.length_us)
+            );
+        }
         // The longest segments of the path.
         let mut top: Vec<_> = p.segments.iter().collect();
         top.sort_by(|a, b| (b.end_us - b.start_us).total_cmp(&(a.end_us - a.start_us)));

@@ -19,8 +19,13 @@ fn ms(ns: f64) -> String {
     format!("{:.3}", ns / 1e6)
 }
 
-fn row(label: &str, dur_ns: i64, b: &Breakdown) -> String {
-    let mut line = format!("  {:<22} {:>11}", short(label, 22), ms(dur_ns as f64));
+fn row(label: &str, length_ns: i64, dur_ns: i64, b: &Breakdown) -> String {
+    let mut line = format!(
+        "  {:<22} {:>11} {:>11}",
+        short(label, 22),
+        ms(length_ns as f64),
+        ms(dur_ns as f64)
+    );
     for (_, ns) in b.fields() {
         line.push_str(&format!(" {:>10}", ms(ns as f64)));
     }
@@ -37,7 +42,8 @@ pub fn print(r: &StepsReport) {
         println!("Steps: no ProfilerStep#N in this trace; the whole trace stands as one step");
     } else {
         println!(
-            "Steps: {} (TensorBoard plugin's breakdown, ms)",
+            "Steps: {} (ms; length: the ProfilerStep span; the TensorBoard plugin's breakdown \
+             covers the step with its device work)",
             r.steps.len()
         );
     }
@@ -47,7 +53,7 @@ pub fn print(r: &StepsReport) {
             r.dropped_tail_steps, r.device_word
         );
     }
-    let mut header = format!("  {:<22} {:>11}", "step", "duration");
+    let mut header = format!("  {:<22} {:>11} {:>11}", "step", "length", "with device");
     for (label, _) in Breakdown::default().fields() {
         let label = if label == "Communication" {
             "Comm"
@@ -60,12 +66,18 @@ pub fn print(r: &StepsReport) {
     for s in &r.steps {
         println!(
             "{}",
-            row(&super::shown_name(&s.name), s.dur_ns, &s.breakdown)
+            row(
+                &super::shown_name(&s.name),
+                s.length_ns,
+                s.dur_ns,
+                &s.breakdown
+            )
         );
     }
     let total = r.total.total_ns();
-    println!("{}", row("total", total, &r.total));
-    let mut pct = format!("  {:<22} {:>11}", "share", "");
+    let length: i64 = r.steps.iter().map(|s| s.length_ns).sum();
+    println!("{}", row("total", length, total, &r.total));
+    let mut pct = format!("  {:<22} {:>11} {:>11}", "share", "", "");
     for (_, ns) in r.total.fields() {
         let p = if total > 0 {
             100.0 * ns as f64 / total as f64

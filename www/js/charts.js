@@ -59,7 +59,16 @@ export function renderFindings(list, empty, findings, onEvidence, onWhatIf, { ke
   }
 }
 
-/** Stacked bars per step, scaled to the longest step; a click shows the step. */
+/**
+ * The range a step row shows: its ProfilerStep span, as the ruler draws it (the synthetic step
+ * of a trace without steps spans the trace).
+ * @returns {[number, number]}
+ */
+export function stepRange(report, s) {
+  return report.synthetic ? [s.start_ns, s.end_ns] : [s.cpu_start_ns, s.cpu_end_ns];
+}
+
+/** Stacked bars per step (the plugin's breakdown over the step and its device work), scaled to the longest; a click shows the step. */
 export function renderSteps(host, report, onRange) {
   host.replaceChildren();
   if (!report || !report.steps.length) {
@@ -77,7 +86,7 @@ export function renderSteps(host, report, onRange) {
   const longest = Math.max(...report.steps.map((s) => s.dur_ns), 1);
   for (const s of report.steps) {
     const row = el("div", "bar-row step");
-    row.title = used.map(([k, label]) => `${label}: ${duration(s.breakdown[k])}`).join("\n");
+    row.title = [`${s.name}: ${duration(s.length_ns)} (ProfilerStep), ${duration(s.dur_ns)} with its device work`, ...used.map(([k, label]) => `${label}: ${duration(s.breakdown[k])}`)].join("\n");
     const bar = el("div", "hbar");
     bar.style.width = `${(100 * s.dur_ns) / longest}%`;
     for (const [k, , colour] of used) {
@@ -86,8 +95,8 @@ export function renderSteps(host, report, onRange) {
       part.style.setProperty("--swatch", colour);
       bar.append(part);
     }
-    row.append(el("span", "bar-label", s.name), bar, el("span", "bar-value", duration(s.dur_ns)));
-    row.addEventListener("click", () => onRange(s.start_ns, s.end_ns));
+    row.append(el("span", "bar-label", s.name), bar, el("span", "bar-value", duration(s.length_ns)));
+    row.addEventListener("click", () => onRange(...stepRange(report, s)));
     host.append(row);
   }
   const st = report.stats;

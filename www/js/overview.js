@@ -6,7 +6,7 @@
 // them; a figure the analysis could not estimate (null) is left out. Text from the trace is set as
 // text only.
 
-import { STEP_PARTS } from "./charts.js";
+import { STEP_PARTS, stepRange } from "./charts.js";
 import { count, duration, percent } from "./format.js";
 
 /** How many findings the overview lists; the Findings panel has them all. */
@@ -94,7 +94,9 @@ function breakdown(report, onRange) {
   const oneDevice = report.gpu.length === 1 ? report.gpu[0].device : null;
   const table = el("table", "data ov-step-table");
   const head = table.createTHead().insertRow();
-  const columns = ["Step", ...used.map(([, label]) => label), "Total", ...(oneDevice !== null ? ["GPU util."] : [])];
+  // A step's length is its ProfilerStep span (the ruler's); the plugin's breakdown covers the
+  // step extended to the device work it launched, whose total is labelled as such.
+  const columns = ["Step", "Length", ...used.map(([, label]) => label), "With device work", ...(oneDevice !== null ? ["GPU util."] : [])];
   columns.forEach((c, i) => {
     const th = el("th", i ? "num" : "", c);
     head.append(th);
@@ -103,6 +105,7 @@ function breakdown(report, onRange) {
   for (const s of report.steps.slice(0, MAX_STEPS)) {
     const tr = body.insertRow();
     tr.append(el("td", "text", s.name));
+    tr.append(el("td", "num", duration(s.length_ns)));
     for (const [k] of used) tr.append(el("td", "num", duration(s.breakdown[k])));
     tr.append(el("td", "num", duration(s.dur_ns)));
     if (oneDevice !== null) {
@@ -110,11 +113,12 @@ function breakdown(report, onRange) {
       tr.append(el("td", "num", g && Number.isFinite(g.utilization) ? percent(100 * g.utilization) : "–"));
     }
     const figures = (s.gpu || []).map((g) => `${g.name}: ${FIGURES.filter(([k]) => typeof g[k] === "number").map(([k, label, show]) => `${label} ${show(g[k])}`).join(", ")}`);
-    tr.title = ["Click to show this step on the timeline", ...figures].join("\n");
-    tr.addEventListener("click", () => onRange(s.start_ns, s.end_ns));
+    tr.title = ["Click to show this step (its ProfilerStep span) on the timeline", ...figures].join("\n");
+    tr.addEventListener("click", () => onRange(...stepRange(report, s)));
   }
   const foot = table.createTFoot().insertRow();
   foot.append(el("td", "text", report.steps.length > 1 ? `All ${count(report.steps.length)} steps` : "Total"));
+  foot.append(el("td", "num", duration(report.steps.reduce((a, s) => a + s.length_ns, 0))));
   for (const [k] of used) foot.append(el("td", "num", duration(report.total[k])));
   foot.append(el("td", "num", duration(all)));
   if (oneDevice !== null) {

@@ -18,6 +18,7 @@ use super::{binding_edges, is_data_loading, Analysis};
 use crate::analysis::backend;
 use crate::analysis::findings::types::{Evidence, Finding, Severity};
 use crate::analysis::links::Links;
+use crate::analysis::origin::origin;
 use crate::analysis::summary::devices_word;
 use crate::model::category::Kind;
 use crate::model::{SliceRef, Trace};
@@ -28,6 +29,9 @@ pub const HOTSPOT_PCT: f64 = 5.0;
 
 /// The findings this module writes; their savings are bounds.
 pub const IDS: [&str; 3] = ["hot_operator", "allocator_churn", "host_sync"];
+
+/// Longer operator names are never a hotspot's: its what-if quotes the name whole.
+const MAX_NAME: usize = 1024;
 
 /// At most this many slices of evidence.
 const MAX_EVIDENCE: usize = 20;
@@ -94,6 +98,8 @@ pub fn candidates(trace: &Trace, links: &Links, a: &Analysis, others: &[Finding]
             || is_data_loading(n)
             || n.starts_with("autograd::engine::evaluate_function")
             || n.contains(['*', '|', '='])
+            // A name too long to quote whole (`long_name`) makes no edit to print.
+            || n.len() > MAX_NAME
     });
     let mut ops: FxHashMap<u32, Tally> = FxHashMap::default();
     let (mut alloc, mut sync) = (Tally::default(), Tally::default());
@@ -342,32 +348,4 @@ fn host_sync(w: &Words, t: &Tally, steps: i64, step_ns: i64) -> Finding {
         evidence: evidence(t),
         whatif: vec!["syncs=0".into()],
     }
-}
-
-/// Where a slice comes from: the innermost `nn.Module` frame, else label, else Python frame
-/// holding it on its thread (a bounded look back, as each is read once per finding).
-pub(crate) fn origin(trace: &Trace, r: SliceRef) -> Option<String> {
-    let l = trace.lanes.get(r.lane as usize)?;
-    let s = &l.slices;
-    let i = r.index as usize;
-    let (t0, t1) = (s.start_ns[i], s.end_ns(i));
-    let (mut module, mut label, mut frame) = (None, None, None);
-    for j in (i.saturating_sub(1 << 14)..i).rev() {
-        if s.start_ns[j] > t0 || s.end_ns(j) < t1 {
-            continue;
-        }
-        let name = trace.str(s.name[j]);
-        let cat = trace.str(s.cat[j]);
-        if name.starts_with("ProfilerStep#") {
-            continue;
-        }
-        if module.is_none() && name.starts_with("nn.Module: ") {
-            module = Some(format!("the module `{}`", &name["nn.Module: ".len()..]));
-        } else if label.is_none() && Kind::of_cat(cat) == Kind::Annotation {
-            label = Some(format!("the range `{name}`"));
-        } else if frame.is_none() && Kind::of_cat(cat) == Kind::Python {
-            frame = Some(format!("the Python frame `{name}`"));
-        }
-    }
-    module.or(label).or(frame)
 }

@@ -378,8 +378,17 @@ fn steps(base: &Digest, new: &Digest, mode: Mode) -> StepsDiff {
     let pairs = (0..pb.len().max(pn.len()))
         .map(|i| {
             let (sb, sn) = (pb.get(i), pn.get(i));
-            let us =
-                |s: Option<&super::digest::DigestStep>| s.map_or(0.0, |s| s.dur_ns as f64 / 1000.0);
+            // The step's length (its ProfilerStep span); a digest without it, the plugin's.
+            let us = |s: Option<&super::digest::DigestStep>| {
+                s.map_or(0.0, |s| {
+                    let ns = if s.length_ns > 0 {
+                        s.length_ns
+                    } else {
+                        s.dur_ns
+                    };
+                    ns as f64 / 1000.0
+                })
+            };
             StepPair {
                 index: i,
                 base_name: sb.map(|s| s.name.clone()),

@@ -27,7 +27,8 @@ pub(crate) struct Context<'a> {
     pub graphs: &'a GraphReport,
     pub compiled: &'a Compiled,
     pub census: Census,
-    /// The steps' summed time, the denominator of every share of step time.
+    /// The steps' summed length (their `ProfilerStep` spans), the denominator of every share of
+    /// step time.
     pub step_total: i64,
     /// The copy operators' self time, walked (every CPU slice) only where `cpu_copy_overhead`
     /// can fire: CPU Exec over `CPU_EXEC_SHARE` of step time, in a trace whose devices kept their
@@ -48,7 +49,7 @@ impl<'a> Context<'a> {
         y: &mut Slicer,
     ) -> Context<'a> {
         let census = Census::new(trace, links, y).await;
-        let step_total = steps.total.total_ns();
+        let step_total = steps.steps.iter().map(|s| s.length_ns).sum();
         let heavy = share(steps.total.cpu_exec_ns, step_total) > CPU_EXEC_SHARE;
         let copies = if heavy && steps.devices_without_events.is_empty() {
             Some(copy_self_time(trace, links, y).await)

@@ -10,6 +10,7 @@ use super::super::{
 };
 use crate::analysis::backend::{self, Backend};
 use crate::analysis::links::Kind;
+use crate::analysis::origin::origin;
 use crate::analysis::ranks::intervals;
 use crate::model::{SliceRef, StrId, Trace};
 use rustc_hash::FxHashMap;
@@ -96,6 +97,15 @@ fn run_of(trace: &Trace, sl: &StepLane, children: &[u32], members: &[bool]) -> R
         }
     }
     r
+}
+
+/// Whether the trace trains: it holds a backward pass (autograd's nodes or engine).
+fn training(trace: &Trace) -> bool {
+    trace
+        .strings
+        .each(|n| n.contains("Backward") || n.starts_with("autograd::engine"))
+        .into_iter()
+        .any(|b| b)
 }
 
 fn names_text(trace: &Trace, names: &[(StrId, usize)]) -> String {
@@ -233,10 +243,24 @@ pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
             let per_step = |x: i64| x / n_steps as i64;
             durations.sort_unstable();
             let median_us = durations[durations.len() / 2] as f64 / 1e3;
-            let place_text = if place == StrId::NONE {
-                "the steps' top level (Python code calling operators one by one)".to_string()
-            } else {
+            // Where the loop runs: the annotation holding it, else the module or Python frame
+            // its calls run in; the steps' top level only where nothing names a place.
+            let place_text = if place != StrId::NONE {
                 format!("the annotation `{}`", trace.str(place))
+            } else if let Some(o) = evidence.first().and_then(|&r| origin(trace, r)) {
+                o
+            } else {
+                "the steps' top level (Python code calling operators one by one)".to_string()
+            };
+            // Totals over the steps, told a step at a time as the rest of the sentence is.
+            let tiny_per_step: Vec<(StrId, usize)> =
+                tiny.iter().map(|&(n, c)| (n, c / n_steps)).collect();
+            // A loss over the batch is advice for a training step only.
+            let batched = if training(trace) {
+                "index or mask the whole tensor, torch.vmap, one loss over the batch with \
+                 reduction='none' and weights"
+            } else {
+                "index or mask the whole tensor, torch.vmap, one call over the stacked inputs"
             };
             let whatif = pattern(trace, &names)
                 .map(|p| {
@@ -261,15 +285,14 @@ pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
                      all from {place_text}.",
                     per_step(all_ops as i64),
                     per_step(calls as i64),
-                    names_text(trace, &tiny),
+                    names_text(trace, &tiny_per_step),
                     ms(per_step(cost)),
                     pct(sh),
                 ),
                 advice: format!(
                     "Each call costs the dispatcher and autograd a few µs whatever its size: \
-                     replace the loop by one batched call (index or mask the whole tensor, \
-                     torch.vmap, one loss over the batch with reduction='none' and weights), or \
-                     fuse it with torch.compile{graphs}.{}",
+                     replace the loop by one batched call ({batched}), or fuse it with \
+                     torch.compile{graphs}.{}",
                     with_stack_hint(cx)
                 ),
                 evidence: Evidence {
