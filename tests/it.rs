@@ -21,6 +21,8 @@ mod diff;
 mod flops;
 #[path = "fuzz.rs"]
 mod fuzz;
+#[path = "gpu_training.rs"]
+mod gpu_training;
 #[path = "graphs.rs"]
 mod graphs;
 #[path = "idle.rs"]

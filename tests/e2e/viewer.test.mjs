@@ -613,8 +613,12 @@ export async function analysesShowFindingsStepsIdleAndTables({ page, baseUrl, fi
   assert.equal((await page.$$("#steps-chart .bar-row")).length, 6);
   assert.ok((await page.$$("#idle-chart .bar-row")).length >= 2);
   assert.match(await page.textContent("#idle-chart"), /the DataLoader/);
+  // A step's bar selects its ProfilerStep span, the step on the ruler (176.078 ms for
+  // ProfilerStep#5), not the plugin's span extended to its device work (it had selected 188 ms).
   await page.click("#steps-chart .bar-row");
   await painted(page);
+  assert.equal(await page.evaluate(() => window.sightline.view.meta.range && window.sightline.view.meta.range.label), "176 ms");
+  assert.equal(await page.textContent("#steps-chart .bar-row .bar-value"), "176 ms");
   await screenshot("viewer-analyses");
 
   // Idle gaps are shaded on the GPU lane; hovering one says what the CPU was doing, a click

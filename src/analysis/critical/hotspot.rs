@@ -290,14 +290,16 @@ fn hot_operator(w: &Words, name: &str, t: &Tally, steps: i64, step_ns: i64) -> F
 }
 
 fn allocator_churn(w: &Words, t: &Tally, steps: i64, step_ns: i64) -> Finding {
-    let (calls, conf) = match w.backend {
+    let (calls, conf, edit) = match w.backend {
         backend::Backend::Rocm => (
             "hipMalloc/hipFree",
             "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True",
+            "hipMalloc*|hipFree*=0",
         ),
         _ => (
             "cudaMalloc/cudaFree",
             "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+            "cudaMalloc*|cudaFree*=0",
         ),
     };
     Finding {
@@ -320,7 +322,7 @@ fn allocator_churn(w: &Words, t: &Tally, steps: i64, step_ns: i64) -> Finding {
              loop, and reserve memory up front where the peak is known."
         ),
         evidence: evidence(t),
-        whatif: vec!["cudaMalloc*|cudaFree*|hipMalloc*|hipFree*=0".into()],
+        whatif: vec![edit.into()],
     }
 }
 

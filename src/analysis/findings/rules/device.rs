@@ -161,7 +161,12 @@ pub(crate) fn gpu_starved_by_cpu(cx: &Context) -> Vec<Finding> {
             .find(|g| g.device == d.device && g.utilization < LOW_UTILIZATION)
             .map(|g| {
                 format!(
-                    " Over the steps' span its kernels ran only {} of the time.",
+                    " Over {} its kernels ran only {} of the time.",
+                    if cx.steps.synthetic {
+                        "the trace"
+                    } else {
+                        "the steps' span"
+                    },
                     pct(g.utilization)
                 )
             })
