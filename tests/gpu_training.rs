@@ -510,3 +510,57 @@ fn a_part_is_never_larger_than_its_whole_nor_a_total_beside_a_step() {
         "the names' counts ({counts}) are a step's, as the {calls} calls are: {detail}"
     );
 }
+
+/// `.item()` in a loop: each step launches a kernel, reads a scalar back (`aten::item`, a copy and
+/// a `cudaStreamSynchronize`), then runs 100 µs of CPU work before the next launch, so the GPU
+/// idles while the CPU catches up. The path charges the wait to the kernel it waited for, and
+/// `host_sync` names it with its bound: without the waits, the CPU work overlaps the kernel.
+#[test]
+fn a_host_sync_on_the_path_is_named_with_its_bound() {
+    let mut ev: Vec<String> = Vec::new();
+    for step in 0..5i64 {
+        let t = step * 1000;
+        let c = step * 10;
+        ev.push(format!(r#"{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{step}","pid":1,"tid":1,"ts":{t},"dur":900}}"#));
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":{},"dur":10}}"#,
+            t + 1
+        ));
+        ev.push(format!(r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":5,"args":{{"correlation":{}}}}}"#, t + 2, c + 1));
+        ev.push(format!(r#"{{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":{},"dur":300,"args":{{"device":0,"stream":7,"correlation":{}}}}}"#, t + 10, c + 1));
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"cpu_op","name":"aten::item","pid":1,"tid":1,"ts":{},"dur":305}}"#,
+            t + 12
+        ));
+        ev.push(format!(r#"{{"ph":"X","cat":"cpu_op","name":"aten::_local_scalar_dense","pid":1,"tid":1,"ts":{},"dur":303}}"#, t + 13));
+        ev.push(format!(r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":1,"tid":1,"ts":{},"dur":3,"args":{{"correlation":{}}}}}"#, t + 14, c + 2));
+        ev.push(format!(r#"{{"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoH (Device -> Pinned)","pid":0,"tid":7,"ts":{},"dur":2,"args":{{"device":0,"stream":7,"correlation":{}}}}}"#, t + 310, c + 2));
+        ev.push(format!(r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaStreamSynchronize","pid":1,"tid":1,"ts":{},"dur":297,"args":{{"correlation":{}}}}}"#, t + 18, c + 3));
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":{},"dur":400}}"#,
+            t + 330
+        ));
+    }
+    let doc = format!(r#"{{"traceEvents":[{}]}}"#, ev.join(","));
+    let dir = std::env::temp_dir().join(format!("sightline-sync-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("item_loop.json");
+    std::fs::write(&file, doc).unwrap();
+    let (code, out, err) = common::run_cli(&["report", file.to_str().unwrap(), "--json"]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let f = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "host_sync")
+        .unwrap_or_else(|| panic!("no host_sync in {}", r["findings"]));
+    assert_eq!(f["saving"]["edits"][0], "syncs=0");
+    assert_eq!(f["saving"]["bound"], true);
+    // Without the wait, aten::add (400 µs) starts at 18 instead of 315: the step's CPU part ends
+    // about 297 µs earlier, bounded by what is left (the step's own untraced tail).
+    let pct = f["saving"]["pct"].as_f64().unwrap();
+    assert!(pct >= 5.0, "{f}");
+    assert!(f["advice"].as_str().unwrap().contains("non_blocking=True"));
+}

@@ -5,7 +5,9 @@
 //! - `allocator_churn`: the caching allocator's misses, `cudaMalloc`/`cudaFree` (`hipMalloc`,
 //!   `hipFree`) calls on the path;
 //! - `host_sync`: the host waiting for the device on the path (`.item()`, `.cpu()`, `nonzero`,
-//!   `*Synchronize`, blocking copies).
+//!   `*Synchronize`, blocking copies). The path charges a wait to the device work waited for,
+//!   so a path through any wait makes it a candidate, and its bound (`syncs=0`: the host never
+//!   waits there) decides.
 //!
 //! Inside the steps, or over the whole trace where it has no `ProfilerStep`s (the path's window
 //! then is the whole trace). Removing a hotspot outright is no fix's saving: each what-if makes
@@ -40,6 +42,8 @@ const MAX_EVIDENCE: usize = 20;
 #[derive(Default)]
 struct Tally {
     ns: i64,
+    /// Binding edges counted (for the syncs: the waits on the path).
+    count: usize,
     /// Of which on a CPU thread (the rest on the device).
     cpu_ns: i64,
     slices: Vec<SliceRef>,
@@ -107,7 +111,10 @@ pub fn candidates(trace: &Trace, links: &Links, a: &Analysis, others: &[Finding]
         binding_edges(g, w, |e, from, to| {
             let ns = to - from;
             match (e.kind, e.slice) {
-                (EdgeKind::Sync, None) => sync.add(ns, true, None),
+                (EdgeKind::Sync, None) => {
+                    sync.count += 1;
+                    sync.add(ns, true, None)
+                }
                 (EdgeKind::Cpu, Some(r)) => {
                     let (mut a_hit, mut s_hit) = (false, false);
                     let op = climb(trace, links, g, r, |name| {
@@ -168,8 +175,10 @@ pub fn candidates(trace: &Trace, links: &Links, a: &Analysis, others: &[Finding]
     if worth(&alloc) {
         out.push(allocator_churn(&words, &alloc, steps, step_ns));
     }
-    if worth(&sync) {
-        out.push(host_sync(&words, &sync, steps, step_ns));
+    // A wait on the path charges its time to the device work it waited for, so the syncs' own
+    // path time says little: where the path holds a wait, their bound (no wait at all) decides.
+    if sync.count > 0 {
+        out.push(host_sync(&words, &sync, steps));
     }
     out
 }
@@ -326,20 +335,18 @@ fn allocator_churn(w: &Words, t: &Tally, steps: i64, step_ns: i64) -> Finding {
     }
 }
 
-fn host_sync(w: &Words, t: &Tally, steps: i64, step_ns: i64) -> Finding {
+fn host_sync(w: &Words, t: &Tally, steps: i64) -> Finding {
     let device = &w.device;
     Finding {
         id: "host_sync",
         severity: Severity::Warning,
         title: format!("The CPU waits for the {device} {}", w.scope),
         detail: format!(
-            "Calls that wait for the {device} (.item(), .cpu(), nonzero, synchronize, blocking \
-             copies) hold {} of the critical path {} ({:.1}% of {}): the CPU stops launching \
+            "The critical path runs through the CPU waiting for the {device} {} time(s) {} \
+             (.item(), .cpu(), nonzero, synchronize, blocking copies): the CPU stops launching \
              until the {device} catches up, and the {device} then waits for the next launch.",
-            ms((t.ns / steps) as f64),
+            (t.count as i64 + steps - 1) / steps,
             w.per,
-            100.0 * t.ns as f64 / step_ns as f64,
-            w.whole,
         ),
         advice: format!(
             "Keep values on the {device} (accumulate losses and metrics as tensors, read them \

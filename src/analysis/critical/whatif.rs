@@ -5,7 +5,8 @@
 //! `communication`, `untraced` (CPU time on a thread inside no operator, annotation or runtime
 //! call: Python, I/O, `torch.save`; a step's own time counts, as the step only frames the others)
 //! `float64` (CPU operators with a `double` tensor among their `Input type`s), `syncs` (the host's
-//! blocking calls, `*Synchronize` and blocking copies, and their waits for the device) or `launches`
+//! blocking calls, `*Synchronize` and blocking copies, and their waits for the device: `syncs=0`
+//! removes the waits as dependencies, the host no longer waiting there) or `launches`
 //! (kernel launch calls and the delay from each to its kernel's start on an idle stream).
 //! A CPU slice's edit scales every piece of CPU time inside it (its children's too) and the device
 //! ops launched from inside it (an operator's kernels and copies: removing `aten::mul` removes the
@@ -588,7 +589,12 @@ fn replay_nodes(
                 }
                 continue;
             }
+            // A wait removed (`syncs=0`) is no dependency at all: the host does not wait there.
+            let wait = e.kind == EdgeKind::Sync;
             for ((b, t), f) in best.iter_mut().zip(&*t).zip(factors) {
+                if wait && f[k] == 0.0 {
+                    continue;
+                }
                 let arrive = t[e.from as usize] + w * f[k];
                 *b = Some(b.map_or(arrive, |b| b.max(arrive)));
             }
