@@ -15,14 +15,19 @@
 //! `kernel_kernel_overhead` (the gap after the op before, work queued). HTA's five categories are
 //! their sums ([`hta_category`]).
 //!
-//! A what-if ([`whatif`]) scales the durations of matching slices (CPU time inside them, or device
-//! ops) and replays the graph: each node's time is the maximum over its incoming edges, so
-//! dependencies are kept and a change off the path buys nothing.
+//! A what-if ([`whatif`]) scales the durations of matching slices (CPU time inside them and the
+//! device ops they launched, or device ops) and replays the graph: each node's time is the
+//! maximum over its incoming edges, so dependencies are kept and a change off the path buys
+//! nothing. A step is its `ProfilerStep`'s span and replays from its measured start: edges from
+//! before it arrive as measured ([`whatif::pinned_edges`]), so a step's prediction is what its
+//! own edits save, and shrinking never lengthens it.
 //!
 //! Files: [`graph`] (the dependency graph: CPU thread chains of slice boundaries, device ops on
 //! their streams, launches, cross-stream waits where `cuda_sync` events record them, blocking
-//! calls waiting on the device op that ended inside them; collectives on a thread of their own,
-//! gloo's, start from the step thread and release its untraced wait), this module (each step's
+//! calls waiting on the device op that ended inside them), `threads` (the threads a step waits
+//! on joined to it: gloo's collectives, the autograd engine's backward thread and any other
+//! helper of the step's process start from the caller and release its wait), [`hotspot`] (what
+//! the paths spend most in, named where making it free saves 5% of the step), this module (each step's
 //! path walked back, [`Analysis`]: the graph with the steps' windows, [`PathReport`]), [`whatif`]
 //! (the edits' grammar; matching edges scaled and the graph replayed, max-plus in topological
 //! order), [`savings`] (each finding's own edits replayed: what its fix saves), [`slack`] (per

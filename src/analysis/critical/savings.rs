@@ -17,8 +17,15 @@
 //!   the Python work they wrap is taken as free, right where they wrap no operator);
 //! - `optimizer_step_heavy`: the step at what one fused call would cost (`Optimizer.step#X*F`).
 //!
-//! Other findings (settings, utilization, the CPU starving the device) name no single duration to
-//! change, and carry no saving.
+//! - `gpu_starved_by_cpu`, `low_gpu_utilization`: the host work the device waited for made free
+//!   (a bound), or context under the finding that prices their cause ([`CONTEXT`]);
+//! - `small_kernels`: launches batched as a CUDA/HIP graph would batch them (`launches=0`, an
+//!   estimate);
+//! - the hotspots ([`super::hotspot`]): the operator, the allocator's calls or the host's waits
+//!   made free (bounds).
+//!
+//! Other findings (settings, memory, compile graphs) name no single duration to change, and carry
+//! no saving.
 //!
 //! A finding whose fix saves less than [`MIN_WARNING_PCT`] of the step is told as `info`, whatever
 //! its own severity: a warning that buys nothing is noise. Savings read as the page prints
