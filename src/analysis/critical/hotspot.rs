@@ -13,7 +13,7 @@
 //! then is the whole trace). Removing a hotspot outright is no fix's saving: each what-if makes
 //! it free, and the saving is told as that bound ([`super::savings::Saving::bound`]). The
 //! paths are those of the kept graph, walked without their segments' names
-//! ([`super::binding_edges`]).
+//! (`binding_edges`).
 
 use super::graph::{EdgeKind, Graph, NO_SLICE};
 use super::{binding_edges, is_data_loading, Analysis};
