@@ -10,7 +10,7 @@ use super::super::{
 };
 use crate::analysis::backend::{self, Backend};
 use crate::analysis::links::Kind;
-use crate::analysis::origin::origin;
+use crate::analysis::origin::origins;
 use crate::analysis::ranks::intervals;
 use crate::model::{SliceRef, StrId, Trace};
 use rustc_hash::FxHashMap;
@@ -206,6 +206,8 @@ pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
             let names: Vec<StrId> = tiny.iter().map(|t| t.0).collect();
             let (mut calls, mut cost, mut all_ops) = (0usize, 0i64, 0usize);
             let (mut evidence, mut durations) = (Vec::new(), Vec::new());
+            // Every call of the loop, to tell where they run.
+            let mut calls_at: Vec<SliceRef> = Vec::new();
             // Per place (a step, or an annotation in one), the span of its loop.
             let mut ranges: Vec<TimeRange> = Vec::new();
             for &p in &parents {
@@ -226,6 +228,7 @@ pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
                 let mut shown = 0;
                 for (k, &c) in children.iter().enumerate() {
                     if members[k] {
+                        calls_at.push(sl.at(c));
                         all_ops += 1 + sl.descendants(trace, c).len();
                         durations.push(s.dur_ns[c as usize]);
                         // A couple of calls from each place.
@@ -243,14 +246,15 @@ pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
             let per_step = |x: i64| x / n_steps as i64;
             durations.sort_unstable();
             let median_us = durations[durations.len() / 2] as f64 / 1e3;
-            // Where the loop runs: the annotation holding it, else the module or Python frame
+            // Where the loop runs: the annotation holding it, else the modules or Python frames
             // its calls run in; the steps' top level only where nothing names a place.
             let place_text = if place != StrId::NONE {
-                format!("the annotation `{}`", trace.str(place))
-            } else if let Some(o) = evidence.first().and_then(|&r| origin(trace, r)) {
-                o
+                format!("all from the annotation `{}`", trace.str(place))
+            } else if let Some(o) = origins(trace, &calls_at) {
+                format!("from {o}")
             } else {
-                "the steps' top level (Python code calling operators one by one)".to_string()
+                "all from the steps' top level (Python code calling operators one by one)"
+                    .to_string()
             };
             // Totals over the steps, told a step at a time as the rest of the sentence is.
             let tiny_per_step: Vec<(StrId, usize)> =
@@ -282,7 +286,7 @@ pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
                 detail: format!(
                     "{} operators a step ({} calls at the top: {}), median {median_us:.1} µs a \
                      call, take {} a step with the Python time between them ({} of the steps), \
-                     all from {place_text}.",
+                     {place_text}.",
                     per_step(all_ops as i64),
                     per_step(calls as i64),
                     names_text(trace, &tiny_per_step),
