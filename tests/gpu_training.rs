@@ -509,6 +509,20 @@ fn a_part_is_never_larger_than_its_whole_nor_a_total_beside_a_step() {
         counts <= calls,
         "the names' counts ({counts}) are a step's, as the {calls} calls are: {detail}"
     );
+    // It names where its operators run (the model's attention modules, not "the steps' top
+    // level"), and gives an inference trace no advice about a loss.
+    assert!(
+        detail.contains("from `Owlv2Attention` modules ("),
+        "{detail}"
+    );
+    let advice = storm["advice"].as_str().unwrap();
+    assert!(!advice.contains("loss"), "{advice}");
+    // A training loop's loss, computed per sample, is told to take one loss over the batch.
+    let path = common::local_fixture("judge/small_op_storm.base.pt.trace.json.gz");
+    let (_, out, _) = common::run_cli(&["report", path.to_str().unwrap(), "--json"]);
+    let judge: Value = serde_json::from_str(&out).unwrap();
+    let advice = judge["findings"][0]["advice"].as_str().unwrap();
+    assert!(advice.contains("one loss over the batch"), "{advice}");
 }
 
 /// `.item()` in a loop: each step launches a kernel, reads a scalar back (`aten::item`, a copy and
