@@ -143,7 +143,8 @@ function topFindings(findings, { onEvidence, findingsPanel }) {
     li.dataset.id = f.id;
     li.title = `${f.detail}${f.saving ? `\n${f.saving.sentence}` : ""}\n\nClick to show the evidence on the timeline`;
     li.append(el("span", "title", f.title));
-    if (f.saving) li.append(el("span", "ov-saving", `saves ${duration(f.saving.per_step_us * 1e3)} per step`));
+    // A bound (the work made free) or an estimate reads as one, not as a fix's saving.
+    if (f.saving) li.append(el("span", "ov-saving", `${f.saving.bound ? "up to" : "saves"} ${duration(f.saving.per_step_us * 1e3)} per step`));
     li.addEventListener("click", () => onEvidence(f.evidence));
     list.append(li);
   }
