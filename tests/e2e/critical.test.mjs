@@ -182,7 +182,7 @@ export async function cpuSideFindingsShowTheirSavingAndReplayTheirOwnWhatIf({ pa
   assert.deepEqual(await page.$$eval("#recording li", (l) => l.map((li) => li.dataset.id)), ["no_python_stack"]);
   assert.equal(await page.textContent("#findings li:first-child .finding-saving"), "Fixing this saves about 18.3 ms per step (48.0%).");
   const edit = (await page.textContent("#findings li:first-child .saving button")).replace(/^what if /, "");
-  assert.match(edit, /^aten::slice\|aten::cross_entropy_loss\|.*\+gaps\*0\.00438$/);
+  assert.match(edit, /^cpu:aten::slice\|aten::cross_entropy_loss\|.*\+gaps\*0\.00438$/);
   // The page's worker parses the same grammar (`|`, `+gaps`) and replays it to the CLI's figure.
   await page.click("#findings li:first-child .saving button");
   const a = await answer(page, [edit]);

@@ -118,10 +118,36 @@ pub async fn assess_with_sliced(
         launch_bound(trace, a, &mut findings);
         y.tick(trace.slice_count() as u64).await;
     }
-    let savings = match analysis {
-        Some(a) => price(trace, a, &findings, y).await,
-        None => vec![None; findings.len()],
+    // The symptoms ([`CONTEXT`]) are priced only where no cause is: their what-ifs (the host
+    // work made free) would be replayed for nothing where they end up as context.
+    let symptom = |f: &Finding| CONTEXT.contains(&f.id);
+    let causes: Vec<Finding> = findings.iter().filter(|f| !symptom(f)).cloned().collect();
+    let mut savings = match analysis {
+        Some(a) => price(trace, a, &causes, y).await,
+        None => vec![None; causes.len()],
     };
+    let caused = causes
+        .iter()
+        .zip(&savings)
+        .any(|(f, s)| !f.is_recording() && s.as_ref().is_some_and(|s| s.pct >= MIN_WARNING_PCT));
+    let symptoms: Vec<Finding> = findings.iter().filter(|f| symptom(f)).cloned().collect();
+    let mut priced_symptoms = match analysis {
+        Some(a) if !caused && !symptoms.is_empty() => price(trace, a, &symptoms, y).await,
+        _ => vec![None; symptoms.len()],
+    }
+    .into_iter();
+    // Back in the findings' order.
+    let mut priced_causes = std::mem::take(&mut savings).into_iter();
+    let savings: Vec<Option<Saving>> = findings
+        .iter()
+        .map(|f| {
+            if symptom(f) {
+                priced_symptoms.next().flatten()
+            } else {
+                priced_causes.next().flatten()
+            }
+        })
+        .collect();
     let mut out: Vec<Assessed> = findings
         .into_iter()
         .zip(savings)
