@@ -306,10 +306,6 @@ impl Builder {
         self.with_phase == 0 && (self.events_total > 0 || self.non_objects > 0)
     }
 
-    pub(crate) fn top_keys(&self) -> &[String] {
-        &self.top_keys
-    }
-
     /// A pid or tid: a number, or a string mapped to a number (its trailing digits, or a synthetic
     /// negative id), with the original string kept as a label.
     fn id_of(&mut self, v: Option<&str>) -> (i64, Option<String>) {
@@ -1174,6 +1170,7 @@ impl Builder {
                 ..stats
             },
             diagnostics: self.diagnostics,
+            device_processes: Default::default(),
         }
     }
 
