@@ -24,7 +24,7 @@ use super::{ops, path, ranks, report, summary, Loaded};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt};
+use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, ServerHandler};
 use serde::Deserialize;
 use sightline::analysis::critical::whatif::Edit;
 use sightline::analysis::critical::PathReport;
@@ -36,6 +36,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
+mod stdio;
+
 /// Traces kept parsed between calls; the least recently asked about goes first.
 const KEPT_TRACES: usize = 4;
 /// The rows of a list when the call does not say `top`.
@@ -44,21 +46,7 @@ const DEFAULT_ROWS: usize = 25;
 const MAX_ANSWER_BYTES: usize = 200_000;
 
 pub fn run() -> Result<(), String> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    rt.block_on(async {
-        let service = Sightline::new()
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| format!("the MCP session did not start: {e}"))?;
-        service
-            .waiting()
-            .await
-            .map_err(|e| format!("the MCP session ended badly: {e}"))?;
-        Ok(())
-    })
+    stdio::serve(Sightline::new(), tokio::io::stdin(), tokio::io::stdout())
 }
 
 /// A trace file kept parsed, with what identifies its contents.
