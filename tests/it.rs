@@ -23,6 +23,8 @@ mod flops;
 mod fuzz;
 #[path = "graphs.rs"]
 mod graphs;
+#[path = "hostile.rs"]
+mod hostile;
 #[path = "idle.rs"]
 mod idle;
 #[path = "judge.rs"]
@@ -47,6 +49,8 @@ mod rows;
 mod serve;
 #[path = "serve_limits.rs"]
 mod serve_limits;
+#[path = "shapes.rs"]
+mod shapes;
 #[path = "slicing.rs"]
 mod slicing;
 #[path = "tables.rs"]

@@ -48,6 +48,11 @@ def test_every_way_of_opening_gives_the_same_trace(tmp_path: Path) -> None:
     assert sightline.open(packed).source == "<bytes>"
 
 
+def test_trace_called_with_a_path_names_open() -> None:
+    with pytest.raises(TypeError, match=r"sightline\.open"):
+        sightline.Trace(str(SMALL))
+
+
 def test_not_a_trace_raises_with_the_parsers_message() -> None:
     with pytest.raises(sightline.NotATrace, match="an HTML or XML document"):
         sightline.open(LOCAL / "parse" / "page.html")
