@@ -21,13 +21,14 @@ struct Cost {
 /// `ru_maxrss` will not do: a process started from this one counts this one's memory, which
 /// its `exec` replaced.)
 fn cost_of(args: &[&str]) -> Cost {
-    let child = Command::new(env!("CARGO_BIN_EXE_sightline"))
+    // Reaped by wait4 below, which also gives its CPU time; `Child::wait` would not.
+    let pid = Command::new(env!("CARGO_BIN_EXE_sightline"))
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap();
-    let pid = child.id() as i32;
+        .unwrap()
+        .id() as i32;
     let status_file = format!("/proc/{pid}/status");
     let mut peak_bytes = 0;
     let mut status = 0;
