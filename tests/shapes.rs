@@ -108,7 +108,7 @@ fn device_processes_cost_linear_work() {
 
 #[test]
 fn kernels_on_many_pids_cost_linear_work() {
-    linear("summary", common::Shape::KernelsOnPids, 12_500);
+    linear("summary", common::Shape::KernelsOnPids, 5_000);
 }
 
 #[test]

@@ -241,7 +241,8 @@ pub fn findings(t: &Trace) -> Vec<sightline::analysis::findings::Finding> {
 pub enum Shape {
     /// One kernel on each device, each device a process of its own.
     DeviceProcesses,
-    /// Kernels spread over a tenth as many device processes, ten each.
+    /// Kernels spread over half as many device processes, two each (the shape has ten
+    /// each; two keep the processes many at a size a test can parse).
     KernelsOnPids,
     /// Each slice inside the one before.
     Nested,
@@ -251,7 +252,7 @@ pub enum Shape {
 
 /// A trace of `n` events in `kind`'s shape.
 pub fn shape(kind: Shape, n: usize) -> Vec<u8> {
-    let pids = (n / 10).max(1);
+    let pids = (n / 2).max(1);
     let event = |i: usize| {
         match kind {
         Shape::DeviceProcesses => format!(
