@@ -5,9 +5,12 @@
 //! it), as the text of the result. Long lists are pages: `top` rows from `offset` (the CLI's
 //! `--top` is the first page), and a second text block says how many rows there are and the next
 //! offset. An answer past [`MAX_ANSWER_BYTES`] is refused with what to ask instead, so one call
-//! cannot flood an agent's context. A failure (not a trace, a file that is not there, an edit that
-//! matches nothing) is a result flagged `isError` whose text is the CLI's message, which the agent
-//! reads and can act on; a call whose arguments do not fit the tool's schema is a protocol error.
+//! cannot flood an agent's context. A failure (not a trace, a file that is not there or not a
+//! regular file, an edit that matches nothing) is a result flagged `isError` whose text is the
+//! CLI's message, which the agent reads and can act on; so is a call whose arguments do not fit
+//! the tool's schema (the SDK's answer, as MCP's 2025-11-25 revision asks); an unknown tool is a
+//! protocol error. The stream itself (lines that are not JSON, or too long; the end of stdin) is
+//! [`stdio`]'s.
 //!
 //! Traces are parsed once per session: the server keeps the last [`KEPT_TRACES`] files asked
 //! about with what was derived from them ([`sightline::analysis::derived::Derived`]), and parses

@@ -27,18 +27,19 @@
 //!
 //! Files: this module (the routes, a synchronous function from a request to a reply run on the
 //! blocking pool; the binding; the loopback Host check), [`http`] (HTTP/1.1 on hyper, a tokio
-//! runtime of two workers and a blocking pool of eight: a deadline for the request head and one
-//! for each write, at most 512 connections with the next answered 503 and `Retry-After` by a task,
-//! a back-off when `accept` fails at the descriptor limit; keep-alive, HEAD, single ranges,
-//! `ETag`/`Last-Modified` with 304, 400 for two `Host` headers), [`paths`] (decode once, then
-//! plain relative segments; symlinks resolved and kept under the root; names that cannot exist
-//! are 404), [`listing`] (runs, workers and spans as the TensorBoard plugin named them, each
-//! file's rank from the first 64 KiB of its header or its name), [`store`] (LOGDIR's files from a
-//! folder; `Blob`, a file to serve: size, time, the bytes of any range), `cloud` (the same for
-//! `s3://` and `gs://` through `object_store` on a small runtime of its own; the `cloud` feature,
-//! on by default) and [`dist`] (the built page: lookup, content types, its
-//! Content-Security-Policy, and the `<meta name="sightline-serve">` that tells the page where it
-//! is served).
+//! runtime of two workers and a blocking pool of eight: a deadline for the request head, one for
+//! each write and one for a route's file work, a head of at most 32 KiB, absolute-form targets, at
+//! most 512 connections with the next answered 503 and `Retry-After` by a task, a back-off when
+//! `accept` fails at the descriptor limit; keep-alive, HEAD, single ranges, `ETag`/`Last-Modified`
+//! with 304, 400 for two `Host` headers), [`paths`] (decode once, then plain relative segments;
+//! symlinks resolved and kept under the root; names that cannot exist are 404), [`listing`] (runs,
+//! workers and spans as the TensorBoard plugin named them, each file's rank from the first 64 KiB
+//! of its header or its name), [`store`] (LOGDIR's files from a folder, hidden names below it
+//! skipped, regular files only, checked on the opened handle; `Blob`, a file to serve: size, time,
+//! the bytes of any range), `cloud` (the same for `s3://` and `gs://` through `object_store` on a
+//! small runtime of its own; the `cloud` feature, on by default) and [`dist`] (the built page:
+//! lookup, content types, its Content-Security-Policy, and the `<meta name="sightline-serve">` that
+//! tells the page where it is served).
 
 #[cfg(all(feature = "cloud", not(target_arch = "wasm32")))]
 pub mod cloud;
