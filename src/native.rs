@@ -39,7 +39,7 @@ pub fn read_trace(path: &Path, threads: usize) -> io::Result<Result<Trace, Parse
 }
 
 /// Opens `path` for reading if it is a regular file, with its metadata; anything else (a folder,
-/// a FIFO, a device, a socket) is an `InvalidInput` error that says what it is. The type is read
+/// a FIFO, a device, a socket) is an error that says what it is. The type is read
 /// from the opened handle, not the path, so a file swapped between a check and the open cannot
 /// slip through; and the open itself does not block (`O_NONBLOCK`), which a FIFO's would until
 /// a writer came. On a regular file the flag changes nothing.
@@ -56,32 +56,40 @@ pub fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
     if meta.is_file() {
         Ok((file, meta))
     } else {
-        Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            not_a_file(&meta.file_type()),
-        ))
+        Err(not_a_file(&meta.file_type()))
     }
 }
 
-/// What a path that is not a regular file is, for [`open_regular`]'s error.
-fn not_a_file(kind: &std::fs::FileType) -> &'static str {
-    if kind.is_dir() {
-        return "a directory, not a trace file";
-    }
+/// The error of a path that is not a regular file: a folder's is the system's own (`EISDIR`, so
+/// that Python raises `IsADirectoryError` as `open` would); the others say what the path is.
+fn not_a_file(kind: &std::fs::FileType) -> io::Error {
+    let what = |what: &str| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("not a regular file ({what}); only regular files are read"),
+        )
+    };
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
+        if kind.is_dir() {
+            return io::Error::from_raw_os_error(libc::EISDIR);
+        }
         if kind.is_fifo() {
-            return "not a regular file (a FIFO); only regular files are read";
+            return what("a FIFO");
         }
         if kind.is_char_device() || kind.is_block_device() {
-            return "not a regular file (a device); only regular files are read";
+            return what("a device");
         }
         if kind.is_socket() {
-            return "not a regular file (a socket); only regular files are read";
+            return what("a socket");
         }
     }
-    "not a regular file; only regular files are read"
+    what(if kind.is_dir() {
+        "a directory"
+    } else {
+        "another kind"
+    })
 }
 
 /// The trace files under `path` as `sightline ranks` finds them: a file as named, a folder

@@ -48,6 +48,24 @@ def test_every_way_of_opening_gives_the_same_trace(tmp_path: Path) -> None:
     assert sightline.open(packed).source == "<bytes>"
 
 
+def test_a_file_that_is_not_a_trace_is_never_quoted(tmp_path: Path) -> None:
+    secret = "Zq8vKx3mPw7yTn2R"
+    for name, text in [
+        ("shadow", f"{secret}:*:20228:0:99999:7:::\n"),
+        ("keys.json", f'{{"{secret}": 1}}'),
+        ("cut.json", f'{{"a": 1, "{secret}'),
+    ]:
+        path = tmp_path / name
+        path.write_text(text)
+        for source in (path, path.read_bytes()):
+            with pytest.raises(sightline.NotATrace) as e:
+                sightline.open(source)
+            said = str(e.value)
+            assert "bytes" in said, said
+            for i in range(len(secret) - 5):
+                assert secret[i : i + 6] not in said, said
+
+
 def test_trace_called_with_a_path_names_open() -> None:
     with pytest.raises(TypeError, match=r"sightline\.open"):
         sightline.Trace(str(SMALL))
