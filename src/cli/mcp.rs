@@ -45,6 +45,9 @@ mod stdio;
 const KEPT_TRACES: usize = 4;
 /// The rows of a list when the call does not say `top`.
 const DEFAULT_ROWS: usize = 25;
+/// The longest a call may take: a report on a 2 GB trace takes seconds; past this, something is
+/// stuck (a network mount) or the trace is far larger than a conversation can use.
+const CALL_DEADLINE: std::time::Duration = std::time::Duration::from_secs(600);
 /// The largest answer: about 50,000 tokens of JSON.
 const MAX_ANSWER_BYTES: usize = 200_000;
 
@@ -124,9 +127,19 @@ impl Sightline {
         F: FnOnce(&Sightline) -> Result<Answer, String> + Send + 'static,
     {
         let me = self.clone();
-        let out = tokio::task::spawn_blocking(move || answer(&me))
-            .await
-            .map_err(|e| ErrorData::internal_error(format!("the analysis failed: {e}"), None))?;
+        let work = tokio::task::spawn_blocking(move || answer(&me));
+        // A call past the deadline is answered; its thread is left to finish alone, one of the
+        // pool's few, so a stuck call costs a thread, never the session.
+        let out = match tokio::time::timeout(CALL_DEADLINE, work).await {
+            Ok(done) => done.map_err(|e| {
+                ErrorData::internal_error(format!("the analysis failed: {e}"), None)
+            })?,
+            Err(_) => Err(format!(
+                "no answer within {} s: the file system did not answer, or the trace is too \
+                 large for a call; the CLI has no such limit",
+                CALL_DEADLINE.as_secs()
+            )),
+        };
         Ok(match out.and_then(Answer::blocks) {
             Ok(blocks) => CallToolResult::success(blocks),
             Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),

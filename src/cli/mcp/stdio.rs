@@ -33,7 +33,10 @@ pub fn serve<S>(
 where
     S: rmcp::ServerHandler,
 {
+    // Each call runs on the blocking pool (its parse on threads of its own): eight calls at a
+    // time, plus the one that reads stdin; the rest wait their turn.
     let rt = tokio::runtime::Builder::new_multi_thread()
+        .max_blocking_threads(9)
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
