@@ -79,7 +79,13 @@ fn linear(command: &str, shape: common::Shape, n: usize) {
     for size in [n, 8 * n] {
         let file = write_shape(&dir, shape, size);
         let bytes = std::fs::metadata(&file).unwrap().len();
-        let cost = cost_of(&[command, file.to_str().unwrap()]);
+        // The least CPU of two runs: a run that lost its core to a build beside it is not
+        // the one measured.
+        let runs = [0, 1].map(|_| cost_of(&[command, file.to_str().unwrap()]));
+        let cost = Cost {
+            cpu: runs[0].cpu.min(runs[1].cpu),
+            peak_bytes: runs[0].peak_bytes.max(runs[1].peak_bytes),
+        };
         let bound = (4 * bytes).max(64 << 20);
         assert!(
             cost.peak_bytes <= bound,
@@ -91,6 +97,12 @@ fn linear(command: &str, shape: common::Shape, n: usize) {
     }
     // The small run's CPU time, at least 10 ms: below that the start of a process is all there is.
     let small = costs[0].max(Duration::from_millis(10));
+    eprintln!(
+        "{command} on {shape:?}: {:?} at {n}, {:?} at {}",
+        costs[0],
+        costs[1],
+        8 * n
+    );
     assert!(
         costs[1] <= small * 16,
         "{command} on {shape:?}: {:?} at {n}, {:?} at {}",
