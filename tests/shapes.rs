@@ -1,8 +1,9 @@
 //! The worst input shapes for lookups by device, process, lane and depth, generated at two sizes:
 //! the CPU time the binary spends (its own, from `wait4`, not wall time) must grow with the input,
-//! not with its square, and its peak resident memory stay within four times the file or 64 MB. `bench/run`
-//! and BENCHMARKS.md give the times of the full-size shapes.
-#![cfg(unix)]
+//! not with its square, and its peak resident memory stay within four times the file or 64 MB.
+//! `bench/run --shapes` and BENCHMARKS.md give the times of the full-size shapes. Linux only: the
+//! peak is read from `/proc`.
+#![cfg(target_os = "linux")]
 
 use crate::common;
 use crate::serve::scratch;
