@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import re
 import threading
 import time
@@ -64,6 +65,16 @@ def test_a_file_that_is_not_a_trace_is_never_quoted(tmp_path: Path) -> None:
             assert "bytes" in said, said
             for i in range(len(secret) - 5):
                 assert secret[i : i + 6] not in said, said
+
+
+def test_fifos_and_devices_are_refused_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.pt.trace.json"
+    os.mkfifo(fifo)
+    for path, kind in [(fifo, "FIFO"), ("/dev/zero", "device")]:
+        started = time.monotonic()
+        with pytest.raises(OSError, match=kind):
+            sightline.open(path)
+        assert time.monotonic() - started < 10
 
 
 def test_trace_called_with_a_path_names_open() -> None:
