@@ -14,6 +14,7 @@ use crate::analysis::digest::Digest;
 use crate::analysis::ranks::{self, Align, OverlapScope, RanksReport};
 use crate::model::Trace;
 use crate::parse::{parse_parallel, ParseError};
+use std::fs::{File, Metadata};
 use std::io::{self, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -26,13 +27,69 @@ pub fn parse_threads() -> usize {
 /// to `threads` threads, each reading its own range (the result equals a one-thread parse). The
 /// outer error is the file's, the inner one says why the bytes are not a trace.
 pub fn read_trace(path: &Path, threads: usize) -> io::Result<Result<Trace, ParseError>> {
-    let len = std::fs::metadata(path)?.len();
-    let open = |offset: u64| -> io::Result<std::fs::File> {
-        let mut f = std::fs::File::open(path)?;
+    let len = open_regular(path)?.1.len();
+    // Each thread opens the file again, and each open is checked again: a file swapped for a
+    // FIFO after the first open is refused, never waited on.
+    let open = |offset: u64| -> io::Result<File> {
+        let mut f = open_regular(path)?.0;
         f.seek(SeekFrom::Start(offset))?;
         Ok(f)
     };
     parse_parallel(&open, len, threads)
+}
+
+/// Opens `path` for reading if it is a regular file, with its metadata; anything else (a folder,
+/// a FIFO, a device, a socket) is an error that says what it is. The type is read
+/// from the opened handle, not the path, so a file swapped between a check and the open cannot
+/// slip through; and the open itself does not block (`O_NONBLOCK`), which a FIFO's would until
+/// a writer came. On a regular file the flag changes nothing.
+pub fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if meta.is_file() {
+        Ok((file, meta))
+    } else {
+        Err(not_a_file(&meta.file_type()))
+    }
+}
+
+/// The error of a path that is not a regular file: a folder's is the system's own (`EISDIR`, so
+/// that Python raises `IsADirectoryError` as `open` would); the others say what the path is.
+fn not_a_file(kind: &std::fs::FileType) -> io::Error {
+    let what = |what: &str| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("not a regular file ({what}); only regular files are read"),
+        )
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_dir() {
+            return io::Error::from_raw_os_error(libc::EISDIR);
+        }
+        if kind.is_fifo() {
+            return what("a FIFO");
+        }
+        if kind.is_char_device() || kind.is_block_device() {
+            return what("a device");
+        }
+        if kind.is_socket() {
+            return what("a socket");
+        }
+    }
+    what(if kind.is_dir() {
+        "a directory"
+    } else {
+        "another kind"
+    })
 }
 
 /// The trace files under `path` as `sightline ranks` finds them: a file as named, a folder

@@ -9,7 +9,7 @@
 
 use crate::common;
 
-use common::{full_dump, Rng};
+use common::{full_dump, Rng, Shape};
 use sightline::parse::{Parser, Reader, SimdPath};
 use std::time::{Duration, Instant};
 
@@ -53,6 +53,16 @@ fn seeds() -> Vec<Vec<u8>> {
         if text.len() < 20_000 {
             seeds.push(text.clone());
         }
+    }
+    // The shapes that made lookups quadratic, small: many device processes, many pids, deep
+    // nesting, many lanes.
+    for kind in [
+        Shape::DeviceProcesses,
+        Shape::KernelsOnPids,
+        Shape::Nested,
+        Shape::Lanes,
+    ] {
+        seeds.push(common::shape(kind, 40));
     }
     seeds
 }

@@ -25,6 +25,8 @@ mod fuzz;
 mod gpu_training;
 #[path = "graphs.rs"]
 mod graphs;
+#[path = "hostile.rs"]
+mod hostile;
 #[path = "idle.rs"]
 mod idle;
 #[path = "judge.rs"]
@@ -49,6 +51,8 @@ mod rows;
 mod serve;
 #[path = "serve_limits.rs"]
 mod serve_limits;
+#[path = "shapes.rs"]
+mod shapes;
 #[path = "slicing.rs"]
 mod slicing;
 #[path = "tables.rs"]

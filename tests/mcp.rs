@@ -11,15 +11,15 @@ use std::time::Duration;
 
 /// A server started for one test, spoken to in newline-delimited JSON-RPC (MCP's stdio
 /// transport). Every wait is bounded, and dropping it closes stdin, which ends the server.
-struct Session {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
+pub(crate) struct Session {
+    pub(crate) child: Child,
+    pub(crate) stdin: Option<ChildStdin>,
+    pub(crate) lines: Receiver<String>,
     next_id: u64,
 }
 
 impl Session {
-    fn start() -> Session {
+    pub(crate) fn start() -> Session {
         let mut child = Command::new(env!("CARGO_BIN_EXE_sightline"))
             .arg("mcp")
             .stdin(Stdio::piped())
@@ -46,7 +46,7 @@ impl Session {
         }
     }
 
-    fn send(&mut self, message: &Value) {
+    pub(crate) fn send(&mut self, message: &Value) {
         let stdin = self.stdin.as_mut().unwrap();
         writeln!(stdin, "{message}").unwrap();
         stdin.flush().unwrap();
@@ -54,7 +54,7 @@ impl Session {
 
     /// Sends a request and waits (two minutes at most: a debug build parses slowly) for the
     /// answer with its id; the server sends nothing else unasked here.
-    fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
@@ -71,7 +71,7 @@ impl Session {
     }
 
     /// The handshake a client opens with.
-    fn initialized() -> Session {
+    pub(crate) fn initialized() -> Session {
         let mut s = Session::start();
         let init = s.request(
             "initialize",
@@ -90,7 +90,7 @@ impl Session {
     }
 
     /// A tool's result: its text blocks, and whether it is flagged an error.
-    fn call(&mut self, tool: &str, arguments: Value) -> (Vec<String>, bool) {
+    pub(crate) fn call(&mut self, tool: &str, arguments: Value) -> (Vec<String>, bool) {
         let v = self.request(
             "tools/call",
             json!({ "name": tool, "arguments": arguments }),

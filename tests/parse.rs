@@ -239,7 +239,7 @@ fn non_traces_get_one_clear_error() {
         (
             std::fs::read(local_fixture("parse/other.json")).unwrap(),
             ErrorKind::NotATrace,
-            "keys: name, version",
+            "a JSON object without a traceEvents array",
         ),
         (
             b"[1, 2, 3]".to_vec(),

@@ -73,7 +73,8 @@ fn digest_of(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Digest> {
     match parsed.map_err(|e| os_error(py, e, &path))? {
         Ok(model) => Ok(py.allow_threads(|| Digest::build(&model))),
         Err(trace_error) => {
-            let f = std::fs::File::open(&path).map_err(|e| os_error(py, e, &path))?;
+            let (f, _) =
+                native::open_regular(Path::new(&path)).map_err(|e| os_error(py, e, &path))?;
             serde_json::from_reader(std::io::BufReader::new(f))
                 .map_err(|_| not_a_trace(&path, &trace_error))
         }

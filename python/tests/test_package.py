@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import re
 import threading
 import time
@@ -46,6 +47,39 @@ def test_every_way_of_opening_gives_the_same_trace(tmp_path: Path) -> None:
     assert facts(sightline.open(io.BytesIO(plain))) == want
     assert facts(sightline.open(gzip.open(SMALL))) == want
     assert sightline.open(packed).source == "<bytes>"
+
+
+def test_a_file_that_is_not_a_trace_is_never_quoted(tmp_path: Path) -> None:
+    secret = "Zq8vKx3mPw7yTn2R"
+    for name, text in [
+        ("shadow", f"{secret}:*:20228:0:99999:7:::\n"),
+        ("keys.json", f'{{"{secret}": 1}}'),
+        ("cut.json", f'{{"a": 1, "{secret}'),
+    ]:
+        path = tmp_path / name
+        path.write_text(text)
+        for source in (path, path.read_bytes()):
+            with pytest.raises(sightline.NotATrace) as e:
+                sightline.open(source)
+            said = str(e.value)
+            assert "bytes" in said, said
+            for i in range(len(secret) - 5):
+                assert secret[i : i + 6] not in said, said
+
+
+def test_fifos_and_devices_are_refused_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.pt.trace.json"
+    os.mkfifo(fifo)
+    for path, kind in [(fifo, "FIFO"), ("/dev/zero", "device")]:
+        started = time.monotonic()
+        with pytest.raises(OSError, match=kind):
+            sightline.open(path)
+        assert time.monotonic() - started < 10
+
+
+def test_trace_called_with_a_path_names_open() -> None:
+    with pytest.raises(TypeError, match=r"sightline\.open"):
+        sightline.Trace(str(SMALL))
 
 
 def test_not_a_trace_raises_with_the_parsers_message() -> None:

@@ -354,14 +354,17 @@ pub async fn analyze_sliced(
     let mut names = NameClasses::new(trace);
     let gpu: Vec<usize> = trace.gpu_lanes().map(|(i, _)| i).collect();
     let mut devices_lanes: Vec<(i64, Vec<usize>)> = Vec::new();
+    // Each device's place in `devices_lanes` by a map: a trace can hold 80,000 devices.
+    let mut place: rustc_hash::FxHashMap<i64, usize> = rustc_hash::FxHashMap::default();
     for &l in &gpu {
         let LaneKind::GpuStream { device, .. } = trace.lanes[l].kind else {
             continue;
         };
-        match devices_lanes.iter_mut().find(|d| d.0 == device) {
-            Some(d) => d.1.push(l),
-            None => devices_lanes.push((device, vec![l])),
-        }
+        let at = *place.entry(device).or_insert_with(|| {
+            devices_lanes.push((device, Vec::new()));
+            devices_lanes.len() - 1
+        });
+        devices_lanes[at].1.push(l);
     }
 
     // Device figures, gaps and who waits for whom (exact, always).

@@ -197,7 +197,7 @@ pub fn devices_without_events(trace: &Trace) -> Vec<String> {
     if !trace.stats.truncated {
         return Vec::new();
     }
-    let with_events: Vec<i64> = trace
+    let with_events: rustc_hash::FxHashSet<i64> = trace
         .gpu_lanes()
         .filter(|(_, l)| !l.slices.is_empty())
         .filter_map(|(_, l)| match l.kind {
@@ -216,9 +216,10 @@ pub fn devices_without_events(trace: &Trace) -> Vec<String> {
 
 fn devices(trace: &Trace) -> Vec<DeviceProperties> {
     let mut out = trace.meta.device_properties.clone();
+    let mut listed: rustc_hash::FxHashSet<i64> = out.iter().map(|d| d.id).collect();
     for (_, lane) in trace.gpu_lanes() {
         if let LaneKind::GpuStream { device, .. } = lane.kind {
-            if !out.iter().any(|d| d.id == device) {
+            if listed.insert(device) {
                 out.push(DeviceProperties {
                     id: device,
                     name: device_name(trace, device),
@@ -239,10 +240,8 @@ pub fn device_name(trace: &Trace, device: i64) -> String {
 /// no process holds the device.
 pub fn word_of_device(trace: &Trace, device: i64) -> &str {
     trace
-        .processes
-        .iter()
-        .position(|p| p.device == Some(device))
-        .map_or("GPU", |p| device_word(trace, p as u32))
+        .device_process(device)
+        .map_or("GPU", |p| device_word(trace, p))
 }
 
 pub fn summarize(trace: &Trace) -> Summary {

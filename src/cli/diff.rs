@@ -23,7 +23,8 @@ pub fn digest_of(path: &str) -> Result<Digest, String> {
 /// The digest `sightline digest` wrote to `path`, read back; a file that is not one answers
 /// `trace_error`, why it is not a trace either.
 pub fn read_digest(path: &str, trace_error: String) -> Result<Digest, String> {
-    let f = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
+    let (f, _) = sightline::native::open_regular(std::path::Path::new(path))
+        .map_err(|e| format!("{path}: {e}"))?;
     serde_json::from_reader(std::io::BufReader::new(f)).map_err(|_| trace_error)
 }
 

@@ -5,9 +5,12 @@
 //! it), as the text of the result. Long lists are pages: `top` rows from `offset` (the CLI's
 //! `--top` is the first page), and a second text block says how many rows there are and the next
 //! offset. An answer past [`MAX_ANSWER_BYTES`] is refused with what to ask instead, so one call
-//! cannot flood an agent's context. A failure (not a trace, a file that is not there, an edit that
-//! matches nothing) is a result flagged `isError` whose text is the CLI's message, which the agent
-//! reads and can act on; a call whose arguments do not fit the tool's schema is a protocol error.
+//! cannot flood an agent's context. A failure (not a trace, a file that is not there or not a
+//! regular file, an edit that matches nothing) is a result flagged `isError` whose text is the
+//! CLI's message, which the agent reads and can act on; so is a call whose arguments do not fit
+//! the tool's schema (the SDK's answer, as MCP's 2025-11-25 revision asks); an unknown tool is a
+//! protocol error. The stream itself (lines that are not JSON, or too long; the end of stdin) is
+//! [`stdio`]'s.
 //!
 //! Traces are parsed once per session: the server keeps the last [`KEPT_TRACES`] files asked
 //! about with what was derived from them ([`sightline::analysis::derived::Derived`]), and parses
@@ -24,7 +27,7 @@ use super::{ops, path, ranks, report, summary, Loaded};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt};
+use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, ServerHandler};
 use serde::Deserialize;
 use sightline::analysis::critical::whatif::Edit;
 use sightline::analysis::critical::PathReport;
@@ -36,29 +39,20 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
+mod stdio;
+
 /// Traces kept parsed between calls; the least recently asked about goes first.
 const KEPT_TRACES: usize = 4;
 /// The rows of a list when the call does not say `top`.
 const DEFAULT_ROWS: usize = 25;
+/// The longest a call may take: a report on a 2 GB trace takes seconds; past this, something is
+/// stuck (a network mount) or the trace is far larger than a conversation can use.
+const CALL_DEADLINE: std::time::Duration = std::time::Duration::from_secs(600);
 /// The largest answer: about 50,000 tokens of JSON.
 const MAX_ANSWER_BYTES: usize = 200_000;
 
 pub fn run() -> Result<(), String> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    rt.block_on(async {
-        let service = Sightline::new()
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| format!("the MCP session did not start: {e}"))?;
-        service
-            .waiting()
-            .await
-            .map_err(|e| format!("the MCP session ended badly: {e}"))?;
-        Ok(())
-    })
+    stdio::serve(Sightline::new(), tokio::io::stdin(), tokio::io::stdout())
 }
 
 /// A trace file kept parsed, with what identifies its contents.
@@ -133,9 +127,19 @@ impl Sightline {
         F: FnOnce(&Sightline) -> Result<Answer, String> + Send + 'static,
     {
         let me = self.clone();
-        let out = tokio::task::spawn_blocking(move || answer(&me))
-            .await
-            .map_err(|e| ErrorData::internal_error(format!("the analysis failed: {e}"), None))?;
+        let work = tokio::task::spawn_blocking(move || answer(&me));
+        // A call past the deadline is answered; its thread is left to finish alone, one of the
+        // pool's few, so a stuck call costs a thread, never the session.
+        let out = match tokio::time::timeout(CALL_DEADLINE, work).await {
+            Ok(done) => done.map_err(|e| {
+                ErrorData::internal_error(format!("the analysis failed: {e}"), None)
+            })?,
+            Err(_) => Err(format!(
+                "no answer within {} s: the file system did not answer, or the trace is too \
+                 large for a call; the CLI has no such limit",
+                CALL_DEADLINE.as_secs()
+            )),
+        };
         Ok(match out.and_then(Answer::blocks) {
             Ok(blocks) => CallToolResult::success(blocks),
             Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),

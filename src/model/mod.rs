@@ -57,7 +57,15 @@ pub struct Trace {
     pub meta: TraceMeta,
     pub stats: ParseStats,
     pub diagnostics: Diagnostics,
+    /// Which process holds each device, built on first use ([`Trace::device_process`]).
+    pub device_processes: DeviceProcesses,
 }
+
+/// The first process holding each device, built from [`Trace::processes`] on first use (the
+/// processes do not change after the parse), so naming a device is a lookup, not a scan of every
+/// process: a trace of 80,000 device processes made naming them all quadratic.
+#[derive(Debug, Default)]
+pub struct DeviceProcesses(std::sync::OnceLock<rustc_hash::FxHashMap<i64, u32>>);
 
 /// What the file says about the run, outside its events.
 #[derive(Debug, Default, Clone, Serialize)]
@@ -489,6 +497,20 @@ impl Diagnostics {
 }
 
 impl Trace {
+    /// The first process (by index) that holds `device`, if any.
+    pub fn device_process(&self, device: i64) -> Option<u32> {
+        let map = self.device_processes.0.get_or_init(|| {
+            let mut map = rustc_hash::FxHashMap::default();
+            for (i, p) in self.processes.iter().enumerate() {
+                if let Some(d) = p.device {
+                    map.entry(d).or_insert(i as u32);
+                }
+            }
+            map
+        });
+        map.get(&device).copied()
+    }
+
     pub fn str(&self, id: StrId) -> &str {
         self.strings.get(id)
     }

@@ -306,10 +306,6 @@ impl Builder {
         self.with_phase == 0 && (self.events_total > 0 || self.non_objects > 0)
     }
 
-    pub(crate) fn top_keys(&self) -> &[String] {
-        &self.top_keys
-    }
-
     /// A pid or tid: a number, or a string mapped to a number (its trailing digits, or a synthetic
     /// negative id), with the original string kept as a label.
     fn id_of(&mut self, v: Option<&str>) -> (i64, Option<String>) {
@@ -1050,7 +1046,12 @@ impl Builder {
                 (flows, d)
             },
         );
-        let mut builders: Vec<Option<LaneBuilder>> = self.lanes.drain(..).map(Some).collect();
+        // Taken, not drained: the collect then reuses the lanes' own buffer (an `Option` of a
+        // builder is the builder's size) instead of holding a second copy of every lane.
+        let mut builders: Vec<Option<LaneBuilder>> = std::mem::take(&mut self.lanes)
+            .into_iter()
+            .map(Some)
+            .collect();
         let mut lanes = Vec::with_capacity(builders.len());
         let mut overlapping_total = 0u64;
         for &old in &order {
@@ -1174,6 +1175,7 @@ impl Builder {
                 ..stats
             },
             diagnostics: self.diagnostics,
+            device_processes: Default::default(),
         }
     }
 
@@ -1181,7 +1183,10 @@ impl Builder {
         let mut pids: Vec<i64> = self.lanes.iter().map(|l| l.pid).collect();
         pids.sort_unstable();
         pids.dedup();
-        let gpu_pids: Vec<i64> = self.lanes.iter().filter(|l| l.gpu).map(|l| l.pid).collect();
+        // Sorted, and searched by halves: a trace can hold 100,000 device processes.
+        let mut gpu_pids: Vec<i64> = self.lanes.iter().filter(|l| l.gpu).map(|l| l.pid).collect();
+        gpu_pids.sort_unstable();
+        gpu_pids.dedup();
         let mut procs: Vec<Process> = pids
             .into_iter()
             .map(|pid| {
@@ -1196,7 +1201,7 @@ impl Builder {
                 let device = if host {
                     None
                 } else {
-                    labelled.or_else(|| gpu_pids.contains(&pid).then_some(pid.max(0)))
+                    labelled.or_else(|| gpu_pids.binary_search(&pid).is_ok().then_some(pid.max(0)))
                 };
                 Process {
                     pid,

@@ -419,12 +419,15 @@ fn finish_stage(
     } else {
         ""
     };
+    // The file is described by its kind and size, never by its bytes or key names: an agent or
+    // a web page that can name any file must not read a line of `/etc/shadow` in an error.
+    let size = format!("{input_bytes} bytes");
     if let Some(b) = json.splitter.not_json() {
         let what = describe_bytes(&json.head, b);
         return Err(err(
             ErrorKind::NotJson,
             format!(
-                "not a trace: {what}{inside} (a PyTorch trace is JSON starting with '{{' or '[')"
+                "not a trace: {what}{inside}, {size} (a PyTorch trace is JSON starting with '{{' or '[')"
             ),
         ));
     }
@@ -435,21 +438,20 @@ fn finish_stage(
         ));
     }
     if !json.splitter.saw_events() {
-        let keys = json.builder.top_keys().join(", ");
         let detail = if json.splitter.complete() {
-            format!("a JSON object without a traceEvents array (top-level keys: {keys})")
+            "a JSON object without a traceEvents array"
         } else {
-            format!(
-                "a JSON object that ends before any traceEvents array (cut in key '{}')",
-                json.splitter.current_key()
-            )
+            "a JSON object that ends before any traceEvents array"
         };
-        return Err(err(ErrorKind::NotATrace, format!("not a trace: {detail}")));
+        return Err(err(
+            ErrorKind::NotATrace,
+            format!("not a trace: {detail}{inside}, {size}"),
+        ));
     }
     if json.builder.looks_like_other_json() {
         return Err(err(
             ErrorKind::NotATrace,
-            "not a trace: a JSON array whose elements are not trace events (no 'ph' field)".into(),
+            format!("not a trace: a JSON array whose elements are not trace events (no 'ph' field){inside}, {size}"),
         ));
     }
 
@@ -495,26 +497,25 @@ fn err(kind: ErrorKind, message: String) -> ParseError {
     ParseError { kind, message }
 }
 
-/// Names what a file that is not JSON looks like, from its first bytes.
-fn describe_bytes(head: &[u8], first: u8) -> String {
+/// Names what kind of file that is not JSON this is, from its first bytes (never quoting them).
+fn describe_bytes(head: &[u8], first: u8) -> &'static str {
     let starts = |m: &[u8]| head.starts_with(m);
     if starts(b"\x89PNG") {
-        "a PNG image".into()
+        "a PNG image"
     } else if starts(&[0xFF, 0xD8, 0xFF]) {
-        "a JPEG image".into()
+        "a JPEG image"
     } else if starts(b"GIF8") {
-        "a GIF image".into()
+        "a GIF image"
     } else if starts(b"%PDF") {
-        "a PDF document".into()
+        "a PDF document"
     } else if starts(b"PK\x03\x04") {
-        "a zip archive".into()
+        "a zip archive"
     } else if first == b'<' {
-        "an HTML or XML document".into()
+        "an HTML or XML document"
     } else if first.is_ascii_graphic() {
-        let text: String = String::from_utf8_lossy(head).chars().take(12).collect();
-        format!("text starting with {:?}", text.trim())
+        "text"
     } else {
-        "binary data".into()
+        "binary data"
     }
 }
 

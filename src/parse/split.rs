@@ -511,9 +511,4 @@ impl Splitter {
         self.cap_offset = self.offset + i as u64;
         *cap_from = Some(i);
     }
-
-    /// The key being read when the input stopped: e.g. to say which key a truncated file was in.
-    pub(crate) fn current_key(&self) -> &str {
-        &self.key
-    }
 }

@@ -235,3 +235,51 @@ pub fn findings(t: &Trace) -> Vec<sightline::analysis::findings::Finding> {
     let d = sightline::analysis::derived::Derived::new(t);
     d.found(&Default::default()).to_vec()
 }
+
+/// The worst input shapes for lookups by device, process, lane and depth (`tests/shapes.rs`,
+/// and seeds of `tests/fuzz.rs`).
+#[derive(Debug, Clone, Copy)]
+pub enum Shape {
+    /// One kernel on each device, each device a process of its own.
+    DeviceProcesses,
+    /// Kernels spread over half as many device processes, two each (the shape has ten
+    /// each; two keep the processes many at a size a test can parse).
+    KernelsOnPids,
+    /// Each slice inside the one before.
+    Nested,
+    /// One slice on each thread of one process.
+    Lanes,
+}
+
+/// A trace of `n` events in `kind`'s shape.
+pub fn shape(kind: Shape, n: usize) -> Vec<u8> {
+    let pids = (n / 2).max(1);
+    let event = |i: usize| {
+        match kind {
+        Shape::DeviceProcesses => format!(
+            "{{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": {i}, \"tid\": 7, \"ts\": {i}, \"dur\": 1, \"args\": {{\"device\": {i}, \"stream\": 7, \"correlation\": {i}}}}}"
+        ),
+        Shape::KernelsOnPids => format!(
+            "{{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": {p}, \"tid\": 7, \"ts\": {t}, \"dur\": 5, \"args\": {{\"device\": {p}, \"stream\": 7, \"correlation\": {i}}}}}",
+            p = i % pids,
+            t = i / pids * 10
+        ),
+        Shape::Nested => format!(
+            "{{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, \"tid\": 1, \"ts\": {i}, \"dur\": {}}}",
+            2 * (n - i)
+        ),
+        Shape::Lanes => format!(
+            "{{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, \"tid\": {i}, \"ts\": {i}, \"dur\": 5}}"
+        ),
+    }
+    };
+    let mut out = b"{\"traceEvents\": [\n".to_vec();
+    for i in 0..n {
+        if i > 0 {
+            out.extend_from_slice(b",\n");
+        }
+        out.extend_from_slice(event(i).as_bytes());
+    }
+    out.extend_from_slice(b"\n]}\n");
+    out
+}

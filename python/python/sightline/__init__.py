@@ -25,6 +25,7 @@ import pyarrow as pa
 from . import _html, _serve, _tables
 from ._sightline import NotATrace, SightlineError, __version__
 from ._sightline import Parser as _Parser
+from ._sightline import Trace as _NativeTrace
 from ._sightline import diff_json as _diff_json
 from ._sightline import job_path_json as _job_path_json
 from ._sightline import open_path as _open_path
@@ -68,6 +69,13 @@ class Trace:
     its schema metadata under ``b"sightline"``: see :func:`sightline.table_meta`."""
 
     def __init__(self, native: Any, origin: Union[str, bytes, None] = None) -> None:
+        # Made by sightline.open: called with a path, it would build an object whose first
+        # method fails far from the mistake.
+        if not isinstance(native, _NativeTrace):
+            raise TypeError(
+                "sightline.Trace is not built from a path or data: "
+                "use sightline.open(source) to read a trace"
+            )
         self._native = native
         # What show() serves to the viewer: the path, the bytes, or None (a file object).
         self._origin = origin

@@ -15,7 +15,7 @@
 
 use super::listing::{is_trace_file, Entry, HEADER_BYTES};
 use super::paths::Refusal;
-use super::store::{head_of, only_traces, Blob, Store};
+use super::store::{head_of, hidden, is_hidden, only_traces, Blob, Store};
 use futures::StreamExt;
 use object_store::path::{Path as ObjectPath, PathPart};
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
@@ -112,7 +112,7 @@ impl Store for Cloud {
                     .collect::<Vec<_>>()
                     .join("/");
                 let name = path.rsplit('/').next().unwrap_or("");
-                if path.is_empty() || !is_trace_file(name) {
+                if path.is_empty() || !is_trace_file(name) || path.split('/').any(is_hidden) {
                     continue;
                 }
                 out.push(Entry {
@@ -129,6 +129,9 @@ impl Store for Cloud {
         let shown = segments.join("/");
         if !is_trace_file(segments.last().map_or("", String::as_str)) {
             return Err(only_traces(&shown));
+        }
+        if segments.iter().any(|s| is_hidden(s)) {
+            return Err(hidden(&shown));
         }
         let key = self.key(segments);
         let meta = self

@@ -41,8 +41,12 @@ use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::task::JoinHandle;
 use tokio::time::Sleep;
 
-/// The request line and headers may not be longer than this (hyper answers 431).
+/// The request line and headers may not be longer than this, counted as sent (431 past it).
 pub const MAX_HEAD: usize = 32 * 1024;
+/// hyper's read buffer, past which hyper answers 431 itself. It is not the head's limit (the
+/// buffer also holds what a client pipelines behind a head, and hyper let heads of 48 KB through
+/// a buffer of 32 KiB), so it is larger, and [`head_bytes`] is checked against [`MAX_HEAD`].
+const READ_BUFFER: usize = 2 * MAX_HEAD;
 /// Connections served at once; the next is answered 503. Well under the usual 1,024 descriptors
 /// a process may open, so the cap, not the descriptor limit, is what a flood meets first.
 pub const MAX_CONNECTIONS: usize = 512;
@@ -54,6 +58,9 @@ pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// The time one write may wait for the client to read. The kernel buffers megabytes per
 /// connection, so a client that has not taken a byte of them for this long is not reading.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(15);
+/// The time a route has to answer (list LOGDIR, open a file) on the blocking pool; past it the
+/// request is answered 503 and its thread is left to finish alone.
+pub const ROUTE_DEADLINE: Duration = Duration::from_secs(30);
 /// What a 503 asks the client to wait, in seconds.
 pub const RETRY_AFTER_S: u64 = 1;
 /// How much of a file is read at a time.
@@ -220,7 +227,7 @@ where
             let mut conn = http1::Builder::new();
             conn.timer(TokioTimer::new())
                 .header_read_timeout(HEAD_TIMEOUT)
-                .max_buf_size(MAX_HEAD)
+                .max_buf_size(READ_BUFFER)
                 // `Content-Type`, not `content-type`: header names are case-blind, but scripts that
                 // read them into a plain dict (Python's `dict(response.headers)`) are not.
                 .title_case_headers(true)
@@ -383,6 +390,12 @@ where
             _ => None,
         }
     };
+    if head_bytes(&req) > MAX_HEAD {
+        return Ok(plain(
+            431,
+            &format!("the request head is over {} KiB", MAX_HEAD >> 10),
+        ));
+    }
     let hosts = req.headers().get_all(HOST).iter().count();
     if hosts > 1 {
         // Proxies and servers may disagree on which one counts (the last won before): refused.
@@ -395,20 +408,51 @@ where
         range: one("range"),
         if_range: one("if-range"),
     };
+    // An absolute-form target (`GET http://HOST:PORT/path`, which RFC 9112 has servers accept)
+    // names its host itself, and that authority counts instead of the Host header; the routes
+    // get its path. Whether the host is this server's is the routes' loopback check, as for
+    // a Host header.
+    let uri = req.uri();
+    let (target, host) = match (uri.authority(), uri.path_and_query()) {
+        (Some(authority), path) => (
+            path.map_or_else(|| "/".to_string(), ToString::to_string),
+            authority.to_string(),
+        ),
+        (None, _) => (uri.to_string(), one("host").unwrap_or_default()),
+    };
     let request = Request {
         method: req.method().as_str().to_string(),
-        target: req.uri().to_string(),
-        host: one("host").unwrap_or_default(),
+        target,
+        host,
     };
     drop(req);
-    let reply = tokio::task::spawn_blocking(move || handle(&request))
-        .await
-        .unwrap_or_else(|_| Reply {
-            status: 500,
-            headers: vec![("Content-Type", "text/plain; charset=utf-8".into())],
-            body: Payload::Bytes(b"500 the request failed inside the server\n".to_vec()),
-        });
+    // A route stuck in the file system (a network mount that stopped answering) fails its own
+    // request at the deadline; the others keep their threads and their answers.
+    let work = tokio::task::spawn_blocking(move || handle(&request));
+    let reply = match tokio::time::timeout(ROUTE_DEADLINE, work).await {
+        Ok(Ok(reply)) => reply,
+        Ok(Err(_)) => return Ok(plain(500, "the request failed inside the server")),
+        Err(_) => {
+            return Ok(plain(
+                503,
+                "the file system did not answer within the request's deadline",
+            ))
+        }
+    };
     Ok(finish(reply, &conditions, head))
+}
+
+/// The size of `req`'s head as a client sends it: the request line, each header as
+/// `Name: value` and the line ends.
+fn head_bytes<B>(req: &hyper::Request<B>) -> usize {
+    let line =
+        req.method().as_str().len() + 1 + req.uri().to_string().len() + " HTTP/1.1\r\n".len();
+    let headers: usize = req
+        .headers()
+        .iter()
+        .map(|(name, value)| name.as_str().len() + 2 + value.len() + 2)
+        .sum();
+    line + headers + 2
 }
 
 /// A plain-text answer made here, not by a route.

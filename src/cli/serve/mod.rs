@@ -27,18 +27,19 @@
 //!
 //! Files: this module (the routes, a synchronous function from a request to a reply run on the
 //! blocking pool; the binding; the loopback Host check), [`http`] (HTTP/1.1 on hyper, a tokio
-//! runtime of two workers and a blocking pool of eight: a deadline for the request head and one
-//! for each write, at most 512 connections with the next answered 503 and `Retry-After` by a task,
-//! a back-off when `accept` fails at the descriptor limit; keep-alive, HEAD, single ranges,
-//! `ETag`/`Last-Modified` with 304, 400 for two `Host` headers), [`paths`] (decode once, then
-//! plain relative segments; symlinks resolved and kept under the root; names that cannot exist
-//! are 404), [`listing`] (runs, workers and spans as the TensorBoard plugin named them, each
-//! file's rank from the first 64 KiB of its header or its name), [`store`] (LOGDIR's files from a
-//! folder; `Blob`, a file to serve: size, time, the bytes of any range), `cloud` (the same for
-//! `s3://` and `gs://` through `object_store` on a small runtime of its own; the `cloud` feature,
-//! on by default) and [`dist`] (the built page: lookup, content types, its
-//! Content-Security-Policy, and the `<meta name="sightline-serve">` that tells the page where it
-//! is served).
+//! runtime of two workers and a blocking pool of eight: a deadline for the request head, one for
+//! each write and one for a route's file work, a head of at most 32 KiB, absolute-form targets, at
+//! most 512 connections with the next answered 503 and `Retry-After` by a task, a back-off when
+//! `accept` fails at the descriptor limit; keep-alive, HEAD, single ranges, `ETag`/`Last-Modified`
+//! with 304, 400 for two `Host` headers), [`paths`] (decode once, then plain relative segments;
+//! symlinks resolved and kept under the root; names that cannot exist are 404), [`listing`] (runs,
+//! workers and spans as the TensorBoard plugin named them, each file's rank from the first 64 KiB
+//! of its header or its name), [`store`] (LOGDIR's files from a folder, hidden names below it
+//! skipped, regular files only, checked on the opened handle; `Blob`, a file to serve: size, time,
+//! the bytes of any range), `cloud` (the same for `s3://` and `gs://` through `object_store` on a
+//! small runtime of its own; the `cloud` feature, on by default) and [`dist`] (the built page:
+//! lookup, content types, its Content-Security-Policy, and the `<meta name="sightline-serve">` that
+//! tells the page where it is served).
 
 #[cfg(all(feature = "cloud", not(target_arch = "wasm32")))]
 pub mod cloud;
@@ -61,15 +62,16 @@ use store::{LocalFile, Store};
 /// TensorBoard's port.
 pub const DEFAULT_PORT: u16 = 6006;
 
-/// A file as listed: (path, size, mtime); a header is read again only when this changes.
-type FileVersion = (String, u64, Option<i64>);
+/// A file's version as listed: (size, mtime); its header is read again only when this changes.
+type FileVersion = (u64, Option<i64>);
 
 /// What the request threads share.
 struct State {
     logdir: Option<(String, Box<dyn Store>)>,
     dist: Mutex<Option<PathBuf>>,
-    /// Header ranks by (path, size, mtime): a file is read again only when it changed.
-    ranks: Mutex<HashMap<FileVersion, HeaderRank>>,
+    /// Header ranks by path, with the version they were read from: a file is read again only
+    /// when it changed, and a file's entry goes when it is no longer listed.
+    ranks: Mutex<HashMap<String, (FileVersion, HeaderRank)>>,
     /// The address while bound to loopback: the Host header must then name a loopback host.
     loopback: Option<SocketAddr>,
 }
@@ -280,24 +282,23 @@ fn runs(state: &State) -> Reply {
         Ok(e) => e,
         Err(e) => return refuse(&Refusal::Failed(format!("listing LOGDIR: {e}"))),
     };
+    let ranks = || state.ranks.lock().unwrap_or_else(|p| p.into_inner());
+    {
+        let listed: std::collections::HashSet<&str> =
+            entries.iter().map(|e| e.path.as_str()).collect();
+        ranks().retain(|path, _| listed.contains(path.as_str()));
+    }
     let rank_of = |e: &Entry| -> HeaderRank {
-        let key = (e.path.clone(), e.size, e.mtime_ms);
-        if let Some(r) = state
-            .ranks
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&key)
-        {
-            return *r;
+        let version = (e.size, e.mtime_ms);
+        if let Some((v, r)) = ranks().get(&e.path) {
+            if *v == version {
+                return *r;
+            }
         }
         let r = store
             .head(e)
             .map_or_else(HeaderRank::default, |h| listing::rank_in_header(&h));
-        state
-            .ranks
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(key, r);
+        ranks().insert(e.path.clone(), (version, r));
         r
     };
     let listing = listing::build(name, &entries, &rank_of);
@@ -382,6 +383,37 @@ fn page_file(state: &State, rel: &str) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_rank_cache_keeps_one_entry_per_listed_file() {
+        let dir = std::env::temp_dir().join(format!("sightline-ranks-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("run")).unwrap();
+        let file = dir.join("run/w.pt.trace.json");
+        let write = |rank: u32, pad: usize| {
+            let text = format!(
+                "{{\"distributedInfo\": {{\"rank\": {rank}}}, \"traceEvents\": []}}{}",
+                " ".repeat(pad)
+            );
+            std::fs::write(&file, text).unwrap();
+        };
+        let state = State {
+            logdir: Some(("logs".into(), Box::new(store::Local::new(&dir).unwrap()))),
+            dist: Mutex::new(None),
+            ranks: Mutex::new(HashMap::new()),
+            loopback: None,
+        };
+        let cached = || state.ranks.lock().unwrap().len();
+        for (rank, pad) in [(1, 0), (2, 7), (3, 20)] {
+            write(rank, pad);
+            assert_eq!(runs(&state).status, 200);
+            assert_eq!(cached(), 1, "rewritten as rank {rank}");
+        }
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!(runs(&state).status, 200);
+        assert_eq!(cached(), 0, "a file gone keeps no entry");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn hosts() {

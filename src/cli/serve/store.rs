@@ -5,6 +5,7 @@
 
 use super::listing::{is_trace_file, Entry, HEADER_BYTES};
 use super::paths::{resolve_under, Refusal};
+use sightline::native::open_regular;
 use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -28,9 +29,10 @@ pub struct LocalFile {
 }
 
 impl LocalFile {
+    /// Only a regular file, its type read from the opened handle (a file swapped for a FIFO
+    /// after the listing is refused at once, not waited on; [`open_regular`]).
     pub fn open(path: &Path) -> std::io::Result<LocalFile> {
-        let file = std::fs::File::open(path)?;
-        let meta = file.metadata()?;
+        let (file, meta) = open_regular(path)?;
         Ok(LocalFile {
             file,
             size: meta.len(),
@@ -67,6 +69,29 @@ pub trait Store: Send + Sync {
 pub fn only_traces(shown: &str) -> Refusal {
     Refusal::NotFound(format!(
         "'{shown}': only trace files (*.json, *.json.gz) are served from LOGDIR"
+    ))
+}
+
+/// True for a hidden name (`.env`, `.git`, `.pt.trace.json`). Hidden files and folders below the
+/// root are neither listed nor served, as TensorBoard's walk of a logdir skips them: they hold
+/// what their owner did not mean to show.
+pub fn is_hidden(name: &str) -> bool {
+    name.starts_with('.')
+}
+
+/// True when `path` (canonical, under the canonical `root`) passes through a hidden name below
+/// the root: where a symlink with a plain name leads counts, not only its name.
+fn hidden_below(root: &Path, path: &Path) -> bool {
+    path.strip_prefix(root).is_ok_and(|rel| {
+        rel.components()
+            .any(|c| c.as_os_str().to_str().is_none_or(is_hidden))
+    })
+}
+
+/// The refusal of a hidden name.
+pub fn hidden(shown: &str) -> Refusal {
+    Refusal::NotFound(format!(
+        "'{shown}': hidden files and folders are not served from LOGDIR"
     ))
 }
 
@@ -123,6 +148,9 @@ impl Store for Local {
                 let Some(name) = e.file_name().to_str().map(str::to_string) else {
                     continue; // names that are not UTF-8 cannot be named in a URL here
                 };
+                if is_hidden(&name) {
+                    continue;
+                }
                 let Ok(kind) = e.file_type() else { continue };
                 let path = e.path();
                 let rel_path = if rel.is_empty() {
@@ -147,7 +175,8 @@ impl Store for Local {
                         Ok(p)
                             if p.starts_with(&self.root)
                                 && p.is_file()
-                                && resolves_to_trace(&p) => {}
+                                && resolves_to_trace(&p)
+                                && !hidden_below(&self.root, &p) => {}
                         _ => continue,
                     }
                 }
@@ -172,9 +201,15 @@ impl Store for Local {
         if !is_trace_file(segments.last().map(String::as_str).unwrap_or("")) {
             return Err(only_traces(&shown));
         }
+        if segments.iter().any(|s| is_hidden(s)) {
+            return Err(hidden(&shown));
+        }
         let path = resolve_under(&self.root, segments)?;
         if !resolves_to_trace(&path) {
             return Err(only_traces(&shown));
+        }
+        if hidden_below(&self.root, &path) {
+            return Err(hidden(&shown));
         }
         let file =
             LocalFile::open(&path).map_err(|e| Refusal::Failed(format!("'{shown}': {e}")))?;
@@ -184,7 +219,7 @@ impl Store for Local {
     fn head(&self, entry: &Entry) -> Option<Vec<u8>> {
         let segments: Vec<String> = entry.path.split('/').map(str::to_string).collect();
         let path = resolve_under(&self.root, &segments).ok()?;
-        head_of(std::fs::File::open(path).ok()?)
+        head_of(open_regular(&path).ok()?.0)
     }
 }
 
