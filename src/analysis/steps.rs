@@ -526,17 +526,17 @@ async fn device_kernels(trace: &Trace, links: &Links, y: &mut Slicer) -> Kernels
     // Whether each kernel name uses Tensor Cores, read once per name (the test is a dozen
     // substring searches and a lowercase copy, made for every kernel launch otherwise).
     let mut tensor_cores: Vec<Option<bool>> = vec![None; trace.strings.len()];
+    // Each device's entry through a map: a scan of the entries for every lane was quadratic in
+    // the devices (80,000 device processes, one stream each).
+    let mut index: rustc_hash::FxHashMap<i64, usize> = Default::default();
     for (_, l) in trace.gpu_lanes() {
         let LaneKind::GpuStream { device, .. } = l.kind else {
             continue;
         };
-        let idx = match per_device.iter().position(|d| d.0 == device) {
-            Some(i) => i,
-            None => {
-                per_device.push((device, Vec::new(), 0));
-                per_device.len() - 1
-            }
-        };
+        let idx = *index.entry(device).or_insert_with(|| {
+            per_device.push((device, Vec::new(), 0));
+            per_device.len() - 1
+        });
         let s = &l.slices;
         for i in 0..s.len() {
             y.tick(1).await;

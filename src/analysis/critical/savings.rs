@@ -246,11 +246,22 @@ async fn price(
                 .collect()
         })
         .collect();
-    // Only the findings with an edit are replayed.
-    let priced: Vec<usize> = (0..findings.len())
-        .filter(|&k| !edits[k].is_empty())
-        .collect();
-    let sets: Vec<&[Edit]> = priced.iter().map(|&k| edits[k].as_slice()).collect();
+    // Only the findings with an edit are replayed, and each distinct set of edits once: a
+    // finding per device (`low_gpu_utilization` on 80,000 device processes) shares one what-if,
+    // and a set per finding had been a replay, and a factor per edge, each.
+    let mut set_of: Vec<Option<usize>> = vec![None; findings.len()];
+    let mut distinct: Vec<usize> = Vec::new();
+    let mut seen: rustc_hash::FxHashMap<&[String], usize> = Default::default();
+    for (k, f) in findings.iter().enumerate() {
+        if edits[k].is_empty() {
+            continue;
+        }
+        set_of[k] = Some(*seen.entry(f.whatif.as_slice()).or_insert_with(|| {
+            distinct.push(k);
+            distinct.len() - 1
+        }));
+    }
+    let sets: Vec<&[Edit]> = distinct.iter().map(|&k| edits[k].as_slice()).collect();
     let factored = whatif::factors_each_sliced(trace, a, &sets, y).await;
     // Only the edits that found something stand for the fix.
     let used: Vec<Vec<String>> = sets
@@ -273,17 +284,26 @@ async fn price(
     let mut predictions = whatif::predict_each_sliced(a, &replayed, y)
         .await
         .into_iter();
+    // Each distinct set's predictions (none where its edits matched nothing).
+    let predicted: Vec<Option<Vec<whatif::Prediction>>> = used
+        .iter()
+        .map(|u| {
+            if u.is_empty() {
+                None
+            } else {
+                predictions.next()
+            }
+        })
+        .collect();
     // A trace without steps is priced as one window: its sentences say "the trace".
     let whole = a.windows.first().is_some_and(|w| w.name == "(whole trace)");
-    let mut out = vec![None; findings.len()];
-    for (&k, used) in priced.iter().zip(used) {
-        if used.is_empty() {
-            continue;
-        }
-        let Some(p) = predictions.next() else { break };
-        out[k] = Some(saving(&p, used, Kind::of(findings[k].id), whole));
-    }
-    out
+    (0..findings.len())
+        .map(|k| {
+            let d = set_of[k]?;
+            let p = predicted[d].as_ref()?;
+            Some(saving(p, used[d].clone(), Kind::of(findings[k].id), whole))
+        })
+        .collect()
 }
 
 /// Whether a saving per step reads as more than nothing (half a ns, the page's last digit).

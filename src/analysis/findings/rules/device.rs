@@ -58,16 +58,21 @@ pub(crate) fn low_gpu_utilization(cx: &Context) -> Vec<Finding> {
     let steps = cx.steps;
     let idle = cx.idle;
     let mut out = Vec::new();
+    // A set, not a scan of the devices for each device (80,000 device processes).
+    let starving: rustc_hash::FxHashSet<i64> = idle
+        .devices
+        .iter()
+        .filter(|d| starved(d))
+        .map(|d| d.device)
+        .collect();
+    // One what-if for every device's finding: the waits are the trace's.
+    let whatif = waits_made_free(idle, true);
     for g in &steps.gpu {
-        let starving = idle
-            .devices
-            .iter()
-            .any(|d| d.device == g.device && starved(d));
-        if g.utilization < LOW_UTILIZATION && !starving {
+        if g.utilization < LOW_UTILIZATION && !starving.contains(&g.device) {
             let gaps: Vec<&idle::Gap> = idle.gaps.iter().filter(|x| x.device == g.device).collect();
             out.push(Finding {
                 id: "low_gpu_utilization",
-                whatif: waits_made_free(idle, true),
+                whatif: whatif.clone(),
                 severity: if g.utilization < VERY_LOW_UTILIZATION {
                     Severity::Critical
                 } else {
@@ -147,6 +152,9 @@ pub(crate) fn gpu_starved_by_cpu(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
     let idle = cx.idle;
     let mut out = Vec::new();
+    // Each device's figures over the steps, by device (not a scan of them for each device).
+    let utilization: rustc_hash::FxHashMap<i64, &crate::analysis::steps::DeviceUtilization> =
+        cx.steps.gpu.iter().map(|g| (g.device, g)).collect();
     for d in &idle.devices {
         let idle_share = share(d.idle_ns, d.window_ns);
         let host_share = share(d.host_wait_ns, d.idle_ns);
@@ -154,11 +162,9 @@ pub(crate) fn gpu_starved_by_cpu(cx: &Context) -> Vec<Finding> {
             continue;
         }
         // `low_gpu_utilization` of the same device, told here as context.
-        let low = cx
-            .steps
-            .gpu
-            .iter()
-            .find(|g| g.device == d.device && g.utilization < LOW_UTILIZATION)
+        let low = utilization
+            .get(&d.device)
+            .filter(|g| g.utilization < LOW_UTILIZATION)
             .map(|g| {
                 format!(
                     " Over {} its kernels ran only {} of the time.",
