@@ -60,6 +60,7 @@ fn seeds() -> Vec<Vec<u8>> {
         Shape::DeviceProcesses,
         Shape::KernelsOnPids,
         Shape::Nested,
+        Shape::NestedInStep,
         Shape::Lanes,
     ] {
         seeds.push(common::shape(kind, 40));

@@ -130,6 +130,11 @@ fn deep_nesting_costs_linear_work() {
 }
 
 #[test]
+fn deep_nesting_in_a_step_costs_linear_work() {
+    linear("report", common::Shape::NestedInStep, 12_500);
+}
+
+#[test]
 fn many_lanes_cost_linear_work() {
     linear("report", common::Shape::Lanes, 2_500);
 }

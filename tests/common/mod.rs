@@ -247,6 +247,9 @@ pub enum Shape {
     KernelsOnPids,
     /// Each slice inside the one before.
     Nested,
+    /// The same inside one `ProfilerStep`, which the steps' rules and the critical path read
+    /// (their climbs to a slice's root had been quadratic in the nesting).
+    NestedInStep,
     /// One slice on each thread of one process.
     Lanes,
 }
@@ -265,6 +268,14 @@ pub fn shape(kind: Shape, n: usize) -> Vec<u8> {
             t = i / pids * 10
         ),
         Shape::Nested => format!(
+            "{{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, \"tid\": 1, \"ts\": {i}, \"dur\": {}}}",
+            2 * (n - i)
+        ),
+        Shape::NestedInStep if i == 0 => format!(
+            "{{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": {}}}",
+            2 * n + 2
+        ),
+        Shape::NestedInStep => format!(
             "{{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, \"tid\": 1, \"ts\": {i}, \"dur\": {}}}",
             2 * (n - i)
         ),

@@ -74,6 +74,10 @@ pub struct Graph {
     pub device_nodes: Vec<Vec<(u32, u32)>>,
     /// Per CPU lane and slice, the innermost enclosing chain slice (`u32::MAX` for none).
     pub parent: Vec<Vec<u32>>,
+    /// Per CPU lane and chain slice, whether it or a chain slice holding it is a DataLoader's
+    /// `__next__` (settled as the chain is built: a climb from every path segment was quadratic
+    /// in the nesting).
+    pub loading: Vec<Vec<bool>>,
     /// Per device lane and op, the runtime call that launched it (lane `u32::MAX` for none): an
     /// edit on an operator carries the device work it launched ([`super::whatif`]).
     pub launched_by: Vec<Vec<SliceRef>>,
@@ -118,6 +122,7 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
         cpu_nodes: trace.lanes.iter().map(|_| Vec::new()).collect(),
         device_nodes: trace.lanes.iter().map(|_| Vec::new()).collect(),
         parent: trace.lanes.iter().map(|_| Vec::new()).collect(),
+        loading: trace.lanes.iter().map(|_| Vec::new()).collect(),
         launched_by: trace.lanes.iter().map(|_| Vec::new()).collect(),
     };
     let start = trace
@@ -175,6 +180,7 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
     ends.sort_unstable();
 
     // CPU chains. `chain_in[n]`: the chain edge into node n.
+    let loading = trace.strings.each(super::is_data_loading);
     let mut blocking_waits: Vec<(u32, u32, i64)> = Vec::new();
     let mut chain_in: Vec<u32> = Vec::new();
     // Per CPU lane, its chain's nodes in time order.
@@ -190,6 +196,7 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
         idx.sort_by_key(|&i| (s.start_ns[i], std::cmp::Reverse(s.end_ns(i))));
         g.cpu_nodes[li] = vec![(NONE, NONE); s.len()];
         g.parent[li] = vec![NONE; s.len()];
+        g.loading[li] = vec![false; s.len()];
         // Boundaries in time order; the stack of open slices, each closing at its end cut to its
         // parent's (a slice that outlives its parent, in a damaged trace, ends with it).
         let chain = Chain {
@@ -204,6 +211,8 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
             chain.close_until(g, chain_in, s.start_ns[i]);
             let parent = chain.stack.last().copied();
             g.parent[li][i] = parent.map_or(NONE, |p| p.0 as u32);
+            g.loading[li][i] =
+                loading[s.name[i].0 as usize] || parent.is_some_and(|p| g.loading[li][p.0]);
             let n = chain.boundary(g, chain_in, s.start_ns[i], parent.map(|p| p.0));
             g.cpu_nodes[li][i].0 = n;
             let end = s.end_ns(i).max(s.start_ns[i]);

@@ -107,6 +107,19 @@ pub fn candidates(trace: &Trace, links: &Links, a: &Analysis, others: &[Finding]
     });
     let mut ops: FxHashMap<u32, Tally> = FxHashMap::default();
     let (mut alloc, mut sync) = (Tally::default(), Tally::default());
+    // Per CPU lane, each chain slice's marks, settled once per lane the paths touch (a climb
+    // to the root from every path edge was quadratic in the nesting: 100k nested slices).
+    let mut marks: FxHashMap<u32, Marks> = FxHashMap::default();
+    let make = |lane: u32| {
+        Marks::of(trace, links, g, lane as usize, |n| {
+            (
+                alloc_name[n as usize],
+                sync_name[n as usize],
+                wrapper[n as usize],
+            )
+        })
+    };
+    let op_ref = |lane: u32, index: u32| SliceRef { lane, index };
     for w in &a.windows {
         binding_edges(g, w, |e, from, to| {
             let ns = to - from;
@@ -116,19 +129,16 @@ pub fn candidates(trace: &Trace, links: &Links, a: &Analysis, others: &[Finding]
                     sync.add(ns, true, None)
                 }
                 (EdgeKind::Cpu, Some(r)) => {
-                    let (mut a_hit, mut s_hit) = (false, false);
-                    let op = climb(trace, links, g, r, |name| {
-                        a_hit |= alloc_name[name as usize];
-                        s_hit |= sync_name[name as usize];
-                        wrapper[name as usize]
-                    });
+                    let m = marks.entry(r.lane).or_insert_with(|| make(r.lane));
+                    let i = r.index as usize;
                     // Time in the allocator or a sync is theirs, not the operator's that
                     // called them (a backward's frees would make it the hotspot).
-                    if a_hit {
+                    if m.alloc[i] {
                         alloc.add(ns, true, Some(r));
-                    } else if s_hit {
+                    } else if m.sync[i] {
                         sync.add(ns, true, Some(r));
-                    } else if let Some(op) = op {
+                    } else if m.op[i] != NONE {
+                        let op = op_ref(r.lane, m.op[i]);
                         let name = trace.lanes[op.lane as usize].slices.name[op.index as usize].0;
                         ops.entry(name).or_default().add(ns, true, Some(op));
                     }
@@ -138,7 +148,10 @@ pub fn candidates(trace: &Trace, links: &Links, a: &Analysis, others: &[Finding]
                     if call == NO_SLICE {
                         return;
                     }
-                    if let Some(op) = climb(trace, links, g, call, |name| wrapper[name as usize]) {
+                    let m = marks.entry(call.lane).or_insert_with(|| make(call.lane));
+                    let op = m.op.get(call.index as usize).copied().unwrap_or(NONE);
+                    if op != NONE {
+                        let op = op_ref(call.lane, op);
                         let name = trace.lanes[op.lane as usize].slices.name[op.index as usize].0;
                         ops.entry(name).or_default().add(ns, false, Some(op));
                     }
@@ -183,33 +196,53 @@ pub fn candidates(trace: &Trace, links: &Links, a: &Analysis, others: &[Finding]
     out
 }
 
-/// The innermost operator holding `r` on its chain (itself included), skipping `skip`'s names;
-/// `skip` sees every name on the way up.
-fn climb(
-    trace: &Trace,
-    links: &Links,
-    g: &Graph,
-    r: SliceRef,
-    mut skip: impl FnMut(u32) -> bool,
-) -> Option<SliceRef> {
-    let lane = r.lane as usize;
-    let s = &trace.lanes[lane].slices;
-    let parents = g.parent.get(lane)?;
-    let mut i = r.index;
-    let mut found = None;
-    while i != u32::MAX {
-        let name = s.name[i as usize].0;
-        let skipped = skip(name);
-        if found.is_none() && !skipped && links.kinds.of_cat(s.cat[i as usize]) == Kind::CpuOp {
-            found = Some(SliceRef {
-                lane: r.lane,
-                index: i,
-            });
-        }
-        i = *parents.get(i as usize)?;
-    }
-    found
+/// Per chain slice of a lane: the innermost operator holding it (itself included; `NONE` for
+/// none), and whether it or a slice holding it is an allocator call or a host sync. A parent
+/// comes before its children in a lane's order (sorted by start, the longer first), so one pass
+/// settles every slice from its parent's marks.
+struct Marks {
+    op: Vec<u32>,
+    alloc: Vec<bool>,
+    sync: Vec<bool>,
 }
+
+impl Marks {
+    /// `names(name)`: (an allocator call, a host sync, never a hotspot).
+    fn of(
+        trace: &Trace,
+        links: &Links,
+        g: &Graph,
+        lane: usize,
+        names: impl Fn(u32) -> (bool, bool, bool),
+    ) -> Marks {
+        let s = &trace.lanes[lane].slices;
+        let parents: &[u32] = g.parent.get(lane).map_or(&[], |p| p.as_slice());
+        let n = parents.len();
+        let mut m = Marks {
+            op: vec![NONE; n],
+            alloc: vec![false; n],
+            sync: vec![false; n],
+        };
+        for i in 0..n {
+            let (is_alloc, is_sync, never) = names(s.name[i].0);
+            let p = parents[i] as usize;
+            let up = |v: &[bool]| parents[i] != NONE && v.get(p).copied().unwrap_or(false);
+            m.alloc[i] = is_alloc || up(&m.alloc);
+            m.sync[i] = is_sync || up(&m.sync);
+            m.op[i] = if !never && links.kinds.of_cat(s.cat[i]) == Kind::CpuOp {
+                i as u32
+            } else if parents[i] != NONE {
+                m.op.get(p).copied().unwrap_or(NONE)
+            } else {
+                NONE
+            };
+        }
+        m
+    }
+}
+
+/// No slice.
+const NONE: u32 = u32::MAX;
 
 /// How the findings name their scope, the device and its runtime's calls.
 struct Words<'t> {

@@ -74,6 +74,7 @@ impl<'t> Job<'t> {
             cpu_nodes: Vec::new(),
             device_nodes: Vec::new(),
             parent: Vec::new(),
+            loading: Vec::new(),
             launched_by: Vec::new(),
         };
         let mut node_base = Vec::with_capacity(parts.len());

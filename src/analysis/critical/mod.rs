@@ -498,14 +498,10 @@ fn category(trace: &Trace, links: &Links, g: &Graph, e: &graph::Edge) -> &'stati
             };
             let lane = r.lane as usize;
             let s = &trace.lanes[lane].slices;
-            let mut up = r.index;
-            while up != u32::MAX {
-                if is_data_loading(trace.str(s.name[up as usize])) {
-                    return "data_loading";
-                }
-                up = g.parent[lane][up as usize];
-            }
             let i = r.index as usize;
+            if g.loading.get(lane).and_then(|l| l.get(i)).copied() == Some(true) {
+                return "data_loading";
+            }
             let name = trace.str(s.name[i]);
             match links.kinds.of_cat(s.cat[i]) {
                 Kind::Runtime if graph::is_blocking(name) => "sync_wait",

@@ -604,15 +604,19 @@ pub(crate) fn optimizer_step_heavy(cx: &Context) -> Vec<Finding> {
         let n_steps = sl.steps.len().max(1);
         let steps_ns = sl.steps_ns(trace);
         let mut opt_slices: Vec<u32> = Vec::new();
+        let is_step = trace.strings.each(|n| n.starts_with("Optimizer.step#"));
+        // Whether a slice has an `Optimizer.step#` above it, settled from its parent's answer
+        // (a parent comes first in a lane): a climb from every slice was quadratic in the
+        // nesting.
+        let mut under: Vec<bool> = vec![false; s.len()];
         for &st in &sl.steps {
             for k in sl.descendants(trace, st) {
-                let is_step = |i: usize| trace.str(s.name[i]).starts_with("Optimizer.step#");
-                let mut up = sl.up[k];
-                while up != NONE && !is_step(up as usize) {
-                    up = sl.up[up as usize];
-                }
+                let up = sl.up[k];
+                let held =
+                    up != NONE && (is_step[s.name[up as usize].0 as usize] || under[up as usize]);
+                under[k] = held;
                 // The outermost one (a wrapper's step may call the inner optimizer's).
-                if is_step(k) && up == NONE {
+                if is_step[s.name[k].0 as usize] && !held {
                     opt_slices.push(k as u32);
                 }
             }
