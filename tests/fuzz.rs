@@ -62,6 +62,7 @@ fn seeds() -> Vec<Vec<u8>> {
         Shape::Nested,
         Shape::NestedInStep,
         Shape::Lanes,
+        Shape::CpuPids,
     ] {
         seeds.push(common::shape(kind, 40));
     }

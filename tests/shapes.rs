@@ -135,6 +135,11 @@ fn deep_nesting_in_a_step_costs_linear_work() {
 }
 
 #[test]
+fn operators_on_many_processes_cost_linear_work() {
+    linear("report", common::Shape::CpuPids, 5_000);
+}
+
+#[test]
 fn many_lanes_cost_linear_work() {
     linear("report", common::Shape::Lanes, 2_500);
 }

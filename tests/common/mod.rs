@@ -252,6 +252,9 @@ pub enum Shape {
     NestedInStep,
     /// One slice on each thread of one process.
     Lanes,
+    /// CPU operators spread over a tenth as many processes, one thread each (the threads'
+    /// callers were found by a scan of the processes for each thread).
+    CpuPids,
 }
 
 /// A trace of `n` events in `kind`'s shape.
@@ -278,6 +281,11 @@ pub fn shape(kind: Shape, n: usize) -> Vec<u8> {
         Shape::NestedInStep => format!(
             "{{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, \"tid\": 1, \"ts\": {i}, \"dur\": {}}}",
             2 * (n - i)
+        ),
+        Shape::CpuPids => format!(
+            "{{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": {p}, \"tid\": 1, \"ts\": {t}, \"dur\": 5}}",
+            p = i % (n / 10).max(1),
+            t = i / (n / 10).max(1) * 10
         ),
         Shape::Lanes => format!(
             "{{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, \"tid\": {i}, \"ts\": {i}, \"dur\": 5}}"

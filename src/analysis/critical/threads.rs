@@ -22,33 +22,38 @@ use super::graph::{Edge, EdgeKind, Graph, NONE};
 use super::is_data_loading;
 use crate::model::category::{Kind, Kinds};
 use crate::model::Trace;
+use rustc_hash::FxHashMap;
 
-/// The caller thread of each process: (pid, lane).
-pub(super) fn callers(trace: &Trace, lane_nodes: &[Vec<u32>]) -> Vec<(i64, usize)> {
+/// The caller thread of each process, by pid (a map: a trace may hold 10^5 processes).
+pub(super) type Callers = FxHashMap<i64, usize>;
+
+/// The caller thread of each process.
+pub(super) fn callers(trace: &Trace, lane_nodes: &[Vec<u32>]) -> Callers {
     let is_step = trace.strings.each(|n| n.starts_with("ProfilerStep#"));
-    let mut out: Vec<(i64, usize)> = Vec::new();
+    let mut out: Callers = FxHashMap::default();
     // Processes with steps: their step thread.
     for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| !l.is_gpu()) {
-        let has_steps = l.slices.name.iter().any(|n| is_step[n.0 as usize]);
-        if has_steps && !out.iter().any(|p| p.0 == l.pid) {
-            out.push((l.pid, li));
+        if l.slices.name.iter().any(|n| is_step[n.0 as usize]) {
+            out.entry(l.pid).or_insert(li);
         }
     }
     // The others: the thread whose chain starts first.
-    let mut first: Vec<(i64, i64, usize)> = Vec::new();
+    let mut first: FxHashMap<i64, (i64, usize)> = FxHashMap::default();
     for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| !l.is_gpu()) {
-        if lane_nodes[li].is_empty() || out.iter().any(|p| p.0 == l.pid) {
+        if lane_nodes[li].is_empty() || out.contains_key(&l.pid) {
             continue;
         }
         let start = l.slices.start_ns.iter().min().copied().unwrap_or(i64::MAX);
-        match first.iter_mut().find(|f| f.0 == l.pid) {
-            Some(f) if (start, li) < (f.1, f.2) => *f = (l.pid, start, li),
-            Some(_) => {}
-            None => first.push((l.pid, start, li)),
-        }
+        let f = first.entry(l.pid).or_insert((start, li));
+        *f = (*f).min((start, li));
     }
-    out.extend(first.into_iter().map(|f| (f.0, f.2)));
+    out.extend(first.into_iter().map(|(pid, (_, li))| (pid, li)));
     out
+}
+
+/// The caller of lane `li`'s process, where that is another lane.
+fn caller_of(callers: &Callers, pid: i64, li: usize) -> Option<usize> {
+    callers.get(&pid).copied().filter(|&c| c != li)
 }
 
 /// Collectives run on a thread of their own (gloo's: DistributedDataParallel's reducer hands each
@@ -64,7 +69,7 @@ pub(super) fn collective_threads(
     g: &mut Graph,
     waits: &mut Vec<(u32, u32, i64)>,
     chain_in: &[u32],
-    callers: &[(i64, usize)],
+    callers: &Callers,
     lane_nodes: &[Vec<u32>],
 ) {
     // Each name read once, not once per slice.
@@ -81,7 +86,7 @@ pub(super) fn collective_threads(
             }
     };
     for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| !l.is_gpu()) {
-        let Some(&(_, main)) = callers.iter().find(|p| p.0 == l.pid && p.1 != li) else {
+        let Some(main) = caller_of(callers, l.pid, li) else {
             continue;
         };
         let s = &l.slices;
@@ -129,7 +134,7 @@ pub(super) fn helper_threads(
     kinds: &Kinds,
     g: &mut Graph,
     chain_in: &[u32],
-    callers: &[(i64, usize)],
+    callers: &Callers,
     lane_nodes: &[Vec<u32>],
 ) {
     let is_gloo = trace.strings.each(|n| n.starts_with("gloo:"));
@@ -155,7 +160,7 @@ pub(super) fn helper_threads(
         }
     };
     for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| !l.is_gpu()) {
-        let Some(&(_, caller)) = callers.iter().find(|p| p.0 == l.pid && p.1 != li) else {
+        let Some(caller) = caller_of(callers, l.pid, li) else {
             continue;
         };
         let (helper, main) = (&lane_nodes[li], &lane_nodes[caller]);
