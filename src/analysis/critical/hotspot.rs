@@ -223,15 +223,15 @@ impl Marks {
             alloc: vec![false; n],
             sync: vec![false; n],
         };
-        for i in 0..n {
+        for (i, &parent) in parents.iter().enumerate() {
             let (is_alloc, is_sync, never) = names(s.name[i].0);
-            let p = parents[i] as usize;
-            let up = |v: &[bool]| parents[i] != NONE && v.get(p).copied().unwrap_or(false);
+            let p = parent as usize;
+            let up = |v: &[bool]| parent != NONE && v.get(p).copied().unwrap_or(false);
             m.alloc[i] = is_alloc || up(&m.alloc);
             m.sync[i] = is_sync || up(&m.sync);
             m.op[i] = if !never && links.kinds.of_cat(s.cat[i]) == Kind::CpuOp {
                 i as u32
-            } else if parents[i] != NONE {
+            } else if parent != NONE {
                 m.op.get(p).copied().unwrap_or(NONE)
             } else {
                 NONE
