@@ -18,7 +18,7 @@
 use super::graph::{EdgeKind, Graph, NO_SLICE};
 use super::{binding_edges, is_data_loading, Analysis};
 use crate::analysis::backend;
-use crate::analysis::findings::types::{Evidence, Finding, Severity};
+use crate::analysis::findings::types::{Evidence, Finding, Severity, TimeRange};
 use crate::analysis::links::Links;
 use crate::analysis::origin::origin;
 use crate::analysis::summary::devices_word;
@@ -283,10 +283,23 @@ fn ms(ns: f64) -> String {
     super::savings::duration(ns)
 }
 
-fn evidence(t: &Tally) -> Evidence {
+/// The slices and, for a viewer to zoom to, their time ranges.
+fn evidence(trace: &Trace, t: &Tally) -> Evidence {
+    let ranges = t
+        .slices
+        .iter()
+        .map(|r| {
+            let s = &trace.lanes[r.lane as usize].slices;
+            let i = r.index as usize;
+            TimeRange {
+                start_ns: s.start_ns[i],
+                end_ns: s.end_ns(i),
+            }
+        })
+        .collect();
     Evidence {
         slices: t.slices.clone(),
-        ranges: Vec::new(),
+        ranges,
     }
 }
 
@@ -326,7 +339,7 @@ fn hot_operator(w: &Words, name: &str, t: &Tally, steps: i64, step_ns: i64) -> F
             ms((on_device / steps) as f64),
         ),
         advice,
-        evidence: evidence(t),
+        evidence: evidence(w.trace, t),
         whatif: vec![format!("{name}=0")],
     }
 }
@@ -363,7 +376,7 @@ fn allocator_churn(w: &Words, t: &Tally, steps: i64, step_ns: i64) -> Finding {
              (pad variable lengths to a few sizes), keep torch.cuda.empty_cache() out of the \
              loop, and reserve memory up front where the peak is known."
         ),
-        evidence: evidence(t),
+        evidence: evidence(w.trace, t),
         whatif: vec![edit.into()],
     }
 }
@@ -387,7 +400,7 @@ fn host_sync(w: &Words, t: &Tally, steps: i64) -> Finding {
              data-dependent shapes (nonzero, boolean masks) inside the step, and drop \
              synchronize calls left from timing code."
         ),
-        evidence: evidence(t),
+        evidence: evidence(w.trace, t),
         whatif: vec!["syncs=0".into()],
     }
 }

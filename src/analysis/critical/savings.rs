@@ -112,7 +112,10 @@ pub async fn assess_with_sliced(
     y: &mut Slicer,
 ) -> Vec<Assessed> {
     let mut findings = findings;
-    if let Some(a) = analysis {
+    // A trace whose devices lost their events has no device side to its paths: no hotspot is
+    // read off them.
+    let lost = findings.iter().any(|f| f.id == DAMAGE);
+    if let Some(a) = analysis.filter(|_| !lost) {
         let found = hotspot::candidates(trace, links, a, &findings);
         findings.extend(found);
         launch_bound(trace, a, &mut findings);
@@ -197,8 +200,8 @@ pub async fn assess_with_sliced(
         kept[at].context = context;
         out = kept;
     }
-    // Costs before the notes on how the trace was recorded, which never outrank one; among
-    // costs, every finding with a measurable saving first, the largest first (a saving too small
+    // The damage first; costs before the notes on how the trace was recorded, which never
+    // outrank one; among costs, every finding with a measurable saving first, the largest first (a saving too small
     // to warn about is still a saving, and one without a price says nothing of its size); then
     // the rest by severity. Stable: ties keep the findings' own order.
     out.sort_by(|a, b| {
@@ -208,9 +211,10 @@ pub async fn assess_with_sliced(
                 .filter(|s| measurable(s.per_step_us))
                 .map_or(-1.0, |s| s.per_step_us)
         };
-        a.finding
-            .is_recording()
-            .cmp(&b.finding.is_recording())
+        let damage = |x: &Assessed| x.finding.id != DAMAGE;
+        damage(a)
+            .cmp(&damage(b))
+            .then(a.finding.is_recording().cmp(&b.finding.is_recording()))
             .then(s(b).total_cmp(&s(a)))
             .then(b.finding.severity.cmp(&a.finding.severity))
     });
@@ -305,6 +309,10 @@ async fn price(
         })
         .collect()
 }
+
+/// The finding that says what no figure can be trusted for (the devices lost their events): it
+/// ranks first, whatever the others save.
+const DAMAGE: &str = "device_events_lost";
 
 /// Whether a saving per step reads as more than nothing (half a ns, the page's last digit).
 fn measurable(per_step_us: f64) -> bool {

@@ -436,9 +436,10 @@ impl Bits {
 /// The edges whose source lies before the window their destination is in: the latest window
 /// start at or before the destination's time, among the windows of the destination's group
 /// (`starts[group_of(node)]`: one group for a trace, one per rank for a job). A step's prediction
-/// replays what happens from its own start on: such an edge arrives at its measured time, so that
-/// a saving in an earlier step never moves this step's start, and a step whose start stays where
-/// it was while its end waits for unchanged work never lengthens.
+/// replays what happens from its own start on: such an edge leaves from its source's measured
+/// time (a device op still running keeps its measured start and takes its edited duration), so
+/// that a saving in an earlier step never moves this step, and a step measured from its own start
+/// never lengthens when edits only shrink.
 pub fn pinned_edges(g: &Graph, starts: &[Vec<i64>], group_of: impl Fn(u32) -> usize) -> Bits {
     let starts: Vec<Vec<i64>> = starts
         .iter()
@@ -595,10 +596,21 @@ fn replay_nodes(
         for (k, e) in g.incoming_indexed(v) {
             let w = e.weight as f64;
             if pinned.contains(k as u32) {
-                // Measured: the source's time and weight as they were.
-                let arrive = (g.time[e.from as usize] + e.weight) as f64;
-                for b in best.iter_mut() {
-                    *b = Some(b.map_or(arrive, |b| b.max(arrive)));
+                // From before the step: the source at its measured time. A device op still
+                // running when the step began (launched by the step before) keeps its measured
+                // start and takes its edited duration, so faster kernels shorten the step that
+                // waits for them; any other edge's weight is as measured.
+                let from = g.time[e.from as usize] as f64;
+                if matches!(e.kind, EdgeKind::Device(_)) {
+                    for (b, f) in best.iter_mut().zip(factors) {
+                        let arrive = from + w * f[k];
+                        *b = Some(b.map_or(arrive, |b| b.max(arrive)));
+                    }
+                } else {
+                    let arrive = from + w;
+                    for b in best.iter_mut() {
+                        *b = Some(b.map_or(arrive, |b| b.max(arrive)));
+                    }
                 }
                 continue;
             }
