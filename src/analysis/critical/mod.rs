@@ -19,8 +19,8 @@
 //! device ops they launched, or device ops) and replays the graph: each node's time is the
 //! maximum over its incoming edges, so dependencies are kept and a change off the path buys
 //! nothing. A step is its `ProfilerStep`'s span and replays from its measured start: edges from
-//! before it arrive as measured ([`whatif::pinned_edges`]), so a step's prediction is what its
-//! own edits save, and shrinking never lengthens it.
+//! before it leave from their measured times ([`whatif::pinned_edges`]), so a step's prediction
+//! is what its own edits save, and shrinking never lengthens it.
 //!
 //! Files: [`graph`] (the dependency graph: CPU thread chains of slice boundaries, device ops on
 //! their streams, launches, cross-stream waits where `cuda_sync` events record them, blocking
