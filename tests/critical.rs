@@ -69,15 +69,14 @@ fn every_trace_keeps_the_paths_properties() {
                 s.step
             );
         }
-        // Every weight times 2 lengthens each step, at most to twice its length: a step replays
-        // from its measured start, and the work it waits on from before it (a kernel the step
-        // before launched) keeps its measured end.
+        // Every weight times 2 never shortens a step (a step replays from its measured start;
+        // a kernel the step before launched keeps its start and doubles its duration, so a step
+        // can grow past twice its length by that kernel's overhang).
         let doubled = whatif::predict(&a, &vec![2.0; g.edges.len()]);
         for s in &doubled {
             assert!(
-                s.predicted_us >= s.measured_us - 1e-6
-                    && s.predicted_us <= 2.0 * s.measured_us + 1e-6 * (1.0 + s.measured_us),
-                "{name} {}: {} vs 2 x {}",
+                s.predicted_us >= s.measured_us - 1e-6,
+                "{name} {}: {} vs {}",
                 s.step,
                 s.predicted_us,
                 s.measured_us
