@@ -44,6 +44,8 @@
 //! - `backend`: which runtime a device runs on for advice (CUDA, ROCm/HIP, other) and the phrases
 //!   that differ by it (graph APIs, `ProfilerActivity`, allocator settings, the operator table's
 //!   `Self CUDA`/`Self XPU`/`Self MTIA` heading).
+//! - `origin`: where a slice runs, in words a finding quotes (the `nn.Module` class or instance,
+//!   the `record_function` range, the Python frame).
 //! - `digest`: the per-trace digest, the interface between single-trace and cross-trace analyses
 //!   (see its doc); built from the analyses `Derived` keeps.
 //! - `tables/`: the operator table (`key_averages()`), kernel, label and `nn.Module` tables and the
