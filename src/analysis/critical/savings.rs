@@ -132,7 +132,7 @@ pub async fn assess_with_sliced(
     let caused = causes
         .iter()
         .zip(&savings)
-        .any(|(f, s)| !f.is_recording() && s.as_ref().is_some_and(|s| s.pct >= MIN_WARNING_PCT));
+        .any(|(f, s)| is_cause(f, s.as_ref()));
     let symptoms: Vec<Finding> = findings.iter().filter(|f| symptom(f)).cloned().collect();
     let mut priced_symptoms = match analysis {
         Some(a) if !caused && !symptoms.is_empty() => price(trace, a, &symptoms, y).await,
@@ -154,13 +154,7 @@ pub async fn assess_with_sliced(
     let mut out: Vec<Assessed> = findings
         .into_iter()
         .zip(savings)
-        .filter(|(f, saving)| {
-            // A hotspot is a finding only where its bound is worth one.
-            !hotspot::IDS.contains(&f.id)
-                || saving
-                    .as_ref()
-                    .is_some_and(|s| s.pct >= hotspot::HOTSPOT_PCT)
-        })
+        .filter(|(f, saving)| kept(f, saving.as_ref()))
         .map(|(finding, saving)| {
             let mut finding = finding;
             if saving.as_ref().is_some_and(|s| s.pct < MIN_WARNING_PCT) {
@@ -173,14 +167,9 @@ pub async fn assess_with_sliced(
             }
         })
         .collect();
-    let cause = |a: &Assessed| {
-        let worth = a.saving.as_ref().filter(|s| s.pct >= MIN_WARNING_PCT);
-        worth
-            .filter(|_| !CONTEXT.contains(&a.finding.id) && !a.finding.is_recording())
-            .map(|s| s.per_step_us)
-    };
     let top = (0..out.len())
-        .filter_map(|k| cause(&out[k]).map(|s| (k, s)))
+        .filter(|&k| is_cause(&out[k].finding, out[k].saving.as_ref()))
+        .filter_map(|k| out[k].saving.as_ref().map(|s| (k, s.per_step_us)))
         .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
     if let Some((top, _)) = top {
         let mut context = Vec::new();
@@ -201,9 +190,9 @@ pub async fn assess_with_sliced(
         out = kept;
     }
     // The damage first; costs before the notes on how the trace was recorded, which never
-    // outrank one; among costs, every finding with a measurable saving first, the largest first (a saving too small
-    // to warn about is still a saving, and one without a price says nothing of its size); then
-    // the rest by severity. Stable: ties keep the findings' own order.
+    // outrank one; among costs, every finding with a measurable saving first, the largest first
+    // (a saving too small to warn about is still a saving, and one without a price says nothing
+    // of its size); then the rest by severity. Stable: ties keep the findings' own order.
     out.sort_by(|a, b| {
         let s = |x: &Assessed| {
             x.saving
@@ -308,6 +297,22 @@ async fn price(
             Some(saving(p, used[d].clone(), Kind::of(findings[k].id), whole))
         })
         .collect()
+}
+
+/// Whether a priced finding is kept: a hotspot is a finding only where its bound is worth one.
+fn kept(f: &Finding, saving: Option<&Saving>) -> bool {
+    !hotspot::IDS.contains(&f.id) || saving.is_some_and(|s| s.pct >= hotspot::HOTSPOT_PCT)
+}
+
+/// Whether a priced finding is a cause the symptoms ([`CONTEXT`]) are told under: kept, no
+/// symptom nor recording note itself, and saving at least [`MIN_WARNING_PCT`] of the step. The
+/// one test of both where the symptoms are priced and where they are folded, so that a symptom
+/// is never left unpriced for a cause that is then dropped.
+fn is_cause(f: &Finding, saving: Option<&Saving>) -> bool {
+    kept(f, saving)
+        && !CONTEXT.contains(&f.id)
+        && !f.is_recording()
+        && saving.is_some_and(|s| s.pct >= MIN_WARNING_PCT)
 }
 
 /// The finding that says what no figure can be trusted for (the devices lost their events): it
