@@ -5,23 +5,17 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use crate::common;
+use crate::common::analyse;
 
 use serde_json::Value;
 use sightline::analysis::critical::graph::EdgeKind;
 use sightline::analysis::critical::hotspot;
 use sightline::analysis::critical::whatif::{self, Edit};
-use sightline::analysis::critical::{Analysis, PathOptions};
+use sightline::analysis::critical::PathOptions;
 use sightline::analysis::links::Links;
 use sightline::analysis::steps;
 use sightline::model::Trace;
 use sightline::parse::parse_bytes;
-
-fn analyse(trace: &Trace) -> (Links, Analysis) {
-    let links = Links::build(trace);
-    let steps = steps::analyze_with(trace, &links);
-    let a = Analysis::build(trace, &links, &steps, &PathOptions::default()).unwrap();
-    (links, a)
-}
 
 fn parse(events: &[String]) -> Trace {
     parse_bytes(format!(r#"{{"traceEvents":[{}]}}"#, events.join(",")).as_bytes()).unwrap()

@@ -302,3 +302,17 @@ pub fn shape(kind: Shape, n: usize) -> Vec<u8> {
     out.extend_from_slice(b"\n]}\n");
     out
 }
+
+/// A trace's links and its critical-path graph with the steps' windows (the default options).
+pub fn analyse(
+    trace: &Trace,
+) -> (
+    sightline::analysis::links::Links,
+    sightline::analysis::critical::Analysis,
+) {
+    use sightline::analysis::{critical, links::Links, steps};
+    let links = Links::build(trace);
+    let steps = steps::analyze_with(trace, &links);
+    let a = critical::Analysis::build(trace, &links, &steps, &Default::default()).unwrap();
+    (links, a)
+}
