@@ -18,10 +18,10 @@
 //! the graph is replayed with its dependencies: an op still waits for its launch and the op before
 //! it on its stream.
 
-use super::graph::{is_blocking, EdgeKind, Graph};
+use super::graph::{is_blocking, EdgeKind, Graph, NONE};
 use super::{is_data_loading, Analysis};
 use crate::analysis::idle::OpClass;
-use crate::analysis::slicing::{self, block_on, Slicer, LOOKUP};
+use crate::analysis::slicing::{block_on, Slicer};
 use crate::cores::{both, two_cores};
 use crate::model::Trace;
 use serde::Serialize;
@@ -150,9 +150,21 @@ fn is_pageable_copy(name: &str) -> bool {
     name.starts_with("Memcpy") && name.contains("Pageable")
 }
 
-/// `|` separates alternatives, each a [`glob`].
-fn glob_any(pattern: &str, text: &str) -> bool {
-    pattern.split('|').any(|p| glob(p, text))
+/// A test of a slice name.
+type NameTest<'a> = Box<dyn Fn(&str) -> bool + 'a>;
+
+/// What an edit's target names by slice name: `None` for a kind told otherwise (by an op's class,
+/// its args, or untraced time).
+fn name_matcher(target: &Target) -> Option<NameTest<'_>> {
+    Some(match target {
+        // `|` separates alternatives, each a [`glob`].
+        Target::Name(p) => Box::new(move |n| p.split('|').any(|p| glob(p, n))),
+        Target::DataLoader => Box::new(is_data_loading),
+        Target::Pageable => Box::new(is_pageable_copy),
+        Target::Syncs => Box::new(is_blocking),
+        Target::Launches => Box::new(is_launch),
+        _ => return None,
+    })
 }
 
 /// Whether a step's own span: time in it outside its operators is untraced.
@@ -161,17 +173,17 @@ pub fn is_step(name: &str) -> bool {
 }
 
 /// `*` matches any run of characters, everything else itself.
+/// Reads the pattern in place: it is tried on every interned name.
 pub fn glob(pattern: &str, text: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    if parts.len() == 1 {
+    let Some((first, after)) = pattern.split_once('*') else {
         return pattern == text;
-    }
-    let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !text.starts_with(first) || !text[first.len()..].ends_with(last) {
+    };
+    let (middle, last) = after.rsplit_once('*').unwrap_or(("", after));
+    if text.len() < first.len() + last.len() || !text.starts_with(first) || !text.ends_with(last) {
         return false;
     }
     let mut rest = &text[first.len()..text.len() - last.len()];
-    for p in &parts[1..parts.len() - 1] {
+    for p in middle.split('*') {
         match rest.find(p) {
             Some(k) => rest = &rest[k + p.len()..],
             None => return false,
@@ -201,7 +213,6 @@ pub async fn factors_each_sliced(
     y: &mut Slicer,
 ) -> Vec<(Vec<f64>, Vec<usize>)> {
     let g = &a.graph;
-    let slices = trace.slice_count() as u64;
     // Every set's edits in one list, each knowing its set.
     let edits: Vec<&Edit> = sets.iter().flat_map(|set| set.iter()).collect();
     let set_of: Vec<usize> = sets
@@ -211,50 +222,46 @@ pub async fn factors_each_sliced(
         .collect();
     let mut factor = vec![vec![1.0; g.edges.len()]; sets.len()];
     let mut matched = vec![0usize; edits.len()];
-    // Per edit, whether each interned name matches.
-    let names: Vec<Option<Vec<bool>>> = edits
-        .iter()
-        .map(|e| match &e.target {
-            Target::Name(p) => Some(trace.strings.each(|n| glob_any(p, n))),
-            Target::DataLoader => Some(trace.strings.each(is_data_loading)),
-            Target::Pageable => Some(trace.strings.each(is_pageable_copy)),
-            Target::Syncs => Some(trace.strings.each(is_blocking)),
-            Target::Launches => Some(trace.strings.each(is_launch)),
-            _ => None,
-        })
-        .collect();
-    let steps = trace.strings.each(is_step);
-    // Per CPU lane and slice, whether it is an operator on float64 tensors (read from its args
-    // only when an edit asks).
-    let mut float64: Vec<Vec<bool>> = Vec::new();
-    if edits.iter().any(|e| e.target == Target::Float64) {
-        for l in &trace.lanes {
-            let s = &l.slices;
-            let mut lane = Vec::new();
-            if !l.is_gpu() {
-                lane.reserve(s.len());
-                slicing::each(y, s.len(), &mut lane, |lane, i| {
-                    let t = trace.args.field(s.args[i], "Input type");
-                    lane.push(t.is_some_and(|t| t.contains("\"double\"")));
-                    LOOKUP
-                })
-                .await;
+    let applies = |e: &Edit| e.rank.is_none_or(|r| r == a.rank);
+    // Per interned name, a bit per edit: whether the edit names a CPU slice, or a device op, of
+    // that name (an edit of another rank names nothing). One pass over the names for all edits,
+    // and one over each lane's slices, read a slice's name once for every edit (an edit's pass of
+    // its own over every slice, twice, had been most of the savings' time at 1 GB).
+    let words = edits.len().div_ceil(64).max(1);
+    let by_name: Vec<Option<NameTest>> = edits.iter().map(|e| name_matcher(&e.target)).collect();
+    let mut cpu_names = vec![0u64; trace.strings.len() * words];
+    let mut device_names = vec![0u64; trace.strings.len() * words];
+    for (s, name) in trace.strings.strings().enumerate() {
+        for (k, m) in by_name.iter().enumerate() {
+            let Some(m) = m.as_ref().filter(|_| applies(edits[k])) else {
+                continue;
+            };
+            if !m(name) {
+                continue;
             }
-            float64.push(lane);
+            let bit = 1u64 << (k % 64);
+            if edits[k].target != Target::Pageable {
+                cpu_names[s * words + k / 64] |= bit;
+            }
+            if edits[k].target != Target::DataLoader {
+                device_names[s * words + k / 64] |= bit;
+            }
         }
     }
-    let applies = |e: &Edit| e.rank.is_none_or(|r| r == a.rank);
-    // Whether a slice itself is what an edit names.
-    let names_slice = |k: usize, lane: usize, i: usize| -> bool {
-        let l = &trace.lanes[lane];
-        match (&names[k], &edits[k].target) {
-            (Some(m), Target::DataLoader) => !l.is_gpu() && m[l.slices.name[i].0 as usize],
-            (Some(m), Target::Pageable) => l.is_gpu() && m[l.slices.name[i].0 as usize],
-            (Some(m), _) => m[l.slices.name[i].0 as usize],
-            (None, Target::Float64) => !l.is_gpu() && float64[lane][i],
-            (None, t) => l.is_gpu() && device_target(g, lane, i, t),
+    let named: Vec<bool> = by_name.iter().map(Option::is_some).collect();
+    drop(by_name);
+    let bit = |bits: &[u64], at: usize, k: usize| bits[at * words + k / 64] >> (k % 64) & 1 == 1;
+    let steps = trace.strings.each(is_step);
+    let f64_edits: Vec<usize> = (0..edits.len())
+        .filter(|&k| edits[k].target == Target::Float64 && applies(edits[k]))
+        .collect();
+    // Edits that hold what the slices under a named one run (all but `self:`).
+    let mut inherit = vec![0u64; words];
+    for (k, e) in edits.iter().enumerate() {
+        if !e.own {
+            inherit[k / 64] |= 1 << (k % 64);
         }
-    };
+    }
     // For `+gaps`: the end and start nodes of the matching CPU slices, as sets of node bits (a
     // hash set's probe for every untraced edge had been a fifth of the savings' time).
     let nodes = g.time.len();
@@ -265,62 +272,89 @@ pub async fn factors_each_sliced(
             (Bits::new(n), Bits::new(n))
         })
         .collect();
-    // Count matched slices and device ops once each.
-    for (k, e) in edits.iter().enumerate() {
-        if !applies(e) {
-            continue;
-        }
-        for (li, l) in trace.lanes.iter().enumerate() {
-            let nodes = if l.is_gpu() {
-                &g.device_nodes[li]
-            } else {
-                &g.cpu_nodes[li]
-            };
-            for (i, n) in nodes.iter().enumerate() {
-                if n.0 == u32::MAX || !names_slice(k, li, i) {
+    // Per CPU lane and slice, a bit per edit: whether the slice or (unless `self:`) a slice
+    // holding it is named (a slice's parent comes before it in its lane). Matched slices and
+    // device ops are counted on the way, once each.
+    let mut held: Vec<Vec<u64>> = Vec::with_capacity(trace.lanes.len());
+    for (li, l) in trace.lanes.iter().enumerate() {
+        let s = &l.slices;
+        if l.is_gpu() {
+            held.push(Vec::new());
+            for (i, n) in g.device_nodes[li].iter().enumerate() {
+                if n.0 == u32::MAX {
                     continue;
                 }
-                matched[k] += 1;
-                if e.gaps && !l.is_gpu() {
-                    bounds[k].0.insert(n.1);
-                    bounds[k].1.insert(n.0);
+                let name = s.name[i].0 as usize;
+                for (k, e) in edits.iter().enumerate() {
+                    let hit = if named[k] {
+                        bit(&device_names, name, k)
+                    } else {
+                        applies(e) && device_target(g, li, i, &e.target)
+                    };
+                    matched[k] += hit as usize;
+                }
+            }
+            y.tick(s.len() as u64).await;
+            continue;
+        }
+        let parent = &g.parent[li];
+        let mut lane = vec![0u64; s.len() * words];
+        let mut own = vec![0u64; words];
+        for i in 0..s.len() {
+            let name = s.name[i].0 as usize;
+            own.copy_from_slice(&cpu_names[name * words..(name + 1) * words]);
+            if !f64_edits.is_empty()
+                && trace
+                    .args
+                    .field(s.args[i], "Input type")
+                    .is_some_and(|t| t.contains("\"double\""))
+            {
+                for &k in &f64_edits {
+                    own[k / 64] |= 1 << (k % 64);
+                }
+            }
+            let p = parent.get(i).copied().unwrap_or(NONE);
+            debug_assert!(p == NONE || (p as usize) < i);
+            for w in 0..words {
+                let from_parent = if p == NONE {
+                    0
+                } else {
+                    lane[p as usize * words + w] & inherit[w]
+                };
+                lane[i * words + w] = own[w] | from_parent;
+            }
+            let Some(&node) = g.cpu_nodes[li].get(i).filter(|n| n.0 != u32::MAX) else {
+                continue;
+            };
+            for (w, &bits) in own.iter().enumerate() {
+                let mut b = bits;
+                while b != 0 {
+                    let k = w * 64 + b.trailing_zeros() as usize;
+                    b &= b - 1;
+                    matched[k] += 1;
+                    if edits[k].gaps {
+                        bounds[k].0.insert(node.1);
+                        bounds[k].1.insert(node.0);
+                    }
                 }
             }
         }
-        y.tick(slices).await;
+        held.push(lane);
+        y.tick(s.len() as u64).await;
     }
-    // Per edit that names slices (or asks for float64), per CPU lane and slice: whether the slice
-    // or (unless `self:`) a slice holding it is named, each slice settled once instead of a climb
-    // to its root from every CPU edge for every edit.
-    let mut held: Vec<Vec<Vec<bool>>> = Vec::with_capacity(edits.len());
-    for (k, e) in edits.iter().enumerate() {
-        if !applies(e) || (names[k].is_none() && e.target != Target::Float64) {
-            held.push(Vec::new());
-            continue;
-        }
-        held.push(
-            (0..trace.lanes.len())
-                .map(|li| {
-                    if trace.lanes[li].is_gpu() {
-                        return Vec::new();
-                    }
-                    held_by(&g.parent[li], e.own, |i| names_slice(k, li, i))
-                })
-                .collect(),
-        );
-        y.tick(slices).await;
-    }
+    let is_held = |k: usize, r: crate::model::SliceRef| -> bool {
+        held.get(r.lane as usize)
+            .and_then(|h| h.get(r.index as usize * words + k / 64))
+            .is_some_and(|w| w >> (k % 64) & 1 == 1)
+    };
     // Whether an edit's device ops include those launched inside the slices it names.
     let carries: Vec<bool> = edits
         .iter()
         .map(|e| matches!(e.target, Target::Name(_)) && !e.cpu && !e.own)
         .collect();
-    // Whether device op `r` was launched by a runtime call held by a named slice.
-    let launched_in = |r: crate::model::SliceRef, held: &[Vec<bool>]| -> bool {
-        let c = g.launched_by[r.lane as usize][r.index as usize];
-        held.get(c.lane as usize)
-            .and_then(|h| h.get(c.index as usize))
-            .is_some_and(|&h| h)
+    // Whether device op `r` was launched by a runtime call held by a slice edit `k` names.
+    let launched_in = |r: crate::model::SliceRef, k: usize| -> bool {
+        is_held(k, g.launched_by[r.lane as usize][r.index as usize])
     };
     // Each edge's factor under each edit, a range of edges at a time (each range writes its own
     // part of every set's factors), with the untraced stretches each range matched.
@@ -349,21 +383,16 @@ pub async fn factors_each_sliced(
                     {
                         true
                     }
-                    (EdgeKind::Device(class), Some(r)) => match (&names[k], &e.target) {
-                        (Some(_), Target::DataLoader) => false,
-                        (Some(m), _) => {
-                            m[trace.lanes[r.lane as usize].slices.name[r.index as usize].0 as usize]
-                                || (carries[k] && launched_in(r, &held[k]))
-                        }
-                        (None, t) => class_target(class, t),
-                    },
-                    (EdgeKind::Cpu, Some(_)) if e.target == Target::Pageable => false,
-                    (EdgeKind::Cpu, Some(r))
-                        if names[k].is_some() || e.target == Target::Float64 =>
-                    {
-                        held[k][r.lane as usize]
-                            .get(r.index as usize)
-                            .is_some_and(|&h| h)
+                    (EdgeKind::Device(_), Some(r)) if named[k] => {
+                        bit(
+                            &device_names,
+                            trace.lanes[r.lane as usize].slices.name[r.index as usize].0 as usize,
+                            k,
+                        ) || (carries[k] && launched_in(r, k))
+                    }
+                    (EdgeKind::Device(class), Some(_)) => class_target(class, &e.target),
+                    (EdgeKind::Cpu, Some(r)) if named[k] || e.target == Target::Float64 => {
+                        is_held(k, r)
                     }
                     _ => false,
                 };
@@ -479,40 +508,6 @@ pub fn pinned_edges(g: &Graph, starts: &[Vec<i64>], group_of: impl Fn(u32) -> us
     pinned
 }
 
-/// Per slice of a lane, whether `named` holds for it or (unless `own`) for a slice holding it,
-/// through `parent` (`u32::MAX` at a root). Each slice is settled once: a climb stops at the first
-/// slice already settled, and everything it passed takes its answer.
-fn held_by(parent: &[u32], own: bool, named: impl Fn(usize) -> bool) -> Vec<bool> {
-    const OPEN: u8 = 0;
-    const NO: u8 = 1;
-    const YES: u8 = 2;
-    let mut state = vec![OPEN; parent.len()];
-    let mut path = Vec::new();
-    for i in 0..parent.len() {
-        let mut j = i;
-        let answer = loop {
-            match state[j] {
-                NO => break NO,
-                YES => break YES,
-                _ => {}
-            }
-            if named(j) {
-                state[j] = YES;
-                break YES;
-            }
-            path.push(j);
-            match parent[j] {
-                p if own || p == u32::MAX => break NO,
-                p => j = p as usize,
-            }
-        };
-        for p in path.drain(..) {
-            state[p] = answer;
-        }
-    }
-    state.into_iter().map(|s| s == YES).collect()
-}
-
 fn class_target(class: OpClass, t: &Target) -> bool {
     matches!(
         (class, t),
@@ -533,54 +528,61 @@ fn device_target(g: &Graph, lane: usize, i: usize, t: &Target) -> bool {
 /// incoming edges' source time plus weight, the sources at their measured times. A `pinned`
 /// edge ([`pinned_edges`]) arrives at its measured time.
 pub fn replay(g: &Graph, factor: &[f64], pinned: &Bits) -> Vec<f64> {
-    replay_each(g, &[factor], pinned).pop().unwrap_or_default()
+    // One set: node-major is set-major.
+    block_on(replay_sets(g, &[factor], pinned, &mut Slicer::never())).t
+}
+
+/// Node times under several sets of factors, node-major: a node's times under every set lie side
+/// by side, read together by each edge from it (set-major, the sets' reads had been apart).
+pub struct Replayed {
+    sets: usize,
+    t: Vec<f64>,
+}
+
+impl Replayed {
+    fn at(&self, set: usize, node: u32) -> f64 {
+        self.t[node as usize * self.sets + set]
+    }
 }
 
 /// [`replay`] under several sets of factors in one walk of the graph, whose edges are read once
-/// for all of them.
-pub fn replay_each(g: &Graph, factors: &[&[f64]], pinned: &Bits) -> Vec<Vec<f64>> {
-    block_on(replay_each_sliced(g, factors, pinned, &mut Slicer::never()))
-}
-
-/// [`replay_each`], pausing as `y` says.
-pub async fn replay_each_sliced(
+/// for all of them; on two cores, each walks half the sets.
+async fn replay_each_sliced(
     g: &Graph,
     factors: &[&[f64]],
     pinned: &Bits,
     y: &mut Slicer,
-) -> Vec<Vec<f64>> {
+) -> Vec<Replayed> {
     // Several sets replay on two cores where the process has them, half the sets each.
     if factors.len() > 1 && g.edges.len() >= TWO_THREADS_FROM && two_cores() {
         let (a, b) = factors.split_at(factors.len() / 2);
-        let (mut a, b) = both(
+        let (a, b) = both(
             true,
             || block_on(replay_sets(g, a, pinned, &mut Slicer::never())),
             || block_on(replay_sets(g, b, pinned, &mut Slicer::never())),
         );
-        a.extend(b);
-        return a;
+        return vec![a, b];
     }
-    replay_sets(g, factors, pinned, y).await
+    vec![replay_sets(g, factors, pinned, y).await]
 }
 
-async fn replay_sets(
-    g: &Graph,
-    factors: &[&[f64]],
-    pinned: &Bits,
-    y: &mut Slicer,
-) -> Vec<Vec<f64>> {
-    let measured: Vec<f64> = g.time.iter().map(|&x| x as f64).collect();
-    let mut t = vec![measured; factors.len()];
-    let mut best: Vec<Option<f64>> = vec![None; factors.len()];
+async fn replay_sets(g: &Graph, factors: &[&[f64]], pinned: &Bits, y: &mut Slicer) -> Replayed {
+    let sets = factors.len();
+    let mut t = Vec::with_capacity(g.time.len() * sets);
+    for &x in &g.time {
+        t.extend(std::iter::repeat_n(x as f64, sets));
+    }
+    let mut best = vec![f64::NEG_INFINITY; sets];
     for order in g.order.chunks(PASS_CHUNK) {
         replay_nodes(g, factors, pinned, order, &mut t, &mut best);
-        y.tick((order.len() * factors.len()) as u64).await;
+        y.tick((order.len() * sets) as u64).await;
     }
-    t
+    Replayed { sets, t }
 }
 
 /// Replays `order`'s nodes under each set of factors: each node's time is the latest arrival
-/// over its incoming edges. In a function of its own, whose locals stay in registers (see
+/// over its incoming edges (`NEG_INFINITY` while none arrived: a node whose every edge is a
+/// removed wait keeps its time). In a function of its own, whose locals stay in registers (see
 /// [`crate::analysis::slicing::each`]).
 #[inline(never)]
 fn replay_nodes(
@@ -588,11 +590,12 @@ fn replay_nodes(
     factors: &[&[f64]],
     pinned: &Bits,
     order: &[u32],
-    t: &mut [Vec<f64>],
-    best: &mut [Option<f64>],
+    t: &mut [f64],
+    best: &mut [f64],
 ) {
+    let sets = factors.len();
     for &v in order {
-        best.fill(None);
+        best.fill(f64::NEG_INFINITY);
         for (k, e) in g.incoming_indexed(v) {
             let w = e.weight as f64;
             if pinned.contains(k as u32) {
@@ -603,30 +606,28 @@ fn replay_nodes(
                 let from = g.time[e.from as usize] as f64;
                 if matches!(e.kind, EdgeKind::Device(_)) {
                     for (b, f) in best.iter_mut().zip(factors) {
-                        let arrive = from + w * f[k];
-                        *b = Some(b.map_or(arrive, |b| b.max(arrive)));
+                        *b = b.max(from + w * f[k]);
                     }
                 } else {
-                    let arrive = from + w;
                     for b in best.iter_mut() {
-                        *b = Some(b.map_or(arrive, |b| b.max(arrive)));
+                        *b = b.max(from + w);
                     }
                 }
                 continue;
             }
             // A wait removed (`syncs=0`) is no dependency at all: the host does not wait there.
             let wait = e.kind == EdgeKind::Sync;
-            for ((b, t), f) in best.iter_mut().zip(&*t).zip(factors) {
+            let from = &t[e.from as usize * sets..][..sets];
+            for ((b, &at), f) in best.iter_mut().zip(from).zip(factors) {
                 if wait && f[k] == 0.0 {
                     continue;
                 }
-                let arrive = t[e.from as usize] + w * f[k];
-                *b = Some(b.map_or(arrive, |b| b.max(arrive)));
+                *b = b.max(at + w * f[k]);
             }
         }
-        for (b, t) in best.iter().zip(t.iter_mut()) {
-            if let Some(b) = *b {
-                t[v as usize] = b;
+        for (out, &b) in t[v as usize * sets..][..sets].iter_mut().zip(&*best) {
+            if b > f64::NEG_INFINITY {
+                *out = b;
             }
         }
     }
@@ -665,16 +666,17 @@ pub async fn predict_each_sliced(
     y: &mut Slicer,
 ) -> Vec<Vec<Prediction>> {
     let g = &a.graph;
-    replay_each_sliced(g, factors, &a.pinned, y)
-        .await
+    let replayed = replay_each_sliced(g, factors, &a.pinned, y).await;
+    replayed
         .iter()
-        .map(|t| {
+        .flat_map(|r| (0..r.sets).map(move |set| (r, set)))
+        .map(|(r, set)| {
             a.windows
                 .iter()
                 .map(|w| {
                     let measured = (g.time[w.end as usize] - g.time[w.start as usize]) as f64 / 1e3;
                     // From the step's measured start: what the step's own edits save.
-                    let predicted = (t[w.end as usize] - g.time[w.start as usize] as f64) / 1e3;
+                    let predicted = (r.at(set, w.end) - g.time[w.start as usize] as f64) / 1e3;
                     Prediction {
                         rank: a.rank,
                         step: w.name.clone(),
