@@ -143,3 +143,33 @@ fn operators_on_many_processes_cost_linear_work() {
 fn many_lanes_cost_linear_work() {
     linear("report", common::Shape::Lanes, 2_500);
 }
+
+/// A rule that fires on each device tells at most 16 of them one by one and the rest in one
+/// finding: one finding per device had been most of a report's memory on 80,000 device processes.
+#[test]
+fn many_devices_share_their_findings() {
+    use sightline::analysis::derived::Derived;
+    let trace =
+        sightline::parse::parse_bytes(&common::shape(common::Shape::DeviceProcesses, 200)).unwrap();
+    let d = Derived::new(&trace);
+    let judged = d.findings(&Default::default());
+    let low: Vec<_> = judged
+        .findings
+        .iter()
+        .map(|a| &a.finding)
+        .filter(|f| f.id == "low_gpu_utilization")
+        .collect();
+    assert_eq!(
+        low.len(),
+        16,
+        "{:?}",
+        low.iter().map(|f| &f.title).collect::<Vec<_>>()
+    );
+    let rest = low.last().unwrap();
+    assert!(
+        rest.title.starts_with("185 more devices are busy only"),
+        "{}",
+        rest.title
+    );
+    assert!(rest.detail.contains("and 182 more"), "{}", rest.detail);
+}

@@ -43,6 +43,47 @@ fn waits_made_free(idle: &idle::IdleReport, device_side: bool) -> Vec<String> {
     out
 }
 
+/// At most this many devices get a finding of a rule each; the rest share one. A node holds 8 to
+/// 16 GPUs; a file with 80,000 device processes had made 80,000 findings, most of the memory a
+/// report used.
+pub const MAX_DEVICE_FINDINGS: usize = 16;
+
+/// `devices` split into those told one by one (the `MAX_DEVICE_FINDINGS - 1` first by `worse`,
+/// kept in their own order) and the rest, told together, where there are more than
+/// `MAX_DEVICE_FINDINGS`.
+fn fold_devices<T>(
+    devices: Vec<T>,
+    worse: impl Fn(&T, &T) -> std::cmp::Ordering,
+) -> (Vec<T>, Vec<T>) {
+    if devices.len() <= MAX_DEVICE_FINDINGS {
+        return (devices, Vec::new());
+    }
+    let mut order: Vec<usize> = (0..devices.len()).collect();
+    order.sort_by(|&a, &b| worse(&devices[a], &devices[b]).then(a.cmp(&b)));
+    let mut one = vec![false; devices.len()];
+    for &k in &order[..MAX_DEVICE_FINDINGS - 1] {
+        one[k] = true;
+    }
+    let (mut kept, mut rest) = (Vec::new(), Vec::new());
+    for (k, d) in devices.into_iter().enumerate() {
+        if one[k] {
+            kept.push(d);
+        } else {
+            rest.push(d);
+        }
+    }
+    (kept, rest)
+}
+
+/// The first three of `names` and how many more: "GPU 3, GPU 7, GPU 9 and 41 more".
+fn some_of(names: impl Iterator<Item = String>, n: usize) -> String {
+    let first: Vec<String> = names.take(3).collect();
+    match n.saturating_sub(first.len()) {
+        0 => first.join(", "),
+        more => format!("{} and {more} more", first.join(", ")),
+    }
+}
+
 /// Whether `gpu_starved_by_cpu` fires on a device: idle time it can price.
 fn starved(d: &idle::DeviceIdle) -> bool {
     share(d.idle_ns, d.window_ns) >= STARVED_IDLE_SHARE
@@ -67,52 +108,85 @@ pub(crate) fn low_gpu_utilization(cx: &Context) -> Vec<Finding> {
         .collect();
     // One what-if for every device's finding: the waits are the trace's.
     let whatif = waits_made_free(idle, true);
-    for g in &steps.gpu {
-        if g.utilization < LOW_UTILIZATION && !starving.contains(&g.device) {
-            let gaps: Vec<&idle::Gap> = idle.gaps.iter().filter(|x| x.device == g.device).collect();
-            out.push(Finding {
-                id: "low_gpu_utilization",
-                whatif: whatif.clone(),
-                severity: if g.utilization < VERY_LOW_UTILIZATION {
-                    Severity::Critical
-                } else {
-                    Severity::Warning
-                },
-                title: format!(
-                    "{} is busy only {} of the steps' span",
-                    device_name(trace, g.device),
-                    pct(g.utilization)
-                ),
-                detail: format!(
-                    "Kernels ran {} of the {} spanned by the steps on {} ({} utilization).",
-                    ms(g.kernel_ns),
-                    ms(g.span_ns),
-                    device_name(trace, g.device),
-                    pct(g.utilization)
-                ),
-                advice: format!(
-                    "See where {} waits (sightline idle): feed it faster, batch more work per \
-                     step: larger batches, {}.",
-                    device_name(trace, g.device),
-                    backend::fewer_launches(backend::of_device(trace, g.device), cx.in_use())
-                ),
-                evidence: Evidence {
-                    slices: gaps
-                        .iter()
-                        .map(|x| x.ended_by.op)
-                        .take(MAX_EVIDENCE)
-                        .collect(),
-                    ranges: gaps
-                        .iter()
-                        .map(|x| TimeRange {
-                            start_ns: x.start_ns,
-                            end_ns: x.end_ns,
-                        })
-                        .take(MAX_EVIDENCE)
-                        .collect(),
-                },
-            });
+    let low: Vec<&crate::analysis::steps::DeviceUtilization> = steps
+        .gpu
+        .iter()
+        .filter(|g| g.utilization < LOW_UTILIZATION && !starving.contains(&g.device))
+        .collect();
+    let severity = |u: f64| {
+        if u < VERY_LOW_UTILIZATION {
+            Severity::Critical
+        } else {
+            Severity::Warning
         }
+    };
+    let (each, rest) = fold_devices(low, |a, b| a.utilization.total_cmp(&b.utilization));
+    for g in each {
+        let gaps: Vec<&idle::Gap> = idle.gaps.iter().filter(|x| x.device == g.device).collect();
+        out.push(Finding {
+            id: "low_gpu_utilization",
+            whatif: whatif.clone(),
+            severity: severity(g.utilization),
+            title: format!(
+                "{} is busy only {} of the steps' span",
+                device_name(trace, g.device),
+                pct(g.utilization)
+            ),
+            detail: format!(
+                "Kernels ran {} of the {} spanned by the steps on {} ({} utilization).",
+                ms(g.kernel_ns),
+                ms(g.span_ns),
+                device_name(trace, g.device),
+                pct(g.utilization)
+            ),
+            advice: format!(
+                "See where {} waits (sightline idle): feed it faster, batch more work per \
+                 step: larger batches, {}.",
+                device_name(trace, g.device),
+                backend::fewer_launches(backend::of_device(trace, g.device), cx.in_use())
+            ),
+            evidence: Evidence {
+                slices: gaps
+                    .iter()
+                    .map(|x| x.ended_by.op)
+                    .take(MAX_EVIDENCE)
+                    .collect(),
+                ranges: gaps
+                    .iter()
+                    .map(|x| TimeRange {
+                        start_ns: x.start_ns,
+                        end_ns: x.end_ns,
+                    })
+                    .take(MAX_EVIDENCE)
+                    .collect(),
+            },
+        });
+    }
+    if let Some(busiest) = rest.iter().map(|g| g.utilization).reduce(f64::max) {
+        let least = rest.iter().map(|g| g.utilization).fold(busiest, f64::min);
+        let devices = some_of(
+            rest.iter().map(|g| device_name(trace, g.device)),
+            rest.len(),
+        );
+        out.push(Finding {
+            id: "low_gpu_utilization",
+            whatif,
+            severity: severity(least),
+            title: format!(
+                "{} more devices are busy only {} to {} of the steps' span",
+                rest.len(),
+                pct(least),
+                pct(busiest)
+            ),
+            detail: format!(
+                "Kernels ran under {} of the steps' span on {devices}.",
+                pct(LOW_UTILIZATION)
+            ),
+            advice: "See where they wait (sightline idle): feed them faster, batch more work \
+                     per step."
+                .into(),
+            evidence: Evidence::default(),
+        });
     }
     out
 }
@@ -155,12 +229,13 @@ pub(crate) fn gpu_starved_by_cpu(cx: &Context) -> Vec<Finding> {
     // Each device's figures over the steps, by device (not a scan of them for each device).
     let utilization: rustc_hash::FxHashMap<i64, &crate::analysis::steps::DeviceUtilization> =
         cx.steps.gpu.iter().map(|g| (g.device, g)).collect();
-    for d in &idle.devices {
+    let whatif = waits_made_free(idle, false);
+    let starving: Vec<&idle::DeviceIdle> = idle.devices.iter().filter(|d| starved(d)).collect();
+    // The devices that waited longest for the host one by one.
+    let (each, rest) = fold_devices(starving, |a, b| b.host_wait_ns.cmp(&a.host_wait_ns));
+    for d in each {
         let idle_share = share(d.idle_ns, d.window_ns);
         let host_share = share(d.host_wait_ns, d.idle_ns);
-        if !starved(d) {
-            continue;
-        }
         // `low_gpu_utilization` of the same device, told here as context.
         let low = utilization
             .get(&d.device)
@@ -197,7 +272,7 @@ pub(crate) fn gpu_starved_by_cpu(cx: &Context) -> Vec<Finding> {
         out.push(Finding {
             id: "gpu_starved_by_cpu",
             severity: Severity::Warning,
-            whatif: waits_made_free(idle, false),
+            whatif: whatif.clone(),
             title: format!("{} waits for the CPU", device_name(trace, d.device)),
             detail: format!(
                 "{} was idle {} of its {} window ({}), and {} of that idle time it waited for \
@@ -229,6 +304,29 @@ pub(crate) fn gpu_starved_by_cpu(cx: &Context) -> Vec<Finding> {
                     .take(MAX_EVIDENCE)
                     .collect(),
             },
+        });
+    }
+    if !rest.is_empty() {
+        let waited: i64 = rest.iter().map(|d| d.host_wait_ns).sum();
+        let devices = some_of(
+            rest.iter().map(|d| device_name(trace, d.device)),
+            rest.len(),
+        );
+        out.push(Finding {
+            id: "gpu_starved_by_cpu",
+            severity: Severity::Warning,
+            whatif,
+            title: format!("{} more devices wait for the CPU", rest.len()),
+            detail: format!(
+                "{devices} were idle at least {} of their windows, mostly waiting for the host to \
+                 launch work ({} in all).",
+                pct(STARVED_IDLE_SHARE),
+                ms(waited)
+            ),
+            advice: "Take the CPU work they wait for off the critical path (sightline idle names \
+                     it): a faster input pipeline, fewer synchronizations."
+                .into(),
+            evidence: Evidence::default(),
         });
     }
     out
