@@ -666,3 +666,64 @@ fn a_saved_digest_stands_for_its_trace() {
     };
     assert_eq!(strip(&from_trace), strip(&from_digest));
 }
+
+/// The headline tells the median step, as the Overviews do: one slow step (the `num_workers=4`
+/// run's 206.5 ms last step) moves a mean, not a median.
+#[test]
+fn the_headline_tells_the_median_step() {
+    let d = diff(
+        &digest(
+            &common::shared_fixtures()
+                .join("real/kineto_v100_resnet50_legacy_pt19.pt.trace.json.gz"),
+        ),
+        &digest(
+            &common::shared_fixtures()
+                .join("gpu-training/kineto_v100_resnet50_num_workers4_pt19.pt.trace.json.gz"),
+        ),
+        &DiffOptions::default(),
+    );
+    let s = &d.summary;
+    assert_eq!(s.statistic, "median");
+    assert!(
+        (s.step_time_base_us - 176_273.0).abs() < 1.0,
+        "{}",
+        s.step_time_base_us
+    );
+    assert!(
+        (s.step_time_new_us - 125_087.0).abs() < 1.0,
+        "{}",
+        s.step_time_new_us
+    );
+    assert!(!s.noise, "{}", s.headline);
+    assert!(
+        s.headline
+            .starts_with("median step 176.3 ms -> 125.1 ms, -51.2 ms"),
+        "{}",
+        s.headline
+    );
+    // The means stay in the steps' rows.
+    assert!((d.steps.new.step_time_us - 142_754.0).abs() < 1.0);
+}
+
+/// A change within how much a run's steps differ among themselves is noise: said so, and no row
+/// that moved less is named (the CPU pair's `aten::mul` self CPU -0.7 ms), while the DataLoader,
+/// steady from step to step, still is.
+#[test]
+fn a_change_within_the_noise_is_told_as_noise() {
+    let dir = common::shared_fixtures().join("pytorch-cpu-pairs");
+    let d = diff(
+        &digest(&dir.join("workers.base.pt.trace.json.gz")),
+        &digest(&dir.join("workers.new.pt.trace.json.gz")),
+        &DiffOptions::default(),
+    );
+    let s = &d.summary;
+    assert!(s.noise, "{}", s.headline);
+    assert!(s.step_time_delta_us.abs() < s.noise_us);
+    assert!(s.headline.contains("within the noise"), "{}", s.headline);
+    assert!(
+        s.contributors.iter().all(|c| c.source == "step"),
+        "{:?}",
+        s.contributors
+    );
+    assert_eq!(s.contributors[0].name, "DataLoader");
+}

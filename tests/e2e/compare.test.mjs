@@ -67,7 +67,7 @@ export async function comparesWithASecondTraceAcrossHardware({ page, baseUrl, fi
   await page.setInputFiles("#compare-input", join(fixturesDir, MI300));
   await compared(page);
   assert.match(await page.textContent("#compare-name"), /mi300/);
-  assert.match(await page.textContent("#compare-headline"), /^step .* -> .*\(over 1 and 1 steps\)/);
+  assert.match(await page.textContent("#compare-headline"), /^median step .* -> .*\(over 1 and 1 steps\)/);
 
   // The operator rows: before, after, delta; the rows of both traces, addmm in both.
   const ops = await page.evaluate(() => {

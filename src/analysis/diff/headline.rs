@@ -1,5 +1,12 @@
-//! The headline of a diff: the step time before and after, and the few rows that explain most of
-//! the change ("step -18.4 ms (-23%): DataLoader -41.0 ms, aten::copy_ -3.1 ms, GPU idle -39.2 ms").
+//! The headline of a diff: the median step before and after (the Overviews' statistic: one slow
+//! step moves a mean, not a median), and the few rows that explain most of the change ("median
+//! step 177.4 ms -> 122.9 ms, -54.5 ms (-30.7%): DataLoader -41.0 ms, ...").
+//!
+//! A change smaller than the noise, the larger of the two runs' median absolute deviations of
+//! their step lengths, is told as noise: the headline says the step did not change beyond it. A
+//! row is named only where it moved more than its own noise: a category more than the larger of
+//! its two deviations over the steps, an operator or the idle time (the digest keeps no per-step
+//! figures of them) more than the step's.
 //!
 //! Candidates are the step breakdown's categories, GPU idle time, and each operator's self CPU and
 //! self device time (operators and runtime calls; labels and `ProfilerStep*` hold other rows'
@@ -16,10 +23,17 @@ const NAMED: usize = 3;
 pub struct Summary {
     /// One line, as the CLI prints it.
     pub headline: String,
+    /// The statistic of the step times below: `median`.
+    pub statistic: &'static str,
+    /// The median step before and after, the change and the change in percent of the base.
     pub step_time_base_us: f64,
     pub step_time_new_us: f64,
     pub step_time_delta_us: f64,
     pub step_time_delta_pct: Option<f64>,
+    /// The larger of the two runs' median absolute deviations of their step lengths, and
+    /// whether the change is within it.
+    pub noise_us: f64,
+    pub noise: bool,
     /// The largest changes, largest first.
     pub contributors: Vec<Contributor>,
 }
@@ -79,7 +93,28 @@ pub(super) fn summarize(steps: &StepsDiff, ops: &[OpDiff], idle: &IdleDiff, mode
             delta_us: o.delta_self_device_us,
         });
     }
-    c.retain(|x| x.delta_us != 0.0);
+    let (b, n) = (&steps.base, &steps.new);
+    let noise_us = b.mad_us.max(n.mad_us);
+    let delta_us = n.median_us - b.median_us;
+    let noise = delta_us.abs() < noise_us;
+    // A row that moved less than it differs from step to step explains nothing.
+    let category_noise = |k: &str| {
+        let of = |side: &super::StepSide| {
+            side.breakdown_mad
+                .iter()
+                .find(|c| c.category == k)
+                .map_or(0.0, |c| c.us)
+        };
+        of(b).max(of(n))
+    };
+    c.retain(|x| {
+        let floor = if x.source == "step" {
+            category_noise(&x.name)
+        } else {
+            noise_us
+        };
+        x.delta_us != 0.0 && x.delta_us.abs() >= floor
+    });
     // Largest first; ties in a fixed order so a diff and its reverse name the same rows.
     c.sort_by(|a, b| {
         b.delta_us
@@ -89,11 +124,8 @@ pub(super) fn summarize(steps: &StepsDiff, ops: &[OpDiff], idle: &IdleDiff, mode
     });
     c.truncate(NAMED);
 
-    let (b, n) = (&steps.base, &steps.new);
-    let d = &steps.delta;
-    let pct = d
-        .step_time_pct
-        .map_or(String::new(), |p| format!(" ({p:+.1}%)"));
+    let delta_pct = (b.median_us != 0.0).then(|| 100.0 * delta_us / b.median_us);
+    let pct = delta_pct.map_or(String::new(), |p| format!(" ({p:+.1}%)"));
     let named: Vec<String> = c
         .iter()
         .map(|x| {
@@ -110,22 +142,31 @@ pub(super) fn summarize(steps: &StepsDiff, ops: &[OpDiff], idle: &IdleDiff, mode
         Mode::Total => "in total",
     };
     let mut headline = format!(
-        "step {} -> {}, {}{pct} (over {} and {} steps)",
-        time(b.step_time_us),
-        time(n.step_time_us),
-        signed_time(d.step_time_us),
+        "median step {} -> {}, {}{pct} (over {} and {} steps)",
+        time(b.median_us),
+        time(n.median_us),
+        signed_time(delta_us),
         b.steps,
         n.steps,
     );
+    if noise {
+        headline.push_str(&format!(
+            ": within the noise (the steps of a run differ by {} about their median)",
+            time(noise_us)
+        ));
+    }
     if !named.is_empty() {
         headline.push_str(&format!("; {per}: {}", named.join(", ")));
     }
     Summary {
         headline,
-        step_time_base_us: b.step_time_us,
-        step_time_new_us: n.step_time_us,
-        step_time_delta_us: d.step_time_us,
-        step_time_delta_pct: d.step_time_pct,
+        statistic: "median",
+        step_time_base_us: b.median_us,
+        step_time_new_us: n.median_us,
+        step_time_delta_us: delta_us,
+        step_time_delta_pct: delta_pct,
+        noise_us,
+        noise,
         contributors: c,
     }
 }

@@ -131,6 +131,14 @@ pub struct StepSide {
     pub synthetic: bool,
     /// Mean step duration.
     pub step_time_us: f64,
+    /// The median step's length and the steps' median absolute deviation from it: the Overviews'
+    /// statistic, and how much the steps of one run differ among themselves (the headline's
+    /// noise). The mean where the digest keeps no step's length.
+    pub median_us: f64,
+    pub mad_us: f64,
+    /// Each breakdown category's median absolute deviation over the steps: how much it differs
+    /// from step to step (a category that moved less explains nothing).
+    pub breakdown_mad: Vec<Category>,
     pub total_us: f64,
     /// The step breakdown, per step or total as the diff's mode says.
     pub breakdown: Vec<Category>,
@@ -325,13 +333,74 @@ pub fn diff(base: &Digest, new: &Digest, opts: &DiffOptions) -> Diff {
     }
 }
 
+/// A step's length in µs: its `ProfilerStep` span; in a digest without it, the plugin's.
+fn step_us(s: &super::digest::DigestStep) -> f64 {
+    let ns = if s.length_ns > 0 {
+        s.length_ns
+    } else {
+        s.dur_ns
+    };
+    ns as f64 / 1000.0
+}
+
+/// The median of `v` (sorted here); 0 for none.
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// The median absolute deviation of `v` from its median; 0 for none.
+fn mad(v: &mut [f64]) -> f64 {
+    let m = median(v);
+    let mut deviations: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
+    median(&mut deviations)
+}
+
 fn step_side(d: &Digest, mode: Mode) -> StepSide {
     let s = Scale::of(d, mode);
     let n = d.active_steps() as f64;
+    let mean = d.steps.total_ns as f64 / 1000.0 / n;
+    let mut lengths: Vec<f64> = d.steps.per_step.iter().map(step_us).collect();
+    let (median_us, mad_us) = if lengths.is_empty() {
+        (mean, 0.0)
+    } else {
+        (median(&mut lengths.clone()), mad(&mut lengths))
+    };
+    let breakdown_mad = d
+        .steps
+        .breakdown
+        .0
+        .iter()
+        .map(|(k, _)| {
+            let mut v: Vec<f64> = d
+                .steps
+                .per_step
+                .iter()
+                .map(|s| {
+                    s.breakdown
+                        .0
+                        .iter()
+                        .find(|(c, _)| c == k)
+                        .map_or(0.0, |(_, ns)| *ns as f64 / 1000.0)
+                })
+                .collect();
+            Category {
+                category: k.clone(),
+                us: mad(&mut v),
+            }
+        })
+        .collect();
     StepSide {
         steps: d.steps.active,
         synthetic: d.steps.synthetic,
-        step_time_us: d.steps.total_ns as f64 / 1000.0 / n,
+        step_time_us: mean,
+        median_us,
+        mad_us,
+        breakdown_mad,
         total_us: d.steps.total_ns as f64 / 1000.0,
         breakdown: d
             .steps
@@ -378,17 +447,7 @@ fn steps(base: &Digest, new: &Digest, mode: Mode) -> StepsDiff {
     let pairs = (0..pb.len().max(pn.len()))
         .map(|i| {
             let (sb, sn) = (pb.get(i), pn.get(i));
-            // The step's length (its ProfilerStep span); a digest without it, the plugin's.
-            let us = |s: Option<&super::digest::DigestStep>| {
-                s.map_or(0.0, |s| {
-                    let ns = if s.length_ns > 0 {
-                        s.length_ns
-                    } else {
-                        s.dur_ns
-                    };
-                    ns as f64 / 1000.0
-                })
-            };
+            let us = |s: Option<&super::digest::DigestStep>| s.map_or(0.0, step_us);
             StepPair {
                 index: i,
                 base_name: sb.map(|s| s.name.clone()),
