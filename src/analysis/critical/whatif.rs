@@ -150,6 +150,11 @@ fn is_pageable_copy(name: &str) -> bool {
     name.starts_with("Memcpy") && name.contains("Pageable")
 }
 
+/// The bits of an edit set over a slice: a byte holds 8 edits, and a what-if or the findings'
+/// savings rarely have more (a byte per CPU slice, where a word had been 8 at 1 GB).
+type Word = u8;
+const BITS: usize = Word::BITS as usize;
+
 /// A test of a slice name.
 type NameTest<'a> = Box<dyn Fn(&str) -> bool + 'a>;
 
@@ -227,10 +232,10 @@ pub async fn factors_each_sliced(
     // that name (an edit of another rank names nothing). One pass over the names for all edits,
     // and one over each lane's slices, read a slice's name once for every edit (an edit's pass of
     // its own over every slice, twice, had been most of the savings' time at 1 GB).
-    let words = edits.len().div_ceil(64).max(1);
+    let words = edits.len().div_ceil(BITS).max(1);
     let by_name: Vec<Option<NameTest>> = edits.iter().map(|e| name_matcher(&e.target)).collect();
-    let mut cpu_names = vec![0u64; trace.strings.len() * words];
-    let mut device_names = vec![0u64; trace.strings.len() * words];
+    let mut cpu_names = vec![0 as Word; trace.strings.len() * words];
+    let mut device_names = vec![0 as Word; trace.strings.len() * words];
     for (s, name) in trace.strings.strings().enumerate() {
         for (k, m) in by_name.iter().enumerate() {
             let Some(m) = m.as_ref().filter(|_| applies(edits[k])) else {
@@ -239,27 +244,28 @@ pub async fn factors_each_sliced(
             if !m(name) {
                 continue;
             }
-            let bit = 1u64 << (k % 64);
+            let bit = 1 << (k % BITS);
             if edits[k].target != Target::Pageable {
-                cpu_names[s * words + k / 64] |= bit;
+                cpu_names[s * words + k / BITS] |= bit;
             }
             if edits[k].target != Target::DataLoader {
-                device_names[s * words + k / 64] |= bit;
+                device_names[s * words + k / BITS] |= bit;
             }
         }
     }
     let named: Vec<bool> = by_name.iter().map(Option::is_some).collect();
     drop(by_name);
-    let bit = |bits: &[u64], at: usize, k: usize| bits[at * words + k / 64] >> (k % 64) & 1 == 1;
+    let bit =
+        |bits: &[Word], at: usize, k: usize| bits[at * words + k / BITS] >> (k % BITS) & 1 == 1;
     let steps = trace.strings.each(is_step);
     let f64_edits: Vec<usize> = (0..edits.len())
         .filter(|&k| edits[k].target == Target::Float64 && applies(edits[k]))
         .collect();
     // Edits that hold what the slices under a named one run (all but `self:`).
-    let mut inherit = vec![0u64; words];
+    let mut inherit = vec![0 as Word; words];
     for (k, e) in edits.iter().enumerate() {
         if !e.own {
-            inherit[k / 64] |= 1 << (k % 64);
+            inherit[k / BITS] |= 1 << (k % BITS);
         }
     }
     // For `+gaps`: the end and start nodes of the matching CPU slices, as sets of node bits (a
@@ -275,7 +281,7 @@ pub async fn factors_each_sliced(
     // Per CPU lane and slice, a bit per edit: whether the slice or (unless `self:`) a slice
     // holding it is named (a slice's parent comes before it in its lane). Matched slices and
     // device ops are counted on the way, once each.
-    let mut held: Vec<Vec<u64>> = Vec::with_capacity(trace.lanes.len());
+    let mut held: Vec<Vec<Word>> = Vec::with_capacity(trace.lanes.len());
     for (li, l) in trace.lanes.iter().enumerate() {
         let s = &l.slices;
         if l.is_gpu() {
@@ -298,8 +304,8 @@ pub async fn factors_each_sliced(
             continue;
         }
         let parent = &g.parent[li];
-        let mut lane = vec![0u64; s.len() * words];
-        let mut own = vec![0u64; words];
+        let mut lane = vec![0 as Word; s.len() * words];
+        let mut own = vec![0 as Word; words];
         for i in 0..s.len() {
             let name = s.name[i].0 as usize;
             own.copy_from_slice(&cpu_names[name * words..(name + 1) * words]);
@@ -310,7 +316,7 @@ pub async fn factors_each_sliced(
                     .is_some_and(|t| t.contains("\"double\""))
             {
                 for &k in &f64_edits {
-                    own[k / 64] |= 1 << (k % 64);
+                    own[k / BITS] |= 1 << (k % BITS);
                 }
             }
             let p = parent.get(i).copied().unwrap_or(NONE);
@@ -329,7 +335,7 @@ pub async fn factors_each_sliced(
             for (w, &bits) in own.iter().enumerate() {
                 let mut b = bits;
                 while b != 0 {
-                    let k = w * 64 + b.trailing_zeros() as usize;
+                    let k = w * BITS + b.trailing_zeros() as usize;
                     b &= b - 1;
                     matched[k] += 1;
                     if edits[k].gaps {
@@ -344,8 +350,8 @@ pub async fn factors_each_sliced(
     }
     let is_held = |k: usize, r: crate::model::SliceRef| -> bool {
         held.get(r.lane as usize)
-            .and_then(|h| h.get(r.index as usize * words + k / 64))
-            .is_some_and(|w| w >> (k % 64) & 1 == 1)
+            .and_then(|h| h.get(r.index as usize * words + k / BITS))
+            .is_some_and(|w| w >> (k % BITS) & 1 == 1)
     };
     // Whether an edit's device ops include those launched inside the slices it names.
     let carries: Vec<bool> = edits
