@@ -383,3 +383,31 @@ fn the_pages_memory_expectations_are_the_clis() {
         file.display()
     );
 }
+
+/// Where the devices ran work and recorded no device memory, the words say so (which devices have
+/// events, how many, how large, what to record) and a flat strip of a few bytes is not drawn; a
+/// CPU trace, a trace without memory events and device memory recorded get no words.
+#[test]
+fn memory_that_shows_nothing_is_said_in_words() {
+    use sightline::analysis::memory::{recorded::recorded, Memory};
+    let of = |path: &str| {
+        let t = common::shared_trace(path);
+        recorded(&t, &Memory::series(&t))
+    };
+    let mi300 = of("gpu-training/tracelens_mi300_ddp_resnet18_train_stack_mem.json.gz");
+    assert!(!mi300.worth_a_chart);
+    let note = mi300.note.unwrap();
+    assert!(
+        note.starts_with(
+            "This trace recorded no device memory: cpu has 210 memory events, at most 8 B allocated."
+        ),
+        "{note}"
+    );
+    assert!(note.contains("profile_memory=True"), "{note}");
+    let owl = of("real/tracelens_h100_owlv2_stack_mem.json.gz");
+    assert!(owl.worth_a_chart && owl.note.is_none());
+    let cpu = of("pytorch-cpu/encoder_stack_memory.pt.trace.json.gz");
+    assert!(cpu.worth_a_chart && cpu.note.is_none());
+    let none = of("real/param_dlrm_v100_rank0of8.pt.trace.json.gz");
+    assert!(!none.worth_a_chart && none.note.is_none());
+}

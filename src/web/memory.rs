@@ -170,6 +170,16 @@ impl Session {
         Ok(json(&devices))
     }
 
+    /// What the memory events can show (JSON: `worth_a_chart`, and `note`, the words where the
+    /// devices ran work and recorded no device memory worth a chart).
+    pub fn memory_recorded(&self) -> Result<String, JsValue> {
+        let l = self.loaded()?;
+        Ok(json(&crate::analysis::memory::recorded::recorded(
+            l.trace(),
+            l.derived.memory_curves(),
+        )))
+    }
+
     /// Every device's curve over the timeline's current window, one value triple per pixel
     /// column of its width (`least allocated, largest allocated, largest reserved`, bytes; NaN
     /// before the device's first event), devices in `memory_devices` order. The columns are the

@@ -149,3 +149,16 @@ export async function traceWithoutMemoryEventsShowsNoChart({ page, baseUrl, fixt
   await page.click("#tabs button:has-text('Memory')");
   await page.waitForFunction(() => /without profile_memory/.test(document.getElementById("tab-body").textContent), null, { timeout: 10000 });
 }
+
+/** The MI300 training trace recorded `profile_memory` and holds 210 memory events, all on the CPU
+ * and at most 8 B: no flat strip, but words saying what was recorded and what to record. */
+export async function memoryWithoutDeviceMemorySaysSoInWords({ page, baseUrl, fixturesDir, screenshot }) {
+  await openFixture(page, baseUrl, join(fixturesDir, "gpu-training/tracelens_mi300_ddp_resnet18_train_stack_mem.json.gz"));
+  assert.equal(await page.isVisible("#memory"), true);
+  assert.equal(await page.isVisible("#memory-chart"), false);
+  assert.equal(await page.$$eval("#memory-legend .memory-peak", (bs) => bs.length), 0);
+  const note = await page.textContent("#memory-note");
+  assert.match(note, /^This trace recorded no device memory: cpu has 210 memory events, at most 8 B allocated\./);
+  assert.match(note, /profile_memory=True/);
+  await screenshot("memory-no-device-memory");
+}

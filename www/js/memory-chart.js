@@ -18,12 +18,13 @@ const PER_COLUMN = 3; // least allocated, largest allocated, largest reserved
 export class MemoryChart {
   /**
    * box: the element shown only when the trace has memory events; canvas inside it; tooltip: an
-   * element for hover tips; legend: where each device's peak is written;
+   * element for hover tips; legend: where each device's peak is written; note: where the words go
+   * when the events show no device memory worth a chart;
    * onPick(device, t_ns): a click on a strip (t_ns NaN: the device's peak, from the legend).
    * onZoom(x, factor), onPan(dx): wheel and drag over the chart, forwarded to the timeline.
    */
-  constructor({ box, canvas, tooltip, legend, onPick, onZoom, onPan }) {
-    Object.assign(this, { box, canvas, tooltip, legend, onPick, onZoom, onPan });
+  constructor({ box, canvas, tooltip, legend, note, onPick, onZoom, onPan }) {
+    Object.assign(this, { box, canvas, tooltip, legend, note, onPick, onZoom, onPan });
     this.ctx = canvas.getContext("2d");
     this.session = null;
     this.devices = [];
@@ -48,12 +49,19 @@ export class MemoryChart {
     this.paintedKey = null;
     this.box.hidden = true;
     this.legend.replaceChildren();
+    this.note.hidden = true;
     if (!session) return [];
     const devices = JSON.parse(await session.memory_devices());
+    const recorded = JSON.parse(await session.memory_recorded());
     if (this.session !== session) return [];
-    this.devices = devices;
-    this.box.hidden = devices.length === 0;
-    this.canvas.style.height = `${devices.length * STRIP}px`;
+    // Strips only where one says something: a peak of a few bytes draws a flat line, which reads
+    // as a broken chart; the words say what was recorded and what to record instead.
+    this.devices = recorded.worth_a_chart ? devices : [];
+    this.note.textContent = recorded.note || "";
+    this.note.hidden = !recorded.note;
+    this.box.hidden = this.devices.length === 0 && !recorded.note;
+    this.canvas.parentElement.hidden = this.devices.length === 0;
+    this.canvas.style.height = `${this.devices.length * STRIP}px`;
     this.renderLegend();
     return devices;
   }

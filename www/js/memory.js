@@ -42,6 +42,7 @@ export function startMemory({ app, view, pick, fail }) {
     canvas: $("memory-chart"),
     tooltip: $("memory-tooltip"),
     legend: $("memory-legend"),
+    note: $("memory-note"),
     onPick: (device, t) => showLive(device, t),
     onZoom: (x, factor) => {
       view.call(() => view.session.zoom_at(x, factor));

@@ -19,11 +19,13 @@
 //! Files: this module (per-device series, the trace's own totals or, before PyTorch 1.10, a running
 //! sum of `Bytes`; the peak; live allocations at any event; per-step floors; min/max per column),
 //! [`allocations`] (frees paired with allocations by address; the operator and frame around an
-//! event) and [`growth`] (`memory_growth`). The curves alone need one pass over the memory events;
+//! event), [`growth`] (`memory_growth`) and [`recorded`] (what the events can show, in words).
+//! The curves alone need one pass over the memory events;
 //! the allocations need the links (`Derived::memory_curves` and `Derived::memory`).
 
 pub mod allocations;
 pub mod growth;
+pub mod recorded;
 
 pub use self::allocations::NO_EVENT;
 use self::allocations::{name_of, pair, site_of, Allocation, Site};
