@@ -41,7 +41,9 @@ pub fn diff(base: &Snapshot, new: &Snapshot, top: Option<usize>) -> Diff {
 }
 
 pub fn run(a: &SnapshotArgs) -> Result<(), String> {
+    let start = std::time::Instant::now();
     let base = load(&a.file)?;
+    let read_seconds = start.elapsed().as_secs_f64();
     if let Some(new) = &a.new {
         // The base's figures are all the diff needs of it once the new one is read; both are
         // small beside a trace (columns of integers), so both are held.
@@ -59,7 +61,7 @@ pub fn run(a: &SnapshotArgs) -> Result<(), String> {
         println!("{}", json_text(&r)?);
         return Ok(());
     }
-    print_report(&r);
+    print_report(&r, read_seconds);
     Ok(())
 }
 
@@ -67,14 +69,15 @@ fn bytes(n: u64) -> String {
     fmt_memory(n.min(i64::MAX as u64) as i64)
 }
 
-fn print_report(r: &Report) {
+fn print_report(r: &Report, read_seconds: f64) {
     let s = &r.stats;
     println!(
-        "memory snapshot: {} ({}pickle protocol {}), {} trace entries on {} device(s), {} frames \
-         in {} stacks, {} annotations",
+        "memory snapshot: {} ({}pickle protocol {}, read in {read_seconds:.2} s, {:.0} MB/s), {} \
+         trace entries on {} device(s), {} frames in {} stacks, {} annotations",
         mb(s.input_bytes),
         if s.gzipped { "gzip, " } else { "" },
         s.protocol,
+        s.pickle_bytes as f64 / 1e6 / read_seconds.max(1e-9),
         r.entries,
         r.devices.len(),
         r.frames,

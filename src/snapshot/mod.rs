@@ -33,8 +33,8 @@
 //! - trace entry: `action` (`alloc`, `free_requested`, `free_completed`, `segment_alloc`,
 //!   `segment_free`, `segment_map`, `segment_unmap`, `snapshot`, `oom`; others kept as
 //!   [`Action::Other`]), `addr` (or, for `oom`, `device_free`, kept in the same column as the
-//!   allocator does), `size`, `stream`, `time_us` (torch 2.1 on), `frames`, `compile_context`
-//!   and `user_metadata` (strings, torch 2.6 on). Other keys are counted.
+//!   allocator does), `size`, `stream`, `time_us` (absent in old files), `frames`,
+//!   `compile_context` and `user_metadata` (strings, in recent files). Other keys are counted.
 //! - frame: `filename`, `line`, `name`; the `fx_node_op`, `fx_node_name`, `fx_original_trace`
 //!   and `fx_node_info` that `augment_with_fx_traces` adds are not read.
 //! - external annotation: `device`, `time_us`, `stage`, `name`; other metadata keys are not read.
