@@ -130,20 +130,29 @@ impl Container {
 }
 
 impl Value {
-    /// A copy for the memo or `DUP`, when the value is small enough to copy.
+    /// A copy for the memo or `DUP`, when the value is small enough to copy. Inlined for the
+    /// strings and rows a `GET` copies for nearly every dict of a snapshot.
+    #[inline]
     fn copy(&self) -> Option<Value> {
         Some(match self {
-            Value::None => Value::None,
-            Value::Bool(b) => Value::Bool(*b),
-            Value::Int(i) => Value::Int(*i),
-            Value::Wide => Value::Wide,
-            Value::Float(f) => Value::Float(*f),
             Value::Str(s) => Value::Str(*s),
-            Value::Bytes => Value::Bytes,
+            Value::Row(k, r) => Value::Row(*k, *r),
             Value::Frame(f) => Value::Frame(*f),
             Value::Stack(s) => Value::Stack(*s),
-            Value::Row(k, r) => Value::Row(*k, *r),
+            Value::Int(i) => Value::Int(*i),
+            Value::List(_) | Value::Dict(_) | Value::Tuple(_) => return self.copy_container(),
+            Value::None => Value::None,
+            Value::Bool(b) => Value::Bool(*b),
+            Value::Wide => Value::Wide,
+            Value::Float(f) => Value::Float(*f),
+            Value::Bytes => Value::Bytes,
             Value::Lost => Value::Lost,
+        })
+    }
+
+    #[cold]
+    fn copy_container(&self) -> Option<Value> {
+        Some(match self {
             Value::List(c) | Value::Dict(c) | Value::Tuple(c) => {
                 if c.nodes > MEMO_NODES {
                     return None;
@@ -166,6 +175,7 @@ impl Value {
                     _ => Value::Tuple(copy),
                 }
             }
+            other => return other.copy(),
         })
     }
 
@@ -591,6 +601,7 @@ impl Machine {
         }
     }
 
+    #[inline]
     fn push(&mut self, v: Value) -> Step {
         self.stack.push(v);
         Step::Next
@@ -600,6 +611,10 @@ impl Machine {
     fn take_items(&mut self, from: usize) -> Vec<Value> {
         let mut items = self.stack.split_off(from);
         for v in &mut items {
+            // Scalars are finished as they are.
+            if !matches!(v, Value::List(_) | Value::Dict(_) | Value::Tuple(_)) {
+                continue;
+            }
             let done = self.finish(std::mem::replace(v, Value::None));
             *v = match &done {
                 Value::List(c) | Value::Dict(c) | Value::Tuple(c) if c.depth >= MAX_DEPTH => {
@@ -627,9 +642,14 @@ impl Machine {
                 Step::Next
             }
             (b's' | b'u', Value::Dict(c)) if items.len() % 2 == 0 => {
-                for v in items {
-                    c.count(&v);
-                    c.items.push(v);
+                for v in &items {
+                    c.count(v);
+                }
+                // A dict's one batch (every dict of a snapshot under 1,000 keys) moves in whole.
+                if c.items.is_empty() {
+                    c.items = items;
+                } else {
+                    c.items.extend(items);
                 }
                 Step::Next
             }
