@@ -547,3 +547,98 @@ fn a_trace_and_a_snapshot_are_each_told_what_they_are() {
     let e = sightline::parse::parse_bytes(&gz).unwrap_err();
     assert!(e.message.contains("memory snapshot"), "{}", e.message);
 }
+
+/// A pickle writer for the shapes below: protocol 4 opcodes, as `pickle.dump` writes them.
+struct Pickle(Vec<u8>);
+
+impl Pickle {
+    fn new() -> Pickle {
+        Pickle(vec![0x80, 4])
+    }
+    fn str(&mut self, s: &str) -> &mut Self {
+        self.0.push(0x58);
+        self.0.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        self.0.extend_from_slice(s.as_bytes());
+        self
+    }
+    fn int(&mut self, i: i64) -> &mut Self {
+        self.0.extend_from_slice(&[0x8a, 8]);
+        self.0.extend_from_slice(&i.to_le_bytes());
+        self
+    }
+    fn op(&mut self, op: u8) -> &mut Self {
+        self.0.push(op);
+        self
+    }
+    /// A dict of string keys and integer or string values.
+    fn dict(&mut self, items: &[(&str, Result<i64, &str>)]) -> &mut Self {
+        self.op(b'}').op(b'(');
+        for (k, v) in items {
+            self.str(k);
+            match v {
+                Ok(i) => self.int(*i),
+                Err(s) => self.str(s),
+            };
+        }
+        self.op(b'u')
+    }
+}
+
+/// Hostile shapes of a valid snapshot cost a constant per item: 100,000 annotations opened and
+/// closed out of order, 100,000 `oom` entries.
+#[test]
+fn hostile_shapes_stay_linear() {
+    const N: i64 = 100_000;
+    let mut p = Pickle::new();
+    p.op(b'}')
+        .op(b'(')
+        .str("segments")
+        .op(b']')
+        .str("device_traces")
+        .op(b']')
+        .op(b']');
+    p.op(b'(');
+    for i in 0..N {
+        let action = if i % 2 == 0 { "alloc" } else { "oom" };
+        p.dict(&[
+            ("action", Err(action)),
+            ("addr", Ok(i * 512)),
+            ("size", Ok(512)),
+            ("stream", Ok(0)),
+            ("time_us", Ok(2 * i)),
+        ]);
+    }
+    p.op(b'e')
+        .op(b'a')
+        .str("external_annotations")
+        .op(b']')
+        .op(b'(');
+    for i in 0..N {
+        let name = format!("range{i}");
+        p.dict(&[
+            ("stage", Err("START")),
+            ("name", Err(&name)),
+            ("device", Ok(0)),
+            ("time_us", Ok(i)),
+        ]);
+    }
+    for i in 0..N {
+        let name = format!("range{i}");
+        p.dict(&[
+            ("stage", Err("END")),
+            ("name", Err(&name)),
+            ("device", Ok(0)),
+            ("time_us", Ok(N + i)),
+        ]);
+    }
+    p.op(b'e').op(b'u').op(b'.');
+    let start = std::time::Instant::now();
+    let snap = snapshot::read(&p.0).unwrap();
+    assert_eq!(snap.entries(), N as usize);
+    assert_eq!(snap.annotations.len(), 2 * N as usize);
+    let m = analysis::device_memory(&snap, 0);
+    assert_eq!(m.oom_count, N as usize / 2);
+    assert_eq!(m.ooms.len(), analysis::MAX_OOMS);
+    assert_eq!(m.peak_bytes, 512 * N as u64 / 2);
+    assert!(start.elapsed().as_secs() < 30, "{:?}", start.elapsed());
+}

@@ -283,8 +283,13 @@ pub struct DeviceMemory {
     pub end_bytes: u64,
     /// Live at the peak, every group (callers cut to the top N).
     pub at_peak: Groups,
+    /// `oom` entries of the device; the first [`MAX_OOMS`] are explained in `ooms`.
+    pub oom_count: usize,
     pub ooms: Vec<Oom>,
 }
+
+/// How many `oom` entries of a device are explained.
+pub const MAX_OOMS: usize = 16;
 
 /// An `oom` entry explained.
 #[derive(Debug, Clone, Serialize)]
@@ -413,22 +418,30 @@ fn annotations_per_entry(snap: &Snapshot, device: usize) -> Vec<u32> {
         snap.strings.iter().position(|s| &**s == "START"),
         snap.strings.iter().position(|s| &**s == "END"),
     );
-    let mut open: Vec<u32> = Vec::new();
+    // The open ranges in order, each with whether it is still open; an `END` closes the last
+    // open one of its name (found through `by_name`), and closed ones leave the top lazily, so
+    // no sequence of annotations costs more than a constant per annotation.
+    let mut open: Vec<(u32, bool)> = Vec::new();
+    let mut by_name: FxHashMap<u32, Vec<usize>> = FxHashMap::default();
     let mut next = 0;
     let mut out = Vec::with_capacity(t.len());
     for i in 0..t.len() {
         while next < marks.len() && t.time_us[i] != NO_TIME && t.time_us[i] >= marks[next].time_us {
             let a = marks[next];
             if Some(a.stage as usize) == start {
-                open.push(a.name);
+                by_name.entry(a.name).or_default().push(open.len());
+                open.push((a.name, true));
             } else if Some(a.stage as usize) == end {
-                if let Some(p) = open.iter().rposition(|&n| n == a.name) {
-                    open.remove(p);
+                if let Some(p) = by_name.get_mut(&a.name).and_then(Vec::pop) {
+                    open[p].1 = false;
                 }
+            }
+            while open.last().is_some_and(|o| !o.1) {
+                open.pop();
             }
             next += 1;
         }
-        out.push(open.last().copied().unwrap_or(NO_STR));
+        out.push(open.last().map_or(NO_STR, |o| o.0));
     }
     out
 }
@@ -507,9 +520,14 @@ pub fn device_memory(snap: &Snapshot, device: usize) -> DeviceMemory {
     let live = live_at(snap, device, &r, peak_entry);
     let at_peak = groups(snap, device, &live, &annotations);
     let time = |e: usize| Some(t.time_us[e]).filter(|&t| t != NO_TIME);
-    let ooms = (0..t.len())
+    let oom_entries: Vec<usize> = (0..t.len())
         .filter(|&i| t.action[i] == Action::Oom)
-        .map(|i| {
+        .collect();
+    // Each explained `oom` replays the trace up to it: the first few are explained, all counted.
+    let ooms = oom_entries
+        .iter()
+        .take(MAX_OOMS)
+        .map(|&i| {
             let before = i.checked_sub(1);
             let live = live_at(snap, device, &r, before);
             Oom {
@@ -536,6 +554,7 @@ pub fn device_memory(snap: &Snapshot, device: usize) -> DeviceMemory {
         peak_time_us: peak_entry.and_then(time),
         end_bytes: *r.live_after.last().expect("the start is always there"),
         at_peak,
+        oom_count: oom_entries.len(),
         ooms,
     }
 }

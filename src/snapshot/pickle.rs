@@ -33,6 +33,8 @@ pub(crate) const MAX_DEPTH: u8 = 32;
 const MEMO_NODES: u32 = 256;
 /// Not a memo id.
 const NO_MEMO: u32 = u32::MAX;
+/// How far down the stack a `GET` of an unfinished container looks for it.
+const SEARCHED: usize = 4096;
 
 /// One value on the machine's stack or in the memo.
 #[derive(Debug)]
@@ -711,11 +713,14 @@ impl Machine {
                 // A container not finished yet: one still on the stack without an open mark
                 // right above it (its own batch being filled) is complete, a value waiting for
                 // its parent's SETITEMS or APPENDS, and is finished now, in place.
-                let found = self.stack.iter().rposition(
+                // Only the top of the stack is searched (a pickler's batch is 1,000 items), so
+                // no file makes the search quadratic; marks are in stack order.
+                let low = self.stack.len().saturating_sub(SEARCHED);
+                let found = self.stack[low..].iter().rposition(
                     |v| matches!(v, Value::List(c) | Value::Dict(c) | Value::Tuple(c) if c.memo as u64 == id),
-                );
+                ).map(|p| p + low);
                 match found {
-                    Some(p) if !self.marks.contains(&(p + 1)) => {
+                    Some(p) if self.marks.binary_search(&(p + 1)).is_err() => {
                         let v = std::mem::replace(&mut self.stack[p], Value::None);
                         let done = self.finish(v);
                         let copy = done.copy();
