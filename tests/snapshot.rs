@@ -466,12 +466,10 @@ fn deep_nesting_never_overflows_the_stack() {
         nested.extend_from_slice(&[b'}', 0x8c, 1, b'k']);
     }
     nested.push(b'}');
-    for _ in 0..N {
-        nested.push(b's');
-    }
+    nested.extend(std::iter::repeat_n(b's', N));
     nested.extend_from_slice(&[b's', 0x8c, 8]);
     nested.extend_from_slice(b"segments");
-    nested.extend_from_slice(&[b']', b's', b'.']);
+    nested.extend_from_slice(b"]s.");
     let snap = snapshot::read(&nested).unwrap();
     assert!(snap.diagnostics.iter().any(|d| d.kind == DiagKind::TooDeep));
 }

@@ -643,7 +643,7 @@ impl Machine {
                 }
                 Step::Next
             }
-            (b's' | b'u', Value::Dict(c)) if items.len() % 2 == 0 => {
+            (b's' | b'u', Value::Dict(c)) if items.len().is_multiple_of(2) => {
                 for v in &items {
                     c.count(v);
                 }
