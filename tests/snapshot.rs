@@ -393,13 +393,16 @@ fn chunks_do_not_change_the_snapshot() {
 #[test]
 fn diff_of_a_snapshot_with_itself_is_zero_and_swapping_negates() {
     let (a, b) = (load("training"), load("every_key"));
-    let same = analysis::diff(&a, &a);
+    let same = analysis::diff(&a, &a, usize::MAX);
     assert_eq!(same.delta_reserved_bytes, 0);
     for d in &same.devices {
         assert_eq!(d.delta_peak_bytes, 0);
         assert!(d.at_peak.by_frame.iter().all(|r| r.delta_bytes == 0));
     }
-    let (ab, ba) = (analysis::diff(&a, &b), analysis::diff(&b, &a));
+    let (ab, ba) = (
+        analysis::diff(&a, &b, usize::MAX),
+        analysis::diff(&b, &a, usize::MAX),
+    );
     assert_eq!(ab.delta_reserved_bytes, -ba.delta_reserved_bytes);
     for (x, y) in ab.devices.iter().zip(&ba.devices) {
         assert_eq!(x.delta_peak_bytes, -y.delta_peak_bytes);

@@ -22,22 +22,7 @@ pub fn report(snap: &Snapshot, top: Option<usize>) -> Report {
 
 /// What `--json` prints for two: the diff, each group list cut to its `top` largest changes.
 pub fn diff(base: &Snapshot, new: &Snapshot, top: Option<usize>) -> Diff {
-    let mut d = analysis::diff(base, new);
-    let top = top.unwrap_or(10);
-    for dev in &mut d.devices {
-        let g = &mut dev.at_peak;
-        for rows in [
-            &mut g.by_frame,
-            &mut g.by_line,
-            &mut g.by_file,
-            &mut g.by_annotation,
-            &mut g.by_category,
-            &mut g.by_compile_context,
-        ] {
-            rows.truncate(top);
-        }
-    }
-    d
+    analysis::diff(base, new, top.unwrap_or(10))
 }
 
 pub fn run(a: &SnapshotArgs) -> Result<(), String> {

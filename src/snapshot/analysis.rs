@@ -664,7 +664,7 @@ fn delta(a: u64, b: u64) -> i64 {
     (b as i128 - a as i128).clamp(i64::MIN as i128, i64::MAX as i128) as i64
 }
 
-fn diff_rows(a: &[Group], b: &[Group]) -> Vec<DiffRow> {
+fn diff_rows(a: &[Group], b: &[Group], top: usize) -> Vec<DiffRow> {
     let mut rows: FxHashMap<&str, (u64, u64)> = FxHashMap::default();
     for g in a {
         rows.entry(&g.key).or_default().0 += g.bytes;
@@ -688,12 +688,14 @@ fn diff_rows(a: &[Group], b: &[Group]) -> Vec<DiffRow> {
             .then_with(|| b.delta_bytes.cmp(&a.delta_bytes))
             .then_with(|| a.key.cmp(&b.key))
     });
+    out.truncate(top);
     out
 }
 
-/// What changed from `base` to `new`: segment totals, and per device the peak and its groups.
-/// `diff(a, a)` is all zeros, and `diff(b, a)` is `diff(a, b)` negated.
-pub fn diff(base: &Snapshot, new: &Snapshot) -> Diff {
+/// What changed from `base` to `new`: segment totals, and per device the peak and its groups,
+/// each group list cut to its `top` largest changes. `diff(a, a)` is all zeros, and `diff(b, a)`
+/// is `diff(a, b)` negated.
+pub fn diff(base: &Snapshot, new: &Snapshot, top: usize) -> Diff {
     let (sa, sb) = (segments(base), segments(new));
     let n = base.devices.len().max(new.devices.len());
     let mut devices = Vec::new();
@@ -716,12 +718,12 @@ pub fn diff(base: &Snapshot, new: &Snapshot) -> Diff {
             new_peak_bytes: pb,
             delta_peak_bytes: delta(pa, pb),
             at_peak: DiffGroups {
-                by_frame: diff_rows(&ga.by_frame, &gb.by_frame),
-                by_line: diff_rows(&ga.by_line, &gb.by_line),
-                by_file: diff_rows(&ga.by_file, &gb.by_file),
-                by_annotation: diff_rows(&ga.by_annotation, &gb.by_annotation),
-                by_category: diff_rows(&ga.by_category, &gb.by_category),
-                by_compile_context: diff_rows(&ga.by_compile_context, &gb.by_compile_context),
+                by_frame: diff_rows(&ga.by_frame, &gb.by_frame, top),
+                by_line: diff_rows(&ga.by_line, &gb.by_line, top),
+                by_file: diff_rows(&ga.by_file, &gb.by_file, top),
+                by_annotation: diff_rows(&ga.by_annotation, &gb.by_annotation, top),
+                by_category: diff_rows(&ga.by_category, &gb.by_category, top),
+                by_compile_context: diff_rows(&ga.by_compile_context, &gb.by_compile_context, top),
             },
         });
     }
