@@ -436,6 +436,26 @@ fn a_pickle_that_calls_code_is_refused_and_nothing_runs() {
     assert!(e.message.contains("GLOBAL at byte 2"), "{}", e.message);
     assert!(!e.message.contains("builtins") && !e.message.contains("sightline-snapshot"));
     assert!(!marker.exists());
+    // No message quotes the file: a secret as the global's name, as a key of a dict that is
+    // not a snapshot, before an unknown opcode.
+    let secret = "Zq8vKx3mPw7yTn2R";
+    let mut named = b"\x80\x04c".to_vec();
+    named.extend_from_slice(format!("{secret}\nsystem\n").as_bytes());
+    let mut keyed = vec![0x80, 4, b'}', 0x8c, 16];
+    keyed.extend_from_slice(secret.as_bytes());
+    keyed.extend_from_slice(b"Ns.");
+    let mut unknown = vec![0x80, 4, 0x8c, 16];
+    unknown.extend_from_slice(secret.as_bytes());
+    unknown.push(0xfe);
+    for bytes in [named, keyed, unknown] {
+        let text = match snapshot::read(&bytes) {
+            Err(e) => e.message,
+            Ok(s) => format!("{:?}", s.diagnostics),
+        };
+        for w in secret.as_bytes().windows(6) {
+            assert!(!text.contains(std::str::from_utf8(w).unwrap()), "{text}");
+        }
+    }
     // Each opcode that names or calls code, anywhere in an otherwise good snapshot.
     let good = pickle("alloc_free");
     for op in [
