@@ -54,7 +54,12 @@ impl PySnapshot {
     }
 
     /// `sightline snapshot FILE NEW --json --top N`, this snapshot the base.
-    fn diff_json(&self, py: Python<'_>, new: PyRef<'_, PySnapshot>, top: usize) -> PyResult<String> {
+    fn diff_json(
+        &self,
+        py: Python<'_>,
+        new: PyRef<'_, PySnapshot>,
+        top: usize,
+    ) -> PyResult<String> {
         let new = &new.snap;
         let d = py.allow_threads(|| analysis::diff(&self.snap, new, top));
         serde_json::to_string(&d).map_err(json_err)
