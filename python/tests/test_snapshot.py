@@ -11,7 +11,9 @@ import pytest
 import sightline
 from conftest import LOCAL, cli_json
 
-SNAPSHOTS = sorted(p for p in (LOCAL / "snapshot").iterdir() if ".pickle" in p.name and p.name != "malicious.pickle")
+SNAPSHOTS = sorted(
+    p for p in (LOCAL / "snapshot").iterdir() if ".pickle" in p.name and p.name != "malicious.pickle"
+)
 
 
 @pytest.mark.parametrize("path", SNAPSHOTS, ids=lambda p: p.name)
@@ -28,7 +30,8 @@ def test_report_equals_the_cli(path):
 def test_diff_folded_and_timeline():
     a = sightline.Snapshot.open(LOCAL / "snapshot" / "training.pickle.gz")
     b = sightline.Snapshot.open(LOCAL / "snapshot" / "every_key.pickle")
-    want = cli_json("snapshot", LOCAL / "snapshot" / "training.pickle.gz", LOCAL / "snapshot" / "every_key.pickle")
+    dir = LOCAL / "snapshot"
+    want = cli_json("snapshot", dir / "training.pickle.gz", dir / "every_key.pickle")
     assert a.diff(b) == want
     assert a.folded("segments") == (LOCAL / "snapshot" / "training.segments.folded").read_text()
     assert a.folded("memory") == (LOCAL / "snapshot" / "training.memory.folded").read_text()
