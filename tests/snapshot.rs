@@ -538,22 +538,91 @@ fn a_cut_anywhere_keeps_a_prefix_and_says_so() {
     }
 }
 
-/// Damaged bytes anywhere never panic: a byte changed at many places.
-#[test]
-fn damaged_bytes_never_panic() {
-    let bytes = pickle("every_key");
-    let mut rng = common::Rng(0x9E37_79B9_7F4A_7C15);
-    for _ in 0..3000 {
-        let mut b = bytes.clone();
-        for _ in 0..1 + rng.below(3) {
-            let i = rng.below(b.len() as i64) as usize;
-            b[i] = rng.next() as u8;
+/// One mutation of a snapshot's bytes: a byte changed, a range cut, duplicated or dropped, an
+/// opcode the reader knows inserted.
+fn mutate(b: &mut Vec<u8>, rng: &mut common::Rng) {
+    const OPS: &[u8] = b"}](ae\x94hqjsutX\x8cJKM\x8a\x85\x86\x87.0120N\x88\x89";
+    let n = b.len().max(1) as i64;
+    let i = rng.below(n) as usize % b.len().max(1);
+    match rng.below(6) {
+        0 => b[i] = rng.next() as u8,
+        1 => b.truncate(i),
+        2 => {
+            let j = (i + rng.below(64) as usize).min(b.len());
+            let piece = b[i..j].to_vec();
+            b.splice(i..i, piece);
         }
-        if let Ok(s) = snapshot::read(&b) {
-            let _ = analysis::report(&s, 5);
-            let _ = analysis::folded(&s, Folded::Memory);
+        3 => {
+            let j = (i + rng.below(16) as usize).min(b.len());
+            b.drain(i..j);
+        }
+        4 => b.insert(i, OPS[rng.below(OPS.len() as i64) as usize]),
+        _ => {
+            if i + 1 < b.len() {
+                b[i + 1] = rng.below(256) as u8;
+            }
         }
     }
+}
+
+/// Mutated fixtures, each read whole and in random chunks: no panic, and the same snapshot (or
+/// the same error) either way. Returns how many inputs were read as snapshots.
+fn fuzz(count: usize, seed: u64) -> usize {
+    let seeds: Vec<Vec<u8>> = NAMES
+        .iter()
+        .map(|n| pickle(n))
+        .chain([std::fs::read(path("training.pickle.gz")).unwrap()])
+        .collect();
+    let mut rng = common::Rng(seed);
+    let mut read = 0;
+    for _ in 0..count {
+        let mut b = seeds[rng.below(seeds.len() as i64) as usize].clone();
+        for _ in 0..1 + rng.below(4) {
+            mutate(&mut b, &mut rng);
+        }
+        let whole = snapshot::read(&b);
+        let mut r = Reader::new();
+        let mut at = 0;
+        while at < b.len() {
+            let end = (at + 1 + rng.below(300) as usize).min(b.len());
+            r.feed(&b[at..end]);
+            at = end;
+        }
+        let chunked = r.finish();
+        match (&whole, &chunked) {
+            (Ok(x), Ok(y)) => {
+                read += 1;
+                assert_eq!(dump(x), dump(y));
+                let _ = analysis::folded(x, Folded::Memory);
+            }
+            (Err(x), Err(y)) => assert_eq!(x, y),
+            _ => panic!("whole and chunked disagree: {whole:?} / {chunked:?}"),
+        }
+    }
+    read
+}
+
+#[test]
+fn mutated_snapshots_read_alike_in_any_chunks() {
+    let read = fuzz(3000, 0x5eed_f00d);
+    assert!(read > 1000, "{read}");
+}
+
+/// The long run: `SIGHTLINE_SNAPSHOT_FUZZ_INPUTS=1000000 cargo test --release --test it --
+/// --ignored --nocapture snapshot::fuzz_long`.
+#[test]
+#[ignore]
+fn fuzz_long() {
+    let count = std::env::var("SIGHTLINE_SNAPSHOT_FUZZ_INPUTS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100_000);
+    let start = std::time::Instant::now();
+    let read = fuzz(count, 0xc0ffee);
+    println!(
+        "{count} inputs, {read} read as snapshots, {:?}",
+        start.elapsed()
+    );
 }
 
 #[test]

@@ -153,10 +153,13 @@ impl Reader {
             Stage::Sniff(_) => unreachable!("sniffing ends before bytes are pushed"),
             Stage::Plain(m) => m.feed(bytes),
             Stage::Gzip(g) => {
-                // A refused or finished pickle needs no more inflating.
-                if self.gzip_error.is_none() && g.get_ref().state == State::Running {
+                // A broken or refused pickle needs no more inflating, and a gzip error found
+                // after it (within the same write or not, as the chunks fall) is not reported.
+                if self.gzip_error.is_none() && g.get_ref().takes_more() {
                     if let Err(e) = g.write_all(bytes) {
-                        self.gzip_error = Some(e.to_string());
+                        if g.get_ref().takes_more() {
+                            self.gzip_error = Some(e.to_string());
+                        }
                     }
                 }
             }
@@ -176,18 +179,25 @@ impl Reader {
             Stage::Sniff(_) => unreachable!("sniffing was ended above"),
             Stage::Plain(m) => (*m, false, None),
             Stage::Gzip(mut g) => {
-                let end = if self.gzip_error.is_none() && g.get_ref().state == State::Running {
+                let end = if self.gzip_error.is_none() && g.get_ref().takes_more() {
                     g.try_finish().err().map(|e| e.to_string())
                 } else {
                     None
                 };
                 let m = std::mem::replace(g.get_mut(), Machine::new());
-                (m, true, self.gzip_error.or(end))
+                // The pickle may break on output the inflater hands over in the same call that
+                // finds the damage (also in `try_finish`): damage after the break is not the
+                // pickle's, and whether it is found depends on the chunks.
+                let error = self.gzip_error.or(end).filter(|_| m.takes_more());
+                (m, true, error)
             }
         };
         let size = format!("{} bytes", self.input_bytes);
         if self.input_bytes == 0 {
             return Err(err(ErrorKind::Empty, "the file is empty".into()));
+        }
+        if let State::Refused(r) = &m.state {
+            return Err(err(ErrorKind::Refused, r.to_string()));
         }
         if gzipped && m.bytes == 0 {
             let why = gzip_error.unwrap_or_else(|| "no data".into());
@@ -195,9 +205,6 @@ impl Reader {
                 ErrorKind::CorruptGzip,
                 format!("a gzip file that cannot be decompressed ({why})"),
             ));
-        }
-        if let State::Refused(r) = &m.state {
-            return Err(err(ErrorKind::Refused, r.to_string()));
         }
         let inside = if gzipped {
             " inside the gzip stream"

@@ -226,7 +226,7 @@ impl fmt::Display for Refusal {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum State {
     Running,
-    /// `STOP` was read: the value is complete.
+    /// `STOP` was read: the value is complete; later bytes are counted as trailing.
     Stopped,
     /// The bytes could not be taken further (see the diagnostics); what was read is kept.
     Broken,
@@ -332,20 +332,28 @@ impl Machine {
         }
     }
 
+    /// Whether more input is read (counted, at least): not after a break or a refusal.
+    pub fn takes_more(&self) -> bool {
+        matches!(self.state, State::Running | State::Stopped)
+    }
+
     pub fn feed(&mut self, bytes: &[u8]) {
-        if self.head.len() < 16 {
-            let n = (16 - self.head.len()).min(bytes.len());
-            self.head.extend_from_slice(&bytes[..n]);
-        }
-        self.bytes += bytes.len() as u64;
+        // Bytes after a break are not counted: how many of them arrive depends on how the
+        // input was cut into chunks.
         match self.state {
             State::Running => {}
             State::Stopped => {
+                self.bytes += bytes.len() as u64;
                 self.trailing += bytes.len() as u64;
                 return;
             }
             State::Broken | State::Refused(_) => return,
         }
+        if self.head.len() < 16 {
+            let n = (16 - self.head.len()).min(bytes.len());
+            self.head.extend_from_slice(&bytes[..n]);
+        }
+        self.bytes += bytes.len() as u64;
         self.buf.extend_from_slice(bytes);
         let mut pos = 0;
         loop {
@@ -353,8 +361,11 @@ impl Machine {
                 Step::Next => {}
                 Step::More => break,
                 Step::Halt => {
+                    let rest = (self.buf.len() - pos) as u64;
                     if self.state == State::Stopped {
-                        self.trailing += (self.buf.len() - pos) as u64;
+                        self.trailing += rest;
+                    } else {
+                        self.bytes -= rest;
                     }
                     pos = self.buf.len();
                     break;
