@@ -542,8 +542,11 @@ fn a_cut_anywhere_keeps_a_prefix_and_says_so() {
 /// opcode the reader knows inserted.
 fn mutate(b: &mut Vec<u8>, rng: &mut common::Rng) {
     const OPS: &[u8] = b"}](ae\x94hqjsutX\x8cJKM\x8a\x85\x86\x87.0120N\x88\x89";
-    let n = b.len().max(1) as i64;
-    let i = rng.below(n) as usize % b.len().max(1);
+    if b.is_empty() {
+        b.push(rng.next() as u8);
+        return;
+    }
+    let i = rng.below(b.len() as i64) as usize;
     match rng.below(6) {
         0 => b[i] = rng.next() as u8,
         1 => b.truncate(i),

@@ -467,12 +467,10 @@ fn group(live: &[Live], mut key: impl FnMut(Option<usize>) -> String) -> Vec<Gro
 
 fn groups(snap: &Snapshot, device: usize, live: &[Live], annotations: &[u32]) -> Groups {
     let t = &snap.devices[device];
-    let text = |id: u32, none: &str| {
-        if id == NO_STR {
-            none.to_string()
-        } else {
-            snap.str(id).to_string()
-        }
+    // An absent string and an empty one (what torch records without a context) are one group.
+    let text = |id: u32, none: &str| match snap.str(id) {
+        "" => none.to_string(),
+        s => s.to_string(),
     };
     let frame = |e: Option<usize>| e.map(|e| (t.stack[e], user_frame(snap, t.stack[e])));
     let frame_key = |e: Option<usize>, f: &dyn Fn(u32) -> String| match frame(e) {
