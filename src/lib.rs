@@ -11,6 +11,8 @@
 //!   vocabulary (what an event is, which lanes are devices).
 //! - [`analysis`]: every number shown to a user, as pure functions of the model, kept per loaded
 //!   trace by `analysis::derived::Derived`; the digest, across traces.
+//! - [`snapshot`]: memory snapshots (`torch.cuda.memory._dump_snapshot` pickles) to a
+//!   [`snapshot::Snapshot`], data opcodes only, and every figure of one.
 //! - [`view`]: what the page draws for a viewport (a draw list), hit testing, search, details.
 //! - `native` (not on wasm32): reading trace files, the library's only file I/O, for the CLI and
 //!   the Python package.
@@ -30,6 +32,7 @@ pub mod model;
 pub mod native;
 mod ordered;
 pub mod parse;
+pub mod snapshot;
 pub mod view;
 
 #[cfg(target_arch = "wasm32")]

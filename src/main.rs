@@ -57,6 +57,7 @@ fn main() -> ExitCode {
         Command::Idle(a) => ("sightline", cli::idle::run(a)),
         Command::Steps(a) => ("sightline", cli::steps::run(a)),
         Command::Memory(a) => ("sightline", cli::memory::run(a)),
+        Command::Snapshot(a) => ("sightline", cli::snapshot::run(a)),
         Command::Flops(a) => ("sightline", cli::flops::run(a)),
         Command::Graphs(a) => ("sightline", cli::graphs::run(a)),
         Command::Report(a) => ("sightline", cli::report::run(a)),

@@ -7,15 +7,17 @@
 //! [`trace_files`] is the folder walk of `sightline ranks`; [`job`] is that command's middle for
 //! the CLI and Python alike (files sorted and deduplicated, each digested by [`rank_digest`] on a
 //! thread of its own and dropped, then compared); [`rank_digest`] reads one rank on one thread,
-//! its file name giving the rank when the trace does not.
+//! its file name giving the rank when the trace does not. [`read_snapshot`] reads a memory
+//! snapshot the same way, in 1 MiB reads.
 
 use crate::analysis::derived::Derived;
 use crate::analysis::digest::Digest;
 use crate::analysis::ranks::{self, Align, OverlapScope, RanksReport};
 use crate::model::Trace;
 use crate::parse::{parse_parallel, ParseError};
+use crate::snapshot::{Snapshot, SnapshotError};
 use std::fs::{File, Metadata};
-use std::io::{self, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// The threads a large file is parsed on: one per core, up to 8.
@@ -36,6 +38,24 @@ pub fn read_trace(path: &Path, threads: usize) -> io::Result<Result<Trace, Parse
         Ok(f)
     };
     parse_parallel(&open, len, threads)
+}
+
+/// Reads the memory snapshot at `path` in 1 MiB reads, never holding it whole. The outer error is
+/// the file's, the inner one says why the bytes are not a snapshot (or are refused).
+pub fn read_snapshot(path: &Path) -> io::Result<Result<Snapshot, SnapshotError>> {
+    let mut file = open_regular(path)?.0;
+    let mut reader = crate::snapshot::Reader::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        reader.feed(&buf[..n]);
+    }
+    Ok(reader.finish())
 }
 
 /// Opens `path` for reading if it is a regular file, with its metadata; anything else (a folder,

@@ -288,3 +288,57 @@ fn completions_are_generated_for_each_shell() {
     assert_eq!(code, 2);
     assert!(err.contains("bash"), "{err}");
 }
+
+/// `snapshot FILE --json`: the report's figures as the analysis computes them; two files give the
+/// diff; a pickle that names code and a trace are each refused with exit 2 and a sentence.
+#[test]
+fn snapshot_reports_diffs_and_refuses() {
+    let dir = common::local_fixture("snapshot");
+    let training = dir.join("training.pickle.gz");
+    let (code, out, _) = common::run_cli(&["snapshot", training.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let snap = sightline::snapshot::read(&std::fs::read(&training).unwrap()).unwrap();
+    let m = sightline::snapshot::analysis::device_memory(&snap, 0);
+    assert_eq!(v["devices"][0]["peak_bytes"], m.peak_bytes);
+    assert_eq!(
+        v["segments"]["reserved_bytes"],
+        sightline::snapshot::analysis::segments(&snap).reserved_bytes
+    );
+    assert_eq!(v["stats"]["gzipped"], true);
+    assert!(
+        v["devices"][0]["at_peak"]["by_category"]
+            .as_array()
+            .unwrap()
+            .len()
+            > 1
+    );
+    let (code, out, _) = common::run_cli(&["snapshot", training.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(out.contains("live at the peak, by category:"), "{out}");
+    let oom = dir.join("oom.pickle");
+    let (code, out, _) = common::run_cli(&["snapshot", oom.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(out.contains("out of memory at entry"), "{out}");
+    let every = dir.join("every_key.pickle");
+    let (code, out, _) = common::run_cli(&[
+        "snapshot",
+        training.to_str().unwrap(),
+        every.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(code, 0);
+    let d: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(d["devices"][0]["delta_peak_bytes"].as_i64().unwrap() < 0);
+    let bad = dir.join("malicious.pickle");
+    let (code, _, err) = common::run_cli(&["snapshot", bad.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("refused") && err.contains("GLOBAL"), "{err}");
+    let trace = common::local_fixture("parse/trailing_comma.json");
+    let (code, _, err) = common::run_cli(&["snapshot", trace.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not a memory snapshot"), "{err}");
+    let (code, _, err) = common::run_cli(&["summary", every.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("memory snapshot"), "{err}");
+}

@@ -59,6 +59,7 @@ fn no_front_end_quotes_a_file_that_is_not_a_trace() {
             vec!["report", f, "--json"],
             vec!["diff", trace, f],
             vec!["ranks", f, trace],
+            vec!["snapshot", f, "--json"],
         ] {
             // `ranks` goes on with the files that are traces and lists the others.
             let (code, out, err) = common::run_cli(&args);
@@ -76,6 +77,7 @@ fn no_front_end_quotes_a_file_that_is_not_a_trace() {
             ("open", json!({ "file": f })),
             ("diff", json!({ "base": f, "new": trace })),
             ("ranks", json!({ "paths": [f, trace] })),
+            ("snapshot", json!({ "file": f })),
         ] {
             let (texts, _) = mcp.call(tool, arguments);
             assert_unquoted(&format!("mcp {tool} {f}"), &texts.join("\n"));

@@ -55,6 +55,8 @@ mod serve_limits;
 mod shapes;
 #[path = "slicing.rs"]
 mod slicing;
+#[path = "snapshot.rs"]
+mod snapshot;
 #[path = "tables.rs"]
 mod tables;
 #[path = "view_fixtures.rs"]

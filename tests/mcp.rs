@@ -161,7 +161,7 @@ fn a_client_lists_the_tools_and_gets_the_clis_report_and_what_if() {
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     for want in [
         "open", "runs", "summary", "report", "ops", "kernels", "labels", "compiled", "modules",
-        "flops", "idle", "steps", "path", "memory", "ranks", "diff", "graphs",
+        "flops", "idle", "steps", "path", "memory", "ranks", "diff", "graphs", "snapshot",
     ] {
         assert!(names.contains(&want), "{want} is not in {names:?}");
     }
@@ -175,6 +175,19 @@ fn a_client_lists_the_tools_and_gets_the_clis_report_and_what_if() {
     let cli = cli_json(&["report", &file, "--json", "--top", "5"]);
     assert_eq!(untimed(report.clone()), untimed(cli));
     assert_eq!(report["findings"][0]["id"], "small_op_storm");
+
+    // snapshot: the CLI's JSON for a memory snapshot, and its diff with another.
+    let snap = common::local_fixture("snapshot/training.pickle.gz");
+    let snap = snap.to_str().unwrap();
+    let answer = s.json("snapshot", json!({ "file": snap, "top": 3 }));
+    assert_eq!(
+        answer,
+        cli_json(&["snapshot", snap, "--json", "--top", "3"])
+    );
+    let other = common::local_fixture("snapshot/every_key.pickle");
+    let other = other.to_str().unwrap();
+    let answer = s.json("snapshot", json!({ "file": snap, "new": other }));
+    assert_eq!(answer, cli_json(&["snapshot", snap, other, "--json"]));
 
     // A second question about the file reads the trace kept from the first: the same parse.
     let again = s.json("report", json!({ "file": file, "top": 5 }));

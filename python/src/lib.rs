@@ -18,6 +18,8 @@
 //!   `native::trace_files` and `native::job`; `diff_json` digests BASE (a `Trace`, a trace's bytes
 //!   or file, or a digest's JSON), drops it, then NEW, and runs `analysis::diff` and the
 //!   `--fail-if` conditions; both return the CLI's `--json` object as text.
+//! - `snapshot.rs`: `Snapshot`, a memory snapshot (`torch.cuda.memory._dump_snapshot`) read by
+//!   the core, its methods the `sightline snapshot` command's JSON.
 //! - `columns.rs`: a table's rows (serialized as for `--json`, fields in declared order through
 //!   serde_json's `preserve_order`, enabled in this crate only) become Arrow buffers written
 //!   straight into Python `bytes` (int64, float64, bool, utf8 with int32 offsets, validity
@@ -37,6 +39,7 @@
 
 mod columns;
 mod compare;
+mod snapshot;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
@@ -505,7 +508,11 @@ fn _sightline(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("SightlineError", m.py().get_type::<SightlineError>())?;
     m.add("NotATrace", m.py().get_type::<NotATrace>())?;
+    m.add("NotASnapshot", m.py().get_type::<snapshot::NotASnapshot>())?;
     m.add_class::<PyTrace>()?;
+    m.add_class::<snapshot::PySnapshot>()?;
+    m.add_class::<snapshot::SnapshotReader>()?;
+    m.add_function(wrap_pyfunction!(snapshot::open_snapshot_path, m)?)?;
     m.add_class::<Parser>()?;
     m.add_function(wrap_pyfunction!(open_path, m)?)?;
     m.add_function(wrap_pyfunction!(job_path_json, m)?)?;

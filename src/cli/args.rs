@@ -86,6 +86,17 @@ pub enum Command {
                       utilization, step statistics."
     )]
     Steps(Trace),
+    /// A memory snapshot (torch.cuda.memory._dump_snapshot): peak, what holds it, segments, oom
+    #[command(
+        long_about = "A memory snapshot as torch.cuda.memory._dump_snapshot writes it (a pickle, \
+                      plain or gzip; only its data is read, a pickle that names code is refused): \
+                      per device the peak of live bytes (a replay of alloc and free_completed) and \
+                      what is live at it by first user frame, file and line, file, annotation, \
+                      category and compile context; the segments as _memory_viz segsum counts \
+                      them; each oom explained. Given two files, what changed from the first to \
+                      the second by the same groupings."
+    )]
+    Snapshot(SnapshotArgs),
     /// Memory per device (profile_memory=True): peak, holders, curve, live allocations
     #[command(
         long_about = "Memory per device (profile_memory=True): peak allocated and reserved, what \
@@ -269,6 +280,22 @@ pub struct ReportArgs {
     #[arg(long, value_enum, value_name = "TOOL")]
     pub compat: Option<Compat>,
     /// The first N operators (default 15) and idle gaps (default 10)
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+}
+
+#[derive(Args)]
+pub struct SnapshotArgs {
+    /// The snapshot (.pickle or .pickle.gz), or BASE when NEW follows
+    #[arg(value_name = "FILE")]
+    pub file: String,
+    /// A second snapshot: print what changed from FILE to it
+    #[arg(value_name = "NEW")]
+    pub new: Option<String>,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// The N largest groups of each kind (default 10)
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
 }

@@ -23,7 +23,7 @@ use super::serve::store::{Local, Store};
 use super::{
     compiled, diff, flops, graphs, idle, json_text, kernels, labels, load, memory, modules,
 };
-use super::{ops, path, ranks, report, summary, Loaded};
+use super::{ops, path, ranks, report, snapshot, summary, Loaded};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
@@ -287,6 +287,17 @@ pub struct GraphsParams {
     pub top: Option<usize>,
     /// The first captured operator of the page, from 0
     pub offset: Option<usize>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct SnapshotParams {
+    /// A memory snapshot as torch.cuda.memory._dump_snapshot writes it (.pickle, plain or gzip);
+    /// a path on this machine
+    pub file: String,
+    /// A second snapshot: the answer is then what changed from `file` to it
+    pub new: Option<String>,
+    /// The largest groups of each kind (default 10)
+    pub top: Option<usize>,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -728,6 +739,28 @@ impl Sightline {
                 json: memory::json(&*s.trace(&args.trace.file)?, &args)?,
                 notes: Vec::new(),
             })
+        })
+        .await
+    }
+
+    #[tool(
+        description = "A memory snapshot (torch.cuda.memory._dump_snapshot; a pickle that names \
+                       code is refused, nothing of it run): per device the peak of live bytes and \
+                       what is live at it by first user frame, file and line, annotation, \
+                       category and compile context, the segments as _memory_viz segsum counts \
+                       them, each oom explained; with `new`, what changed from one to the other \
+                       (`sightline snapshot --json`)."
+    )]
+    async fn snapshot(
+        &self,
+        Parameters(a): Parameters<SnapshotParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.answer(move |_| {
+            let base = snapshot::load(&a.file)?;
+            match &a.new {
+                Some(new) => Answer::of(&snapshot::diff(&base, &snapshot::load(new)?, a.top)),
+                None => Answer::of(&snapshot::report(&base, a.top)),
+            }
         })
         .await
     }

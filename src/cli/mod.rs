@@ -17,7 +17,8 @@
 //!   [`steps`], [`idle`], [`report`], [`flops`], [`memory`], [`path`] (critical path, what-if,
 //!   one graph per rank joined for several files), [`digest`], [`diff`] (BASE digested and its
 //!   model dropped before NEW is read; BASE or NEW may be a digest file), [`ranks`] (files found
-//!   and digested through `native::job`, one trace per core at a time, only digests kept).
+//!   and digested through `native::job`, one trace per core at a time, only digests kept),
+//!   [`snapshot`] (a memory snapshot, read by `native::read_snapshot`, or two and their diff).
 //! - [`table`]: the text layout of the table commands, PyTorch's.
 //! - [`mcp`]: `sightline mcp`, the official `rmcp` SDK over stdio: tools answer with the
 //!   commands' JSON; the last four traces asked about are kept with their stores (parsed again
@@ -43,6 +44,7 @@ pub mod path;
 pub mod ranks;
 pub mod report;
 pub mod serve;
+pub mod snapshot;
 pub mod steps;
 pub mod summary;
 pub mod table;

@@ -510,6 +510,8 @@ fn describe_bytes(head: &[u8], first: u8) -> &'static str {
         "a PDF document"
     } else if starts(b"PK\x03\x04") {
         "a zip archive"
+    } else if crate::snapshot::looks_like_pickle(head) {
+        "a Python pickle (a memory snapshot? `sightline snapshot` reads those)"
     } else if first == b'<' {
         "an HTML or XML document"
     } else if first.is_ascii_graphic() {

@@ -12,6 +12,8 @@ are ``pyarrow.Table`` objects with the column names of the CLI's ``--json`` outp
     sightline.show(t)            # the interactive timeline, inline
     sightline.ranks("job/")      # the ranks of a distributed job, as `sightline ranks --json`
     sightline.diff(a, b)         # two runs compared, as `sightline diff --json`
+    s = sightline.Snapshot.open("snap.pickle")   # torch.cuda.memory._dump_snapshot's file
+    s.report()                   # peak and what holds it, as `sightline snapshot --json`
 """
 
 from __future__ import annotations
@@ -23,17 +25,22 @@ from typing import Any, BinaryIO, Dict, Iterable, List, Optional, Sequence, Tupl
 import pyarrow as pa
 
 from . import _html, _serve, _tables
-from ._sightline import NotATrace, SightlineError, __version__
+from ._sightline import NotASnapshot, NotATrace, SightlineError, __version__
 from ._sightline import Parser as _Parser
+from ._sightline import Snapshot as _NativeSnapshot
+from ._sightline import SnapshotReader as _SnapshotReader
 from ._sightline import Trace as _NativeTrace
 from ._sightline import diff_json as _diff_json
 from ._sightline import job_path_json as _job_path_json
 from ._sightline import open_path as _open_path
+from ._sightline import open_snapshot_path as _open_snapshot_path
 from ._sightline import ranks_json as _ranks_json
 
 __all__ = [
+    "NotASnapshot",
     "NotATrace",
     "SightlineError",
+    "Snapshot",
     "Trace",
     "__version__",
     "critical_path",
@@ -210,6 +217,87 @@ class Trace:
 
     def _repr_html_(self) -> str:
         return _html.trace_html(self)
+
+
+class Snapshot:
+    """A memory snapshot, as ``torch.cuda.memory._dump_snapshot`` writes it (a pickle, plain or
+    gzip), read by Sightline's core without ``pickle.load``: a pickle that names or calls code is
+    refused (:class:`NotASnapshot`) and nothing of it runs. Each method returns what
+    ``sightline snapshot --json`` prints."""
+
+    def __init__(self, native: Any) -> None:
+        if not isinstance(native, _NativeSnapshot):
+            raise TypeError(
+                "sightline.Snapshot is not built from a path or data: "
+                "use sightline.Snapshot.open(source) to read a snapshot"
+            )
+        self._native = native
+
+    @staticmethod
+    def open(source: Source) -> "Snapshot":  # noqa: A003 - the package's verb
+        """Reads a snapshot: a path, ``bytes``-like data, or a binary file object (read in 1 MiB
+        chunks, never whole). Raises :class:`NotASnapshot` when the input is not a snapshot or is
+        refused; a damaged one opens, its damage in ``report()["diagnostics"]``."""
+        if isinstance(source, (str, os.PathLike)):
+            return Snapshot(_open_snapshot_path(os.fspath(source)))
+        reader = _SnapshotReader()
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            reader.feed(bytes(source))
+            return Snapshot(reader.finish("<bytes>"))
+        if hasattr(source, "read"):
+            while True:
+                chunk = source.read(CHUNK)
+                if not chunk:
+                    break
+                if isinstance(chunk, str):
+                    raise TypeError("open a snapshot file in binary mode ('rb')")
+                reader.feed(bytes(chunk))
+            name = getattr(source, "name", None)
+            return Snapshot(reader.finish(str(name) if isinstance(name, (str, bytes)) else "<file>"))
+        raise TypeError(
+            "sightline.Snapshot.open takes a path, bytes or a binary file object, "
+            f"not {type(source).__name__}"
+        )
+
+    @property
+    def source(self) -> str:
+        """The path the snapshot was read from, or ``<bytes>`` / the file object's name."""
+        return self._native.source
+
+    @property
+    def read_seconds(self) -> float:
+        """Seconds spent reading."""
+        return self._native.read_seconds
+
+    def report(self, top: int = 10) -> Dict[str, Any]:
+        """Per device the peak of live bytes and what is live at it by first user frame, file and
+        line, file, annotation, category and compile context (``top`` largest of each), each
+        ``oom`` explained, the segments as ``_memory_viz.segsum`` counts them
+        (``sightline snapshot FILE --json --top N``)."""
+        if top < 0:
+            raise ValueError(f"top must be at least 0, not {top}")
+        return json.loads(self._native.report_json(top))
+
+    def diff(self, new: "Snapshot", top: int = 10) -> Dict[str, Any]:
+        """What changed from this snapshot to ``new`` by the same groupings
+        (``sightline snapshot FILE NEW --json --top N``)."""
+        if not isinstance(new, Snapshot):
+            raise TypeError(f"diff takes a Snapshot, not {type(new).__name__}")
+        if top < 0:
+            raise ValueError(f"top must be at least 0, not {top}")
+        return json.loads(self._native.diff_json(new._native, top))
+
+    def folded(self, by: str = "segments") -> str:
+        """The folded stacks ``_memory_viz.segments`` (``by="segments"``) or ``memory``
+        (``by="memory"``) hand to ``format_flamegraph``."""
+        return self._native.folded(by)
+
+    def live_bytes(self, device: int = 0) -> List[int]:
+        """A device's live bytes before its first trace entry and after each."""
+        return self._native.live_bytes(device)
+
+    def __repr__(self) -> str:
+        return f"<sightline.Snapshot {self.source!r}>"
 
 
 def open(source: Source) -> Trace:  # noqa: A001 - the package's verb, as in gzip.open

@@ -1,0 +1,851 @@
+//! The pickle machine: opcodes in, the snapshot's rows out, never a value tree of the whole file.
+//!
+//! A pickle is a program for a stack machine. This one runs the data-only part of it: containers,
+//! strings, numbers, the memo and marks. Every opcode that names or calls a global is refused
+//! before anything else happens ([`Refusal`]); nothing here can run code, import or look up a
+//! name, because nothing here knows any.
+//!
+//! Streaming: a container is complete when it is attached to its parent (`APPEND(S)`,
+//! `SETITEM(S)`, a tuple), since pickle writes a value whole before the operation that stores
+//! it. At that moment a dict that is a trace entry, a block, a segment or an annotation becomes
+//! a row of the builder's columns ([`Value::Row`]), a frame dict becomes an interned frame id
+//! and a list of frames an interned stack id, so what stays on the stack is one small value
+//! per item. A list of rows keeps a run of row ids (`start`, `len`), not the rows. What the
+//! pickler batches between a `MARK` and an `APPENDS` (1,000 items) is all that is ever held
+//! generically.
+//!
+//! The memo keeps what a later `GET` may ask for: strings (as interned ids), numbers, frames,
+//! stacks, rows, and generic containers up to [`MEMO_NODES`] values. A `GET` of a container that
+//! is not finished, or of a larger generic one, is `None` and counted ([`DiagKind::Reference`]);
+//! `_dump_snapshot`'s pickles only share strings, frames and frame lists.
+//!
+//! No recursion on input structure: nesting lives on the machine's stack, and a generic value
+//! nested past [`MAX_DEPTH`] is dropped when attached, so no conversion, copy or drop of a
+//! value recurses deeper than that.
+
+use super::build::{Builder, RowKind};
+use super::model::DiagKind;
+use std::fmt;
+
+/// Generic values nested deeper than this are dropped (a snapshot nests four levels).
+pub(crate) const MAX_DEPTH: u8 = 32;
+/// Generic containers of up to this many values are copied into the memo for a later `GET`.
+const MEMO_NODES: u32 = 256;
+/// Not a memo id.
+const NO_MEMO: u32 = u32::MAX;
+/// How far down the stack a `GET` of an unfinished container looks for it.
+const SEARCHED: usize = 4096;
+
+/// One value on the machine's stack or in the memo.
+#[derive(Debug)]
+pub(crate) enum Value {
+    None,
+    Bool(bool),
+    Int(i64),
+    /// An integer wider than 64 bits; its value is not kept.
+    Wide,
+    Float(f64),
+    /// An interned string (`str`, or a protocol 1 byte string).
+    Str(u32),
+    /// `bytes` or `bytearray`; the contents are not kept.
+    Bytes,
+    List(Box<Container>),
+    Dict(Box<Container>),
+    Tuple(Box<Container>),
+    /// An interned frame.
+    Frame(u32),
+    /// An interned stack (a list of frames).
+    Stack(u32),
+    /// A row of the builder's tables.
+    Row(RowKind, u32),
+    /// A value that could not be kept (see the diagnostics).
+    Lost,
+}
+
+/// A list, dict (keys and values alternating) or tuple.
+#[derive(Debug, Default)]
+pub(crate) struct Container {
+    pub items: Vec<Value>,
+    /// A list of rows kept as a run: rows `start..start + len` of one kind; `items` is then
+    /// empty.
+    pub run: Option<(RowKind, u32, u32)>,
+    memo: u32,
+    depth: u8,
+    nodes: u32,
+    /// Left unfinished by the end of the input (set when salvaging).
+    pub unfinished: bool,
+}
+
+impl Container {
+    fn new() -> Box<Container> {
+        Box::new(Container {
+            memo: NO_MEMO,
+            depth: 1,
+            nodes: 1,
+            ..Container::default()
+        })
+    }
+
+    fn with(items: Vec<Value>) -> Box<Container> {
+        let mut c = Container::new();
+        for v in &items {
+            c.count(v);
+        }
+        c.items = items;
+        c
+    }
+
+    fn count(&mut self, v: &Value) {
+        let (d, n) = match v {
+            Value::List(c) | Value::Dict(c) | Value::Tuple(c) => (c.depth, c.nodes),
+            _ => (0, 1),
+        };
+        self.depth = self.depth.max(d.saturating_add(1));
+        self.nodes = self.nodes.saturating_add(n);
+    }
+
+    /// The list's items as values (a run of rows spelled out).
+    fn spell_out(&mut self) {
+        if let Some((kind, start, len)) = self.run.take() {
+            self.items = (start..start + len).map(|i| Value::Row(kind, i)).collect();
+        }
+    }
+
+    fn push_item(&mut self, v: Value) {
+        if let Value::Row(kind, id) = v {
+            match &mut self.run {
+                Some((k, start, len)) if *k == kind && *start + *len == id => {
+                    *len += 1;
+                    return;
+                }
+                None if self.items.is_empty() => {
+                    self.run = Some((kind, id, 1));
+                    return;
+                }
+                _ => {}
+            }
+        }
+        self.spell_out();
+        self.count(&v);
+        self.items.push(v);
+    }
+}
+
+impl Value {
+    /// A copy for the memo or `DUP`, when the value is small enough to copy. Inlined for the
+    /// strings and rows a `GET` copies for nearly every dict of a snapshot.
+    #[inline]
+    fn copy(&self) -> Option<Value> {
+        Some(match self {
+            Value::Str(s) => Value::Str(*s),
+            Value::Row(k, r) => Value::Row(*k, *r),
+            Value::Frame(f) => Value::Frame(*f),
+            Value::Stack(s) => Value::Stack(*s),
+            Value::Int(i) => Value::Int(*i),
+            Value::List(_) | Value::Dict(_) | Value::Tuple(_) => return self.copy_container(),
+            Value::None => Value::None,
+            Value::Bool(b) => Value::Bool(*b),
+            Value::Wide => Value::Wide,
+            Value::Float(f) => Value::Float(*f),
+            Value::Bytes => Value::Bytes,
+            Value::Lost => Value::Lost,
+        })
+    }
+
+    #[cold]
+    fn copy_container(&self) -> Option<Value> {
+        Some(match self {
+            Value::List(c) | Value::Dict(c) | Value::Tuple(c) => {
+                if c.nodes > MEMO_NODES {
+                    return None;
+                }
+                let mut items = Vec::with_capacity(c.items.len());
+                for v in &c.items {
+                    items.push(v.copy()?);
+                }
+                let copy = Box::new(Container {
+                    items,
+                    run: c.run,
+                    memo: NO_MEMO,
+                    depth: c.depth,
+                    nodes: c.nodes,
+                    unfinished: false,
+                });
+                match self {
+                    Value::List(_) => Value::List(copy),
+                    Value::Dict(_) => Value::Dict(copy),
+                    _ => Value::Tuple(copy),
+                }
+            }
+            other => return other.copy(),
+        })
+    }
+
+    fn container_mut(&mut self) -> Option<&mut Container> {
+        match self {
+            Value::List(c) | Value::Dict(c) | Value::Tuple(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn type_name(&self) -> &'static str {
+        match self {
+            Value::None => "None",
+            Value::Bool(_) => "a boolean",
+            Value::Int(_) | Value::Wide => "an integer",
+            Value::Float(_) => "a float",
+            Value::Str(_) => "a string",
+            Value::Bytes => "bytes",
+            Value::List(_) | Value::Stack(_) => "a list",
+            Value::Dict(_) | Value::Frame(_) | Value::Row(..) => "a dict",
+            Value::Tuple(_) => "a tuple",
+            Value::Lost => "a value not kept",
+        }
+    }
+}
+
+/// An opcode that names or calls code: the file is refused, nothing of it is used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub opcode: &'static str,
+    pub offset: u64,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "refused: this pickle names or calls code (opcode {} at byte {}); a memory snapshot \
+             holds only plain data, and nothing in the file was run",
+            self.opcode, self.offset
+        )
+    }
+}
+
+/// Where the machine stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum State {
+    Running,
+    /// `STOP` was read: the value is complete; later bytes are counted as trailing.
+    Stopped,
+    /// The bytes could not be taken further (see the diagnostics); what was read is kept.
+    Broken,
+    Refused(Refusal),
+}
+
+/// Opcodes that name, import or call code, refused on sight.
+fn refused_name(op: u8) -> Option<&'static str> {
+    Some(match op {
+        b'c' => "GLOBAL",
+        0x93 => "STACK_GLOBAL",
+        b'R' => "REDUCE",
+        b'b' => "BUILD",
+        b'i' => "INST",
+        b'o' => "OBJ",
+        0x81 => "NEWOBJ",
+        0x92 => "NEWOBJ_EX",
+        b'P' => "PERSID",
+        b'Q' => "BINPERSID",
+        0x82 => "EXT1",
+        0x83 => "EXT2",
+        0x84 => "EXT4",
+        0x97 => "NEXT_BUFFER",
+        0x98 => "READONLY_BUFFER",
+        _ => return None,
+    })
+}
+
+/// The opcode's name, for messages about opcodes this machine reads.
+fn op_name(op: u8) -> &'static str {
+    match op {
+        b'a' => "APPEND",
+        b'e' => "APPENDS",
+        b's' => "SETITEM",
+        b'u' => "SETITEMS",
+        b't' => "TUPLE",
+        0x85 => "TUPLE1",
+        0x86 => "TUPLE2",
+        0x87 => "TUPLE3",
+        b'd' => "DICT",
+        b'l' => "LIST",
+        b'0' => "POP",
+        b'1' => "POP_MARK",
+        b'2' => "DUP",
+        0x94 => "MEMOIZE",
+        b'p' => "PUT",
+        b'q' => "BINPUT",
+        b'r' => "LONG_BINPUT",
+        b'g' => "GET",
+        b'h' => "BINGET",
+        b'j' => "LONG_BINGET",
+        b'.' => "STOP",
+        b'I' => "INT",
+        b'L' => "LONG",
+        b'F' => "FLOAT",
+        _ => "an opcode",
+    }
+}
+
+/// The machine: a carry of bytes not yet taken apart, the stack, the marks and the memo, and the
+/// builder its rows go to.
+pub(crate) struct Machine {
+    buf: Vec<u8>,
+    /// Stream offset of `buf[0]`.
+    base: u64,
+    stack: Vec<Value>,
+    /// Stack lengths at each open `MARK`.
+    marks: Vec<usize>,
+    memo: Vec<Option<Value>>,
+    pub state: State,
+    pub protocol: u8,
+    /// The first bytes of the stream, to say what a non-snapshot is.
+    pub head: Vec<u8>,
+    pub bytes: u64,
+    pub trailing: u64,
+    pub builder: Builder,
+    /// The finished top-level value.
+    pub root: Option<Value>,
+}
+
+/// Result of one step: go on, wait for more bytes, or stop.
+enum Step {
+    Next,
+    More,
+    Halt,
+}
+
+impl Machine {
+    pub fn new() -> Self {
+        Machine {
+            buf: Vec::new(),
+            base: 0,
+            stack: Vec::new(),
+            marks: Vec::new(),
+            memo: Vec::new(),
+            state: State::Running,
+            protocol: 0,
+            head: Vec::new(),
+            bytes: 0,
+            trailing: 0,
+            builder: Builder::new(),
+            root: None,
+        }
+    }
+
+    /// Whether more input is read (counted, at least): not after a break or a refusal.
+    pub fn takes_more(&self) -> bool {
+        matches!(self.state, State::Running | State::Stopped)
+    }
+
+    pub fn feed(&mut self, bytes: &[u8]) {
+        // Bytes after a break are not counted: how many of them arrive depends on how the
+        // input was cut into chunks.
+        match self.state {
+            State::Running => {}
+            State::Stopped => {
+                self.bytes += bytes.len() as u64;
+                self.trailing += bytes.len() as u64;
+                return;
+            }
+            State::Broken | State::Refused(_) => return,
+        }
+        if self.head.len() < 16 {
+            let n = (16 - self.head.len()).min(bytes.len());
+            self.head.extend_from_slice(&bytes[..n]);
+        }
+        self.bytes += bytes.len() as u64;
+        self.buf.extend_from_slice(bytes);
+        let mut pos = 0;
+        loop {
+            match self.step(&mut pos) {
+                Step::Next => {}
+                Step::More => break,
+                Step::Halt => {
+                    let rest = (self.buf.len() - pos) as u64;
+                    if self.state == State::Stopped {
+                        self.trailing += rest;
+                    } else {
+                        self.bytes -= rest;
+                    }
+                    pos = self.buf.len();
+                    break;
+                }
+            }
+        }
+        self.buf.drain(..pos);
+        self.base += pos as u64;
+    }
+
+    fn malformed(&mut self, detail: String) -> Step {
+        self.builder.diag(DiagKind::Malformed, || {
+            format!("{detail}; nothing after it is read")
+        });
+        self.state = State::Broken;
+        Step::Halt
+    }
+
+    /// Takes one opcode apart at `*pos` and runs it, or says more bytes are needed.
+    fn step(&mut self, pos: &mut usize) -> Step {
+        let Some(&op) = self.buf.get(*pos) else {
+            return Step::More;
+        };
+        let at = self.base + *pos as u64;
+        self.builder.at = at;
+        if let Some(name) = refused_name(op) {
+            self.state = State::Refused(Refusal {
+                opcode: name,
+                offset: at,
+            });
+            return Step::Halt;
+        }
+        // The argument's fixed length, or where it says its length.
+        let arg = &self.buf[*pos + 1..];
+        let fixed = |n: usize| (arg.len() >= n).then_some(n);
+        let sized = |width: usize| -> Option<usize> {
+            if arg.len() < width {
+                return None;
+            }
+            let mut le = [0u8; 8];
+            le[..width].copy_from_slice(&arg[..width]);
+            let len = usize::try_from(u64::from_le_bytes(le)).ok()?;
+            let total = width.checked_add(len)?;
+            (arg.len() >= total).then_some(total)
+        };
+        let line = || memchr::memchr(b'\n', arg).map(|n| n + 1);
+        let taken = match op {
+            0x80 | b'q' | b'h' | b'K' => fixed(1),
+            b'M' => fixed(2),
+            b'r' | b'j' | b'J' => fixed(4),
+            0x95 | b'G' => fixed(8),
+            b'X' | b'B' | b'T' | 0x8b => sized(4),
+            0x8c | b'C' | b'U' | 0x8a => sized(1),
+            0x8d | 0x8e | 0x96 => sized(8),
+            b'p' | b'g' | b'I' | b'L' | b'F' => line(),
+            _ => Some(0),
+        };
+        let Some(n) = taken else {
+            return Step::More;
+        };
+        let arg = &self.buf[*pos + 1..*pos + 1 + n];
+        *pos += 1 + n;
+        match op {
+            0x80 => {
+                self.protocol = arg[0];
+                if arg[0] > 5 {
+                    return self.malformed(format!("pickle protocol {} is unknown", arg[0]));
+                }
+                Step::Next
+            }
+            // Frames only group opcodes for the reader's buffering; the opcodes follow as usual.
+            0x95 => Step::Next,
+            b'.' => {
+                if self.stack.len() != 1 || !self.marks.is_empty() {
+                    return self.malformed("STOP with an unfinished stack".into());
+                }
+                self.root = self.stack.pop();
+                self.state = State::Stopped;
+                Step::Halt
+            }
+            b'N' => self.push(Value::None),
+            0x88 => self.push(Value::Bool(true)),
+            0x89 => self.push(Value::Bool(false)),
+            b'K' => self.push(Value::Int(arg[0] as i64)),
+            b'M' => self.push(Value::Int(u16::from_le_bytes([arg[0], arg[1]]) as i64)),
+            b'J' => self.push(Value::Int(
+                i32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]]) as i64,
+            )),
+            0x8a | 0x8b => {
+                let digits = &arg[if op == 0x8a { 1 } else { 4 }..];
+                self.push(long(digits))
+            }
+            b'G' => {
+                let mut be = [0u8; 8];
+                be.copy_from_slice(arg);
+                self.push(Value::Float(f64::from_be_bytes(be)))
+            }
+            b'I' | b'L' | b'F' => {
+                let text = std::str::from_utf8(&arg[..arg.len() - 1]).unwrap_or("");
+                let text = text.trim_end_matches('L');
+                let v = if op == b'F' {
+                    text.parse().map(Value::Float).ok()
+                } else {
+                    match text {
+                        "00" => Some(Value::Bool(false)),
+                        "01" => Some(Value::Bool(true)),
+                        _ => text
+                            .parse::<i64>()
+                            .map(Value::Int)
+                            .ok()
+                            .or_else(|| text.parse::<i128>().ok().map(|_| Value::Wide)),
+                    }
+                };
+                match v {
+                    Some(v) => self.push(v),
+                    None => self.malformed(format!("{} without a number", op_name(op))),
+                }
+            }
+            b'X' | 0x8c | 0x8d | b'T' | b'U' => {
+                let w = match op {
+                    b'X' | b'T' => 4,
+                    0x8d => 8,
+                    _ => 1,
+                };
+                let text = &arg[w..];
+                let id = match std::str::from_utf8(text) {
+                    Ok(s) => self.builder.intern(s),
+                    Err(_) => {
+                        let s = String::from_utf8_lossy(text).into_owned();
+                        self.builder.intern(&s)
+                    }
+                };
+                self.push(Value::Str(id))
+            }
+            b'B' | b'C' | 0x8e | 0x96 => self.push(Value::Bytes),
+            b'}' => self.push(Value::Dict(Container::new())),
+            b']' => self.push(Value::List(Container::new())),
+            b')' => self.push(Value::Tuple(Container::new())),
+            b'(' => {
+                self.marks.push(self.stack.len());
+                Step::Next
+            }
+            0x85..=0x87 => {
+                let k = (op - 0x84) as usize;
+                if self.stack.len() < k + self.marks.last().copied().unwrap_or(0) {
+                    return self.malformed(format!("{} on a short stack", op_name(op)));
+                }
+                let items = self.take_items(self.stack.len() - k);
+                self.push(Value::Tuple(Container::with(items)))
+            }
+            b't' | b'l' | b'd' => {
+                let Some(m) = self.marks.pop() else {
+                    return self.malformed(format!("{} without a MARK", op_name(op)));
+                };
+                let items = self.take_items(m);
+                match op {
+                    b't' => self.push(Value::Tuple(Container::with(items))),
+                    b'l' => {
+                        let mut c = Container::new();
+                        for v in items {
+                            c.push_item(v);
+                        }
+                        self.push(Value::List(c))
+                    }
+                    _ => {
+                        if items.len() % 2 == 1 {
+                            return self.malformed("DICT with a key without a value".into());
+                        }
+                        self.push(Value::Dict(Container::with(items)))
+                    }
+                }
+            }
+            b'a' | b's' => {
+                let k = if op == b'a' { 1 } else { 2 };
+                let floor = self.marks.last().copied().unwrap_or(0);
+                if self.stack.len() < floor + k + 1 {
+                    return self.malformed(format!("{} on a short stack", op_name(op)));
+                }
+                let items = self.take_items(self.stack.len() - k);
+                self.fill(op, items)
+            }
+            b'e' | b'u' => {
+                let Some(m) = self.marks.pop() else {
+                    return self.malformed(format!("{} without a MARK", op_name(op)));
+                };
+                if m == 0 || m > self.stack.len() {
+                    return self.malformed(format!("{} with nothing to fill", op_name(op)));
+                }
+                let items = self.take_items(m);
+                self.fill(op, items)
+            }
+            b'0' => {
+                if self.marks.last() == Some(&self.stack.len()) {
+                    self.marks.pop();
+                } else if self.stack.pop().is_none() {
+                    return self.malformed("POP on an empty stack".into());
+                }
+                Step::Next
+            }
+            b'1' => {
+                let Some(m) = self.marks.pop() else {
+                    return self.malformed("POP_MARK without a MARK".into());
+                };
+                self.stack.truncate(m);
+                Step::Next
+            }
+            b'2' => {
+                let Some(top) = self.stack.last() else {
+                    return self.malformed("DUP on an empty stack".into());
+                };
+                let copy = match top.copy() {
+                    Some(v) => v,
+                    None => {
+                        self.builder.diag(DiagKind::Reference, || {
+                            "DUP of a large value; the copy is read as None".into()
+                        });
+                        Value::None
+                    }
+                };
+                self.push(copy)
+            }
+            0x94 | b'p' | b'q' | b'r' => {
+                let id = match op {
+                    0x94 => Some(self.memo.len() as u64),
+                    b'q' => Some(arg[0] as u64),
+                    b'r' => Some(u32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]]) as u64),
+                    _ => text_index(arg),
+                };
+                match id {
+                    Some(id) => self.put(id),
+                    None => self.malformed("PUT without an index".into()),
+                }
+            }
+            b'g' | b'h' | b'j' => {
+                let id = match op {
+                    b'h' => Some(arg[0] as u64),
+                    b'j' => Some(u32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]]) as u64),
+                    _ => text_index(arg),
+                };
+                match id {
+                    Some(id) => self.get(at, id),
+                    None => self.malformed("GET without an index".into()),
+                }
+            }
+            _ => self.malformed(format!("unknown pickle opcode 0x{op:02x} at byte {at}")),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, v: Value) -> Step {
+        self.stack.push(v);
+        Step::Next
+    }
+
+    /// The stack from `from` on, each value finished (see the module doc).
+    fn take_items(&mut self, from: usize) -> Vec<Value> {
+        let mut items = self.stack.split_off(from);
+        for v in &mut items {
+            // Scalars are finished as they are.
+            if !matches!(v, Value::List(_) | Value::Dict(_) | Value::Tuple(_)) {
+                continue;
+            }
+            let done = self.finish(std::mem::replace(v, Value::None));
+            *v = match &done {
+                Value::List(c) | Value::Dict(c) | Value::Tuple(c) if c.depth >= MAX_DEPTH => {
+                    self.builder.diag(DiagKind::TooDeep, || {
+                        format!("values nested deeper than {MAX_DEPTH} levels are not kept")
+                    });
+                    Value::Lost
+                }
+                _ => done,
+            };
+        }
+        items
+    }
+
+    /// Attaches `items` to the container now on top of the stack.
+    fn fill(&mut self, op: u8, items: Vec<Value>) -> Step {
+        let Some(target) = self.stack.last_mut() else {
+            return self.malformed(format!("{} with nothing to fill", op_name(op)));
+        };
+        match (op, target) {
+            (b'a' | b'e', Value::List(c)) => {
+                for v in items {
+                    c.push_item(v);
+                }
+                Step::Next
+            }
+            (b's' | b'u', Value::Dict(c)) if items.len().is_multiple_of(2) => {
+                for v in &items {
+                    c.count(v);
+                }
+                // A dict's one batch (every dict of a snapshot under 1,000 keys) moves in whole.
+                if c.items.is_empty() {
+                    c.items = items;
+                } else {
+                    c.items.extend(items);
+                }
+                Step::Next
+            }
+            (_, target) => {
+                let what = target.type_name();
+                self.malformed(format!("{} on {what}", op_name(op)))
+            }
+        }
+    }
+
+    /// A value leaves the stack for its parent: rows, frames and stacks are made here, and the
+    /// memo gets what a later `GET` would see.
+    fn finish(&mut self, v: Value) -> Value {
+        let memo = match &v {
+            Value::List(c) | Value::Dict(c) | Value::Tuple(c) => c.memo,
+            _ => NO_MEMO,
+        };
+        let v = self.builder.convert(v);
+        if memo != NO_MEMO {
+            if let Some(slot) = self.memo.get_mut(memo as usize) {
+                *slot = v.copy();
+            }
+        }
+        v
+    }
+
+    fn put(&mut self, id: u64) -> Step {
+        let Some(top) = self.stack.last_mut() else {
+            return self.malformed("PUT on an empty stack".into());
+        };
+        // Slots are kept in a vector: a pickler numbers them from 0 (MEMOIZE always does), so
+        // an index far past the end is damage, not a reason to allocate.
+        let Ok(i) = usize::try_from(id) else {
+            return self.malformed("a memo index out of range".into());
+        };
+        if i > self.memo.len() + (1 << 20) {
+            return self.malformed("a memo index out of range".into());
+        }
+        let value = match top.container_mut() {
+            Some(c) => {
+                // Filled in when the container is finished.
+                c.memo = i as u32;
+                None
+            }
+            None => top.copy(),
+        };
+        if i >= self.memo.len() {
+            self.memo.resize_with(i + 1, || None);
+        }
+        self.memo[i] = value;
+        Step::Next
+    }
+
+    fn get(&mut self, at: u64, id: u64) -> Step {
+        let slot = usize::try_from(id).ok().and_then(|i| self.memo.get(i));
+        let v = match slot {
+            Some(Some(v)) => v.copy().unwrap_or(Value::Lost),
+            Some(None) => {
+                // A container not finished yet: one still on the stack without an open mark
+                // right above it (its own batch being filled) is complete, a value waiting for
+                // its parent's SETITEMS or APPENDS, and is finished now, in place.
+                // Only the top of the stack is searched (a pickler's batch is 1,000 items), so
+                // no file makes the search quadratic; marks are in stack order.
+                let low = self.stack.len().saturating_sub(SEARCHED);
+                let found = self.stack[low..].iter().rposition(
+                    |v| matches!(v, Value::List(c) | Value::Dict(c) | Value::Tuple(c) if c.memo as u64 == id),
+                ).map(|p| p + low);
+                match found {
+                    Some(p) if self.marks.binary_search(&(p + 1)).is_err() => {
+                        let v = std::mem::replace(&mut self.stack[p], Value::None);
+                        let done = self.finish(v);
+                        let copy = done.copy();
+                        self.stack[p] = done;
+                        copy.unwrap_or(Value::Lost)
+                    }
+                    _ => Value::Lost,
+                }
+            }
+            None => {
+                return self.malformed(format!("GET of a memo slot never set at byte {at}"));
+            }
+        };
+        if matches!(v, Value::Lost) {
+            self.builder.diag(DiagKind::Reference, || {
+                "a reference to a value that is not kept (unfinished, or large); read as None"
+                    .into()
+            });
+        }
+        self.push(v)
+    }
+
+    /// Ends the input: the finished value, or what an unfinished stack holds, closed as if each
+    /// open container ended where the input does. Containers that were still being filled are
+    /// flagged, and the builder drops the rows among them (an entry cut before its `frames`
+    /// would otherwise carry the wrong stack).
+    pub fn salvage(&mut self) -> Option<Value> {
+        if self.root.is_some() {
+            return self.root.take();
+        }
+        if self.stack.is_empty() {
+            return None;
+        }
+        for &m in &self.marks {
+            if let Some(c) = m.checked_sub(1).and_then(|p| self.stack[p].container_mut()) {
+                c.unfinished = true;
+            }
+        }
+        if let Some(c) = self.stack.last_mut().and_then(Value::container_mut) {
+            if c.items.is_empty() && c.run.is_none() {
+                c.unfinished = true;
+            }
+        }
+        while let Some(m) = self.marks.pop() {
+            let items = self.take_items(m);
+            match self.stack.last_mut() {
+                Some(Value::List(c)) => {
+                    for v in items {
+                        c.push_item(v);
+                    }
+                }
+                Some(Value::Dict(c)) => {
+                    let even = items.len() - items.len() % 2;
+                    for v in items.into_iter().take(even) {
+                        c.count(&v);
+                        c.items.push(v);
+                    }
+                }
+                _ => {}
+            }
+        }
+        // Single-item forms still open: `list item` or `dict key value`.
+        while self.stack.len() > 1 {
+            let top = self.stack.pop().expect("len > 1");
+            let top = self.finish(top);
+            let n = self.stack.len();
+            let under_dict = n >= 2 && matches!(self.stack[n - 2], Value::Dict(_));
+            match &mut self.stack[n - 1] {
+                Value::List(c) => c.push_item(top),
+                Value::Str(_) if under_dict => {
+                    let key = self.stack.pop().expect("n >= 2");
+                    if let Some(Value::Dict(c)) = self.stack.last_mut() {
+                        c.items.push(key);
+                        c.items.push(top);
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.stack.pop()
+    }
+}
+
+/// `LONG1`/`LONG4`'s little-endian two's complement.
+fn long(digits: &[u8]) -> Value {
+    if digits.len() > 8 {
+        let sign = if digits.last().is_some_and(|b| b & 0x80 != 0) {
+            0xff
+        } else {
+            0
+        };
+        // Sign bytes past the eighth do not widen the value.
+        if digits[8..].iter().all(|&b| b == sign) && (digits[7] & 0x80 == sign & 0x80) {
+            return long(&digits[..8]);
+        }
+        return Value::Wide;
+    }
+    if digits.is_empty() {
+        return Value::Int(0);
+    }
+    let fill = if digits[digits.len() - 1] & 0x80 != 0 {
+        0xff
+    } else {
+        0
+    };
+    let mut le = [fill; 8];
+    le[..digits.len()].copy_from_slice(digits);
+    Value::Int(i64::from_le_bytes(le))
+}
+
+/// A text opcode's decimal index (`PUT`, `GET`).
+fn text_index(arg: &[u8]) -> Option<u64> {
+    std::str::from_utf8(&arg[..arg.len().saturating_sub(1)])
+        .ok()?
+        .parse()
+        .ok()
+}
