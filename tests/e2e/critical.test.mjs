@@ -106,7 +106,7 @@ export async function criticalPathIsDrawnWithWhatBoundsItAndAWhatIf({ page, base
   await page.waitForFunction(() => document.getElementById("whatif-name").value === "DistributedDataParallel.forward");
   await page.click('#tabs button:text-is("Kernels")');
   await page.waitForSelector("#kernels-table tbody tr");
-  const kernel = await page.$eval("#kernels-table tbody tr:first-child td", (td) => td.textContent);
+  const kernel = await page.$eval("#kernels-table tbody tr:first-child td", (td) => td.title);
   await page.click("#kernels-table tbody tr:first-child");
   await page.waitForFunction((k) => document.getElementById("whatif-name").value === k, kernel);
   assert.equal((await answer(page, [`${kernel}=0`])).error, undefined);

@@ -2,7 +2,7 @@
 // the analyses' JSON (StepsReport, IdleReport, Finding) with plain DOM: bars are spans with a
 // width. Text from the trace goes in with textContent only.
 
-import { count, duration } from "./format.js";
+import { count, duration, shortName } from "./format.js";
 
 /** Step breakdown categories, in the TensorBoard plugin's priority order, with their colours. */
 export const STEP_PARTS = [
@@ -136,7 +136,8 @@ export function renderIdle(host, report, phrases, onRange) {
     for (const g of report.gaps.slice(0, 20)) {
       const li = document.createElement("li");
       const doing = g.cpu.slice(0, 3).map((k) => `${phrases[k.kind] || k.kind} ${duration(k.ns)}`).join(", ");
-      li.textContent = `${g.device_name} idle ${duration(g.dur_ns)} at ${duration(g.start_ns)}: ${doing || "no CPU attribution"}; ended by ${g.ended_by.name}`;
+      li.textContent = `${g.device_name} idle ${duration(g.dur_ns)} at ${duration(g.start_ns)}: ${doing || "no CPU attribution"}; ended by ${shortName(g.ended_by.name)}`;
+      li.title = g.ended_by.name;
       li.addEventListener("click", () => onRange(g.start_ns, g.end_ns));
       ul.append(li);
     }

@@ -6,7 +6,7 @@
 // predicted step time, replayed in the worker on the graph the first toggle built
 // (`Session::what_if`, the CLI's `--what-if` syntax). Text from the trace is set as text only.
 
-import { count, duration, percent } from "./format.js";
+import { count, duration, percent, shortName } from "./format.js";
 
 /** The path's categories (`analysis::critical`) as the panel words and colours them. */
 const CATEGORY = {
@@ -183,9 +183,23 @@ export function startCritical({ app, view, pick, showRange }) {
     const head = table.createTHead().insertRow();
     for (const [c, cls] of [["Time", "num"], ["Bound by", ""], ["Slice", ""], ["Lane", ""], ["Step", ""]]) head.append(el("th", cls, c));
     const body = table.createTBody();
+    // The same slice name, bound, lane and step once, its times summed and counted (twelve rows
+    // of one kernel read as one), in the order of their longest.
+    const groups = new Map();
     for (const s of sm.longest) {
+      const key = [s.bound_by, s.name, s.captured_by, s.lane, s.step].join("\u0000");
+      const g = groups.get(key);
+      if (g) {
+        g.dur_us += s.dur_us;
+        g.count += 1;
+      } else groups.set(key, { ...s, count: 1 });
+    }
+    for (const s of groups.values()) {
       const tr = body.insertRow();
-      tr.append(el("td", "num", duration(s.dur_us * 1e3)), el("td", "", (CATEGORY[s.bound_by] || [s.bound_by])[0]), el("td", "text", s.name ? (s.captured_by ? `${s.name} (${s.captured_by}, captured)` : s.name) : "(nothing recorded)"), el("td", "text", s.lane), el("td", "text", s.step));
+      const named = s.name ? (s.captured_by ? `${shortName(s.name)} (${s.captured_by}, captured)` : shortName(s.name)) : "(nothing recorded)";
+      const slice = el("td", "text", s.count > 1 ? `${named} ×${s.count}` : named);
+      if (s.name) slice.title = s.name;
+      tr.append(el("td", "num", duration(s.dur_us * 1e3)), el("td", "", (CATEGORY[s.bound_by] || [s.bound_by])[0]), slice, el("td", "text", s.lane), el("td", "text", s.step));
       if (s.at) {
         tr.title = "Click to select the slice and name it in the what-if";
         tr.addEventListener("click", () => pick(s.at.lane, s.at.index));

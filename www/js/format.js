@@ -86,3 +86,55 @@ export function label(key) {
     .join(" ");
   return words.charAt(0).toUpperCase() + words.slice(1) + pct;
 }
+
+/** Template and wrapper names that say nothing about which kernel it is. */
+const GENERIC = new Set(["gpu_kernel_impl", "gpu_kernel_impl_nocast", "BinaryFunctor", "AUnaryFunctor", "BUnaryFunctor", "operator", "lambda", "OffsetCalculator", "TrivialOffsetCalculator", "LoadWithoutCast", "StoreWithoutCast", "LoadWithCast", "StoreWithCast", "array", "Array", "Half", "BFloat16", "complex", "tuple", "pair", "function", "ReduceOp", "func_wrapper", "func_wrapper_t", "enable_if"]);
+
+/** A scalar type, which tells no kernel from another by itself. */
+const SCALAR = /^(?:unsigned |signed )?(?:float|double|int|long|bool|char|short|half|__half|__nv_bfloat16|__nv_half|Half|BFloat16|u?int\d+_t|void|float\d+_t)\b/;
+
+/**
+ * A C++ kernel or function name as a list shows it: its own name without namespaces, its template
+ * arguments folded, and the first name among them that tells it apart from its siblings (a
+ * functor, the operator whose lambda it runs) in brackets:
+ * `void at::native::elementwise_kernel<128, 4, gpu_kernel_impl_nocast<BinaryFunctor<float, float,
+ * float, binary_internal::MulFunctor<float> > > ...>(int, ...)` -> `elementwise_kernel<…>(MulFunctor)`.
+ * Short template arguments of numbers and types (`wgrad_alg0_engine<float, 128, 6>`) stay, as
+ * they tell variants apart; a name that is not a C++ signature is left as it is.
+ */
+export function shortName(name) {
+  if (typeof name !== "string" || !(name.includes("<") || name.startsWith("void "))) return name;
+  let s = name.startsWith("void ") ? name.slice(5) : name;
+  // A return type written before the name (`std::enable_if<..., void>::type kernel<...>`).
+  const type = s.match(/^std::enable_if<.*?>::type /);
+  if (type) s = s.slice(type[0].length);
+  // The name itself: up to its first template bracket or parameter list at depth 0 (a namespace
+  // such as `(anonymous namespace)::` is skipped).
+  s = s.replace(/\(anonymous namespace\)::/g, "");
+  const open = s.search(/[<(]/);
+  if (open < 0) return s;
+  const base = s.slice(0, open).split("::").pop();
+  if (s[open] === "(") return `${base}()`;
+  // The template arguments: up to the matching bracket.
+  let depth = 0;
+  let end = open;
+  for (; end < s.length; end++) {
+    if (s[end] === "<") depth++;
+    else if (s[end] === ">" && --depth === 0) break;
+  }
+  const args = s.slice(open + 1, end);
+  // Names followed by a bracket or a parameter list: templates, functions and functors.
+  let tag = null;
+  for (const m of args.matchAll(/([A-Za-z_][\w]*(?:::[A-Za-z_~][\w]*)*)\s*[<(]/g)) {
+    const last = m[1].split("::").pop();
+    if (!GENERIC.has(last)) {
+      tag = last;
+      break;
+    }
+  }
+  // Else the first argument where it is a name (cutlass's kernels carry their configuration so).
+  const first = args.split(",")[0].trim();
+  if (!tag && /^[A-Za-z_]/.test(first) && !SCALAR.test(first.split("::").pop())) tag = first.split("::").pop();
+  if (tag) return `${base}<…>(${tag})`;
+  return args.length <= 40 ? `${base}<${args}>` : `${base}<…>`;
+}

@@ -2,7 +2,7 @@
 // columns inferred from the keys (or given), click a header to sort, a filter box, CSV export,
 // numbers formatted by unit. Values from the trace are set as text, never as HTML.
 
-import { formatValue, kindOf, label } from "./format.js";
+import { formatValue, kindOf, label, shortName } from "./format.js";
 
 const MAX_ROWS = 1000;
 
@@ -84,9 +84,10 @@ export function renderTable(host, rows, options = {}) {
       for (const c of columns) {
         const td = document.createElement("td");
         const v = r[c.key];
-        td.textContent = formatValue(c.kind, v);
+        // Names shown short (the full one on hover, and the filter reads it).
+        td.textContent = c.key === "name" ? shortName(formatValue(c.kind, v)) : formatValue(c.kind, v);
         td.className = isNumeric(c.kind) ? "num" : "text";
-        if (!isNumeric(c.kind) && v !== undefined && v !== null) td.title = td.textContent;
+        if (!isNumeric(c.kind) && v !== undefined && v !== null) td.title = formatValue(c.kind, v);
         tr.append(td);
       }
       if (options.onRowClick) {
@@ -204,7 +205,7 @@ export function renderTree(host, tree, options = {}) {
     name.className = "text";
     name.style.paddingLeft = `${6 + depth * 14}px`;
     const tw = el("span", "twisty", n.children.length ? "▸" : "");
-    name.append(tw, document.createTextNode(n.name));
+    name.append(tw, document.createTextNode(shortName(n.name)));
     name.title = n.name;
     const kind = el("td", "text", n.kind);
     tr.append(name, kind);
