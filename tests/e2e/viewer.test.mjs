@@ -707,3 +707,35 @@ export async function aHugeNameIsCutInThePanelsAndWholeOneClickAway({ page, base
   await page.waitForFunction((n) => document.querySelector("#details .slice-name").textContent.length === n, name.length);
   assert.equal(await page.$("#details .full-name"), null);
 }
+
+/** A click on a slice shows its details without scrolling, at 1440x900 and at 1280x720: the
+ * panel is docked under the timeline (it had been about 1,000 px below the fold). */
+export async function detailsOfAClickedSliceAreInView({ page, baseUrl, ignore }) {
+  acceptStreamedFetch(ignore);
+  for (const viewport of [{ width: 1440, height: 900 }, { width: 1280, height: 720 }]) {
+    await page.setViewportSize(viewport);
+    await open(page, baseUrl);
+    await page.click("#sample-link");
+    await ready(page);
+    await painted(page);
+    const box = await (await page.$("#timeline")).boundingBox();
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    for (let i = 0; i < 12; i++) await page.keyboard.press("w");
+    await painted(page);
+    let target = await someBox(page);
+    for (let i = 0; !target && i < 10; i++) {
+      await page.keyboard.press("s");
+      await painted(page);
+      target = await someBox(page);
+    }
+    assert.ok(target, "a slice box to click");
+    await page.mouse.click(target.x, target.y);
+    await page.waitForSelector("#details .slice-name");
+    const r = await page.$eval("#details .slice-name", (e) => {
+      const b = e.getBoundingClientRect();
+      return { top: b.top, bottom: b.bottom, scrollY: window.scrollY };
+    });
+    assert.equal(r.scrollY, 0, "nothing scrolled");
+    assert.ok(r.top >= 0 && r.bottom <= viewport.height, `the slice's name at ${r.top}-${r.bottom} px in a ${viewport.height} px window`);
+  }
+}
