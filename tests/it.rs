@@ -55,6 +55,8 @@ mod serve_limits;
 mod shapes;
 #[path = "slicing.rs"]
 mod slicing;
+#[path = "snapshots.rs"]
+mod snapshots;
 #[path = "tables.rs"]
 mod tables;
 #[path = "view_fixtures.rs"]
