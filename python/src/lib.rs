@@ -29,7 +29,8 @@
 //!   page's `dist/` files, shipped in `sightline/web/`, served with the trace from a 127.0.0.1
 //!   server in the process), `ray.py` (digests as a Ray Dataset, cross-rank and run-over-run
 //!   aggregation), `_serve.py` (`serve()`: the CLI's `sightline serve` as a child process with the
-//!   package's page, since HTTP stays out of the core the package binds), `_sightline.pyi`.
+//!   package's page, since HTTP stays out of the core the package binds; a run's traces, each
+//!   worker's latest span), `_web.py` (where the page's files are, for both), `_sightline.pyi`.
 //! - `python/tests/` (pytest): every table, summary and report equals the CLI's JSON on every
 //!   fixture; `ranks` and `diff` equal the CLI's (`test_across.py`); the truth files through
 //!   Python; errors; the HTML; `show()`'s served files; Ray on a local cluster (a killed worker,
