@@ -377,6 +377,9 @@ pub struct RanksArgs {
     pub whole_trace: bool,
 }
 
+/// `sightline serve`'s port when none is given: TensorBoard's.
+pub const DEFAULT_PORT: u16 = 6006;
+
 #[derive(Args)]
 pub struct ServeArgs {
     /// A folder of tensorboard_trace_handler runs, s3://bucket/prefix or gs://bucket/prefix
@@ -384,7 +387,7 @@ pub struct ServeArgs {
     #[arg(value_name = "LOGDIR")]
     pub logdir: Option<String>,
     /// The port (0 picks a free one)
-    #[arg(long, value_name = "N", default_value_t = super::serve::DEFAULT_PORT, value_parser = port)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_PORT, value_parser = port)]
     pub port: u16,
     /// The address to listen on; 0.0.0.0 shares the traces with other machines (see the README)
     #[arg(long, value_name = "H", default_value = "127.0.0.1")]
@@ -557,7 +560,7 @@ mod tests {
         );
         assert_eq!(
             parse(&["--host=0.0.0.0"]),
-            Ok((None, super::super::serve::DEFAULT_PORT, "0.0.0.0".into()))
+            Ok((None, DEFAULT_PORT, "0.0.0.0".into()))
         );
         assert!(parse(&["a", "b"]).is_err());
         assert!(parse(&["--port", "x"]).is_err());
