@@ -9,6 +9,7 @@ use pyo3::types::PyBytes;
 use serde_json::{Map, Value};
 use sightline::analysis::diff::gate::Condition;
 use sightline::analysis::diff::{diff, DiffOptions, Mode};
+use sightline::analysis::derived::Derived;
 use sightline::analysis::digest::Digest;
 use sightline::analysis::ranks::{Align, OverlapScope};
 use sightline::native;
@@ -63,7 +64,7 @@ fn digest_of(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Digest> {
                 let mut p = CoreParser::new();
                 p.feed(data);
                 p.finish()
-                    .map(|m| Digest::build(&m))
+                    .map(|m| Derived::new(m).digest(""))
                     .or_else(|e| serde_json::from_slice(data).map_err(|_| e))
             })
             .map_err(|e| not_a_trace("<bytes>", &e));
@@ -71,7 +72,7 @@ fn digest_of(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Digest> {
     let path: String = source.extract()?;
     let parsed = py.allow_threads(|| native::read_trace(Path::new(&path), native::parse_threads()));
     match parsed.map_err(|e| os_error(py, e, &path))? {
-        Ok(model) => Ok(py.allow_threads(|| Digest::build(&model))),
+        Ok(model) => Ok(py.allow_threads(|| Derived::new(model).digest(""))),
         Err(trace_error) => {
             let (f, _) =
                 native::open_regular(Path::new(&path)).map_err(|e| os_error(py, e, &path))?;
