@@ -11,6 +11,9 @@
 //!   vocabulary (what an event is, which lanes are devices).
 //! - [`analysis`]: every number shown to a user, as pure functions of the model, kept per loaded
 //!   trace by `analysis::derived::Derived`; the digest, across traces.
+//! - [`query`]: the questions a user asks (report, ops, path, diff, ...), each a request type
+//!   answered from a trace's `Derived` store: what the CLI, `sightline mcp`, Python and the page
+//!   call.
 //! - [`view`]: what the page draws for a viewport (a draw list), hit testing, search, details.
 //! - `native` (not on wasm32): reading trace files, the library's only file I/O, for the CLI and
 //!   the Python package.
@@ -30,6 +33,7 @@ pub mod model;
 pub mod native;
 mod ordered;
 pub mod parse;
+pub mod query;
 pub mod view;
 
 #[cfg(target_arch = "wasm32")]

@@ -271,6 +271,11 @@ pub struct ReportArgs {
     /// The first N operators (default 15) and idle gaps (default 10)
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
+    /// The trace recorded while the CUDA/HIP graphs this trace replays were captured: their
+    /// replayed ops are charged to the operators that issued them, as in `ops` (default: one
+    /// found beside the trace; none: no capture)
+    #[arg(long, value_name = "FILE")]
+    pub capture: Option<String>,
 }
 
 #[derive(Args)]
