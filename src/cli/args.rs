@@ -140,8 +140,8 @@ pub enum Command {
     #[command(
         long_about = "A Model Context Protocol server on stdin/stdout: the analyses as tools for \
                       coding agents (open, runs, summary, report, ops, kernels, labels, compiled, \
-                      modules, flops, idle, steps, path with what-if, memory, graphs, ranks, \
-                      diff), each answering \
+                      modules, flops, idle, steps, step, path with what-if, memory, graphs, \
+                      ranks, diff), each answering \
                       the JSON of its command's --json. Add it to a client as the command \
                       `sightline mcp` (see the README)."
     )]

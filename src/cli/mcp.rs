@@ -4,7 +4,8 @@
 //! A tool's parameters are a `sightline::query` request, the one its command asks, beside the
 //! file it is about and, for a list, the page ([`OnFile`], [`Paged`]; the request's JSON Schema is
 //! the tool's input schema). Each tool answers with the JSON its command prints with `--json`
-//! (the same request's answer), as the text of the result. Long lists are pages: `top` rows from `offset` (the CLI's
+//! (the same request's answer), as the text of the result. `step` (one step) is a question with
+//! no command. Long lists are pages: `top` rows from `offset` (the CLI's
 //! `--top` is the first page), and a second text block says how many rows there are and the next
 //! offset. An answer past [`MAX_ANSWER_BYTES`] is refused with what to ask instead, so one call
 //! cannot flood an agent's context. A failure (not a trace, a file that is not there or not a
@@ -29,7 +30,7 @@ use serde::Deserialize;
 use sightline::analysis::critical::PathReport;
 use sightline::analysis::graphs::{Attribution, GraphsOutput};
 use sightline::query::{Compiled, Diff, Flops, Graphs, Idle, Kernels, Labels, Memory, Modules};
-use sightline::query::{Opened, Ops, Path, Ranks, Report, Steps, Summary};
+use sightline::query::{Opened, Ops, Path, Ranks, Report, Step, Steps, Summary};
 use std::path::{Path as FilePath, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -559,6 +560,19 @@ impl Sightline {
             Ok(Answer::of(&report)?.noted(note))
         })
         .await
+    }
+
+    #[tool(
+        description = "One step (ProfilerStep#N, as steps names them): its span, the TensorBoard \
+                       plugin's breakdown and device utilization, and what bounds it on its \
+                       critical path with the path's longest segments."
+    )]
+    async fn step(
+        &self,
+        Parameters(a): Parameters<OnFile<Step>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.answer(move |s| Answer::of(&s.trace(&a.file)?.ask(&a.question)?))
+            .await
     }
 
     #[tool(

@@ -12,9 +12,11 @@
 //! CLI's `--top`, MCP's `top` and `offset`) cuts the list itself.
 //!
 //! Adding a question is a request type with its [`Question`] impl here, and a line in each front
-//! end that offers it.
+//! end that offers it. [`Step`] was added that way: one step's span, breakdown and what bounds
+//! it, from the steps and the critical path the store keeps.
 //!
-//! Files: [`trace`] (one trace's questions: summary, steps, idle, memory, compiled, digest), [`tables`] (the tables: operators, kernels, labels, modules, FLOPs, graphs),
+//! Files: [`trace`] (one trace's questions: summary, steps, idle, memory, compiled, digest and
+//! one step), [`tables`] (the tables: operators, kernels, labels, modules, FLOPs, graphs),
 //! [`report`] (everything at once), [`path`] (the critical path and what-if, one trace or the
 //! ranks of a job) and [`across`] (two traces compared, the ranks of a job: from digests).
 
@@ -28,7 +30,7 @@ pub use across::{Diff, DiffAnswer, Ranks};
 pub use path::Path;
 pub use report::{Report, ReportAnswer};
 pub use tables::{Compiled, Flops, Graphs, Kernels, Labels, Modules, Ops};
-pub use trace::{Digest, Idle, Memory, MemoryAnswer, Steps, Summary};
+pub use trace::{Digest, Idle, Memory, MemoryAnswer, Step, StepAnswer, Steps, Summary};
 
 use crate::analysis::derived::Derived;
 use serde::Deserialize;

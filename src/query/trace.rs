@@ -1,11 +1,13 @@
-//! One trace's questions that are not tables: what it holds, its steps, device idle time,
-//! memory, its digest.
+//! One trace's questions that are not tables: what it holds, its steps, one step, device idle
+//! time, memory, its digest.
 
 use super::{flag, Opened, Question};
+use crate::analysis::critical::{PathOptions, Segment};
 use crate::analysis::idle::{IdleOptions, IdleReport, Mode};
 use crate::analysis::memory::{self, MemoryOptions, MemoryReport};
 use crate::analysis::steps::StepsReport;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// What the trace holds: events by phase and category, lanes, devices, diagnostics of a damaged
@@ -46,6 +48,65 @@ impl<'a> Question<'a> for Steps {
     type Answer = &'a StepsReport;
     fn answer(&self, t: &Opened<'a>) -> Result<&'a StepsReport, String> {
         Ok(t.derived.steps())
+    }
+}
+
+/// One step: its span, the TensorBoard plugin's breakdown, device utilization, and what bounds it
+/// on its critical path, with the path's longest segments.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Step {
+    /// The step's name (ProfilerStep#N), as steps lists them
+    pub name: String,
+}
+
+/// The longest segments of the step's path an answer gives, in time order.
+const STEP_SEGMENTS: usize = 5;
+
+#[derive(Serialize)]
+pub struct StepAnswer<'a> {
+    pub step: &'a crate::analysis::steps::Step,
+    /// Share of the step's critical path by category, in percent (empty when the path cannot be
+    /// followed: `path_error` says why).
+    pub bound_by: BTreeMap<&'static str, f64>,
+    /// The path's longest segments, in time order.
+    pub longest_segments: Vec<Segment>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_error: Option<String>,
+}
+
+impl<'a> Question<'a> for Step {
+    type Answer = StepAnswer<'a>;
+    fn answer(&self, t: &Opened<'a>) -> Result<StepAnswer<'a>, String> {
+        let d = t.derived;
+        let steps = &d.steps().steps;
+        let step = steps.iter().find(|s| s.name == self.name).ok_or_else(|| {
+            let names: Vec<&str> = steps.iter().map(|s| s.name.as_str()).collect();
+            format!("no step '{}'; the steps: {}", self.name, names.join(", "))
+        })?;
+        let opts = PathOptions {
+            step: Some(self.name.clone()),
+            ..PathOptions::default()
+        };
+        let (bound_by, longest_segments, path_error) = match d.path(&opts, &[]) {
+            Ok(mut r) if !r.paths.is_empty() => {
+                let p = r.paths.swap_remove(0);
+                let mut segments = p.segments;
+                let length = |s: &Segment| s.end_us - s.start_us;
+                segments.sort_by(|a, b| length(b).total_cmp(&length(a)));
+                segments.truncate(STEP_SEGMENTS);
+                segments.sort_by(|a, b| a.start_us.total_cmp(&b.start_us));
+                (p.bound_by, segments, None)
+            }
+            Ok(_) => (BTreeMap::new(), Vec::new(), None),
+            Err(e) => (BTreeMap::new(), Vec::new(), Some(e)),
+        };
+        Ok(StepAnswer {
+            step,
+            bound_by,
+            longest_segments,
+            path_error,
+        })
     }
 }
 
