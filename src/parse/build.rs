@@ -4,7 +4,6 @@
 //! depths, rebases time to the trace start, orders lanes, and binds flows to slices. Nothing here
 //! holds more than one event's text at a time.
 
-use super::codec::{i64s, u32s, Encoded};
 use super::direct::read_event_with;
 use super::event::{
     format_dims, parse_f64, parse_int, parse_us_to_ns, raw_str, repair, Args, Ev, RawEvent, Slots,
@@ -177,30 +176,89 @@ impl FileSlices {
         join(&mut self.correlation, o.correlation);
         join(&mut self.input_dims, o.input_dims);
     }
+}
 
-    /// [`FileSlices::append`] of a part's columns where they lie in its buffer, each value mapped
-    /// to this builder's lanes, strings and args as it is copied.
-    fn append_encoded(
-        &mut self,
-        e: &Encoded<'_>,
-        lane: impl Fn(u32) -> u32,
-        sid: impl Fn(StrId) -> StrId,
-        aid: impl Fn(ArgsId) -> ArgsId,
-    ) {
-        fn join<T>(to: &mut Vec<T>, from: impl ExactSizeIterator<Item = T>) {
-            to.reserve_exact(from.len());
-            to.extend(from);
+/// How a part's ids become those of the builder that takes it in: its lanes, strings and args.
+pub(crate) trait Ids: Sync {
+    fn lane(&self, lane: u32) -> u32;
+    fn str(&self, id: StrId) -> StrId;
+    fn args(&self, id: ArgsId) -> ArgsId;
+}
+
+/// The ids of a part that are already the builder's (a part taken in by an empty builder).
+struct Same;
+
+impl Ids for Same {
+    fn lane(&self, lane: u32) -> u32 {
+        lane
+    }
+    fn str(&self, id: StrId) -> StrId {
+        id
+    }
+    fn args(&self, id: ArgsId) -> ArgsId {
+        id
+    }
+}
+
+/// A part's ids mapped onto the builder that takes it in ([`Builder::absorb_from`]).
+struct Remap<'a> {
+    lanes: &'a [u32],
+    strings: &'a [StrId],
+    /// The builder's args before the part's.
+    args_base: u32,
+}
+
+impl Ids for Remap<'_> {
+    fn lane(&self, lane: u32) -> u32 {
+        self.lanes[lane as usize]
+    }
+    fn str(&self, id: StrId) -> StrId {
+        self.strings[id.0 as usize]
+    }
+    fn args(&self, id: ArgsId) -> ArgsId {
+        if id == ArgsId::NONE {
+            id
+        } else {
+            ArgsId(id.0 + self.args_base)
         }
-        let ids = |b| u32s(b).map(|x| sid(StrId(x)));
-        join(&mut self.lane, u32s(e.lane).map(lane));
-        join(&mut self.start_ns, i64s(e.start_ns));
-        join(&mut self.dur_ns, i64s(e.dur_ns));
-        join(&mut self.name, ids(e.name));
-        join(&mut self.cat, ids(e.cat));
-        join(&mut self.args, u32s(e.args).map(|a| aid(ArgsId(a))));
-        join(&mut self.external_id, i64s(e.external_id));
-        join(&mut self.correlation, i64s(e.correlation));
-        join(&mut self.input_dims, ids(e.input_dims));
+    }
+}
+
+/// A part's slices and args where they lie: in the builder that read them ([`Owned`]), or in
+/// the buffer a part was written to (`codec::Encoded`, which reads its own format).
+pub(crate) trait PartSlices {
+    /// Appends the slices to `slices` and the args to `args`, with their ids mapped by `ids`;
+    /// args whose bytes are adopted later, with the buffer they lie in, are [`Pending`].
+    fn join(self, slices: &mut FileSlices, args: &mut ArgStore, ids: &impl Ids) -> Option<Pending>;
+}
+
+/// The slices and args of a builder that read a part itself.
+struct Owned {
+    slices: FileSlices,
+    args: ArgStore,
+}
+
+impl PartSlices for Owned {
+    fn join(self, slices: &mut FileSlices, args: &mut ArgStore, ids: &impl Ids) -> Option<Pending> {
+        // The args and the slices are copied at once when large (1 GB scaled trace, 2 parts: the
+        // args 52-56 ms, the slices 43-44 ms, most of it the first touch of the pages copied to).
+        let Owned {
+            slices: mut s,
+            args: part_args,
+        } = self;
+        both(
+            s.len() >= TWO_THREADS_FROM,
+            || args.append(part_args),
+            || {
+                s.lane.iter_mut().for_each(|x| *x = ids.lane(*x));
+                s.name.iter_mut().for_each(|x| *x = ids.str(*x));
+                s.cat.iter_mut().for_each(|x| *x = ids.str(*x));
+                s.input_dims.iter_mut().for_each(|x| *x = ids.str(*x));
+                s.args.iter_mut().for_each(|x| *x = ids.args(*x));
+                slices.append(s);
+            },
+        );
+        None
     }
 }
 
@@ -799,25 +857,25 @@ impl Builder {
     /// Takes in a builder that read the bytes right after this one's, so that the result is what
     /// one builder reading both would have built: strings and lanes keep their first-seen order,
     /// args and slices their file order, so ids and orders equal a sequential parse's.
-    pub(crate) fn absorb(&mut self, o: Builder) {
-        self.absorb_with(o, None);
-    }
-
-    /// [`Builder::absorb`] of a part read from a buffer: its slices are copied from `encoded`
-    /// straight into these columns (`o` holds none), its args' ends too, and its args' bytes
-    /// are left to be adopted with the buffer ([`ArgStore::adopt`]) when that can be done.
-    pub(crate) fn absorb_encoded(&mut self, o: Builder, encoded: &Encoded<'_>) -> Option<Pending> {
-        self.absorb_with(o, Some(encoded))
+    pub(crate) fn absorb(&mut self, mut o: Builder) {
+        let own = Owned {
+            slices: std::mem::take(&mut o.slices),
+            args: std::mem::take(&mut o.args),
+        };
+        self.absorb_from(o, own);
     }
 
     /// Takes a part read from a buffer as this (empty) builder's own slices and args (as
-    /// [`Builder::absorb_encoded`] does): its ids are already this builder's.
-    pub(crate) fn hold_encoded(&mut self, encoded: &Encoded<'_>) -> Option<Pending> {
-        self.slices.append_encoded(encoded, |l| l, |s| s, |a| a);
-        take_args(&mut self.args, encoded)
+    /// [`Builder::absorb_from`] does): its ids are already this builder's.
+    pub(crate) fn hold(&mut self, part: impl PartSlices) -> Option<Pending> {
+        part.join(&mut self.slices, &mut self.args, &Same)
     }
 
-    fn absorb_with(&mut self, mut o: Builder, encoded: Option<&Encoded<'_>>) -> Option<Pending> {
+    /// [`Builder::absorb`] with the part's slices and args taken from `part`: from a part's
+    /// buffer, its slices are copied straight into these columns (`o` holds none), its args' ends
+    /// too, and its args' bytes are left to be adopted with the buffer ([`ArgStore::adopt`])
+    /// when that can be done.
+    pub(crate) fn absorb_from(&mut self, mut o: Builder, part: impl PartSlices) -> Option<Pending> {
         let smap: Vec<StrId> = (0..o.strings.len())
             .map(|i| self.strings.intern(o.strings.get(StrId(i as u32))))
             .collect();
@@ -860,31 +918,12 @@ impl Builder {
                 }
             }
         }
-        // The args and the slices are copied at once when large (1 GB scaled trace, 2 parts: the
-        // args 52-56 ms, the slices 43-44 ms, most of it the first touch of the pages copied to).
-        let mut s = std::mem::take(&mut o.slices);
-        let (args, slices, lmap) = (&mut self.args, &mut self.slices, &lmap);
-        let pending = match encoded {
-            None => {
-                both(
-                    s.len() >= TWO_THREADS_FROM,
-                    || args.append(std::mem::take(&mut o.args)),
-                    || {
-                        s.lane.iter_mut().for_each(|x| *x = lmap[*x as usize]);
-                        s.name.iter_mut().for_each(|x| *x = sid(*x));
-                        s.cat.iter_mut().for_each(|x| *x = sid(*x));
-                        s.input_dims.iter_mut().for_each(|x| *x = sid(*x));
-                        s.args.iter_mut().for_each(|x| *x = aid(*x));
-                        slices.append(s);
-                    },
-                );
-                None
-            }
-            Some(e) => {
-                slices.append_encoded(e, |l| lmap[l as usize], sid, aid);
-                take_args(args, e)
-            }
+        let remap = Remap {
+            lanes: &lmap,
+            strings: &smap,
+            args_base: abase,
         };
+        let pending = part.join(&mut self.slices, &mut self.args, &remap);
         for (pid, m) in o.procs {
             let p = self.procs.entry(id(pid)).or_default();
             p.pid_label = p.pid_label.take().or(m.pid_label);
@@ -1238,16 +1277,6 @@ fn hash_id(text: &str) -> i64 {
     let mut h = rustc_hash::FxHasher::default();
     text.hash(&mut h);
     (h.finish() >> 1) as i64
-}
-
-/// A part's args from its buffer: their ends now and their bytes adopted with the buffer later
-/// ([`Pending`]), or both copied when they do not fit one block.
-fn take_args(args: &mut ArgStore, e: &Encoded<'_>) -> Option<Pending> {
-    let pending = args.append_ends(e.args_bytes.len(), e.args_ends());
-    if pending.is_none() {
-        args.append_raw(e.args_bytes, e.args_ends());
-    }
-    pending
 }
 
 /// How much room to make for something `n` of which fill the room there is, `offset` bytes into

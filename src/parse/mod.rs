@@ -177,7 +177,7 @@ impl JsonStage {
     ) -> Option<crate::model::Pending> {
         self.splitter = next.splitter;
         self.json_bytes += next.json_bytes;
-        self.builder.absorb_encoded(next.builder, encoded)
+        self.builder.absorb_from(next.builder, encoded)
     }
 }
 
@@ -350,7 +350,7 @@ impl Parser {
         let pending = match &mut self.stage {
             Stage::Sniff(head) if head.is_empty() && start == 0 => {
                 self.input_bytes = stage.json_bytes;
-                let pending = stage.builder.hold_encoded(&encoded);
+                let pending = stage.builder.hold(&encoded);
                 self.stage = Stage::Plain(Box::new(stage));
                 pending
             }
