@@ -612,15 +612,8 @@ impl Sightline {
         &self,
         Parameters(a): Parameters<OnFile<Memory>>,
     ) -> Result<CallToolResult, ErrorData> {
-        // The allocation table is the CLI's (--allocations): too long for an answer.
-        self.answer(move |s| {
-            let question = Memory {
-                allocations: false,
-                ..a.question
-            };
-            Answer::of(&s.trace(&a.file)?.ask(&question)?)
-        })
-        .await
+        self.answer(move |s| Answer::of(&s.trace(&a.file)?.ask(&a.question)?))
+            .await
     }
 
     #[tool(
