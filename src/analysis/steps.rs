@@ -220,9 +220,9 @@ pub fn analyze_with(trace: &Trace, links: &Links) -> StepsReport {
 }
 
 /// [`analyze_with`] pausing as `y` says (see [`super::slicing`]), in passes: the steps on
-/// the host ([`host_steps`]), the device ops with their launches' spans ([`device_ops`]), each
-/// step's span extended to the device work it launched ([`step_spans`]), the time breakdown of
-/// each span ([`breakdowns`]), then the steps with their device utilization.
+/// the host (`host_steps`), the device ops with their launches' spans (`device_ops`), each
+/// step's span extended to the device work it launched (`step_spans`), the time breakdown of
+/// each span (`breakdowns`), then the steps with their device utilization.
 pub async fn analyze_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> StepsReport {
     let kinds = &links.kinds;
     let (mut host, cpu_span) = host_steps(trace, kinds, y).await;
