@@ -13,6 +13,9 @@
 //!   trace by `analysis::derived::Derived`; the digest, across traces.
 //! - [`snapshot`]: memory snapshots (`torch.cuda.memory._dump_snapshot` pickles) to a
 //!   [`snapshot::Snapshot`], data opcodes only, and every figure of one.
+//! - [`query`]: the questions a user asks (report, ops, path, diff, ...), each a request type
+//!   answered from a trace's `Derived` store: what the CLI, `sightline mcp`, Python and the page
+//!   call.
 //! - [`view`]: what the page draws for a viewport (a draw list), hit testing, search, details.
 //! - `native` (not on wasm32): reading trace files, the library's only file I/O, for the CLI and
 //!   the Python package.
@@ -32,6 +35,7 @@ pub mod model;
 pub mod native;
 mod ordered;
 pub mod parse;
+pub mod query;
 pub mod snapshot;
 pub mod view;
 

@@ -8,7 +8,9 @@
 //! the CLI and Python alike (files sorted and deduplicated, each digested by [`rank_digest`] on a
 //! thread of its own and dropped, then compared); [`rank_digest`] reads one rank on one thread,
 //! its file name giving the rank when the trace does not. [`read_snapshot`] reads a memory
-//! snapshot the same way, in 1 MiB reads.
+//! snapshot the same way, in 1 MiB reads. [`digest_of`] reads a diff's BASE or NEW: a trace
+//! digested, else a digest file read back ([`digest_file`]), for the CLI, `sightline mcp` and
+//! Python alike.
 
 use crate::analysis::derived::Derived;
 use crate::analysis::digest::Digest;
@@ -110,6 +112,21 @@ fn not_a_file(kind: &std::fs::FileType) -> io::Error {
     } else {
         "another kind"
     })
+}
+
+/// The digest of the trace at `path`, or, when it is not a trace, the digest `sightline digest`
+/// wrote there read back; neither: why it is not a trace.
+pub fn digest_of(path: &Path) -> io::Result<Result<Digest, ParseError>> {
+    match read_trace(path, parse_threads())? {
+        Ok(trace) => Ok(Ok(Derived::new(trace).digest(""))),
+        Err(not_a_trace) => Ok(digest_file(path)?.ok_or(not_a_trace)),
+    }
+}
+
+/// The digest `sightline digest` wrote to `path`, read back; `None` for a file that is not one.
+pub fn digest_file(path: &Path) -> io::Result<Option<Digest>> {
+    let (f, _) = open_regular(path)?;
+    Ok(serde_json::from_reader(io::BufReader::new(f)).ok())
 }
 
 /// The trace files under `path` as `sightline ranks` finds them: a file as named, a folder

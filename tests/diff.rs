@@ -6,6 +6,7 @@
 use crate::common;
 
 use serde_json::Value;
+use sightline::analysis::derived::Derived;
 use sightline::analysis::diff::{diff, Diff, DiffOptions, KernelMatch, Mode, Presence};
 use sightline::analysis::digest::Digest;
 use sightline::analysis::tables::{op_table, Forest};
@@ -20,7 +21,7 @@ fn parse_file(path: &Path) -> Trace {
 }
 
 fn digest(path: &Path) -> Digest {
-    Digest::build(&parse_file(path))
+    Derived::new(parse_file(path)).digest("")
 }
 
 fn real(name: &str) -> PathBuf {
@@ -261,7 +262,7 @@ fn cross_hardware_pairs_match_operators_by_name_and_kernels_through_launchers() 
         ),
     ] {
         let (tb, tn) = (parse_file(&real(h100)), parse_file(&real(mi300)));
-        let (b, n) = (Digest::build(&tb), Digest::build(&tn));
+        let (b, n) = (Derived::new(&tb).digest(""), Derived::new(&tn).digest(""));
         let d = diff(
             &b,
             &n,

@@ -218,6 +218,15 @@ fn graphs_command_text_and_json() {
     let (code, _, err) = common::run_cli(&["ops", &replay, "--capture", &replay]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("no graph capture in this trace"), "{err}");
+    // report's top operators are ops' first rows, capture charges included (found beside it).
+    let (code, out, err) = common::run_cli(&["report", &replay, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("graph capture: "), "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        r["top_operators"]["rows"].as_array().unwrap()[..],
+        t["rows"].as_array().unwrap()[..15]
+    );
 }
 
 /// A temporary folder `sightline-{tag}-PID` holding the SGLang replay trace and an empty

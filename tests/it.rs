@@ -57,6 +57,8 @@ mod shapes;
 mod slicing;
 #[path = "snapshot.rs"]
 mod snapshot;
+#[path = "snapshots.rs"]
+mod snapshots;
 #[path = "tables.rs"]
 mod tables;
 #[path = "view_fixtures.rs"]

@@ -294,3 +294,25 @@ fn graphs_with_a_capture_are_the_clis_rows() {
     // The op-by-op replay stays out of the tool's answer: 544 entries.
     assert!(got.get("first_replays").is_none());
 }
+
+/// `step`, a question added as a request type and its answer (`sightline::query::Step`): one
+/// step of `steps --json`, with what bounds its path as `path --json --step` says it.
+#[test]
+fn one_step_is_the_steps_row_and_its_paths_bounds() {
+    let file = common::shared_fixtures()
+        .join("pytorch-cpu/cnn_dataloader_sched.pt.trace.json.gz")
+        .to_string_lossy()
+        .into_owned();
+    let steps = cli_json(&["steps", &file, "--json"]);
+    let row = &steps["steps"][1];
+    let name = row["name"].as_str().unwrap();
+    let path = cli_json(&["path", &file, "--json", "--step", name]);
+    let mut s = Session::initialized();
+    let step = s.json("step", json!({ "file": file, "name": name }));
+    assert_eq!(&step["step"], row);
+    assert_eq!(step["bound_by"], path["paths"][0]["bound_by"]);
+    let longest = step["longest_segments"].as_array().unwrap();
+    assert!(!longest.is_empty() && longest.len() <= 5);
+    let (texts, error) = s.call("step", json!({ "file": file, "name": "nope" }));
+    assert!(error && texts[0].contains("no step 'nope'"), "{texts:?}");
+}

@@ -7,6 +7,7 @@ use crate::common;
 
 use common::{local_fixture, shared_fixtures, Rng};
 use serde_json::Value;
+use sightline::analysis::derived::Derived;
 use sightline::analysis::digest::Digest;
 use sightline::analysis::ranks::{self, Align, OverlapScope, RanksReport};
 use sightline::parse::parse_bytes;
@@ -38,12 +39,12 @@ fn text(p: &Path) -> String {
 }
 
 fn digest_text(text: &str, file: &str) -> Digest {
-    Digest::build_file(&parse_bytes(text.as_bytes()).unwrap(), file)
+    Derived::new(parse_bytes(text.as_bytes()).unwrap()).digest(file)
 }
 
 fn digest_file(p: &Path) -> Digest {
     let bytes = std::fs::read(p).unwrap();
-    Digest::build_file(&parse_bytes(&bytes).unwrap(), &name(p))
+    Derived::new(parse_bytes(&bytes).unwrap()).digest(&name(p))
 }
 
 fn gloo4() -> Vec<Digest> {

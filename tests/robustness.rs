@@ -71,7 +71,7 @@ fn analyse_everything(bytes: &[u8], rng: &mut Rng) -> bool {
         );
     }
     let _ = crate::common::findings(&trace);
-    let digest = sightline::analysis::digest::Digest::build_file(&trace, "rank0.json");
+    let digest = sightline::analysis::derived::Derived::new(&trace).digest("rank0.json");
     let _ = sightline::analysis::ranks::analyze(
         &[digest.clone(), digest],
         sightline::analysis::ranks::Align::Collectives,

@@ -6,13 +6,11 @@ use crate::{not_a_trace, os_error, NotATrace, PyTrace};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use serde_json::{Map, Value};
 use sightline::analysis::diff::gate::Condition;
-use sightline::analysis::diff::{diff, DiffOptions, Mode};
 use sightline::analysis::digest::Digest;
-use sightline::analysis::ranks::{Align, OverlapScope};
+use sightline::analysis::ranks::Align;
 use sightline::native;
-use sightline::parse::Parser as CoreParser;
+use sightline::query::{self, across::digest_of_bytes};
 use std::path::Path;
 
 /// `sightline ranks PATH... --json [--align ALIGN]`. Files that are not traces are listed in
@@ -25,16 +23,14 @@ pub fn ranks_json(
     align: &str,
     whole_trace: bool,
 ) -> PyResult<String> {
-    let scope = if whole_trace {
-        OverlapScope::WholeTrace
-    } else {
-        OverlapScope::HtaSteps
+    let q = query::Ranks {
+        align: Some(Align::parse(align).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "align takes 'auto', 'none' or 'collectives', not '{align}'"
+            ))
+        })?),
+        whole_trace,
     };
-    let align = Align::parse(align).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "align takes 'auto', 'none' or 'collectives', not '{align}'"
-        ))
-    })?;
     if paths.is_empty() {
         return Err(PyValueError::new_err("no paths (trace files or folders)"));
     }
@@ -44,7 +40,7 @@ pub fn ranks_json(
             .map_err(|(at, e)| os_error(py, e, &at.display().to_string()))?;
     }
     let report = py
-        .allow_threads(|| native::job(files, align, scope))
+        .allow_threads(|| native::job(files, q.align(), q.scope()))
         .map_err(NotATrace::new_err)?;
     serde_json::to_string(&report).map_err(crate::json_err)
 }
@@ -59,26 +55,13 @@ fn digest_of(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Digest> {
     if let Ok(b) = source.downcast::<PyBytes>() {
         let data = b.as_bytes();
         return py
-            .allow_threads(|| {
-                let mut p = CoreParser::new();
-                p.feed(data);
-                p.finish()
-                    .map(|m| Digest::build(&m))
-                    .or_else(|e| serde_json::from_slice(data).map_err(|_| e))
-            })
+            .allow_threads(|| digest_of_bytes(data))
             .map_err(|e| not_a_trace("<bytes>", &e));
     }
     let path: String = source.extract()?;
-    let parsed = py.allow_threads(|| native::read_trace(Path::new(&path), native::parse_threads()));
-    match parsed.map_err(|e| os_error(py, e, &path))? {
-        Ok(model) => Ok(py.allow_threads(|| Digest::build(&model))),
-        Err(trace_error) => {
-            let (f, _) =
-                native::open_regular(Path::new(&path)).map_err(|e| os_error(py, e, &path))?;
-            serde_json::from_reader(std::io::BufReader::new(f))
-                .map_err(|_| not_a_trace(&path, &trace_error))
-        }
-    }
+    py.allow_threads(|| native::digest_of(Path::new(&path)))
+        .map_err(|e| os_error(py, e, &path))?
+        .map_err(|e| not_a_trace(&path, &e))
 }
 
 /// `sightline diff BASE NEW --json [--total] [--by-shape] [--top N] [--fail-if EXPR]...`, with
@@ -98,37 +81,22 @@ pub fn diff_json(
     base_file: String,
     new_file: String,
 ) -> PyResult<String> {
-    let conditions = fail_if
-        .iter()
-        .map(|c| Condition::parse(c))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(PyValueError::new_err)?;
+    let q = query::Diff {
+        total,
+        by_shape,
+        fail_if: fail_if
+            .iter()
+            .map(|c| Condition::parse(c))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(PyValueError::new_err)?,
+    };
     let base = digest_of(py, base)?;
     let new = digest_of(py, new)?;
-    let opts = DiffOptions {
-        mode: if total { Mode::Total } else { Mode::PerStep },
-        by_shape,
-    };
-    let mut d = py.allow_threads(|| diff(&base, &new, &opts));
-    let verdicts = conditions
-        .iter()
-        .map(|c| c.check(&d))
-        .collect::<Result<Vec<_>, _>>()
+    let mut out = py
+        .allow_threads(|| q.answer(&base, &new, &base_file, &new_file))
         .map_err(PyValueError::new_err)?;
     if let Some(n) = top {
-        d.ops.truncate(n);
-        d.kernels.truncate(n);
-        d.labels.truncate(n);
+        out.keep_top(n);
     }
-    let mut out = Map::new();
-    out.insert("base_file".into(), Value::String(base_file));
-    out.insert("new_file".into(), Value::String(new_file));
-    if let Value::Object(fields) = serde_json::to_value(&d).map_err(crate::json_err)? {
-        out.extend(fields);
-    }
-    out.insert(
-        "fail_if".into(),
-        serde_json::to_value(&verdicts).map_err(crate::json_err)?,
-    );
     serde_json::to_string(&out).map_err(crate::json_err)
 }

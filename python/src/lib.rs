@@ -1,5 +1,5 @@
 //! `sightline._sightline`: the core's parser and analyses for Python, as thin as the CLI. Every
-//! number comes from the same `sightline::analysis` functions the CLI prints; results cross over
+//! answer is a `sightline::query` request's, the one the CLI asks; results cross over
 //! as JSON text (reports) or Arrow buffers (tables, see `columns.rs`). Parsing and analysing run
 //! with the GIL released. The Python package (`python/python/sightline/`) wraps this module.
 //!
@@ -12,12 +12,12 @@
 //! Files:
 //! - this module: `open_path` reads a file through `sightline::native` as the CLI does; `Parser`
 //!   feeds chunks from bytes or a file object; a `Trace` holds the model in a `Derived` store, as
-//!   the CLI's commands and `sightline mcp` do, and each method asks it for what a CLI command
-//!   prints, returning the same serde structure as JSON text or as a table.
+//!   the CLI's commands and `sightline mcp` do, and each method asks it the `sightline::query`
+//!   request a CLI command asks, returning the answer as JSON text or as a table.
 //! - `compare.rs`: across traces, as the CLI: `ranks_json` finds and digests the files through
 //!   `native::trace_files` and `native::job`; `diff_json` digests BASE (a `Trace`, a trace's bytes
-//!   or file, or a digest's JSON), drops it, then NEW, and runs `analysis::diff` and the
-//!   `--fail-if` conditions; both return the CLI's `--json` object as text.
+//!   or file, or a digest's JSON: `query::across::digest_of_bytes`, `native::digest_of`), drops
+//!   it, then NEW, and answers `query::Diff`; both return the CLI's `--json` object as text.
 //! - `snapshot.rs`: `Snapshot`, a memory snapshot (`torch.cuda.memory._dump_snapshot`) read by
 //!   the core, its methods the `sightline snapshot` command's JSON.
 //! - `columns.rs`: a table's rows (serialized as for `--json`, fields in declared order through
@@ -31,7 +31,8 @@
 //!   page's `dist/` files, shipped in `sightline/web/`, served with the trace from a 127.0.0.1
 //!   server in the process), `ray.py` (digests as a Ray Dataset, cross-rank and run-over-run
 //!   aggregation), `_serve.py` (`serve()`: the CLI's `sightline serve` as a child process with the
-//!   package's page, since HTTP stays out of the core the package binds), `_sightline.pyi`.
+//!   package's page, since HTTP stays out of the core the package binds; a run's traces, each
+//!   worker's latest span), `_web.py` (where the page's files are, for both), `_sightline.pyi`.
 //! - `python/tests/` (pytest): every table, summary and report equals the CLI's JSON on every
 //!   fixture; `ranks` and `diff` equal the CLI's (`test_across.py`); the truth files through
 //!   Python; errors; the HTML; `show()`'s served files; Ray on a local cluster (a killed worker,
@@ -47,20 +48,14 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use serde::Serialize;
 use serde_json::{json, Value};
-use sightline::analysis::critical::job::Rank;
 use sightline::analysis::critical::whatif::Edit;
-use sightline::analysis::critical::{PathOptions, PathReport};
+use sightline::analysis::critical::PathReport;
 use sightline::analysis::derived::Derived;
-use sightline::analysis::flops::kernels::annotate;
-use sightline::analysis::graphs::{Capture, GraphsOutput};
-use sightline::analysis::idle::{self, IdleOptions, Mode};
-use sightline::analysis::links::Links;
-use sightline::analysis::summary;
-use sightline::analysis::tables::{label_table, Forest, OpColumn};
+use sightline::analysis::graphs::Capture;
 use sightline::model::Trace as Model;
 use sightline::native;
 use sightline::parse::{ParseError, Parser as CoreParser};
-use std::sync::Arc;
+use sightline::query::{self, Opened, Question};
 use std::time::Instant;
 
 create_exception!(
@@ -75,17 +70,6 @@ create_exception!(
     SightlineError,
     "The input is not a PyTorch profiler trace; the message says what it is instead."
 );
-
-/// The gaps the CLI lists one by one unless told `--top N`; findings cite them as evidence.
-const CLI_TOP_GAPS: usize = 10;
-
-/// Idle time as `sightline report` counts it by default: exact, the CLI's gaps.
-fn cli_idle() -> IdleOptions {
-    IdleOptions {
-        mode: Mode::Exact,
-        max_gaps: CLI_TOP_GAPS,
-    }
-}
 
 pub(crate) fn not_a_trace(source: &str, e: &ParseError) -> PyErr {
     NotATrace::new_err(format!("{source}: {e}"))
@@ -117,46 +101,34 @@ impl PyTrace {
         self.derived.trace()
     }
 
-    fn links(&self) -> &Links {
-        self.derived.links()
+    /// The trace as the questions of `sightline::query` take it.
+    fn opened(&self) -> Opened<'_> {
+        Opened {
+            derived: &self.derived,
+            file: &self.source,
+            parse_seconds: self.parse_seconds,
+        }
     }
 
-    fn forest(&self) -> &Forest {
-        self.derived.forest()
-    }
-
-    /// The operator table sorted as the CLI sorts it by default.
-    fn op_table(&self, by_shape: bool) -> sightline::analysis::tables::OpTable {
-        let mut t = self.derived.op_table(by_shape);
-        t.sort_by(if t.has_device_time() {
-            OpColumn::SelfDevice
-        } else {
-            OpColumn::SelfCpu
-        });
-        t
-    }
-
-    fn idle_report(
-        &self,
-        compat: Option<&str>,
-        max_gaps: usize,
-    ) -> PyResult<Arc<idle::IdleReport>> {
-        Ok(self.derived.idle(&idle_options(compat, max_gaps)?))
+    /// The answer to `q`, asked with the GIL released; its error as `ValueError`.
+    fn ask<'a, Q: Question<'a> + Sync>(&'a self, py: Python<'_>, q: &Q) -> PyResult<Q::Answer>
+    where
+        Q::Answer: Send,
+    {
+        py.allow_threads(|| q.answer(&self.opened()))
+            .map_err(PyValueError::new_err)
     }
 }
 
-/// The idle options of `compat` (`None` or `'hta'`) and the gaps listed one by one.
-fn idle_options(compat: Option<&str>, max_gaps: usize) -> PyResult<IdleOptions> {
-    let mode = match compat {
-        None => Mode::Exact,
-        Some("hta") => Mode::Hta,
-        Some(other) => {
-            return Err(PyValueError::new_err(format!(
-                "compat takes 'hta' or None, not '{other}'"
-            )))
-        }
-    };
-    Ok(IdleOptions { mode, max_gaps })
+/// Whether `compat` (`None` or `'hta'`) asks for HTA's counting.
+fn hta(compat: Option<&str>) -> PyResult<bool> {
+    match compat {
+        None => Ok(false),
+        Some("hta") => Ok(true),
+        Some(other) => Err(PyValueError::new_err(format!(
+            "compat takes 'hta' or None, not '{other}'"
+        ))),
+    }
 }
 
 /// `(rows, columns, meta)`: the array under `rows` in `value` as columns, the rest as JSON.
@@ -191,52 +163,37 @@ impl PyTrace {
 
     /// `sightline summary --json`.
     fn summary_json(&self, py: Python<'_>) -> PyResult<String> {
-        let s = py.allow_threads(|| summary::summarize(self.model()));
-        let mb_per_s = s.file.json_bytes as f64 / 1e6 / self.parse_seconds.max(1e-9);
-        let mut v = serde_json::to_value(&s).map_err(json_err)?;
-        if let Some(o) = v.as_object_mut() {
-            o.insert("parse_seconds".into(), json!(self.parse_seconds));
-            o.insert("mb_per_s".into(), json!(mb_per_s));
-        }
-        serde_json::to_string(&v).map_err(json_err)
+        serde_json::to_string(&self.ask(py, &query::Summary {})?).map_err(json_err)
     }
 
     /// `sightline ops --json [--by-shape]`.
     fn ops<'py>(&self, py: Python<'py>, by_shape: bool) -> PyResult<Bound<'py, PyTuple>> {
-        let t = py.allow_threads(|| self.op_table(by_shape));
-        table(py, &t, "rows")
+        let q = query::Ops {
+            by_shape,
+            ..query::Ops::default()
+        };
+        table(py, &self.ask(py, &q)?, "rows")
     }
 
     /// `sightline kernels --json`.
     fn kernels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let t = py.allow_threads(|| {
-            let mut t = self.derived.kernel_table();
-            annotate(&mut t, self.model(), self.derived.flops());
-            t
-        });
-        table(py, &t, "rows")
+        table(py, &self.ask(py, &query::Kernels::default())?, "rows")
     }
 
     /// `sightline labels --json`.
     fn labels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let t = py.allow_threads(|| label_table(self.model(), self.forest()));
-        table(py, &t, "rows")
+        table(py, &self.ask(py, &query::Labels {})?, "rows")
     }
 
     /// `sightline modules --json`.
     fn modules<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let t = py.allow_threads(|| self.derived.module_table());
-        table(py, &t, "rows")
+        table(py, &self.ask(py, &query::Modules {})?, "rows")
     }
 
     /// `sightline graphs --json` (with the capture `use_capture` gave, if any, its captured
     /// operators in the metadata), its `graphs` as the table.
     fn graphs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let r = py.allow_threads(|| {
-            let d = &self.derived;
-            GraphsOutput::of(d.trace(), d.graphs(), d.attribution(), false)
-        });
-        table(py, &r, "graphs")
+        table(py, &self.ask(py, &query::Graphs::default())?, "graphs")
     }
 
     /// Applies `capture`, the trace recorded while this trace's CUDA/HIP graphs were captured
@@ -267,35 +224,37 @@ impl PyTrace {
 
     /// `sightline compiled --json`, its `graphs` as the table.
     fn compiled<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let r = py.allow_threads(|| self.derived.compiled());
-        table(py, r, "graphs")
+        table(py, self.ask(py, &query::Compiled {})?, "graphs")
     }
 
     /// `sightline steps --json`, its `steps` as the table.
     fn steps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let r = py.allow_threads(|| self.derived.steps());
-        table(py, r, "steps")
+        table(py, self.ask(py, &query::Steps {})?, "steps")
     }
 
-    /// `sightline idle --json [--compat hta] --top MAX_GAPS`, the table under `rows` (`idle`:
-    /// HTA's per-stream breakdown, or `gaps`).
-    #[pyo3(signature = (compat, max_gaps, rows))]
+    /// `sightline idle --json [--compat hta] [--top TOP]`, the table under `rows` (`idle`: HTA's
+    /// per-stream breakdown, or `gaps`).
+    #[pyo3(signature = (compat, top, rows))]
     fn idle<'py>(
         &self,
         py: Python<'py>,
         compat: Option<&str>,
-        max_gaps: usize,
+        top: Option<usize>,
         rows: &str,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let r = py.allow_threads(|| self.idle_report(compat, max_gaps))?;
-        table(py, &*r, rows)
+        let q = query::Idle {
+            hta: hta(compat)?,
+            top,
+        };
+        table(py, &*self.ask(py, &q)?, rows)
     }
 
     /// The findings of `sightline report` (exact idle, as the CLI's default), with what each fix
     /// saves and in that order: `recording` false for those that cost time, true for the notes
     /// on how the trace was recorded (`report --json`'s `findings` and `recording`).
     fn findings<'py>(&self, py: Python<'py>, recording: bool) -> PyResult<Bound<'py, PyTuple>> {
-        let judged = py.allow_threads(|| self.derived.findings(&cli_idle()));
+        let io = query::Idle::default().options();
+        let judged = py.allow_threads(|| self.derived.findings(&io));
         let f = if recording {
             &judged.recording
         } else {
@@ -316,57 +275,33 @@ impl PyTrace {
         edits: Vec<String>,
         compat: Option<String>,
     ) -> PyResult<String> {
-        let edits = parse_edits(&edits)?;
-        let opts = PathOptions {
+        let q = query::Path {
+            instance: annotation.is_some().then_some(instance),
             step,
-            annotation: annotation.map(|a| (a, instance)),
-            hta: match compat.as_deref() {
-                None => false,
-                Some("hta") => true,
-                Some(other) => {
-                    return Err(PyValueError::new_err(format!(
-                        "compat takes 'hta' or None, not '{other}'"
-                    )))
-                }
-            },
+            annotation,
+            hta: hta(compat.as_deref())?,
+            what_if: parse_edits(&edits)?,
         };
-        let report = py.allow_threads(|| self.derived.path(&opts, &edits));
-        path_report_json(report)
+        path_report_json(py.allow_threads(|| q.answer(&self.opened())))
     }
 
     /// `sightline report --json [--compat hta] [--top N]`.
-    #[pyo3(signature = (compat, top, max_gaps))]
+    #[pyo3(signature = (compat, top))]
     fn report_json(
         &self,
         py: Python<'_>,
         compat: Option<&str>,
-        top: usize,
-        max_gaps: usize,
+        top: Option<usize>,
     ) -> PyResult<String> {
-        py.allow_threads(|| {
-            let t = Instant::now();
-            let opts = idle_options(compat, max_gaps)?;
-            let idle = self.derived.idle(&opts);
-            let judged = self.derived.findings(&opts);
-            let mut top_operators = self.op_table(false);
-            let analysis_seconds = t.elapsed().as_secs_f64();
-            top_operators.rows.truncate(top);
-            let v = json!({
-                "file": self.source,
-                "schema": self.model().meta.schema,
-                "rank": self.model().rank(),
-                "span_ns": self.model().span_ns(),
-                "cut": summary::cut(self.model()),
-                "parse_seconds": self.parse_seconds,
-                "analysis_seconds": analysis_seconds,
-                "top_operators": top_operators,
-                "steps": self.derived.steps(),
-                "idle": &*idle,
-                "findings": judged.findings,
-                "recording": judged.recording,
-            });
-            serde_json::to_string(&v).map_err(json_err)
-        })
+        let q = query::Report {
+            hta: hta(compat)?,
+            top,
+        };
+        let t = Instant::now();
+        let mut report = self.ask(py, &q)?;
+        report.analysis_seconds = t.elapsed().as_secs_f64();
+        report.top_operators.rows.truncate(q.operators());
+        serde_json::to_string(&report).map_err(json_err)
     }
 }
 
@@ -435,36 +370,18 @@ fn job_path_json(
     step: Option<String>,
     edits: Vec<String>,
 ) -> PyResult<String> {
-    let edits = parse_edits(&edits)?;
-    let opts = PathOptions {
+    let q = query::Path {
         step,
-        ..PathOptions::default()
+        what_if: parse_edits(&edits)?,
+        ..query::Path::default()
     };
-    let traces: Vec<&PyTrace> = traces.iter().map(|t| &**t).collect();
-    let report = py.allow_threads(|| {
-        let ranks = traces
-            .iter()
-            .map(|t| Rank {
-                trace: t.model(),
-                links: t.links(),
-                steps: t.derived.steps(),
-                file: std::path::Path::new(&t.source)
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .unwrap_or(&t.source),
-            })
-            .collect();
-        PathReport::of_job(ranks, &opts, &edits)
-    });
-    path_report_json(report)
+    let opened: Vec<Opened<'_>> = traces.iter().map(|t| t.opened()).collect();
+    path_report_json(py.allow_threads(|| q.answer_all(&opened)))
 }
 
-/// A path report as JSON; its error, or an edit that matched nothing, as `ValueError`.
+/// A path report as JSON; its error (an edit that matched nothing among them) as `ValueError`.
 fn path_report_json(report: Result<PathReport, String>) -> PyResult<String> {
     let report = report.map_err(PyValueError::new_err)?;
-    if let Some(e) = report.unmatched_edit() {
-        return Err(PyValueError::new_err(e));
-    }
     serde_json::to_string(&report).map_err(json_err)
 }
 

@@ -24,7 +24,6 @@
 //! section existed reads with an empty one (no rank, no collectives).
 
 use super::critical::{self, StepPath};
-use super::derived::Derived;
 use super::findings::Finding;
 use super::idle::IdleReport;
 use super::links::Links;
@@ -234,17 +233,6 @@ fn word<T: Serialize>(v: &T) -> String {
 }
 
 impl Digest {
-    /// Runs every analysis the digest needs on `trace`, read from an unnamed file.
-    pub fn build(trace: &Trace) -> Digest {
-        Digest::build_file(trace, "")
-    }
-
-    /// Runs every analysis the digest needs on `trace`; `file` is the file's name (no folder), the
-    /// rank when the trace does not say it.
-    pub fn build_file(trace: &Trace, file: &str) -> Digest {
-        Derived::new(trace).digest(file)
-    }
-
     /// The digest of analyses already run (as the page runs them once per trace).
     pub fn from_analyses(trace: &Trace, a: &Analyses, file: &str) -> Digest {
         let Analyses {

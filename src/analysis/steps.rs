@@ -27,7 +27,7 @@
 //!   work (`start_ns`..`end_ns`, `dur_ns`) is the breakdown's, shown beside it and labelled.
 
 use super::idle::{op_class, OpClass};
-use super::links::{Kind, Links};
+use super::links::{Kind, Kinds, Links};
 use super::slicing::{self, block_on, Slicer};
 use super::tables::kernels::uses_tensor_cores;
 use crate::model::category::is_dma_transfer;
@@ -219,10 +219,103 @@ pub fn analyze_with(trace: &Trace, links: &Links) -> StepsReport {
     block_on(analyze_sliced(trace, links, &mut Slicer::never()))
 }
 
-/// [`analyze_with`] pausing as `y` says (see [`super::slicing`]).
+/// [`analyze_with`] pausing as `y` says (see [`super::slicing`]), in passes: the steps on
+/// the host (`host_steps`), the device ops with their launches' spans (`device_ops`), each
+/// step's span extended to the device work it launched (`step_spans`), the time breakdown of
+/// each span (`breakdowns`), then the steps with their device utilization.
 pub async fn analyze_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> StepsReport {
     let kinds = &links.kinds;
-    // Host steps.
+    let (mut host, cpu_span) = host_steps(trace, kinds, y).await;
+    let synthetic = host.is_empty();
+    let gpu_ops = device_ops(trace, links, y).await;
+    if synthetic {
+        // One step over the whole trace: the CPU's span, else the device ops'.
+        let span = cpu_span.or_else(|| {
+            let first = gpu_ops.iter().map(|g| g.0).min();
+            let last = gpu_ops.iter().map(|g| g.1).max();
+            first.zip(last)
+        });
+        if let Some((a, b)) = span {
+            host.push((
+                a,
+                b,
+                SliceRef {
+                    lane: u32::MAX,
+                    index: u32::MAX,
+                },
+            ));
+        }
+    }
+    let (spans, matched, dropped_tail_steps) = step_spans(&host, &gpu_ops, y).await;
+    let n = spans.len();
+    let breakdowns = breakdowns(trace, kinds, &spans, y).await;
+
+    let mut steps = Vec::with_capacity(n);
+    let mut total = Breakdown::default();
+    for k in 0..n {
+        let (start, end) = spans[k];
+        let mut b = breakdowns[k];
+        b.other_ns = (end - start) - b.total_ns();
+        total.sum(&b);
+        let slice = (!synthetic).then_some(host[k].2);
+        let name = match slice {
+            Some(r) => trace.slice_name(r).to_string(),
+            None => "(whole trace)".to_string(),
+        };
+        let number = name
+            .strip_prefix("ProfilerStep#")
+            .and_then(|x| x.trim().parse().ok());
+        steps.push(Step {
+            name,
+            number,
+            slice,
+            cpu_start_ns: host[k].0,
+            cpu_end_ns: host[k].1,
+            start_ns: start,
+            end_ns: end,
+            dur_ns: end - start,
+            length_ns: if synthetic {
+                end - start
+            } else {
+                host[k].1 - host[k].0
+            },
+            gpu_ops: matched[k],
+            breakdown: b,
+            gpu: Vec::new(),
+        });
+    }
+
+    let kernels = device_kernels(trace, links, y).await;
+    if !synthetic {
+        for st in &mut steps {
+            st.gpu = utilization(trace, &kernels, (st.start_ns, st.end_ns), STEP_WINDOW, y).await;
+        }
+    }
+    let gpu = match (spans.first(), spans.last()) {
+        (Some(first), Some(last)) => {
+            utilization(trace, &kernels, (first.0, last.1), STEPS_WINDOW, y).await
+        }
+        _ => Vec::new(),
+    };
+    StepsReport {
+        gpu,
+        devices_without_events: super::summary::devices_without_events(trace),
+        device_word: super::summary::devices_word(trace),
+        stats: stats(&steps),
+        steps,
+        synthetic,
+        dropped_tail_steps,
+        total,
+    }
+}
+
+/// The `ProfilerStep#N` spans on the host (operators' and annotations' lanes), sorted, each once;
+/// and the span of the CPU's work (operators, Python frames, the steps), if any.
+async fn host_steps(
+    trace: &Trace,
+    kinds: &Kinds,
+    y: &mut Slicer,
+) -> (Vec<(i64, i64, SliceRef)>, Option<(i64, i64)>) {
     let mut host: Vec<(i64, i64, SliceRef)> = Vec::new();
     let (mut cpu_min, mut cpu_max) = (i64::MAX, i64::MIN);
     for (li, l) in trace.lanes.iter().enumerate() {
@@ -252,9 +345,12 @@ pub async fn analyze_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Ste
     }
     host.sort_by_key(|h| (h.0, h.1));
     host.dedup_by_key(|h| (h.0, h.1));
-    let synthetic = host.is_empty();
+    (host, (cpu_min <= cpu_max).then_some((cpu_min, cpu_max)))
+}
 
-    // GPU ops with their launch's span, for the step matching.
+/// The device ops (kernels, memcpy, memset) with their launch's span, for the step matching.
+async fn device_ops(trace: &Trace, links: &Links, y: &mut Slicer) -> Vec<OpSpan> {
+    let kinds = &links.kinds;
     let mut gpu_ops: Vec<OpSpan> = Vec::new();
     for (li, l) in trace.gpu_lanes() {
         let s = &l.slices;
@@ -274,32 +370,24 @@ pub async fn analyze_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Ste
             gpu_ops.push((s.start_ns[i], s.end_ns(i), launch));
         }
     }
-    if synthetic {
-        let span = if cpu_min <= cpu_max {
-            Some((cpu_min, cpu_max))
-        } else {
-            let first = gpu_ops.iter().map(|g| g.0).min();
-            let last = gpu_ops.iter().map(|g| g.1).max();
-            first.zip(last)
-        };
-        if let Some((a, b)) = span {
-            host.push((
-                a,
-                b,
-                SliceRef {
-                    lane: u32::MAX,
-                    index: u32::MAX,
-                },
-            ));
-        }
-    }
+    gpu_ops
+}
 
-    // Each step's GPU ops: launched by a runtime call wholly inside its CPU span.
+/// Each step's span: its CPU span extended to the device ops it launched (by a runtime call
+/// wholly inside it), from the end of the one before, as the TensorBoard plugin extends them.
+/// Steps after the last that launched device ops are dropped, and that one too when it launched
+/// fewer than 0.8 times the ops of the one before it. Returns the spans, each step's device ops
+/// and how many steps were dropped.
+async fn step_spans(
+    host: &[(i64, i64, SliceRef)],
+    gpu_ops: &[OpSpan],
+    y: &mut Slicer,
+) -> (Vec<(i64, i64)>, Vec<usize>, usize) {
     let n = host.len();
     let mut dev: Vec<(i64, i64)> = vec![(i64::MAX, i64::MIN); n];
     let mut matched = vec![0usize; n];
     let mut unmatched_ends: Vec<i64> = Vec::new();
-    for &(start, end, launch) in &gpu_ops {
+    for &(start, end, launch) in gpu_ops {
         y.tick(1).await;
         let step = launch.and_then(|(ls, le)| {
             let k = host.partition_point(|h| h.0 <= ls);
@@ -346,8 +434,19 @@ pub async fn analyze_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Ste
             }
         }
     }
-    let n = spans.len();
+    (spans, matched, dropped_tail_steps)
+}
 
+/// The time breakdown of each span: each instant charged to the highest-priority category busy
+/// then (kernel, memcpy, memset, communication, runtime, dataloader, CPU exec; `other_ns` is
+/// left to the caller).
+async fn breakdowns(
+    trace: &Trace,
+    kinds: &Kinds,
+    spans: &[(i64, i64)],
+    y: &mut Slicer,
+) -> Vec<Breakdown> {
+    let n = spans.len();
     // Category unions, then one sweep assigning each instant to its highest-priority category.
     let mut unions: Vec<Vec<(i64, i64)>> = vec![Vec::new(); CATEGORIES];
     // Category by name, for CPU spans [0] and kernels [1]; u8::MAX = not computed yet.
@@ -431,64 +530,7 @@ pub async fn analyze_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Ste
             active[c as usize] -= 1;
         }
     }
-
-    let mut steps = Vec::with_capacity(n);
-    let mut total = Breakdown::default();
-    for k in 0..n {
-        let (start, end) = spans[k];
-        let mut b = breakdowns[k];
-        b.other_ns = (end - start) - b.total_ns();
-        total.sum(&b);
-        let slice = (!synthetic).then_some(host[k].2);
-        let name = match slice {
-            Some(r) => trace.slice_name(r).to_string(),
-            None => "(whole trace)".to_string(),
-        };
-        let number = name
-            .strip_prefix("ProfilerStep#")
-            .and_then(|x| x.trim().parse().ok());
-        steps.push(Step {
-            name,
-            number,
-            slice,
-            cpu_start_ns: host[k].0,
-            cpu_end_ns: host[k].1,
-            start_ns: start,
-            end_ns: end,
-            dur_ns: end - start,
-            length_ns: if synthetic {
-                end - start
-            } else {
-                host[k].1 - host[k].0
-            },
-            gpu_ops: matched[k],
-            breakdown: b,
-            gpu: Vec::new(),
-        });
-    }
-
-    let kernels = device_kernels(trace, links, y).await;
-    if !synthetic {
-        for st in &mut steps {
-            st.gpu = utilization(trace, &kernels, (st.start_ns, st.end_ns), STEP_WINDOW, y).await;
-        }
-    }
-    let gpu = match (spans.first(), spans.last()) {
-        (Some(first), Some(last)) => {
-            utilization(trace, &kernels, (first.0, last.1), STEPS_WINDOW, y).await
-        }
-        _ => Vec::new(),
-    };
-    StepsReport {
-        gpu,
-        devices_without_events: super::summary::devices_without_events(trace),
-        device_word: super::summary::devices_word(trace),
-        stats: stats(&steps),
-        steps,
-        synthetic,
-        dropped_tail_steps,
-        total,
-    }
+    breakdowns
 }
 
 /// Sorts and merges intervals into disjoint ones.

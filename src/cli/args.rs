@@ -151,8 +151,8 @@ pub enum Command {
     #[command(
         long_about = "A Model Context Protocol server on stdin/stdout: the analyses as tools for \
                       coding agents (open, runs, summary, report, ops, kernels, labels, compiled, \
-                      modules, flops, idle, steps, path with what-if, memory, graphs, ranks, \
-                      diff), each answering \
+                      modules, flops, idle, steps, step, path with what-if, memory, graphs, \
+                      ranks, diff), each answering \
                       the JSON of its command's --json. Add it to a client as the command \
                       `sightline mcp` (see the README)."
     )]
@@ -282,6 +282,11 @@ pub struct ReportArgs {
     /// The first N operators (default 15) and idle gaps (default 10)
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
+    /// The trace recorded while the CUDA/HIP graphs this trace replays were captured: their
+    /// replayed ops are charged to the operators that issued them, as in `ops` (default: one
+    /// found beside the trace; none: no capture)
+    #[arg(long, value_name = "FILE")]
+    pub capture: Option<String>,
 }
 
 #[derive(Args)]
@@ -404,6 +409,9 @@ pub struct RanksArgs {
     pub whole_trace: bool,
 }
 
+/// `sightline serve`'s port when none is given: TensorBoard's.
+pub const DEFAULT_PORT: u16 = 6006;
+
 #[derive(Args)]
 pub struct ServeArgs {
     /// A folder of tensorboard_trace_handler runs, s3://bucket/prefix or gs://bucket/prefix
@@ -411,7 +419,7 @@ pub struct ServeArgs {
     #[arg(value_name = "LOGDIR")]
     pub logdir: Option<String>,
     /// The port (0 picks a free one)
-    #[arg(long, value_name = "N", default_value_t = super::serve::DEFAULT_PORT, value_parser = port)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_PORT, value_parser = port)]
     pub port: u16,
     /// The address to listen on; 0.0.0.0 shares the traces with other machines (see the README)
     #[arg(long, value_name = "H", default_value = "127.0.0.1")]
@@ -584,7 +592,7 @@ mod tests {
         );
         assert_eq!(
             parse(&["--host=0.0.0.0"]),
-            Ok((None, super::super::serve::DEFAULT_PORT, "0.0.0.0".into()))
+            Ok((None, DEFAULT_PORT, "0.0.0.0".into()))
         );
         assert!(parse(&["a", "b"]).is_err());
         assert!(parse(&["--port", "x"]).is_err());

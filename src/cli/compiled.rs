@@ -5,18 +5,13 @@
 
 use super::args::Trace;
 use super::table::{fmt_time, layout, name_width, truncate_name, Column};
-use super::{load, print_json, Loaded};
-use sightline::analysis::compiled::Compiled;
+use super::{load, print_json};
 use sightline::analysis::summary::devices_word;
-
-/// The whole analysis, kept by the trace's store.
-pub fn table(loaded: &Loaded) -> &Compiled {
-    loaded.derived.compiled()
-}
+use sightline::query::Compiled;
 
 pub fn run(opts: &Trace) -> Result<(), String> {
     let loaded = load(&opts.file)?;
-    let c = table(&loaded);
+    let c = loaded.ask(&Compiled {})?;
     if opts.json {
         return print_json(c);
     }

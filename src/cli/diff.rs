@@ -6,73 +6,30 @@
 //! before the next is read, so memory is that of the larger trace, not of both.
 
 use super::args::DiffArgs;
-use super::{load, print_json};
-use sightline::analysis::diff::gate::Verdict;
+use super::print_json;
 use sightline::analysis::diff::headline::{signed_time, time};
-use sightline::analysis::diff::{diff, Diff, DiffOptions, Mode, Presence};
+use sightline::analysis::diff::{Diff, Mode, Presence};
 use sightline::analysis::digest::Digest;
+use sightline::native;
 
 /// A trace's digest, or a digest read back from the JSON `sightline digest` wrote.
-pub fn digest_of(path: &str) -> Result<Digest, String> {
-    match load(path) {
-        Ok(loaded) => Ok(loaded.derived.digest("")),
-        Err(trace_error) => read_digest(path, trace_error),
-    }
-}
-
-/// The digest `sightline digest` wrote to `path`, read back; a file that is not one answers
-/// `trace_error`, why it is not a trace either.
-pub fn read_digest(path: &str, trace_error: String) -> Result<Digest, String> {
-    let (f, _) = sightline::native::open_regular(std::path::Path::new(path))
-        .map_err(|e| format!("{path}: {e}"))?;
-    serde_json::from_reader(std::io::BufReader::new(f)).map_err(|_| trace_error)
-}
-
-/// What `--json` prints.
-#[derive(serde::Serialize)]
-pub struct Output<'a> {
-    base_file: &'a str,
-    new_file: &'a str,
-    #[serde(flatten)]
-    pub diff: Diff,
-    pub fail_if: Vec<Verdict>,
-}
-
-impl Output<'_> {
-    /// The first `n` rows of each table.
-    pub fn keep_top(&mut self, n: usize) {
-        self.diff.ops.truncate(n);
-        self.diff.kernels.truncate(n);
-        self.diff.labels.truncate(n);
-    }
-}
-
-/// The two digests compared and the `--fail-if` conditions checked (`--top` is the caller's).
-pub fn output<'a>(base: &Digest, new: &Digest, a: &'a DiffArgs) -> Result<Output<'a>, String> {
-    let opts = DiffOptions {
-        by_shape: a.by_shape,
-        mode: if a.total { Mode::Total } else { Mode::PerStep },
-    };
-    let diff = diff(base, new, &opts);
-    let fail_if = a
-        .fail_if
-        .iter()
-        .map(|c| c.check(&diff))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Output {
-        base_file: &a.base,
-        new_file: &a.new,
-        diff,
-        fail_if,
-    })
+fn digest_of(path: &str) -> Result<Digest, String> {
+    native::digest_of(std::path::Path::new(path))
+        .map_err(|e| format!("{path}: {e}"))?
+        .map_err(|e| format!("{path}: {e}"))
 }
 
 /// Runs the command; `Ok(true)` when a `--fail-if` condition failed.
 pub fn run(a: &DiffArgs) -> Result<bool, String> {
     let base = digest_of(&a.base)?;
     let new = digest_of(&a.new)?;
-    let mut out = output(&base, &new, a)?;
-    let failed = out.fail_if.iter().any(|v| v.failed);
+    let mut out = sightline::query::Diff {
+        total: a.total,
+        by_shape: a.by_shape,
+        fail_if: a.fail_if.clone(),
+    }
+    .answer(&base, &new, &a.base, &a.new)?;
+    let failed = out.failed();
     if a.json {
         if let Some(n) = a.top {
             out.keep_top(n);

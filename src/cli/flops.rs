@@ -2,18 +2,13 @@
 
 use super::args::Listed;
 use super::table::{fmt_time, layout, truncate_name, Column};
-use super::{load, print_json, Loaded};
-use sightline::analysis::flops::FlopsReport;
-
-/// The whole report (`--top` is the caller's).
-pub fn report(loaded: &Loaded) -> FlopsReport {
-    loaded.derived.flops().report(loaded.trace())
-}
+use super::{load, print_json};
+use sightline::query::Flops;
 
 pub fn run(opts: &Listed) -> Result<(), String> {
     let top = opts.top;
     let loaded = load(&opts.trace.file)?;
-    let mut report = report(&loaded);
+    let mut report = loaded.ask(&Flops {})?;
     if let Some(n) = top {
         report.rows.truncate(n);
     }

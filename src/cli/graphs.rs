@@ -7,9 +7,10 @@ use super::args::GraphsArgs;
 use super::table::{fmt_time, layout, name_width, truncate_name, Column};
 use super::{load, print_json, Loaded};
 use sightline::analysis::derived::Derived;
-use sightline::analysis::graphs::{Attribution, Capture, CaptureMatch, GraphsOutput as Output};
+use sightline::analysis::graphs::{Capture, CaptureMatch, GraphsOutput as Output};
 use sightline::analysis::ranks::digest::rank_in_file_name;
 use sightline::analysis::ranks::is_trace_file_name;
+use sightline::query::Graphs;
 use std::path::{Path, PathBuf};
 
 /// The captures a capture trace recorded (an error when it recorded none).
@@ -116,17 +117,10 @@ pub fn find_capture(loaded: &Loaded, file: &str) -> Option<(PathBuf, Capture)> {
         .map(|(_, p, c)| (p, c))
 }
 
-/// What `graphs --json` prints (each graph's first replay op by op only when `replays`: 544
-/// entries for one SGLang decode graph).
-pub fn output(loaded: &Loaded, capture: Option<&Attribution>, replays: bool) -> Output {
-    let d = &loaded.derived;
-    Output::of(d.trace(), d.graphs(), capture, replays)
-}
-
 pub fn run(opts: &GraphsArgs) -> Result<(), String> {
     let loaded = load(&opts.trace.file)?;
     apply_capture(&loaded, &opts.trace.file, opts.capture.as_deref())?;
-    let out = output(&loaded, loaded.derived.attribution(), true);
+    let out = loaded.ask(&Graphs { replays: true })?;
     if opts.trace.json {
         return print_json(&out);
     }

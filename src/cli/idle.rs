@@ -1,24 +1,16 @@
 //! `sightline idle FILE [--json] [--compat hta] [--top N]`
 
-use super::args::{Compat, IdleArgs};
+use super::args::IdleArgs;
 use super::{load, print_json};
-use sightline::analysis::idle::{IdleOptions, IdleReport, Mode};
-
-/// The idle options of `--compat` and `--top` (the number of gaps shown one by one, default 10).
-pub fn options(compat: Option<Compat>, top: Option<usize>) -> IdleOptions {
-    IdleOptions {
-        mode: match compat {
-            None => Mode::Exact,
-            Some(Compat::Hta) => Mode::Hta,
-        },
-        max_gaps: top.unwrap_or(10),
-    }
-}
+use sightline::analysis::idle::{IdleReport, Mode};
+use sightline::query::Idle;
 
 pub fn run(opts: &IdleArgs) -> Result<(), String> {
-    let io = options(opts.compat, opts.top);
     let loaded = load(&opts.trace.file)?;
-    let report = loaded.derived.idle(&io);
+    let report = loaded.ask(&Idle {
+        hta: opts.compat.is_some(),
+        top: opts.top,
+    })?;
     if opts.trace.json {
         return print_json(&*report);
     }

@@ -5,34 +5,20 @@
 
 use super::args::KernelsArgs;
 use super::table::{fmt_time, layout, name_width, share, truncate_name, Column};
-use super::{load, print_json, Loaded};
+use super::{load, print_json};
 use sightline::analysis::backend;
-use sightline::analysis::critical::slack;
-use sightline::analysis::flops::kernels::annotate;
 use sightline::analysis::summary::devices_word;
-use sightline::analysis::tables::KernelTable;
+use sightline::query::Kernels;
 
 /// The index of the Tensor Cores column.
 const TENSOR_CORES: usize = 9;
-
-/// The whole table (`--top` is the caller's).
-pub fn table(loaded: &Loaded, opts: &KernelsArgs) -> Result<KernelTable, String> {
-    let d = &loaded.derived;
-    let trace = d.trace();
-    super::graphs::apply_capture(loaded, &opts.listed.trace.file, opts.capture.as_deref())?;
-    let mut table = d.kernel_table();
-    annotate(&mut table, trace, d.flops());
-    if opts.path {
-        slack::annotate_kernels(&mut table, trace, d.slice_times()?);
-    }
-    Ok(table)
-}
 
 pub fn run(opts: &KernelsArgs) -> Result<(), String> {
     let top = opts.listed.top;
     let loaded = load(&opts.listed.trace.file)?;
     let trace = loaded.trace();
-    let mut table = table(&loaded, opts)?;
+    super::graphs::apply_capture(&loaded, &opts.listed.trace.file, opts.capture.as_deref())?;
+    let mut table = loaded.ask(&Kernels { path: opts.path })?;
     if opts.listed.trace.json {
         if let Some(n) = top {
             table.rows.truncate(n);

@@ -3,21 +3,16 @@
 
 use super::args::Listed;
 use super::table::{fmt_time, layout, name_width, truncate_name, Column};
-use super::{load, print_json, Loaded};
+use super::{load, print_json};
 use sightline::analysis::summary::devices_word;
 use sightline::analysis::tables::labels::Spread;
-use sightline::analysis::tables::{label_table, LabelTable};
-
-/// The whole table (`--top` is the caller's).
-pub fn table(loaded: &Loaded) -> LabelTable {
-    label_table(loaded.trace(), loaded.derived.forest())
-}
+use sightline::query::Labels;
 
 pub fn run(opts: &Listed) -> Result<(), String> {
     let top = opts.top;
     let loaded = load(&opts.trace.file)?;
     let trace = loaded.trace();
-    let mut table = table(&loaded);
+    let mut table = loaded.ask(&Labels {})?;
     if opts.trace.json {
         if let Some(n) = top {
             table.rows.truncate(n);

@@ -1,8 +1,11 @@
 //! `sightline mcp`: the analyses as tools of a Model Context Protocol server on stdin/stdout, for
 //! coding agents (the official SDK, `rmcp`).
 //!
-//! Each tool answers with the JSON its command prints with `--json` (the same function computes
-//! it), as the text of the result. Long lists are pages: `top` rows from `offset` (the CLI's
+//! A tool's parameters are a `sightline::query` request, the one its command asks, beside the
+//! file it is about and, for a list, the page ([`OnFile`], [`Paged`]; the request's JSON Schema is
+//! the tool's input schema). Each tool answers with the JSON its command prints with `--json`
+//! (the same request's answer), as the text of the result. `step` (one step) is a question with
+//! no command. Long lists are pages: `top` rows from `offset` (the CLI's
 //! `--top` is the first page), and a second text block says how many rows there are and the next
 //! offset. An answer past [`MAX_ANSWER_BYTES`] is refused with what to ask instead, so one call
 //! cannot flood an agent's context. A failure (not a trace, a file that is not there or not a
@@ -16,26 +19,19 @@
 //! about with what was derived from them ([`sightline::analysis::derived::Derived`]), and parses
 //! a file again only when its size or modification time changed.
 
-use super::args::{self, Compat, DiffArgs, IdleArgs, KernelsArgs, Listed, MemoryArgs, OpsArgs};
-use super::args::{PathArgs, RanksArgs, ReportArgs};
 use super::serve::listing::{self, HeaderRank};
 use super::serve::store::{Local, Store};
-use super::{
-    compiled, diff, flops, graphs, idle, json_text, kernels, labels, load, memory, modules,
-};
-use super::{ops, path, ranks, report, snapshot, summary, Loaded};
+use super::{graphs, json_text, load, ranks, snapshot, Loaded};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, ServerHandler};
 use serde::Deserialize;
-use sightline::analysis::critical::whatif::Edit;
 use sightline::analysis::critical::PathReport;
-use sightline::analysis::diff::gate::Condition;
-use sightline::analysis::graphs::Attribution;
-use sightline::analysis::ranks::Align;
-use sightline::analysis::tables::OpColumn;
-use std::path::{Path, PathBuf};
+use sightline::analysis::graphs::{Attribution, GraphsOutput};
+use sightline::query::{Compiled, Diff, Flops, Graphs, Idle, Kernels, Labels, Memory, Modules};
+use sightline::query::{Opened, Ops, Path, Ranks, Report, Step, Steps, Summary};
+use std::path::{Path as FilePath, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -76,7 +72,7 @@ impl Default for Sightline {
 }
 
 /// The file's size and modification time: a trace written again is parsed again.
-fn stamp(path: &Path) -> Result<(u64, Option<SystemTime>), String> {
+fn stamp(path: &FilePath) -> Result<(u64, Option<SystemTime>), String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok((meta.len(), meta.modified().ok()))
 }
@@ -248,31 +244,42 @@ fn longest_segments(report: &mut PathReport, n: usize) -> Option<String> {
     })
 }
 
-fn compat(hta: Option<bool>) -> Option<Compat> {
-    hta.unwrap_or(false).then_some(Compat::Hta)
-}
-
-fn trace_args(file: String) -> args::Trace {
-    args::Trace { file, json: true }
-}
-
-fn parse_all<T>(texts: &[String], parse: fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
-    texts.iter().map(|t| parse(t)).collect()
-}
-
+/// A question about one trace file: the question's own fields beside `file`.
 #[derive(Deserialize, schemars::JsonSchema)]
-pub struct FileArgs {
+pub struct OnFile<Q> {
     /// A trace file as torch.profiler writes it (.json or .json.gz); a path on this machine
     pub file: String,
+    #[serde(flatten)]
+    pub question: Q,
 }
 
+/// Which rows of a long list an answer gives.
 #[derive(Deserialize, schemars::JsonSchema)]
-pub struct RowsArgs {
-    /// A trace file (.json or .json.gz)
-    pub file: String,
+pub struct Page {
     /// Rows per page (default 25)
     pub top: Option<usize>,
     /// The first row of the page, from 0
+    pub offset: Option<usize>,
+}
+
+/// A question about one trace file whose answer is a list, given a page at a time.
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct Paged<Q> {
+    /// A trace file (.json or .json.gz)
+    pub file: String,
+    #[serde(flatten)]
+    pub question: Q,
+    #[serde(flatten)]
+    pub page: Page,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+pub struct ReportParams {
+    /// A trace file (.json or .json.gz)
+    pub file: String,
+    #[serde(flatten)]
+    pub question: Report,
+    /// The first operator of the page, from 0
     pub offset: Option<usize>,
 }
 
@@ -283,10 +290,8 @@ pub struct GraphsParams {
     /// The trace recorded while the graphs were captured (StreamBeginCapture ... EndCapture):
     /// names the operator of each replayed op
     pub capture: Option<String>,
-    /// Captured operators per page (default 25)
-    pub top: Option<usize>,
-    /// The first captured operator of the page, from 0
-    pub offset: Option<usize>,
+    #[serde(flatten)]
+    pub page: Page,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -307,100 +312,23 @@ pub struct LogdirArgs {
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
-pub struct ReportParams {
-    /// A trace file (.json or .json.gz)
-    pub file: String,
-    /// Count idle time as HTA 0.5.0 does
-    pub hta: Option<bool>,
-    /// Operators per page (default 15, as the CLI) and idle gaps per device (default 10)
-    pub top: Option<usize>,
-    /// The first operator of the page, from 0
-    pub offset: Option<usize>,
-}
-
-#[derive(Deserialize, schemars::JsonSchema)]
-pub struct OpsParams {
-    /// A trace file (.json or .json.gz)
-    pub file: String,
-    /// Group by input shape too
-    pub by_shape: Option<bool>,
-    /// Add each row's time on the steps' critical paths and its slack
-    pub path: Option<bool>,
-    /// Sort by a JSON field or PyTorch's sort_by name (self_cpu_time_total, cuda_time_total, ...)
-    pub sort: Option<String>,
-    /// Rows per page (default 25)
-    pub top: Option<usize>,
-    /// The first row of the page, from 0
-    pub offset: Option<usize>,
-}
-
-#[derive(Deserialize, schemars::JsonSchema)]
-pub struct KernelsParams {
-    /// A trace file (.json or .json.gz)
-    pub file: String,
-    /// Add each kernel's time on the steps' critical paths and its slack
-    pub path: Option<bool>,
-    /// Rows per page (default 25)
-    pub top: Option<usize>,
-    /// The first row of the page, from 0
-    pub offset: Option<usize>,
-}
-
-#[derive(Deserialize, schemars::JsonSchema)]
-pub struct IdleParams {
-    /// A trace file (.json or .json.gz)
-    pub file: String,
-    /// Count as HTA 0.5.0 does
-    pub hta: Option<bool>,
-    /// The longest gaps of each device one by one (default 10)
-    pub top: Option<usize>,
-}
-
-#[derive(Deserialize, schemars::JsonSchema)]
 pub struct PathParams {
     /// Traces, one per rank of a job (joined at their collectives) or unrelated ones
     pub files: Vec<String>,
-    /// Only the step of this name (ProfilerStep#N)
-    pub step: Option<String>,
-    /// Instances of this record_function label as the steps
-    pub annotation: Option<String>,
-    /// Which instance of the annotation, from 0
-    pub instance: Option<usize>,
-    /// Follow the path as HTA 0.5.0 does
-    pub hta: Option<bool>,
-    /// Edits of durations replayed on the graph: 'NAME=0' (removed), 'NAME*F' (scaled),
-    /// 'rankR:NAME=0'; NAME is a slice name with * globs, DataLoader, kernels, memcpy, pageable,
-    /// communication, untraced, float64, self:NAME, NAME+gaps or A|B
-    pub what_if: Option<Vec<String>>,
+    #[serde(flatten)]
+    pub question: Path,
     /// The longest segments of each step's path, kept in time order (default 10)
     pub segments: Option<usize>,
-    /// Steps per page (default 25)
-    pub top: Option<usize>,
-    /// The first step of the page, from 0
-    pub offset: Option<usize>,
-}
-
-#[derive(Deserialize, schemars::JsonSchema)]
-pub struct MemoryParams {
-    /// A trace file (.json or .json.gz)
-    pub file: String,
-    /// The curve in N points, min/max per bucket (default 100)
-    pub points: Option<usize>,
-    /// What was live at this time, in µs from the trace start
-    pub at_us: Option<f64>,
-    /// The N largest holders and live allocations (default 10)
-    pub top: Option<usize>,
+    #[serde(flatten)]
+    pub page: Page,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
 pub struct RanksParams {
     /// Trace files or folders (searched for *.json and *.json.gz) of one distributed job
     pub paths: Vec<String>,
-    /// Align clocks on matched collectives: auto (only across hosts, the default), none or
-    /// collectives
-    pub align: Option<String>,
-    /// Communication-computation overlap over every device op, not HTA's steps
-    pub whole_trace: Option<bool>,
+    #[serde(flatten)]
+    pub question: Ranks,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -409,15 +337,10 @@ pub struct DiffParams {
     pub base: String,
     /// The trace (or digest) after
     pub new: String,
-    /// Totals over the traces instead of per step
-    pub total: Option<bool>,
-    /// Match operators by input shape too
-    pub by_shape: Option<bool>,
+    #[serde(flatten)]
+    pub question: Diff,
     /// The first N rows of each table (default 25)
     pub top: Option<usize>,
-    /// Conditions as the CLI's --fail-if takes them: step_time>+5%,
-    /// op:aten::copy_.self_cpu>+10%, finding:pageable_memcpy
-    pub fail_if: Option<Vec<String>>,
 }
 
 #[tool_router]
@@ -427,8 +350,11 @@ impl Sightline {
                        questions; answers its summary (events, lanes, devices, damage). Every \
                        other tool also opens the file it is given."
     )]
-    async fn open(&self, Parameters(a): Parameters<FileArgs>) -> Result<CallToolResult, ErrorData> {
-        self.answer(move |s| Answer::of(&summary::output(&*s.trace(&a.file)?)))
+    async fn open(
+        &self,
+        Parameters(a): Parameters<OnFile<Summary>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.answer(move |s| Answer::of(&s.trace(&a.file)?.ask(&a.question)?))
             .await
     }
 
@@ -442,7 +368,7 @@ impl Sightline {
         Parameters(a): Parameters<LogdirArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         self.answer(move |_| {
-            let store = Local::new(Path::new(&a.logdir))?;
+            let store = Local::new(FilePath::new(&a.logdir))?;
             let entries = store.list()?;
             let rank_of = |e: &listing::Entry| {
                 store
@@ -460,9 +386,9 @@ impl Sightline {
     )]
     async fn summary(
         &self,
-        Parameters(a): Parameters<FileArgs>,
+        Parameters(a): Parameters<OnFile<Summary>>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.answer(move |s| Answer::of(&summary::output(&*s.trace(&a.file)?)))
+        self.answer(move |s| Answer::of(&s.trace(&a.file)?.ask(&a.question)?))
             .await
     }
 
@@ -477,15 +403,12 @@ impl Sightline {
     ) -> Result<CallToolResult, ErrorData> {
         self.answer(move |s| {
             let loaded = s.trace(&a.file)?;
-            let args = ReportArgs {
-                trace: trace_args(a.file),
-                compat: compat(a.hta),
-                top: a.top,
-            };
-            let analysed = report::analyse(&loaded, &args);
-            let mut report = report::report(&loaded, &analysed, &args.trace.file);
+            let t = std::time::Instant::now();
+            let mut report = loaded.ask(&a.question)?;
+            report.analysis_seconds = t.elapsed().as_secs_f64();
             let rows = &mut report.top_operators.rows;
-            let note = page(rows, "top_operators.rows", a.offset, a.top.or(Some(15)));
+            let top = Some(a.question.operators());
+            let note = page(rows, "top_operators.rows", a.offset, top);
             Ok(Answer::of(&report)?.noted(note))
         })
         .await
@@ -495,26 +418,15 @@ impl Sightline {
         description = "The operator table as PyTorch's key_averages() computes it: calls, self \
                        and total CPU and device time, memory (`sightline ops --json`)."
     )]
-    async fn ops(&self, Parameters(a): Parameters<OpsParams>) -> Result<CallToolResult, ErrorData> {
+    async fn ops(
+        &self,
+        Parameters(a): Parameters<Paged<Ops>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        // The trace is kept for the session's later questions: no capture found beside it is
+        // applied, which would change their answers unasked (the graphs tool takes one).
         self.answer(move |s| {
-            let sort = match &a.sort {
-                Some(name) => Some(OpColumn::parse(name).ok_or_else(|| {
-                    format!("unknown column '{name}' to sort by (the CLI's --sort names)")
-                })?),
-                None => None,
-            };
-            let args = OpsArgs {
-                trace: trace_args(a.file),
-                by_shape: a.by_shape.unwrap_or(false),
-                path: a.path.unwrap_or(false),
-                sort,
-                top: None,
-                // The trace is kept for the session's later questions: a capture found beside it
-                // would change their answers unasked (the graphs tool takes one explicitly).
-                capture: Some(graphs::NO_CAPTURE.to_string()),
-            };
-            let mut table = ops::table(&*s.trace(&args.trace.file)?, &args)?;
-            let note = page(&mut table.rows, "rows", a.offset, a.top);
+            let mut table = s.trace(&a.file)?.ask(&a.question)?;
+            let note = page(&mut table.rows, "rows", a.page.offset, a.page.top);
             Ok(Answer::of(&table)?.noted(note))
         })
         .await
@@ -527,19 +439,11 @@ impl Sightline {
     )]
     async fn kernels(
         &self,
-        Parameters(a): Parameters<KernelsParams>,
+        Parameters(a): Parameters<Paged<Kernels>>,
     ) -> Result<CallToolResult, ErrorData> {
         self.answer(move |s| {
-            let args = KernelsArgs {
-                listed: Listed {
-                    trace: trace_args(a.file),
-                    top: None,
-                },
-                path: a.path.unwrap_or(false),
-                capture: Some(graphs::NO_CAPTURE.to_string()),
-            };
-            let mut table = kernels::table(&*s.trace(&args.listed.trace.file)?, &args)?;
-            let note = page(&mut table.rows, "rows", a.offset, a.top);
+            let mut table = s.trace(&a.file)?.ask(&a.question)?;
+            let note = page(&mut table.rows, "rows", a.page.offset, a.page.top);
             Ok(Answer::of(&table)?.noted(note))
         })
         .await
@@ -551,11 +455,11 @@ impl Sightline {
     )]
     async fn labels(
         &self,
-        Parameters(a): Parameters<RowsArgs>,
+        Parameters(a): Parameters<Paged<Labels>>,
     ) -> Result<CallToolResult, ErrorData> {
         self.answer(move |s| {
-            let mut table = labels::table(&*s.trace(&a.file)?);
-            let note = page(&mut table.rows, "rows", a.offset, a.top);
+            let mut table = s.trace(&a.file)?.ask(&a.question)?;
+            let note = page(&mut table.rows, "rows", a.page.offset, a.page.top);
             Ok(Answer::of(&table)?.noted(note))
         })
         .await
@@ -568,9 +472,9 @@ impl Sightline {
     )]
     async fn compiled(
         &self,
-        Parameters(a): Parameters<FileArgs>,
+        Parameters(a): Parameters<OnFile<Compiled>>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.answer(move |s| Answer::of(compiled::table(&*s.trace(&a.file)?)))
+        self.answer(move |s| Answer::of(&s.trace(&a.file)?.ask(&a.question)?))
             .await
     }
 
@@ -580,11 +484,11 @@ impl Sightline {
     )]
     async fn modules(
         &self,
-        Parameters(a): Parameters<RowsArgs>,
+        Parameters(a): Parameters<Paged<Modules>>,
     ) -> Result<CallToolResult, ErrorData> {
         self.answer(move |s| {
-            let mut table = modules::table(&*s.trace(&a.file)?);
-            let note = page(&mut table.rows, "rows", a.offset, a.top);
+            let mut table = s.trace(&a.file)?.ask(&a.question)?;
+            let note = page(&mut table.rows, "rows", a.page.offset, a.page.top);
             Ok(Answer::of(&table)?.noted(note))
         })
         .await
@@ -597,11 +501,11 @@ impl Sightline {
     )]
     async fn flops(
         &self,
-        Parameters(a): Parameters<RowsArgs>,
+        Parameters(a): Parameters<Paged<Flops>>,
     ) -> Result<CallToolResult, ErrorData> {
         self.answer(move |s| {
-            let mut report = flops::report(&*s.trace(&a.file)?);
-            let note = page(&mut report.rows, "rows", a.offset, a.top);
+            let mut report = s.trace(&a.file)?.ask(&a.question)?;
+            let note = page(&mut report.rows, "rows", a.page.offset, a.page.top);
             Ok(Answer::of(&report)?.noted(note))
         })
         .await
@@ -609,7 +513,7 @@ impl Sightline {
 
     #[tool(
         description = "CUDA/HIP graph replays (cudaGraphLaunch, hipGraphLaunch): each graph's \
-                       launches, ops per replay, device and launch time, its ops by time, \
+                       launches, ops per replay, device time and launch CPU time, its ops by time, \
                        instantiations; with `capture` (the trace recorded while the graphs were \
                        captured), the operators that issued the replayed ops, as table rows \
                        (`sightline graphs --json`, without the op-by-op first replays)."
@@ -621,17 +525,17 @@ impl Sightline {
         self.answer(move |s| {
             let loaded = s.trace(&a.file)?;
             let d = &loaded.derived;
-            let capture = match a.capture.as_deref() {
-                Some(path) => Some(Attribution::new(
-                    d.trace(),
-                    d.graphs(),
-                    graphs::read_capture(path)?,
-                )),
-                None => None,
+            // A capture asked for here is this answer's only: the kept trace is not given it.
+            let mut out = match a.capture.as_deref() {
+                Some(path) => {
+                    let capture =
+                        Attribution::new(d.trace(), d.graphs(), graphs::read_capture(path)?);
+                    GraphsOutput::of(d.trace(), d.graphs(), Some(&capture), false)
+                }
+                None => loaded.ask(&Graphs::default())?,
             };
-            let mut out = graphs::output(&loaded, capture.as_ref(), false);
             let note = match &mut out.captured_ops {
-                Some(rows) => page(rows, "captured_ops", a.offset, a.top),
+                Some(rows) => page(rows, "captured_ops", a.page.offset, a.page.top),
                 None => None,
             };
             Ok(Answer::of(&out)?.noted(note))
@@ -646,18 +550,10 @@ impl Sightline {
     )]
     async fn idle(
         &self,
-        Parameters(a): Parameters<IdleParams>,
+        Parameters(a): Parameters<OnFile<Idle>>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.answer(move |s| {
-            let args = IdleArgs {
-                trace: trace_args(a.file),
-                compat: compat(a.hta),
-                top: a.top,
-            };
-            let io = idle::options(args.compat, args.top);
-            Answer::of(&*s.trace(&args.trace.file)?.derived.idle(&io))
-        })
-        .await
+        self.answer(move |s| Answer::of(&s.trace(&a.file)?.ask(&a.question)?))
+            .await
     }
 
     #[tool(
@@ -667,14 +563,27 @@ impl Sightline {
     )]
     async fn steps(
         &self,
-        Parameters(a): Parameters<RowsArgs>,
+        Parameters(a): Parameters<Paged<Steps>>,
     ) -> Result<CallToolResult, ErrorData> {
         self.answer(move |s| {
-            let mut report = s.trace(&a.file)?.derived.steps().clone();
-            let note = page(&mut report.steps, "steps", a.offset, a.top);
+            let mut report = s.trace(&a.file)?.ask(&a.question)?.clone();
+            let note = page(&mut report.steps, "steps", a.page.offset, a.page.top);
             Ok(Answer::of(&report)?.noted(note))
         })
         .await
+    }
+
+    #[tool(
+        description = "One step (ProfilerStep#N, as steps names them): its span, the TensorBoard \
+                       plugin's breakdown and device utilization, and what bounds it on its \
+                       critical path with the path's longest segments."
+    )]
+    async fn step(
+        &self,
+        Parameters(a): Parameters<OnFile<Step>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.answer(move |s| Answer::of(&s.trace(&a.file)?.ask(&a.question)?))
+            .await
     }
 
     #[tool(
@@ -688,31 +597,18 @@ impl Sightline {
         Parameters(a): Parameters<PathParams>,
     ) -> Result<CallToolResult, ErrorData> {
         self.answer(move |s| {
-            let args = PathArgs {
-                files: a.files,
-                step: a.step,
-                annotation: a.annotation,
-                instance: a.instance,
-                compat: compat(a.hta),
-                what_if: parse_all(&a.what_if.unwrap_or_default(), Edit::parse)?,
-                json: true,
-                capture: Some(graphs::NO_CAPTURE.to_string()),
-            };
-            if args.files.is_empty() {
+            if a.files.is_empty() {
                 return Err("name at least one trace in files".to_string());
             }
-            if args.instance.is_some() && args.annotation.is_none() {
-                return Err("instance counts the instances of an annotation: name one".to_string());
-            }
-            let kept = args
+            let kept = a
                 .files
                 .iter()
                 .map(|f| s.trace(f))
                 .collect::<Result<Vec<_>, _>>()?;
-            let loaded: Vec<&Loaded> = kept.iter().map(|l| &**l).collect();
-            let mut report = path::report(&loaded, &args)?;
+            let opened: Vec<Opened<'_>> = kept.iter().map(|l| l.opened()).collect();
+            let mut report = a.question.answer_all(&opened)?;
             let cut = longest_segments(&mut report, a.segments.unwrap_or(10));
-            let note = page(&mut report.paths, "paths", a.offset, a.top);
+            let note = page(&mut report.paths, "paths", a.page.offset, a.page.top);
             Ok(Answer::of(&report)?.noted(note).noted(cut))
         })
         .await
@@ -725,22 +621,10 @@ impl Sightline {
     )]
     async fn memory(
         &self,
-        Parameters(a): Parameters<MemoryParams>,
+        Parameters(a): Parameters<OnFile<Memory>>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.answer(move |s| {
-            let args = MemoryArgs {
-                trace: trace_args(a.file),
-                points: a.points,
-                at: a.at_us,
-                allocations: false,
-                top: a.top,
-            };
-            Ok(Answer {
-                json: memory::json(&*s.trace(&args.trace.file)?, &args)?,
-                notes: Vec::new(),
-            })
-        })
-        .await
+        self.answer(move |s| Answer::of(&s.trace(&a.file)?.ask(&a.question)?))
+            .await
     }
 
     #[tool(
@@ -776,21 +660,11 @@ impl Sightline {
         Parameters(a): Parameters<RanksParams>,
     ) -> Result<CallToolResult, ErrorData> {
         self.answer(move |_| {
-            let align = match &a.align {
-                Some(v) => Align::parse(v)
-                    .ok_or_else(|| "align takes auto, none or collectives".to_string())?,
-                None => Align::Auto,
-            };
-            let args = RanksArgs {
-                paths: a.paths.iter().map(PathBuf::from).collect(),
-                json: true,
-                align,
-                whole_trace: a.whole_trace.unwrap_or(false),
-            };
-            if args.paths.is_empty() {
+            if a.paths.is_empty() {
                 return Err("name the job's traces or their folder in paths".to_string());
             }
-            Answer::of(&ranks::report(&args)?)
+            let paths: Vec<PathBuf> = a.paths.iter().map(PathBuf::from).collect();
+            Answer::of(&ranks::report(&paths, &a.question)?)
         })
         .await
     }
@@ -805,20 +679,10 @@ impl Sightline {
         Parameters(a): Parameters<DiffParams>,
     ) -> Result<CallToolResult, ErrorData> {
         self.answer(move |s| {
-            let args = DiffArgs {
-                base: a.base,
-                new: a.new,
-                json: true,
-                per_step: false,
-                total: a.total.unwrap_or(false),
-                by_shape: a.by_shape.unwrap_or(false),
-                top: a.top,
-                fail_if: parse_all(&a.fail_if.unwrap_or_default(), Condition::parse)?,
-            };
-            let base = s.digest(&args.base)?;
-            let new = s.digest(&args.new)?;
-            let mut out = diff::output(&base, &new, &args)?;
-            out.keep_top(args.top.unwrap_or(DEFAULT_ROWS));
+            let base = s.digest(&a.base)?;
+            let new = s.digest(&a.new)?;
+            let mut out = a.question.answer(&base, &new, &a.base, &a.new)?;
+            out.keep_top(a.top.unwrap_or(DEFAULT_ROWS));
             Answer::of(&out)
         })
         .await
@@ -830,7 +694,9 @@ impl Sightline {
     fn digest(&self, file: &str) -> Result<sightline::analysis::digest::Digest, String> {
         match self.trace(file) {
             Ok(loaded) => Ok(loaded.derived.digest("")),
-            Err(trace_error) => diff::read_digest(file, trace_error),
+            Err(trace_error) => sightline::native::digest_file(FilePath::new(file))
+                .map_err(|e| format!("{file}: {e}"))?
+                .ok_or(trace_error),
         }
     }
 }

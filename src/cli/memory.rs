@@ -3,47 +3,23 @@
 
 use super::args::MemoryArgs;
 use super::table::{fmt_memory, fmt_time, layout, truncate_name, Column};
-use super::{json_text, load, Loaded};
-use sightline::analysis::memory::{self, Holder, MemoryOptions, MemoryReport};
-
-/// The report `--json` prints; `None` for a trace without `[memory]` events (`{"devices": []}`).
-pub fn report(loaded: &Loaded, opts: &MemoryArgs) -> Result<Option<MemoryReport>, String> {
-    let d = &loaded.derived;
-    let trace = d.trace();
-    if trace.memory.is_empty() {
-        return Ok(None);
-    }
-    let options = MemoryOptions {
-        points: u32::try_from(opts.points.unwrap_or(100))
-            .map_err(|_| "--points is too large".to_string())?,
-        top: opts.top.unwrap_or(10),
-        at_ns: opts.at.map(|us| (us * 1e3) as i64),
-        table: opts.allocations,
-    };
-    Ok(Some(memory::report(
-        trace,
-        d.memory(),
-        &d.steps().steps,
-        &options,
-    )))
-}
-
-/// What `--json` prints: [`report`], or `{"devices": []}` for a trace without memory events.
-pub fn json(loaded: &Loaded, opts: &MemoryArgs) -> Result<String, String> {
-    match report(loaded, opts)? {
-        Some(r) => json_text(&r),
-        None => json_text(&serde_json::json!({ "devices": [] })),
-    }
-}
+use super::{load, print_json};
+use sightline::analysis::memory::Holder;
+use sightline::query::{Memory, MemoryAnswer};
 
 pub fn run(opts: &MemoryArgs) -> Result<(), String> {
     let top = opts.top.unwrap_or(10);
     let loaded = load(&opts.trace.file)?;
+    let answer = loaded.ask(&Memory {
+        points: opts.points,
+        at_us: opts.at,
+        allocations: opts.allocations,
+        top: opts.top,
+    })?;
     if opts.trace.json {
-        println!("{}", json(&loaded, opts)?);
-        return Ok(());
+        return print_json(&answer);
     }
-    let Some(report) = report(&loaded, opts)? else {
+    let MemoryAnswer(Some(report)) = answer else {
         println!("no [memory] events in this trace (recorded without profile_memory=True)");
         return Ok(());
     };

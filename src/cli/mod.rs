@@ -1,10 +1,11 @@
 //! Command-line plumbing shared by the commands: the grammar ([`args`]), loading a file, output.
 //!
-//! A loaded trace is a [`Loaded`]: its [`Derived`] store, which every command asks, and how long
-//! reading took (the file read by `sightline::native`). Each command's module splits into a
-//! function that computes what `--json` prints from a loaded trace (`ops::table`,
-//! `report::report`, `path::report`, ...) and the printing, so `sightline mcp` calls the same
-//! functions. Exit codes: 0 for a trace, also a damaged one; 1 when a `diff --fail-if` condition
+//! A loaded trace is a [`Loaded`]: its [`Derived`] store, the file's name and how long reading
+//! took (the file read by `sightline::native`). Each command maps its flags onto a request of
+//! `sightline::query`, asks it of the loaded trace ([`Loaded::ask`]) and prints the answer, as
+//! text or as JSON for `--json`; `sightline mcp` asks the same requests.
+//!
+//! Exit codes: 0 for a trace, also a damaged one; 1 when a `diff --fail-if` condition
 //! holds; 2 for a non-trace or a bad command line; a closed pipe ends quietly (`src/main.rs`).
 //! Text names the trace's device as the analyses do (`kernels`' `MTIA time %`), `ops` heads its
 //! device columns as PyTorch does (`Self CUDA` on CUDA and ROCm, `Self XPU`, `Self MTIA`); JSON
@@ -20,9 +21,9 @@
 //!   and digested through `native::job`, one trace per core at a time, only digests kept),
 //!   [`snapshot`] (a memory snapshot, read by `native::read_snapshot`, or two and their diff).
 //! - [`table`]: the text layout of the table commands, PyTorch's.
-//! - [`mcp`]: `sightline mcp`, the official `rmcp` SDK over stdio: tools answer with the
-//!   commands' JSON; the last four traces asked about are kept with their stores (parsed again
-//!   when their size or time changes); long lists are paged (`top`, `offset`); a step path keeps
+//! - [`mcp`]: `sightline mcp`, the official `rmcp` SDK over stdio: tools take the requests of
+//!   `sightline::query` and answer with the commands' JSON; the last four traces asked about are
+//!   kept with their stores (parsed again when their size or time changes); long lists are paged (`top`, `offset`); a step path keeps
 //!   its longest segments; answers past 200 KB are refused; failures are tool results flagged
 //!   `isError` with the CLI's message.
 //! - [`serve`]: `sightline serve`, the only HTTP in the project (its doc lists its files).
@@ -52,18 +53,35 @@ pub mod table;
 use sightline::analysis::derived::Derived;
 use sightline::model::{cut_long_strings_in, cut_name, Trace};
 use sightline::native;
+use sightline::query::{Opened, Question};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-/// A loaded trace, what has been derived from it so far, and how long reading and parsing took.
+/// A loaded trace, what has been derived from it so far, the file as the user named it, and how
+/// long reading and parsing took.
 pub struct Loaded {
     pub derived: Derived,
+    pub file: String,
     pub parse_seconds: f64,
 }
 
 impl Loaded {
     pub fn trace(&self) -> &Trace {
         self.derived.trace()
+    }
+
+    /// The trace as the questions of `sightline::query` take it.
+    pub fn opened(&self) -> Opened<'_> {
+        Opened {
+            derived: &self.derived,
+            file: &self.file,
+            parse_seconds: self.parse_seconds,
+        }
+    }
+
+    /// The answer to `q` about this trace.
+    pub fn ask<'a, Q: Question<'a>>(&'a self, q: &Q) -> Result<Q::Answer, String> {
+        q.answer(&self.opened())
     }
 }
 
@@ -76,6 +94,7 @@ pub fn load(path: &str) -> Result<Loaded, String> {
         .map_err(|e| format!("{path}: {e}"))?;
     Ok(Loaded {
         derived: Derived::new(trace),
+        file: path.to_string(),
         parse_seconds: start.elapsed().as_secs_f64(),
     })
 }

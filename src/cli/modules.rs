@@ -4,14 +4,9 @@
 
 use super::args::ModulesArgs;
 use super::table::{fmt_time, layout, name_width, truncate_name, Column};
-use super::{load, print_json, Loaded};
+use super::{load, print_json};
 use sightline::analysis::summary::devices_word;
-use sightline::analysis::tables::ModuleTable;
-
-/// The whole table (`--top` is the caller's), with the capture the trace was given, if any.
-pub fn table(loaded: &Loaded) -> ModuleTable {
-    loaded.derived.module_table()
-}
+use sightline::query::Modules;
 
 pub fn run(args: &ModulesArgs) -> Result<(), String> {
     let opts = &args.listed;
@@ -19,7 +14,7 @@ pub fn run(args: &ModulesArgs) -> Result<(), String> {
     let loaded = load(&opts.trace.file)?;
     super::graphs::apply_capture(&loaded, &opts.trace.file, args.capture.as_deref())?;
     let trace = loaded.trace();
-    let mut table = table(&loaded);
+    let mut table = loaded.ask(&Modules {})?;
     if opts.trace.json {
         if let Some(n) = top {
             table.rows.truncate(n);

@@ -4,36 +4,23 @@
 
 use super::args::OpsArgs;
 use super::table::{fmt_memory, fmt_time, layout, name_width, share, truncate_name, Column};
-use super::{load, print_json, Loaded};
+use super::{load, print_json};
 use sightline::analysis::backend;
-use sightline::analysis::critical::slack;
 use sightline::analysis::summary::devices_word;
-use sightline::analysis::tables::{OpColumn, OpTable};
+use sightline::analysis::tables::OpTable;
 use sightline::model::Trace;
-
-/// The whole table, sorted as asked (`--top` is the caller's).
-pub fn table(loaded: &Loaded, opts: &OpsArgs) -> Result<OpTable, String> {
-    let d = &loaded.derived;
-    let trace = d.trace();
-    let forest = d.forest();
-    super::graphs::apply_capture(loaded, &opts.trace.file, opts.capture.as_deref())?;
-    let mut table = d.op_table(opts.by_shape);
-    if opts.path {
-        slack::annotate_ops(&mut table, trace, forest, d.slice_times()?);
-    }
-    table.sort_by(opts.sort.unwrap_or(if table.has_device_time() {
-        OpColumn::SelfDevice
-    } else {
-        OpColumn::SelfCpu
-    }));
-    Ok(table)
-}
+use sightline::query::Ops;
 
 pub fn run(opts: &OpsArgs) -> Result<(), String> {
     let top = opts.top;
     let loaded = load(&opts.trace.file)?;
     let trace = loaded.trace();
-    let mut table = table(&loaded, opts)?;
+    super::graphs::apply_capture(&loaded, &opts.trace.file, opts.capture.as_deref())?;
+    let mut table = loaded.ask(&Ops {
+        by_shape: opts.by_shape,
+        path: opts.path,
+        sort: opts.sort,
+    })?;
     if opts.trace.json {
         if let Some(n) = top {
             table.rows.truncate(n);

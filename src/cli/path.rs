@@ -4,8 +4,8 @@
 
 use super::args::PathArgs;
 use super::{load, print_json, Loaded};
-use sightline::analysis::critical::job::Rank;
-use sightline::analysis::critical::{PathOptions, PathReport, CATEGORIES, HTA_CATEGORIES};
+use sightline::analysis::critical::{PathReport, CATEGORIES, HTA_CATEGORIES};
+use sightline::query::{Opened, Path};
 
 pub fn run(args: &PathArgs) -> Result<(), String> {
     let capture = args.capture.as_deref();
@@ -22,64 +22,20 @@ pub fn run(args: &PathArgs) -> Result<(), String> {
         super::graphs::apply_capture(&l, file, capture)?;
         loaded.push(l);
     }
-    let loaded: Vec<&Loaded> = loaded.iter().collect();
-    let report = report(&loaded, args)?;
+    let opened: Vec<Opened<'_>> = loaded.iter().map(Loaded::opened).collect();
+    let report = Path {
+        step: args.step.clone(),
+        annotation: args.annotation.clone(),
+        instance: args.instance,
+        hta: args.compat.is_some(),
+        what_if: args.what_if.clone(),
+    }
+    .answer_all(&opened)?;
     if args.json {
         return print_json(&report);
     }
     print(&report, args.compat.is_some());
     Ok(())
-}
-
-/// The paths of `loaded`, read from `args.files` in that order, and the what-if of `args`.
-pub fn report(loaded: &[&Loaded], args: &PathArgs) -> Result<PathReport, String> {
-    let files = &args.files;
-    let opts = PathOptions {
-        step: args.step.clone(),
-        annotation: args
-            .annotation
-            .clone()
-            .map(|n| (n, args.instance.unwrap_or(0))),
-        hta: args.compat.is_some(),
-    };
-    let edits = &args.what_if;
-    let report = if files.len() > 1 && !opts.hta {
-        // The ranks of one job: one graph, joined at their collectives.
-        let ranks = loaded
-            .iter()
-            .zip(files)
-            .map(|(l, file)| Rank {
-                trace: l.trace(),
-                links: l.derived.links(),
-                steps: l.derived.steps(),
-                file: file_name(file),
-            })
-            .collect();
-        let mut report = PathReport::of_job(ranks, &opts, edits)?;
-        // A replayed op's segment names its captured operator, from its rank's capture.
-        for seg in report.paths.iter_mut().flat_map(|p| &mut p.segments) {
-            let capture = loaded
-                .iter()
-                .find(|l| l.trace().rank() == seg.rank)
-                .and_then(|l| l.derived.attribution());
-            seg.captured_by = capture.and_then(|c| c.captured_by(seg.slice));
-        }
-        report
-    } else {
-        let mut report = PathReport::default();
-        for (l, file) in loaded.iter().zip(files) {
-            let one = l
-                .derived
-                .path(&opts, edits)
-                .map_err(|e| format!("{file}: {e}"))?;
-            report.append(one);
-        }
-        report
-    };
-    if let Some(e) = report.unmatched_edit() {
-        return Err(e);
-    }
-    Ok(report)
 }
 
 fn print(r: &PathReport, hta: bool) {
@@ -162,12 +118,4 @@ fn print(r: &PathReport, hta: bool) {
             );
         }
     }
-}
-
-/// A path's last component: the rank when the trace does not say it (`rank3.json`).
-fn file_name(path: &str) -> &str {
-    std::path::Path::new(path)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or(path)
 }

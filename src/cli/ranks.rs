@@ -9,11 +9,17 @@
 
 use super::args::RanksArgs;
 use super::print_json;
-use sightline::analysis::ranks::{self, OverlapScope, RanksReport};
+use sightline::analysis::ranks::{self, RanksReport};
 use sightline::native;
+use sightline::query::Ranks;
+use std::path::PathBuf;
 
 pub fn run(args: &RanksArgs) -> Result<(), String> {
-    let report = report(args)?;
+    let question = Ranks {
+        align: Some(args.align),
+        whole_trace: args.whole_trace,
+    };
+    let report = report(&args.paths, &question)?;
     for u in &report.unreadable_files {
         eprintln!("sightline: skipped {}: {}", u.file, u.error);
     }
@@ -24,18 +30,14 @@ pub fn run(args: &RanksArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// The job's report; the files that could not be read are in its `unreadable_files`.
-pub fn report(args: &RanksArgs) -> Result<RanksReport, String> {
-    let scope = if args.whole_trace {
-        OverlapScope::WholeTrace
-    } else {
-        OverlapScope::HtaSteps
-    };
+/// The job's report: the traces found under `paths`, digested; the files that could not be read
+/// are in its `unreadable_files`.
+pub fn report(paths: &[PathBuf], question: &Ranks) -> Result<RanksReport, String> {
     let mut files = Vec::new();
-    for p in &args.paths {
+    for p in paths {
         native::trace_files(p, &mut files).map_err(|(p, e)| format!("{}: {e}", p.display()))?;
     }
-    native::job(files, args.align, scope)
+    native::job(files, question.align(), question.scope())
 }
 
 fn ms(us: f64) -> String {

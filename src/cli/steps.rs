@@ -4,10 +4,11 @@ use super::args::Trace;
 use super::idle::short;
 use super::{load, print_json};
 use sightline::analysis::steps::{Breakdown, StepsReport};
+use sightline::query::Steps;
 
 pub fn run(opts: &Trace) -> Result<(), String> {
     let loaded = load(&opts.file)?;
-    let report = loaded.derived.steps();
+    let report = loaded.ask(&Steps {})?;
     if opts.json {
         return print_json(report);
     }

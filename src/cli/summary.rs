@@ -1,31 +1,12 @@
 //! `sightline summary FILE [--json]`
 
 use super::args::Trace;
-use super::{load, mb, print_json, shown_name, Loaded};
-use sightline::analysis::summary::Summary;
-
-#[derive(serde::Serialize)]
-pub struct Output {
-    #[serde(flatten)]
-    summary: Summary,
-    parse_seconds: f64,
-    mb_per_s: f64,
-}
-
-/// What `--json` prints: the summary and how fast the file was read.
-pub fn output(loaded: &Loaded) -> Output {
-    let summary = loaded.derived.summary();
-    let mb_per_s = summary.file.json_bytes as f64 / 1e6 / loaded.parse_seconds.max(1e-9);
-    Output {
-        summary,
-        parse_seconds: loaded.parse_seconds,
-        mb_per_s,
-    }
-}
+use super::{load, mb, print_json, shown_name};
+use sightline::query::Summary;
 
 pub fn run(opts: &Trace) -> Result<(), String> {
     let loaded = load(&opts.file)?;
-    let out = output(&loaded);
+    let out = loaded.ask(&Summary {})?;
     if opts.json {
         return print_json(&out);
     }

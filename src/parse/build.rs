@@ -4,7 +4,6 @@
 //! depths, rebases time to the trace start, orders lanes, and binds flows to slices. Nothing here
 //! holds more than one event's text at a time.
 
-use super::codec::{i64s, u32s, Encoded};
 use super::direct::read_event_with;
 use super::event::{
     format_dims, parse_f64, parse_int, parse_us_to_ns, raw_str, repair, Args, Ev, RawEvent, Slots,
@@ -18,6 +17,7 @@ use crate::model::category::{self, Kind};
 use crate::model::*;
 use rustc_hash::FxHashMap;
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 
 /// A `B` waiting for its `E`.
 pub(super) struct OpenBegin {
@@ -177,31 +177,99 @@ impl FileSlices {
         join(&mut self.correlation, o.correlation);
         join(&mut self.input_dims, o.input_dims);
     }
+}
 
-    /// [`FileSlices::append`] of a part's columns where they lie in its buffer, each value mapped
-    /// to this builder's lanes, strings and args as it is copied.
-    fn append_encoded(
-        &mut self,
-        e: &Encoded<'_>,
-        lane: impl Fn(u32) -> u32,
-        sid: impl Fn(StrId) -> StrId,
-        aid: impl Fn(ArgsId) -> ArgsId,
-    ) {
-        fn join<T>(to: &mut Vec<T>, from: impl ExactSizeIterator<Item = T>) {
-            to.reserve_exact(from.len());
-            to.extend(from);
-        }
-        let ids = |b| u32s(b).map(|x| sid(StrId(x)));
-        join(&mut self.lane, u32s(e.lane).map(lane));
-        join(&mut self.start_ns, i64s(e.start_ns));
-        join(&mut self.dur_ns, i64s(e.dur_ns));
-        join(&mut self.name, ids(e.name));
-        join(&mut self.cat, ids(e.cat));
-        join(&mut self.args, u32s(e.args).map(|a| aid(ArgsId(a))));
-        join(&mut self.external_id, i64s(e.external_id));
-        join(&mut self.correlation, i64s(e.correlation));
-        join(&mut self.input_dims, ids(e.input_dims));
+/// How a part's ids become those of the builder that takes it in: its lanes, strings and args.
+pub(crate) trait Ids: Sync {
+    fn lane(&self, lane: u32) -> u32;
+    fn str(&self, id: StrId) -> StrId;
+    fn args(&self, id: ArgsId) -> ArgsId;
+}
+
+/// The ids of a part that are already the builder's (a part taken in by an empty builder).
+struct Same;
+
+impl Ids for Same {
+    fn lane(&self, lane: u32) -> u32 {
+        lane
     }
+    fn str(&self, id: StrId) -> StrId {
+        id
+    }
+    fn args(&self, id: ArgsId) -> ArgsId {
+        id
+    }
+}
+
+/// A part's ids mapped onto the builder that takes it in ([`Builder::absorb_from`]).
+struct Remap<'a> {
+    lanes: &'a [u32],
+    strings: &'a [StrId],
+    /// The builder's args before the part's.
+    args_base: u32,
+}
+
+impl Ids for Remap<'_> {
+    fn lane(&self, lane: u32) -> u32 {
+        self.lanes[lane as usize]
+    }
+    fn str(&self, id: StrId) -> StrId {
+        self.strings[id.0 as usize]
+    }
+    fn args(&self, id: ArgsId) -> ArgsId {
+        if id == ArgsId::NONE {
+            id
+        } else {
+            ArgsId(id.0 + self.args_base)
+        }
+    }
+}
+
+/// A part's slices and args where they lie: in the builder that read them ([`Owned`]), or in
+/// the buffer a part was written to (`codec::Encoded`, which reads its own format).
+pub(crate) trait PartSlices {
+    /// Appends the slices to `slices` and the args to `args`, with their ids mapped by `ids`;
+    /// args whose bytes are adopted later, with the buffer they lie in, are [`Pending`].
+    fn join(self, slices: &mut FileSlices, args: &mut ArgStore, ids: &impl Ids) -> Option<Pending>;
+}
+
+/// The slices and args of a builder that read a part itself.
+struct Owned {
+    slices: FileSlices,
+    args: ArgStore,
+}
+
+impl PartSlices for Owned {
+    fn join(self, slices: &mut FileSlices, args: &mut ArgStore, ids: &impl Ids) -> Option<Pending> {
+        // The args and the slices are copied at once when large (1 GB scaled trace, 2 parts: the
+        // args 52-56 ms, the slices 43-44 ms, most of it the first touch of the pages copied to).
+        let Owned {
+            slices: mut s,
+            args: part_args,
+        } = self;
+        both(
+            s.len() >= TWO_THREADS_FROM,
+            || args.append(part_args),
+            || {
+                s.lane.iter_mut().for_each(|x| *x = ids.lane(*x));
+                s.name.iter_mut().for_each(|x| *x = ids.str(*x));
+                s.cat.iter_mut().for_each(|x| *x = ids.str(*x));
+                s.input_dims.iter_mut().for_each(|x| *x = ids.str(*x));
+                s.args.iter_mut().for_each(|x| *x = ids.args(*x));
+                slices.append(s);
+            },
+        );
+        None
+    }
+}
+
+/// An event's args as its phase reads them: the text kept in the store, the typed fields, and the
+/// members as spans of `members_text` (the args' own text, or the whole event's).
+struct EventArgs<'a> {
+    text: &'a str,
+    args: Args<'a>,
+    members_text: &'a str,
+    members: &'a [Field],
 }
 
 pub(crate) struct Builder {
@@ -353,29 +421,18 @@ impl Builder {
 
     /// Keeps an event's args for details: members with dictionary keys, or raw text for args that
     /// are not an object.
-    /// `fields` are spans of `members_text` (the args' own text, or the whole event's).
-    fn store_args(
-        &mut self,
-        has: bool,
-        args: &Args<'_>,
-        text: &str,
-        members_text: &str,
-        fields: &[Field],
-        offset: u64,
-    ) -> ArgsId {
-        if !has {
+    fn store_args(&mut self, args: &EventArgs<'_>, offset: u64) -> ArgsId {
+        if matches!(args.text, "" | "{}" | "null") {
             return ArgsId::NONE;
         }
         let expect = self.expect;
         self.args.make_room(|n| room(expect, n, offset));
-        if args.object {
-            self.args.push_members(
-                fields
-                    .iter()
-                    .map(|f| (f.key(members_text), f.value(members_text))),
-            )
+        if args.args.object {
+            let text = args.members_text;
+            self.args
+                .push_members(args.members.iter().map(|f| (f.key(text), f.value(text))))
         } else {
-            self.args.push_raw(text)
+            self.args.push_raw(args.text)
         }
     }
 
@@ -471,7 +528,36 @@ impl Builder {
         }
     }
 
+    /// One event into the columns, in five passes of its own: what it counts and what was
+    /// repaired in it ([`Builder::count_event`]), its args ([`Builder::event_args`]), its time
+    /// ([`Builder::event_ts`]), then what its phase makes of it: a slice, an instant or a memory
+    /// event, counters, metadata, a flow point. Each is inlined: this runs once per event.
     fn event_with(&mut self, ev: Ev<'_>, offset: u64, buf: &mut String, fields: &mut Vec<Field>) {
+        let (ph, cat) = self.count_event(&ev, offset);
+        let args = self.event_args(&ev, offset, buf, fields);
+        let ts = self.event_ts(&ev, &ph, offset);
+        match &*ph {
+            "X" | "B" | "E" => self.slice_event(&ev, &ph, ts, cat, &args, offset),
+            "i" | "I" => self.instant_event(&ev, ts, cat.0, &args, offset),
+            "C" => self.counter_event(&ev, ts),
+            "M" => self.metadata(&ev, &args.args),
+            "s" | "t" | "f" => self.flow_event(&ev, &ph, ts, cat.0, offset),
+            _ => {
+                self.diagnostics.add(DiagKind::IgnoredPhase, offset, || {
+                    format!("phase '{ph}' is not shown (async, sample and object events are counted only)")
+                });
+            }
+        }
+    }
+
+    /// Counts the event, its phase and category, and notes what the reader repaired in it.
+    /// Returns its phase and its category (interned, and as written).
+    #[inline(always)]
+    fn count_event<'a>(
+        &mut self,
+        ev: &Ev<'a>,
+        offset: u64,
+    ) -> (Cow<'a, str>, (StrId, Cow<'a, str>)) {
         self.events_total += 1;
         if ev.repaired {
             self.diagnostics.add(DiagKind::RepairedEvent, offset, || {
@@ -498,8 +584,20 @@ impl Builder {
         let cat_text = ev.text(ev.cat);
         let cat = self.strings.intern(&cat_text);
         self.count_cat(cat);
-        // The args are kept whole in the store, and read for the typed fields. The text is kept as
-        // written (whitespace and all: minifying cost a pass over every byte for little memory).
+        (ph, (cat, cat_text))
+    }
+
+    /// The event's args: kept whole in the store, and read for the typed fields.
+    #[inline(always)]
+    fn event_args<'a>(
+        &mut self,
+        ev: &Ev<'a>,
+        offset: u64,
+        buf: &'a mut String,
+        fields: &'a mut Vec<Field>,
+    ) -> EventArgs<'a> {
+        // The text is kept as written (whitespace and all: minifying cost a pass over every byte
+        // for little memory).
         // Raw control characters other than whitespace, or bare words, would make it invalid
         // JSON: those are repaired once, here. The fast reader found the members already (and
         // no control characters in the event); otherwise they are read from the args text.
@@ -538,7 +636,18 @@ impl Builder {
                 (args_text, args, args_text, &fields[..])
             }
         };
-        let has_args = !matches!(args_text, "" | "{}" | "null");
+        EventArgs {
+            text: args_text,
+            args,
+            members_text,
+            members,
+        }
+    }
+
+    /// The event's time, absent when unreadable or outside the years the model holds; the
+    /// trace's first and last times follow it (metadata's excepted).
+    #[inline(always)]
+    fn event_ts(&mut self, ev: &Ev<'_>, ph: &str, offset: u64) -> Option<i64> {
         let mut ts = ev.ts.and_then(parse_us_to_ns);
         if ts.is_some_and(|t| !(MIN_TS_NS..=MAX_TS_NS).contains(&t)) {
             self.diagnostics.add(DiagKind::TimeOutOfRange, offset, || {
@@ -555,207 +664,228 @@ impl Builder {
                 self.max_ts = self.max_ts.max(ts);
             }
         }
-        match &*ph {
-            "X" | "B" | "E" => {
-                self.saw_begin_end |= ph != "X";
-                let Some(ts) = ts else {
-                    self.diagnostics.add(DiagKind::MissingField, offset, || {
-                        format!("a '{ph}' event without a readable ts")
-                    });
-                    return;
-                };
-                let pid = self.pid_of(ev.pid);
-                let (tid, tid_label) = self.id_of(ev.tid);
-                let lane = self.lane(pid, tid, tid_label) as usize;
-                if ph == "E" {
-                    let Some(open) = self.lanes[lane].open.pop() else {
-                        self.diagnostics.add(DiagKind::UnmatchedEnd, offset, || {
-                            format!("an 'E' on pid {pid} tid {tid} with no open 'B'")
-                        });
-                        return;
-                    };
-                    self.max_ts = self.max_ts.max(ts);
-                    let lb = &mut self.lanes[lane];
-                    let gpu = is_gpu_category(self.strings.get(open.cat));
-                    lb.gpu |= gpu;
-                    lb.cpu |= !gpu;
-                    self.push_slice(lane, open.ts, (ts - open.ts).max(0), &open, offset);
-                    return;
-                }
-                let name = ev.text(ev.name);
-                self.check_name(&name, offset);
-                let name = self.strings.intern(&name);
-                let a = self.store_args(has_args, &args, args_text, members_text, members, offset);
-                let external_id = parse_int(args.external_id).unwrap_or(NO_ID);
-                let correlation = parse_int(args.correlation).unwrap_or(NO_ID);
-                let input_dims = match args.input_dims {
-                    Some(d) => {
-                        format_dims(d, &mut self.dims_buf);
-                        self.strings.intern(&self.dims_buf)
-                    }
-                    None => StrId::NONE,
-                };
-                let open = OpenBegin {
-                    ts,
-                    name,
-                    cat,
-                    args: a,
-                    external_id,
-                    correlation,
-                    input_dims,
-                };
-                if ph == "B" {
-                    self.lanes[lane].open.push(open);
-                    return;
-                }
-                let Some(mut dur) = ev.dur.and_then(parse_us_to_ns) else {
-                    self.diagnostics.add(DiagKind::MissingField, offset, || {
-                        "an 'X' event without a readable dur".to_string()
-                    });
-                    return;
-                };
-                if dur < 0 {
-                    self.diagnostics
-                        .add(DiagKind::NegativeDuration, offset, || {
-                            format!("'{}' has dur {}", raw_str(ev.name), raw_str(ev.dur))
-                        });
-                    dur = 0;
-                } else if dur > MAX_DUR_NS {
-                    self.diagnostics.add(DiagKind::TimeOutOfRange, offset, || {
-                        format!(
-                            "'{}' has dur {}; clamped to 73 years",
-                            raw_str(ev.name),
-                            raw_str(ev.dur)
-                        )
-                    });
-                    dur = MAX_DUR_NS;
-                }
-                self.max_ts = self.max_ts.max(ts.saturating_add(dur));
-                let lb = &mut self.lanes[lane];
-                let gpu = is_gpu_category(&cat_text);
-                lb.gpu |= gpu;
-                lb.cpu |= !gpu;
-                self.push_slice(lane, ts, dur, &open, offset);
-            }
-            "i" | "I" => {
-                let Some(ts) = ts else {
-                    self.diagnostics.add(DiagKind::MissingField, offset, || {
-                        "an instant event without a readable ts".to_string()
-                    });
-                    return;
-                };
-                let pid = self.pid_of(ev.pid);
-                let (tid, tid_label) = self.id_of(ev.tid);
-                let name = ev.text(ev.name);
-                if name == "[memory]" {
-                    let e = self.expect;
-                    make_room(&mut self.memory_threads, e, offset);
-                    self.memory_threads.push((pid, tid));
-                    let int = |v: Option<&str>| {
-                        v.and_then(|v| {
-                            parse_int(Some(v)).or_else(|| parse_f64(v).map(|f| f as i64))
-                        })
-                    };
-                    let m = &mut self.memory;
-                    if m.ts_ns.len() == m.ts_ns.capacity() {
-                        let want = room(e, m.len(), offset) - m.len();
-                        m.ts_ns.reserve_exact(want);
-                        m.device_type.reserve_exact(want);
-                        m.device_id.reserve_exact(want);
-                        m.bytes.reserve_exact(want);
-                        m.total_allocated.reserve_exact(want);
-                        m.total_reserved.reserve_exact(want);
-                        m.addr.reserve_exact(want);
-                    }
-                    m.ts_ns.push(ts);
-                    m.device_type.push(int(args.device_type).unwrap_or(0) as i8);
-                    m.device_id.push(int(args.device_id).unwrap_or(0) as i16);
-                    m.bytes.push(int(args.bytes).unwrap_or(0));
-                    m.total_allocated
-                        .push(int(args.total_allocated).unwrap_or(0));
-                    m.total_reserved.push(int(args.total_reserved).unwrap_or(0));
-                    m.addr.push(int(args.addr).unwrap_or(0));
-                    return;
-                }
-                let lane = self.lane(pid, tid, tid_label);
-                self.check_name(&name, offset);
-                let name = self.strings.intern(&name);
-                let a = self.store_args(has_args, &args, args_text, members_text, members, offset);
-                make_room(&mut self.instants, self.expect, offset);
-                self.instants.push(Instant {
-                    ts_ns: ts,
-                    lane,
-                    name,
-                    cat,
-                    args: a,
+        ts
+    }
+
+    /// `X`, `B` and `E`: a slice, now (`X`) or when its `E` comes.
+    #[inline(always)]
+    fn slice_event(
+        &mut self,
+        ev: &Ev<'_>,
+        ph: &str,
+        ts: Option<i64>,
+        (cat, cat_text): (StrId, Cow<'_, str>),
+        args: &EventArgs<'_>,
+        offset: u64,
+    ) {
+        self.saw_begin_end |= ph != "X";
+        let Some(ts) = ts else {
+            self.diagnostics.add(DiagKind::MissingField, offset, || {
+                format!("a '{ph}' event without a readable ts")
+            });
+            return;
+        };
+        let pid = self.pid_of(ev.pid);
+        let (tid, tid_label) = self.id_of(ev.tid);
+        let lane = self.lane(pid, tid, tid_label) as usize;
+        if ph == "E" {
+            let Some(open) = self.lanes[lane].open.pop() else {
+                self.diagnostics.add(DiagKind::UnmatchedEnd, offset, || {
+                    format!("an 'E' on pid {pid} tid {tid} with no open 'B'")
                 });
-            }
-            "C" => {
-                let Some(ts) = ts else { return };
-                let pid = self.pid_of(ev.pid);
-                let name = raw_str(ev.name).into_owned();
-                let Some(a) = ev.args else { return };
-                let Ok(map) = serde_json::from_str::<FxHashMap<String, &RawValue>>(a) else {
-                    return;
-                };
-                let mut keys: Vec<_> = map.into_iter().collect();
-                keys.sort_by(|a, b| a.0.cmp(&b.0));
-                for (key, v) in keys {
-                    let Some(value) = parse_f64(v.get()) else {
-                        continue;
-                    };
-                    let k = (pid, name.clone(), key);
-                    let idx = match self.counter_map.get(&k) {
-                        Some(&i) => i,
-                        None => {
-                            self.counters.push(CounterSeries {
-                                pid,
-                                name: k.1.clone(),
-                                series: k.2.clone(),
-                                ts_ns: Vec::new(),
-                                values: Vec::new(),
-                            });
-                            self.counter_map.insert(k, self.counters.len() - 1);
-                            self.counters.len() - 1
-                        }
-                    };
-                    self.counters[idx].ts_ns.push(ts);
-                    self.counters[idx].values.push(value);
-                }
-            }
-            "M" => self.metadata(&ev, &args),
-            "s" | "t" | "f" => {
-                let Some(ts) = ts else { return };
-                let pid = self.pid_of(ev.pid);
-                let (tid, tid_label) = self.id_of(ev.tid);
-                let lane = self.lane(pid, tid, tid_label);
-                let id = match ev.id {
-                    Some(v) => parse_int(Some(v)).unwrap_or_else(|| hash_id(v)),
-                    None => return,
-                };
-                let phase = match &*ph {
-                    "s" => 0,
-                    "t" => 1,
-                    _ => 2,
-                };
-                let enclosing = phase < 2 || raw_str(ev.bp) == "e";
-                make_room(&mut self.flow_points, self.expect, offset);
-                self.flow_points.push(FlowPoint {
-                    cat,
-                    id,
-                    phase,
-                    ts,
-                    lane,
-                    enclosing,
-                    offset,
-                });
-            }
-            _ => {
-                self.diagnostics.add(DiagKind::IgnoredPhase, offset, || {
-                    format!("phase '{ph}' is not shown (async, sample and object events are counted only)")
-                });
-            }
+                return;
+            };
+            self.max_ts = self.max_ts.max(ts);
+            let lb = &mut self.lanes[lane];
+            let gpu = is_gpu_category(self.strings.get(open.cat));
+            lb.gpu |= gpu;
+            lb.cpu |= !gpu;
+            self.push_slice(lane, open.ts, (ts - open.ts).max(0), &open, offset);
+            return;
         }
+        let name = ev.text(ev.name);
+        self.check_name(&name, offset);
+        let name = self.strings.intern(&name);
+        let a = self.store_args(args, offset);
+        let external_id = parse_int(args.args.external_id).unwrap_or(NO_ID);
+        let correlation = parse_int(args.args.correlation).unwrap_or(NO_ID);
+        let input_dims = match args.args.input_dims {
+            Some(d) => {
+                format_dims(d, &mut self.dims_buf);
+                self.strings.intern(&self.dims_buf)
+            }
+            None => StrId::NONE,
+        };
+        let open = OpenBegin {
+            ts,
+            name,
+            cat,
+            args: a,
+            external_id,
+            correlation,
+            input_dims,
+        };
+        if ph == "B" {
+            self.lanes[lane].open.push(open);
+            return;
+        }
+        let Some(mut dur) = ev.dur.and_then(parse_us_to_ns) else {
+            self.diagnostics.add(DiagKind::MissingField, offset, || {
+                "an 'X' event without a readable dur".to_string()
+            });
+            return;
+        };
+        if dur < 0 {
+            self.diagnostics
+                .add(DiagKind::NegativeDuration, offset, || {
+                    format!("'{}' has dur {}", raw_str(ev.name), raw_str(ev.dur))
+                });
+            dur = 0;
+        } else if dur > MAX_DUR_NS {
+            self.diagnostics.add(DiagKind::TimeOutOfRange, offset, || {
+                format!(
+                    "'{}' has dur {}; clamped to 73 years",
+                    raw_str(ev.name),
+                    raw_str(ev.dur)
+                )
+            });
+            dur = MAX_DUR_NS;
+        }
+        self.max_ts = self.max_ts.max(ts.saturating_add(dur));
+        let lb = &mut self.lanes[lane];
+        let gpu = is_gpu_category(&cat_text);
+        lb.gpu |= gpu;
+        lb.cpu |= !gpu;
+        self.push_slice(lane, ts, dur, &open, offset);
+    }
+
+    /// `i` and `I`: an instant, or a `[memory]` event.
+    #[inline(always)]
+    fn instant_event(
+        &mut self,
+        ev: &Ev<'_>,
+        ts: Option<i64>,
+        cat: StrId,
+        args: &EventArgs<'_>,
+        offset: u64,
+    ) {
+        let Some(ts) = ts else {
+            self.diagnostics.add(DiagKind::MissingField, offset, || {
+                "an instant event without a readable ts".to_string()
+            });
+            return;
+        };
+        let pid = self.pid_of(ev.pid);
+        let (tid, tid_label) = self.id_of(ev.tid);
+        let name = ev.text(ev.name);
+        if name == "[memory]" {
+            let e = self.expect;
+            make_room(&mut self.memory_threads, e, offset);
+            self.memory_threads.push((pid, tid));
+            let int = |v: Option<&str>| {
+                v.and_then(|v| parse_int(Some(v)).or_else(|| parse_f64(v).map(|f| f as i64)))
+            };
+            let m = &mut self.memory;
+            if m.ts_ns.len() == m.ts_ns.capacity() {
+                let want = room(e, m.len(), offset) - m.len();
+                m.ts_ns.reserve_exact(want);
+                m.device_type.reserve_exact(want);
+                m.device_id.reserve_exact(want);
+                m.bytes.reserve_exact(want);
+                m.total_allocated.reserve_exact(want);
+                m.total_reserved.reserve_exact(want);
+                m.addr.reserve_exact(want);
+            }
+            m.ts_ns.push(ts);
+            m.device_type
+                .push(int(args.args.device_type).unwrap_or(0) as i8);
+            m.device_id
+                .push(int(args.args.device_id).unwrap_or(0) as i16);
+            m.bytes.push(int(args.args.bytes).unwrap_or(0));
+            m.total_allocated
+                .push(int(args.args.total_allocated).unwrap_or(0));
+            m.total_reserved
+                .push(int(args.args.total_reserved).unwrap_or(0));
+            m.addr.push(int(args.args.addr).unwrap_or(0));
+            return;
+        }
+        let lane = self.lane(pid, tid, tid_label);
+        self.check_name(&name, offset);
+        let name = self.strings.intern(&name);
+        let a = self.store_args(args, offset);
+        make_room(&mut self.instants, self.expect, offset);
+        self.instants.push(Instant {
+            ts_ns: ts,
+            lane,
+            name,
+            cat,
+            args: a,
+        });
+    }
+
+    /// `C`: a point of each counter series the event holds.
+    #[inline(always)]
+    fn counter_event(&mut self, ev: &Ev<'_>, ts: Option<i64>) {
+        let Some(ts) = ts else { return };
+        let pid = self.pid_of(ev.pid);
+        let name = raw_str(ev.name).into_owned();
+        let Some(a) = ev.args else { return };
+        let Ok(map) = serde_json::from_str::<FxHashMap<String, &RawValue>>(a) else {
+            return;
+        };
+        let mut keys: Vec<_> = map.into_iter().collect();
+        keys.sort_by(|a, b| a.0.cmp(&b.0));
+        for (key, v) in keys {
+            let Some(value) = parse_f64(v.get()) else {
+                continue;
+            };
+            let k = (pid, name.clone(), key);
+            let idx = match self.counter_map.get(&k) {
+                Some(&i) => i,
+                None => {
+                    self.counters.push(CounterSeries {
+                        pid,
+                        name: k.1.clone(),
+                        series: k.2.clone(),
+                        ts_ns: Vec::new(),
+                        values: Vec::new(),
+                    });
+                    self.counter_map.insert(k, self.counters.len() - 1);
+                    self.counters.len() - 1
+                }
+            };
+            self.counters[idx].ts_ns.push(ts);
+            self.counters[idx].values.push(value);
+        }
+    }
+
+    /// `s`, `t` and `f`: a flow point, joined to its slice when the parse ends.
+    #[inline(always)]
+    fn flow_event(&mut self, ev: &Ev<'_>, ph: &str, ts: Option<i64>, cat: StrId, offset: u64) {
+        let Some(ts) = ts else { return };
+        let pid = self.pid_of(ev.pid);
+        let (tid, tid_label) = self.id_of(ev.tid);
+        let lane = self.lane(pid, tid, tid_label);
+        let id = match ev.id {
+            Some(v) => parse_int(Some(v)).unwrap_or_else(|| hash_id(v)),
+            None => return,
+        };
+        let phase = match ph {
+            "s" => 0,
+            "t" => 1,
+            _ => 2,
+        };
+        let enclosing = phase < 2 || raw_str(ev.bp) == "e";
+        make_room(&mut self.flow_points, self.expect, offset);
+        self.flow_points.push(FlowPoint {
+            cat,
+            id,
+            phase,
+            ts,
+            lane,
+            enclosing,
+            offset,
+        });
     }
 
     fn metadata(&mut self, ev: &Ev<'_>, args: &Args<'_>) {
@@ -799,25 +929,25 @@ impl Builder {
     /// Takes in a builder that read the bytes right after this one's, so that the result is what
     /// one builder reading both would have built: strings and lanes keep their first-seen order,
     /// args and slices their file order, so ids and orders equal a sequential parse's.
-    pub(crate) fn absorb(&mut self, o: Builder) {
-        self.absorb_with(o, None);
-    }
-
-    /// [`Builder::absorb`] of a part read from a buffer: its slices are copied from `encoded`
-    /// straight into these columns (`o` holds none), its args' ends too, and its args' bytes
-    /// are left to be adopted with the buffer ([`ArgStore::adopt`]) when that can be done.
-    pub(crate) fn absorb_encoded(&mut self, o: Builder, encoded: &Encoded<'_>) -> Option<Pending> {
-        self.absorb_with(o, Some(encoded))
+    pub(crate) fn absorb(&mut self, mut o: Builder) {
+        let own = Owned {
+            slices: std::mem::take(&mut o.slices),
+            args: std::mem::take(&mut o.args),
+        };
+        self.absorb_from(o, own);
     }
 
     /// Takes a part read from a buffer as this (empty) builder's own slices and args (as
-    /// [`Builder::absorb_encoded`] does): its ids are already this builder's.
-    pub(crate) fn hold_encoded(&mut self, encoded: &Encoded<'_>) -> Option<Pending> {
-        self.slices.append_encoded(encoded, |l| l, |s| s, |a| a);
-        take_args(&mut self.args, encoded)
+    /// [`Builder::absorb_from`] does): its ids are already this builder's.
+    pub(crate) fn hold(&mut self, part: impl PartSlices) -> Option<Pending> {
+        part.join(&mut self.slices, &mut self.args, &Same)
     }
 
-    fn absorb_with(&mut self, mut o: Builder, encoded: Option<&Encoded<'_>>) -> Option<Pending> {
+    /// [`Builder::absorb`] with the part's slices and args taken from `part`: from a part's
+    /// buffer, its slices are copied straight into these columns (`o` holds none), its args' ends
+    /// too, and its args' bytes are left to be adopted with the buffer ([`ArgStore::adopt`])
+    /// when that can be done.
+    pub(crate) fn absorb_from(&mut self, mut o: Builder, part: impl PartSlices) -> Option<Pending> {
         let smap: Vec<StrId> = (0..o.strings.len())
             .map(|i| self.strings.intern(o.strings.get(StrId(i as u32))))
             .collect();
@@ -860,31 +990,12 @@ impl Builder {
                 }
             }
         }
-        // The args and the slices are copied at once when large (1 GB scaled trace, 2 parts: the
-        // args 52-56 ms, the slices 43-44 ms, most of it the first touch of the pages copied to).
-        let mut s = std::mem::take(&mut o.slices);
-        let (args, slices, lmap) = (&mut self.args, &mut self.slices, &lmap);
-        let pending = match encoded {
-            None => {
-                both(
-                    s.len() >= TWO_THREADS_FROM,
-                    || args.append(std::mem::take(&mut o.args)),
-                    || {
-                        s.lane.iter_mut().for_each(|x| *x = lmap[*x as usize]);
-                        s.name.iter_mut().for_each(|x| *x = sid(*x));
-                        s.cat.iter_mut().for_each(|x| *x = sid(*x));
-                        s.input_dims.iter_mut().for_each(|x| *x = sid(*x));
-                        s.args.iter_mut().for_each(|x| *x = aid(*x));
-                        slices.append(s);
-                    },
-                );
-                None
-            }
-            Some(e) => {
-                slices.append_encoded(e, |l| lmap[l as usize], sid, aid);
-                take_args(args, e)
-            }
+        let remap = Remap {
+            lanes: &lmap,
+            strings: &smap,
+            args_base: abase,
         };
+        let pending = part.join(&mut self.slices, &mut self.args, &remap);
         for (pid, m) in o.procs {
             let p = self.procs.entry(id(pid)).or_default();
             p.pid_label = p.pid_label.take().or(m.pid_label);
@@ -1238,16 +1349,6 @@ fn hash_id(text: &str) -> i64 {
     let mut h = rustc_hash::FxHasher::default();
     text.hash(&mut h);
     (h.finish() >> 1) as i64
-}
-
-/// A part's args from its buffer: their ends now and their bytes adopted with the buffer later
-/// ([`Pending`]), or both copied when they do not fit one block.
-fn take_args(args: &mut ArgStore, e: &Encoded<'_>) -> Option<Pending> {
-    let pending = args.append_ends(e.args_bytes.len(), e.args_ends());
-    if pending.is_none() {
-        args.append_raw(e.args_bytes, e.args_ends());
-    }
-    pending
 }
 
 /// How much room to make for something `n` of which fill the room there is, `offset` bytes into

@@ -15,14 +15,14 @@
 //! fails any check is a [`PartError`], never a panic, here or later.
 
 use super::build::{
-    Builder, FileSlices, FlowPoint, LaneBuilder, OpenBegin, PhaseCounts, ProcMeta, MAX_DUR_NS,
-    MAX_TS_NS, MIN_TS_NS,
+    Builder, FileSlices, FlowPoint, Ids, LaneBuilder, OpenBegin, PartSlices, PhaseCounts, ProcMeta,
+    MAX_DUR_NS, MAX_TS_NS, MIN_TS_NS,
 };
 use super::split::{Form, ObjectScan, Splitter, State, ValueScan};
 use super::JsonStage;
 use crate::model::{
-    ArgsId, CounterSeries, DeviceProperties, DiagKind, Diagnostic, Diagnostics, DistributedInfo,
-    Instant, Interner, MemoryEvents, StrId, TraceMeta,
+    ArgStore, ArgsId, CounterSeries, DeviceProperties, DiagKind, Diagnostic, Diagnostics,
+    DistributedInfo, Instant, Interner, MemoryEvents, Pending, StrId, TraceMeta,
 };
 use std::fmt;
 
@@ -91,7 +91,7 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(u64, JsonStage, Encoded<'_>), Part
 
 /// A part's slice columns and args store as they lie in its buffer, checked as the rest of the
 /// part is. A join copies them straight into the joining builder's own columns, ids mapped
-/// ([`Builder::absorb_encoded`]), instead of into columns of their own first: in the page's
+/// ([`Builder::absorb_from`], through its [`PartSlices`]), instead of into columns of their own first: in the page's
 /// loading worker that copy was as large as the part (1 GB of a 5 GB trace's join).
 pub(crate) struct Encoded<'a> {
     /// The args store's bytes, and each record's end (little-endian u64s).
@@ -110,21 +110,49 @@ pub(crate) struct Encoded<'a> {
 }
 
 /// The little-endian u32s of `b` (a whole number of them).
-pub(super) fn u32s(b: &[u8]) -> impl ExactSizeIterator<Item = u32> + '_ {
+fn u32s(b: &[u8]) -> impl ExactSizeIterator<Item = u32> + '_ {
     b.chunks_exact(4)
         .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
 }
 
 /// The little-endian i64s of `b` (a whole number of them).
-pub(super) fn i64s(b: &[u8]) -> impl ExactSizeIterator<Item = i64> + '_ {
+fn i64s(b: &[u8]) -> impl ExactSizeIterator<Item = i64> + '_ {
     b.chunks_exact(8)
         .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
 }
 
 impl Encoded<'_> {
     /// Each args record's end.
-    pub(super) fn args_ends(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
+    fn args_ends(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
         i64s(self.args_ends).map(|e| e as u64)
+    }
+}
+
+/// A part's slices copied from where they lie in its buffer into a builder's columns, each value
+/// mapped to the builder's lanes, strings and args as it is copied; its args' ends too, and their
+/// bytes adopted with the buffer later ([`Pending`]), or both copied when they do not fit one
+/// block.
+impl PartSlices for &Encoded<'_> {
+    fn join(self, to: &mut FileSlices, args: &mut ArgStore, ids: &impl Ids) -> Option<Pending> {
+        fn join<T>(to: &mut Vec<T>, from: impl ExactSizeIterator<Item = T>) {
+            to.reserve_exact(from.len());
+            to.extend(from);
+        }
+        let strs = |b| u32s(b).map(|x| ids.str(StrId(x)));
+        join(&mut to.lane, u32s(self.lane).map(|l| ids.lane(l)));
+        join(&mut to.start_ns, i64s(self.start_ns));
+        join(&mut to.dur_ns, i64s(self.dur_ns));
+        join(&mut to.name, strs(self.name));
+        join(&mut to.cat, strs(self.cat));
+        join(&mut to.args, u32s(self.args).map(|a| ids.args(ArgsId(a))));
+        join(&mut to.external_id, i64s(self.external_id));
+        join(&mut to.correlation, i64s(self.correlation));
+        join(&mut to.input_dims, strs(self.input_dims));
+        let pending = args.append_ends(self.args_bytes.len(), self.args_ends());
+        if pending.is_none() {
+            args.append_raw(self.args_bytes, self.args_ends());
+        }
+        pending
     }
 }
 

@@ -37,8 +37,10 @@
 //! - `event`: an event's fields as raw text; decimal `ts`/`dur` to integer ns; ids in odd forms
 //!   (`"stream 7"`); `Input Dims` as Python prints it; repair of known damage.
 //! - `build`: events into per-lane columns; `finish` sorts lanes, lays out rows, rebases time,
-//!   orders lanes and binds flows. `Builder::absorb` joins a builder that read the bytes after
-//!   this one's, keeping first-seen orders, so ids equal those of a one-builder parse.
+//!   orders lanes and binds flows. An event goes in by passes (counts, args, time, then one per
+//!   phase). `Builder::absorb` joins a builder that read the bytes after this one's, keeping
+//!   first-seen orders, so ids equal those of a one-builder parse; `absorb_from` takes the part's
+//!   slices and args from wherever they lie (`PartSlices`), so `build` knows no buffer format.
 //! - `rows`: each slice's row (`depth`): placed longest first, one row below the deepest longer
 //!   slice it overlaps (a max segment tree for the slices that overlap without nesting and those
 //!   containing them, a stack pass under the innermost container for every other slice). Proper
@@ -54,6 +56,9 @@
 //!   columns whole as little-endian values, strings as length and UTF-8, maps rebuilt rather than
 //!   written). Reading checks lengths before allocating, enum codes, every id against its table and
 //!   times against the parser's bounds, so a damaged buffer is a [`PartError`], never a panic.
+//!   It owns the format: it imports `build`'s types, writes and reads them, and copies a part's
+//!   columns from its buffer into a joining builder (its `PartSlices`); `build` imports nothing
+//!   of it.
 
 mod build;
 mod codec;
@@ -177,7 +182,7 @@ impl JsonStage {
     ) -> Option<crate::model::Pending> {
         self.splitter = next.splitter;
         self.json_bytes += next.json_bytes;
-        self.builder.absorb_encoded(next.builder, encoded)
+        self.builder.absorb_from(next.builder, encoded)
     }
 }
 
@@ -350,7 +355,7 @@ impl Parser {
         let pending = match &mut self.stage {
             Stage::Sniff(head) if head.is_empty() && start == 0 => {
                 self.input_bytes = stage.json_bytes;
-                let pending = stage.builder.hold_encoded(&encoded);
+                let pending = stage.builder.hold(&encoded);
                 self.stage = Stage::Plain(Box::new(stage));
                 pending
             }

@@ -4,11 +4,11 @@
 
 use super::session::{Analysed, Loaded, Session};
 use super::{err, json};
-use crate::analysis::flops::kernels::annotate;
 use crate::analysis::graphs::GraphsOutput;
 use crate::analysis::idle::{self, IdleOptions};
 use crate::analysis::slicing::{poll_once, Slicer};
-use crate::analysis::tables::{call_tree, label_table, OpColumn};
+use crate::analysis::tables::{call_tree, label_table};
+use crate::query::{Kernels, Opened, Ops, Question};
 use crate::view::aggregate::aggregate;
 use crate::view::frame::GapShade;
 use std::rc::Rc;
@@ -175,19 +175,17 @@ impl Session {
         let (t, forest) = (l.trace(), l.derived.forest());
         match kind {
             "ops" => {
-                let mut ops = l.derived.op_table(by_shape);
-                ops.sort_by(if ops.has_device_time() {
-                    OpColumn::SelfDevice
-                } else {
-                    OpColumn::SelfCpu
-                });
-                Ok(json(&ops))
+                let ops = Ops {
+                    by_shape,
+                    ..Ops::default()
+                };
+                Ok(json(&ops.answer(&Opened::of(&l.derived)).map_err(err)?))
             }
-            "kernels" => {
-                let mut table = l.derived.kernel_table();
-                annotate(&mut table, t, l.derived.flops());
-                Ok(json(&table))
-            }
+            "kernels" => Ok(json(
+                &Kernels::default()
+                    .answer(&Opened::of(&l.derived))
+                    .map_err(err)?,
+            )),
             "labels" => Ok(json(&label_table(t, forest))),
             "modules" => Ok(json(&l.derived.module_table())),
             "calltree" => Ok(json(&call_tree(t, forest))),

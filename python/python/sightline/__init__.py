@@ -57,11 +57,6 @@ __all__ = [
 #: Bytes read from a file object per call into the parser.
 CHUNK = 1 << 20
 
-#: Gaps `report()` and `idle()` list one by one, as the CLI without `--top`.
-REPORT_GAPS = 10
-#: Operators `report()` lists, as `sightline report` without `--top`.
-REPORT_OPS = 15
-
 Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, BinaryIO]
 PathArg = Union[str, "os.PathLike[str]"]
 #: What :func:`diff` compares: a path (a trace or a digest `sightline digest` wrote), the bytes of
@@ -160,7 +155,7 @@ class Trace:
         ``idle``): host wait, kernel wait, other. ``compat="hta"`` computes it as HTA 0.5.0 does,
         to the microsecond; the default is exact in nanoseconds. The temporal breakdown, device
         figures and "who waits for whom" are in the metadata."""
-        return _tables.table(self._native.idle(compat, REPORT_GAPS, "idle"))
+        return _tables.table(self._native.idle(compat, None, "idle"))
 
     def gaps(self, compat: Optional[str] = None, top: Optional[int] = None) -> pa.Table:
         """Every GPU idle gap (or the ``top`` longest), longest first, each with what ended it, the
@@ -208,9 +203,7 @@ class Trace:
         limits the operators (default 15) and the gaps listed one by one (default 10)."""
         if top is not None and top < 0:
             raise ValueError(f"top must be at least 0, not {top}")
-        ops = REPORT_OPS if top is None else top
-        gaps = REPORT_GAPS if top is None else top
-        return json.loads(self._native.report_json(compat, ops, gaps))
+        return json.loads(self._native.report_json(compat, top))
 
     def __repr__(self) -> str:
         return f"<sightline.Trace {self.source!r}>"

@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 from urllib.parse import quote, unquote, urlencode
 
+from ._serve import run_files
+from ._web import WEB
+
 if TYPE_CHECKING:
     from . import Source, Trace
-
-WEB = Path(__file__).parent / "web"
 
 _TYPES = {".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm"}
 
@@ -208,7 +209,6 @@ def run_html(folder: Path, height: int) -> str:
     workers' latest spans in the ranks view (one worker: that trace alone), each trace served by
     this process's server under its own token."""
     from . import SightlineError
-    from ._serve import run_files
 
     if not (WEB / "index.html").is_file():
         raise SightlineError(

@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 from typing import IO, List, Optional, Union
 
-from ._html import WEB
+from ._web import WEB
 from ._sightline import worker_and_span as _worker_and_span
 
 PathArg = Union[str, "os.PathLike[str]"]

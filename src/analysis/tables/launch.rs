@@ -4,7 +4,7 @@
 //! folding: [`LaneTree::launching_ancestor`]); the External id fallback to the node of the slice
 //! the rule names (or the node it was folded into).
 
-use super::tree::{LaneTree, Launch, NodeRef, NO_NODE};
+use super::node::{LaneTree, Launch, NodeRef, NO_NODE};
 use crate::analysis::launch::LaunchIndex;
 use crate::analysis::slicing::Slicer;
 use crate::model::category::Kinds;

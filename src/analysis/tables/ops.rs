@@ -395,6 +395,16 @@ impl OpColumn {
 }
 
 impl OpTable {
+    /// The column every front end sorts by unless told another: self device time when device
+    /// time was charged to operators, else self CPU time (as PyTorch users sort `key_averages()`).
+    pub fn default_sort(&self) -> OpColumn {
+        if self.has_device_time() {
+            OpColumn::SelfDevice
+        } else {
+            OpColumn::SelfCpu
+        }
+    }
+
     /// Sorts the rows by a column, largest first (names A to Z); ties by name, then shapes.
     pub fn sort_by(&mut self, column: OpColumn) {
         self.rows.sort_by(|a, b| {

@@ -20,61 +20,11 @@
 //! binary search per node for memory; no string is allocated per slice.
 
 use super::launch::Launchers;
+pub use super::node::{EventKind, GpuOp, LaneTree, Launch, NameKey, NodeMemory, NodeRef, NO_NODE};
 use crate::analysis::slicing::{self, block_on, Slicer, LOOKUP};
 use crate::model::category::{Kind, Kinds};
 use crate::model::{SliceRef, StrId, Trace};
 use crate::ordered::gallop;
-use serde::Serialize;
-
-/// Marks "no node": the parent of a root.
-pub const NO_NODE: u32 = u32::MAX;
-
-/// What a CPU event is, as the tables group it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EventKind {
-    /// An operator: `cpu_op` (1.x `Operator`).
-    Op,
-    /// A `record_function` label, `ProfilerStep#N`, a DataLoader `__next__` (`user_annotation`).
-    Annotation,
-    /// A CUDA/HIP runtime or driver call (`cuda_runtime`, `cuda_driver`; 1.x `Runtime`).
-    Runtime,
-    /// A Python frame (`python_function`): a node for self times, never a row of the operator table.
-    Python,
-    /// `[memory]` events outside every node, which PyTorch lists as a row of their own.
-    Memory,
-}
-
-impl EventKind {
-    /// Whether GPU ops can be charged to a node of this kind (the "operator" that launched them).
-    pub fn launches(self) -> bool {
-        matches!(self, EventKind::Op | EventKind::Annotation)
-    }
-}
-
-/// A row name: an interned name, or the one `ProfilerStep*` that stands for every `ProfilerStep#N`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NameKey(u32);
-
-impl NameKey {
-    const PROFILER_STEP: NameKey = NameKey(u32::MAX);
-
-    pub fn of(trace: &Trace, name: StrId) -> NameKey {
-        if trace.str(name).starts_with("ProfilerStep#") {
-            NameKey::PROFILER_STEP
-        } else {
-            NameKey(name.0)
-        }
-    }
-
-    pub fn as_str(self, trace: &Trace) -> &str {
-        if self == NameKey::PROFILER_STEP {
-            "ProfilerStep*"
-        } else {
-            trace.str(StrId(self.0))
-        }
-    }
-}
 
 /// The categories of one trace as the tables read them, from the model's vocabulary
 /// ([`Kinds`]): one table lookup per slice.
@@ -120,73 +70,7 @@ const DROPPED_NAMES: [&str; 6] = [
     "aten::_version",
 ];
 
-/// Memory counted for a node: inclusive of its children, and its own share ("self").
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct NodeMemory {
-    pub cpu_bytes: i64,
-    pub self_cpu_bytes: i64,
-    pub device_bytes: i64,
-    pub self_device_bytes: i64,
-}
-
-/// The tree of one lane, column by column, in tree order (start, then longer first): a parent
-/// always comes before its children.
-#[derive(Debug)]
-pub struct LaneTree {
-    /// Index into [`Trace::lanes`].
-    pub lane: u32,
-    /// Index of each node's slice in the lane.
-    pub slice: Vec<u32>,
-    pub kind: Vec<EventKind>,
-    pub name: Vec<NameKey>,
-    /// Parent after folding ([`NO_NODE`] for a root); for a folded node, the node it went into.
-    pub parent: Vec<u32>,
-    /// Folded into its parent: not a row, and not a child of anything.
-    pub folded: Vec<bool>,
-    /// Duration minus the durations of the direct children (after folding).
-    pub self_cpu_ns: Vec<i64>,
-    /// GPU time of the GPU ops this node launched itself.
-    pub device_self_ns: Vec<i64>,
-    /// GPU time charged to this node and everything under it.
-    pub device_total_ns: Vec<i64>,
-    /// One per node; empty when the trace has no `[memory]` events.
-    pub memory: Vec<NodeMemory>,
-}
-
 impl LaneTree {
-    pub fn len(&self) -> usize {
-        self.slice.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.slice.is_empty()
-    }
-
-    /// The node that stands for `node` after folding: itself, or the node it was folded into.
-    pub fn kept(&self, node: u32) -> u32 {
-        if self.folded[node as usize] {
-            self.parent[node as usize]
-        } else {
-            node
-        }
-    }
-
-    /// The node charged for a GPU op launched from within `node` (itself included): the innermost
-    /// operator, or where no operator holds it, the innermost annotation.
-    pub fn launching_ancestor(&self, node: u32) -> Option<u32> {
-        let mut annotation = None;
-        let mut n = self.kept(node);
-        while n != NO_NODE {
-            match self.kind[n as usize] {
-                EventKind::Op => return Some(n),
-                EventKind::Annotation if annotation.is_none() => annotation = Some(n),
-                _ => {}
-            }
-            n = self.parent[n as usize];
-        }
-        annotation
-    }
-
     async fn build(
         trace: &Trace,
         lane: usize,
@@ -291,17 +175,6 @@ impl LaneTree {
         }
     }
 
-    /// Turns per-node values into subtree totals: each kept node's value is added to its
-    /// parent's, children first.
-    pub fn add_up(&self, values: &mut [i64]) {
-        for x in (0..self.len()).rev() {
-            let p = self.parent[x];
-            if p != NO_NODE && !self.folded[x] {
-                values[p as usize] += values[x];
-            }
-        }
-    }
-
     /// Sums device time up the tree and counts memory, once every GPU op has been charged.
     async fn finish(&mut self, trace: &Trace, mem: &MemoryIndex<'_>, y: &mut Slicer) {
         // `add_up`, a node at a time.
@@ -349,31 +222,6 @@ impl LaneTree {
         .await;
         self.memory = memory;
     }
-}
-
-/// A node of the forest: tree index and node index in that tree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct NodeRef {
-    pub tree: u32,
-    pub node: u32,
-}
-
-/// A GPU op and where it came from.
-#[derive(Debug, Clone, Copy)]
-pub struct GpuOp {
-    pub slice: SliceRef,
-    /// `None` when no link leads to an operator.
-    pub launch: Option<Launch>,
-}
-
-/// Where a GPU op was launched from, and the operator it is charged to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Launch {
-    /// The node the link found: the launch call (by correlation or flow) or the operator (by External id).
-    pub site: NodeRef,
-    /// The operator (or annotation) charged with the op's time: `site`, or the innermost operator
-    /// holding it (see [`super::launch`]).
-    pub op: NodeRef,
 }
 
 /// `[memory]` events outside every node (PyTorch's top-level `[memory]` row).

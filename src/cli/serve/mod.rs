@@ -59,9 +59,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use store::{LocalFile, Store};
 
-/// TensorBoard's port.
-pub const DEFAULT_PORT: u16 = 6006;
-
 /// A file's version as listed: (size, mtime); its header is read again only when this changes.
 type FileVersion = (u64, Option<i64>);
 

@@ -1,0 +1,145 @@
+//! The tables: operators (`key_averages()`), device ops by name with their FLOPs, `record_function`
+//! labels, `nn.Module`s, FLOPs per op and shape, CUDA/HIP graph replays. Each table is charged
+//! with the capture its store was given (`Derived::set_capture`), which a front end reads from a
+//! file before asking.
+
+use super::{flag, text_opt, Opened, Question};
+use crate::analysis::critical::slack;
+use crate::analysis::flops::kernels::annotate;
+use crate::analysis::flops::FlopsReport;
+use crate::analysis::graphs::GraphsOutput;
+use crate::analysis::tables::{
+    label_table, KernelTable, LabelTable, ModuleTable, OpColumn, OpTable,
+};
+use serde::Deserialize;
+
+/// The operator table as PyTorch's `key_averages()` computes it: calls, self and total CPU and
+/// device time, memory.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(default)]
+pub struct Ops {
+    /// Group by input shape too
+    #[serde(deserialize_with = "flag")]
+    pub by_shape: bool,
+    /// Add each row's time on the steps' critical paths and its slack
+    #[serde(deserialize_with = "flag")]
+    pub path: bool,
+    /// Sort by a JSON field or PyTorch's sort_by name (self_cpu_time_total, cuda_time_total, ...);
+    /// by default self device time when device time was charged, else self CPU
+    #[serde(deserialize_with = "text_opt")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
+    pub sort: Option<OpColumn>,
+}
+
+impl<'a> Question<'a> for Ops {
+    type Answer = OpTable;
+    fn answer(&self, t: &Opened<'a>) -> Result<OpTable, String> {
+        let d = t.derived;
+        let mut table = d.op_table(self.by_shape);
+        if self.path {
+            slack::annotate_ops(&mut table, d.trace(), d.forest(), d.slice_times()?);
+        }
+        table.sort_by(self.sort.unwrap_or_else(|| table.default_sort()));
+        Ok(table)
+    }
+}
+
+/// Device ops (kernels, memcpy, memset) by name: time, share, kind, Tensor Cores, occupancy, the
+/// operators that launched them, and their FLOPs where a model gives them.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(default)]
+pub struct Kernels {
+    /// Add each kernel's time on the steps' critical paths and its slack
+    #[serde(deserialize_with = "flag")]
+    pub path: bool,
+}
+
+impl<'a> Question<'a> for Kernels {
+    type Answer = KernelTable;
+    fn answer(&self, t: &Opened<'a>) -> Result<KernelTable, String> {
+        let d = t.derived;
+        let mut table = d.kernel_table();
+        annotate(&mut table, d.trace(), d.flops());
+        if self.path {
+            slack::annotate_kernels(&mut table, d.trace(), d.slice_times()?);
+        }
+        Ok(table)
+    }
+}
+
+/// `record_function` labels: calls, CPU total and self, device time launched inside.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Labels {}
+
+impl<'a> Question<'a> for Labels {
+    type Answer = LabelTable;
+    fn answer(&self, t: &Opened<'a>) -> Result<LabelTable, String> {
+        Ok(label_table(t.derived.trace(), t.derived.forest()))
+    }
+}
+
+/// The `nn.Module` hierarchy (`with_modules=True`): calls, host and device time per module.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Modules {}
+
+impl<'a> Question<'a> for Modules {
+    type Answer = ModuleTable;
+    fn answer(&self, t: &Opened<'a>) -> Result<ModuleTable, String> {
+        Ok(t.derived.module_table())
+    }
+}
+
+/// Per operator and input shape (`record_shapes=True`): FLOPs and bytes as TraceLens defines them,
+/// achieved TFLOP/s and TB/s, compute- or memory-bound, % of the device's roof.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Flops {}
+
+impl<'a> Question<'a> for Flops {
+    type Answer = FlopsReport;
+    fn answer(&self, t: &Opened<'a>) -> Result<FlopsReport, String> {
+        Ok(t.derived.flops().report(t.derived.trace()))
+    }
+}
+
+/// torch.compile: compiled frames and the steps each compile id ran in, compiled graphs with
+/// their Inductor kernels and fused operators, compile work, eager operators between regions.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Compiled {}
+
+impl<'a> Question<'a> for Compiled {
+    type Answer = &'a crate::analysis::compiled::Compiled;
+    fn answer(&self, t: &Opened<'a>) -> Result<Self::Answer, String> {
+        Ok(t.derived.compiled())
+    }
+}
+
+/// CUDA/HIP graph replays (`cudaGraphLaunch`, `hipGraphLaunch`): each graph's launches, ops per
+/// replay, device and launch time, instantiations; with the store's capture, the operators that
+/// issued the replayed ops.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(default)]
+pub struct Graphs {
+    /// Each graph's first replay op by op (544 entries for one SGLang decode graph)
+    #[serde(deserialize_with = "flag")]
+    pub replays: bool,
+}
+
+impl<'a> Question<'a> for Graphs {
+    type Answer = GraphsOutput;
+    fn answer(&self, t: &Opened<'a>) -> Result<GraphsOutput, String> {
+        let d = t.derived;
+        Ok(GraphsOutput::of(
+            d.trace(),
+            d.graphs(),
+            d.attribution(),
+            self.replays,
+        ))
+    }
+}
