@@ -57,10 +57,10 @@ mod shapes;
 mod slicing;
 #[path = "snapshot.rs"]
 mod snapshot;
-#[path = "snapshots.rs"]
-mod snapshots;
 #[path = "tables.rs"]
 mod tables;
+#[path = "text_outputs.rs"]
+mod text_outputs;
 #[path = "view_fixtures.rs"]
 mod view_fixtures;
 

@@ -1,7 +1,7 @@
 //! Snapshots of the CLI's text outputs (`report`, `ops`, `kernels`, `steps`, `idle`, `path`) on
 //! five traces of different kinds: a CPU training loop, CUDA training, ROCm training with stacks,
 //! one rank of an 8-rank DLRM job and CUDA inference with stacks and memory. Each output is kept
-//! in `tests/snapshots/`; a change shows as a diff of that file. `SIGHTLINE_BLESS=1` rewrites them.
+//! in `tests/text_outputs/`; a change shows as a diff of that file. `SIGHTLINE_BLESS=1` rewrites them.
 //! Times it took to parse and analyse are the only text that changes from run to run: they read
 //! `N s` here.
 #![cfg(not(target_arch = "wasm32"))]
@@ -72,7 +72,7 @@ fn output(cmd: &str, file: &str) -> String {
 
 #[test]
 fn text_outputs_match_their_snapshots() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/text_outputs");
     let bless = std::env::var_os("SIGHTLINE_BLESS").is_some();
     let mut changed = Vec::new();
     for (name, file) in TRACES {
