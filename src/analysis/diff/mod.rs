@@ -353,11 +353,11 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
-/// The median absolute deviation of `v` from its median; 0 for none.
-fn mad(v: &mut [f64]) -> f64 {
+/// The median of `v` and the median absolute deviation from it; 0 and 0 for none.
+fn median_and_mad(v: &mut [f64]) -> (f64, f64) {
     let m = median(v);
     let mut deviations: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
-    median(&mut deviations)
+    (m, median(&mut deviations))
 }
 
 fn step_side(d: &Digest, mode: Mode) -> StepSide {
@@ -368,7 +368,7 @@ fn step_side(d: &Digest, mode: Mode) -> StepSide {
     let (median_us, mad_us) = if lengths.is_empty() {
         (mean, 0.0)
     } else {
-        (median(&mut lengths.clone()), mad(&mut lengths))
+        median_and_mad(&mut lengths)
     };
     let breakdown_mad = d
         .steps
@@ -390,7 +390,7 @@ fn step_side(d: &Digest, mode: Mode) -> StepSide {
                 .collect();
             Category {
                 category: k.clone(),
-                us: mad(&mut v),
+                us: median_and_mad(&mut v).1,
             }
         })
         .collect();
