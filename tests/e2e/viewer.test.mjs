@@ -87,6 +87,20 @@ async function someBox(page, minW = 6) {
   }, minW);
 }
 
+/** Zooms into the middle of the timeline until single slices show; one to click (`someBox`). */
+async function zoomToASlice(page) {
+  for (let i = 0; i < 12; i++) await page.keyboard.press("w");
+  await painted(page);
+  let target = await someBox(page);
+  for (let i = 0; !target && i < 10; i++) {
+    await page.keyboard.press("s");
+    await painted(page);
+    target = await someBox(page);
+  }
+  assert.ok(target, "a slice box to click");
+  return target;
+}
+
 export async function opensFixturesByFileInput({ page, baseUrl, fixturesDir, screenshot }) {
   await open(page, baseUrl);
   for (const rel of FIXTURES) {
@@ -239,15 +253,7 @@ export async function opensTheSampleAndNavigates({ page, baseUrl, screenshot, ig
   assert.ok(Math.abs(v4.npp - v0.npp) / v0.npp < 1e-6, "0 resets the view");
 
   // Zoom into the middle until single slices show, then click one.
-  for (let i = 0; i < 12; i++) await page.keyboard.press("w");
-  await painted(page);
-  let target = await someBox(page);
-  for (let i = 0; !target && i < 10; i++) {
-    await page.keyboard.press("s");
-    await painted(page);
-    target = await someBox(page);
-  }
-  assert.ok(target, "a slice box to click");
+  const target = await zoomToASlice(page);
   // Hover shows a tooltip.
   await page.mouse.move(target.x, target.y);
   await page.waitForSelector("#tooltip:not([hidden])");
@@ -720,15 +726,7 @@ export async function detailsOfAClickedSliceAreInView({ page, baseUrl, ignore })
     await painted(page);
     const box = await (await page.$("#timeline")).boundingBox();
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
-    for (let i = 0; i < 12; i++) await page.keyboard.press("w");
-    await painted(page);
-    let target = await someBox(page);
-    for (let i = 0; !target && i < 10; i++) {
-      await page.keyboard.press("s");
-      await painted(page);
-      target = await someBox(page);
-    }
-    assert.ok(target, "a slice box to click");
+    const target = await zoomToASlice(page);
     await page.mouse.click(target.x, target.y);
     await page.waitForSelector("#details .slice-name");
     const r = await page.$eval("#details .slice-name", (e) => {
