@@ -164,7 +164,7 @@ fn a_graph_break_shows_as_a_resume_region_with_the_eager_ops_between() {
         for f in c.frames.iter().filter(|f| !f.resumes.is_empty()) {
             for e in &f.eager_ops {
                 let r = e.slices[0];
-                let start = trace.lanes[r.lane as usize].slices.start_ns[r.index as usize];
+                let start = trace.slices(r.lane as usize).start_ns[r.index as usize];
                 first.push((start, e.name.clone()));
             }
         }

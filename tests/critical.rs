@@ -748,7 +748,7 @@ fn what_ifs_priced_together_equal_each_priced_alone() {
                 let (EdgeKind::Cpu, Some(r)) = (e.kind, e.slice) else {
                     continue;
                 };
-                let s = &trace.lanes[r.lane as usize].slices;
+                let s = trace.slices(r.lane as usize);
                 let mut up = r.index;
                 let mut held = false;
                 while up != u32::MAX {

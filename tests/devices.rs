@@ -274,11 +274,11 @@ fn links_and_tables_agree_on_every_launcher() {
                     lane: tree.lane,
                     index: tree.slice[l.op.node as usize],
                 };
-                t.str(t.lanes[slice.lane as usize].slices.name[slice.index as usize])
+                t.str(t.slices(slice.lane as usize).name[slice.index as usize])
             });
             let from_links = links
                 .op(op.slice)
-                .map(|r| t.str(t.lanes[r.lane as usize].slices.name[r.index as usize]));
+                .map(|r| t.str(t.slices(r.lane as usize).name[r.index as usize]));
             assert_eq!(from_tree, from_links, "{name}: {:?}", op.slice);
             compared += 1;
         }
@@ -724,7 +724,7 @@ fn a_cuda_trace_cut_in_half_says_its_gpu_lost_its_events() {
     let path = common::local_fixture("devices/h100_cut_in_half.json.gz");
     let t = load("h100_cut_in_half.json.gz");
     assert!(t.stats.truncated);
-    assert!(t.gpu_lanes().all(|(_, l)| l.slices.is_empty()));
+    assert!(t.gpu_lanes().all(|(_, l)| l.slice_count() == 0));
     let cut = summary::summarize(&t)
         .cut
         .expect("a cut file says how far it got");

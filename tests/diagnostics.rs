@@ -87,9 +87,7 @@ fn adversarial_files_are_told_not_silently_repaired() {
     let twice = r#"{"traceEvents":[{"ph":"X","name":"a","cat":"cpu_op","pid":1,"tid":1,"ts":0,"dur":5,"dur":7}]}"#;
     assert_eq!(kinds(twice), [(DiagKind::DuplicateKey, 1)]);
     assert_eq!(
-        parse_bytes(twice.as_bytes()).unwrap().lanes[0]
-            .slices
-            .dur_ns[0],
+        parse_bytes(twice.as_bytes()).unwrap().slices(0).dur_ns[0],
         7000
     );
     // Two traceEvents arrays and a metadata key twice.

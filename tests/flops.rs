@@ -66,7 +66,7 @@ fn check(trace_file: &str, reference: &str) -> usize {
         .rows
         .iter()
         .map(|r| {
-            let s = &trace.lanes[r.slices[0].lane as usize].slices;
+            let s = trace.slices(r.slices[0].lane as usize);
             let types = trace
                 .args
                 .field(s.args[r.slices[0].index as usize], "Input type")

@@ -73,11 +73,15 @@ fn what_ifs_that_only_shrink_never_lengthen_a_step() {
         let mut names: Vec<String> = Vec::new();
         for _ in 0..8 {
             let l = &lanes[rng.below(lanes.len() as i64) as usize];
-            if l.slices.is_empty() {
+            if l.slice_count() == 0 {
                 continue;
             }
-            let i = rng.below(l.slices.len() as i64) as usize;
-            names.push(trace.str(l.slices.name[i]).replace(['*', '|', '='], "?"));
+            let i = rng.below(l.slice_count() as i64) as usize;
+            names.push(
+                trace
+                    .str(trace.slices_of(l).name[i])
+                    .replace(['*', '|', '='], "?"),
+            );
         }
         let mut texts: Vec<String> = [
             "aten::*=0",

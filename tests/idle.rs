@@ -1145,7 +1145,7 @@ fn findings_carry_evidence_the_viewer_can_jump_to() {
     for f in crate::common::findings(&t) {
         for r in &f.evidence.slices {
             assert!((r.lane as usize) < t.lanes.len());
-            assert!((r.index as usize) < t.lanes[r.lane as usize].slices.len());
+            assert!((r.index as usize) < t.slices(r.lane as usize).len());
         }
         for r in &f.evidence.ranges {
             assert!(r.start_ns <= r.end_ns);

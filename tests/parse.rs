@@ -34,7 +34,7 @@ fn every_shared_fixture_counts_its_events_exactly() {
         );
         assert_eq!(trace.diagnostics.count(DiagKind::UnreadableEvent), 0);
         for (li, lane) in trace.lanes.iter().enumerate() {
-            let s = &lane.slices;
+            let s = trace.slices_of(lane);
             for i in 1..s.len() {
                 assert!(
                     (s.start_ns[i - 1], s.depth[i - 1]) <= (s.start_ns[i], u16::MAX),
@@ -61,8 +61,8 @@ fn real_gpu_traces_have_gpu_lanes_and_flows() {
     assert!(bound > 1000, "ac2g flows bound: {bound}");
     // Every ac2g flow ends on a GPU op with the same correlation as the runtime call it starts from.
     for f in t.flows.iter().filter(|f| f.cat == ac2g) {
-        let from = &t.lanes[f.from.lane as usize].slices;
-        let to = &t.lanes[f.to.lane as usize].slices;
+        let from = t.slices(f.from.lane as usize);
+        let to = t.slices(f.to.lane as usize);
         assert_eq!(
             from.correlation[f.from.index as usize],
             to.correlation[f.to.index as usize]
@@ -93,7 +93,7 @@ fn a_cut_off_last_event_is_skipped_and_reported() {
     let d = &t.diagnostics.items[0];
     assert_eq!(d.kind, DiagKind::Truncated);
     assert!(d.detail.contains("ends inside an event"), "{}", d.detail);
-    assert_eq!(t.lanes[0].slices.len(), 2);
+    assert_eq!(t.slices(0).len(), 2);
 }
 
 #[test]
@@ -270,7 +270,7 @@ fn deep_nesting_is_not_a_crash() {
     // The splitter counts depth instead of recursing; serde_json skips the raw args iteratively.
     let t = parse_bytes(s.as_bytes()).unwrap();
     assert_eq!(t.stats.events_total, 2);
-    assert_eq!(t.lanes[0].slices.len(), 2);
+    assert_eq!(t.slices(0).len(), 2);
 }
 
 #[test]
@@ -463,7 +463,7 @@ fn a_large_parse_on_two_threads_equals_the_one_thread_parse() {
     let one = parse_bytes(&bytes).unwrap();
     // The finish sorts halves of each lane on two threads too: every lane is in order whole.
     for lane in &one.lanes {
-        let s = &lane.slices;
+        let s = one.slices_of(lane);
         assert!((1..s.len())
             .all(|i| (s.start_ns[i - 1], -s.dur_ns[i - 1]) <= (s.start_ns[i], -s.dur_ns[i])));
     }

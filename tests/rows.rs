@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use sightline::model::{Lane, Slices, Trace};
+use sightline::model::{Lane, SliceColumns, Slices, Trace};
 use sightline::parse::parse_bytes;
 
 /// Extra rows allowed above the containment depth: a short frame that a range outlives is drawn
@@ -65,7 +65,7 @@ fn rows_follow_containment_and_steps_are_laid_out_alike() {
 /// CPU lane every `ProfilerStep#N` sits on one row, and so does the first operator of each step.
 fn check_rows(label: &str, t: &Trace) {
     for (l, lane) in t.lanes.iter().enumerate() {
-        let oracle = containment_depth(&lane.slices);
+        let oracle = containment_depth(&t.slices_of(lane));
         assert!(
             lane.rows >= oracle && lane.rows <= oracle + SLACK,
             "{label}: lane {l} has {} rows for a containment depth of {oracle}",
@@ -74,7 +74,7 @@ fn check_rows(label: &str, t: &Trace) {
         if lane.is_gpu() {
             continue;
         }
-        let s = &lane.slices;
+        let s = t.slices_of(lane);
         let rows: Vec<(u16, Option<u16>)> = (0..s.len())
             .filter(|&i| t.str(s.name[i]).starts_with("ProfilerStep#"))
             .map(|i| (s.depth[i], first_operator_row(t, lane, i)))
@@ -96,7 +96,7 @@ fn steps_started_inside_a_frame_stay_on_one_row() {
     let t = load(&path);
     check_rows("with_stack_steps.json", &t);
     let lane = &t.lanes[0];
-    let s = &lane.slices;
+    let s = t.slices_of(lane);
     let row_of = |name: &str| -> Vec<u16> {
         (0..s.len())
             .filter(|&i| t.str(s.name[i]) == name)
@@ -111,13 +111,13 @@ fn steps_started_inside_a_frame_stay_on_one_row() {
     assert_eq!(row_of("aten::linear"), vec![5; 4]);
     assert_eq!(row_of("aten::addmm"), vec![6; 4]);
     // Containment: exec > <module> > train > step > forward > linear > addmm.
-    assert_eq!(containment_depth(s), 7);
+    assert_eq!(containment_depth(&s), 7);
     assert!(lane.rows <= 7 + SLACK, "{} rows", lane.rows);
 }
 
 /// The row of the first operator (`cpu_op`) inside slice `i`.
 fn first_operator_row(t: &Trace, lane: &Lane, i: usize) -> Option<u16> {
-    let s = &lane.slices;
+    let s = t.slices_of(lane);
     (i + 1..s.len())
         .take_while(|&j| s.start_ns[j] < s.end_ns(i))
         .find(|&j| t.str(s.cat[j]) == "cpu_op" && s.end_ns(j) <= s.end_ns(i))
@@ -126,11 +126,10 @@ fn first_operator_row(t: &Trace, lane: &Lane, i: usize) -> Option<u16> {
 
 #[test]
 fn the_oracle_counts_containment() {
-    let mut s = Slices::default();
+    let mut s = SliceColumns::default();
     for (start, dur) in [(0, 100), (10, 50), (20, 5), (55, 30), (60, 10), (70, 0)] {
-        s.start_ns.push(start);
-        s.dur_ns.push(dur);
+        s.push_span(start, dur);
     }
     // (55, 30) overlaps (10, 50) without nesting: inside (0, 100) only; (60, 10) inside both.
-    assert_eq!(containment_depth(&s), 3);
+    assert_eq!(containment_depth(&s.all()), 3);
 }

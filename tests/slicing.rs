@@ -26,7 +26,7 @@ fn json<T: serde::Serialize>(v: &T) -> String {
 fn links_text(t: &Trace, l: &Links) -> String {
     let mut out = format!("{:?}\n", l.stats);
     for (li, lane) in t.lanes.iter().enumerate() {
-        for i in 0..lane.slices.len() {
+        for i in 0..lane.slice_count() {
             let r = SliceRef {
                 lane: li as u32,
                 index: i as u32,
@@ -160,7 +160,7 @@ fn analyses_in_slices_equal_the_analyses_in_one_go() {
         );
 
         // Every slice is visited, so a trace with slices pauses (the loops do tick).
-        let slices: usize = t.lanes.iter().map(|l| l.slices.len()).sum();
+        let slices: usize = t.lanes.iter().map(|l| l.slice_count()).sum();
         if slices > 7 {
             assert!(polls > 1, "{name}: the links paused {} times", polls - 1);
         }
@@ -191,7 +191,7 @@ fn the_store_filled_in_slices_holds_what_one_go_computes() {
         // The critical path's graph and the savings' what-ifs, which price the fixes after the
         // rules, pause too.
         let (judged, polls) = polled(sliced.findings_sliced(&opts, &mut y));
-        let slices: usize = t.lanes.iter().map(|l| l.slices.len()).sum();
+        let slices: usize = t.lanes.iter().map(|l| l.slice_count()).sum();
         if slices > 11 && found.iter().any(|f| !f.whatif.is_empty()) {
             assert!(polls > 10, "{name}: the savings paused ({polls} polls)");
             let (a, b) = (sliced.critical().unwrap(), whole.critical().unwrap());

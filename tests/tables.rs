@@ -194,10 +194,10 @@ fn gpu_time_is_charged_once_or_reported() {
 
         let (mut count, mut time_ns) = (0, 0);
         for l in &trace.lanes {
-            for i in 0..l.slices.len() {
-                if GPU_OPS.contains(&trace.str(l.slices.cat[i])) {
+            for i in 0..l.slice_count() {
+                if GPU_OPS.contains(&trace.str(trace.slices_of(l).cat[i])) {
                     count += 1;
-                    time_ns += l.slices.dur_ns[i];
+                    time_ns += trace.slices_of(l).dur_ns[i];
                 }
             }
         }

@@ -31,7 +31,7 @@ fn every_fixture_lays_out_and_hits() {
         let name = path.display();
         // Rows never overlap: ends grow along a row.
         for (l, idx) in tl.lanes.iter().enumerate() {
-            let s = &trace.lanes[l].slices;
+            let s = trace.slices(l);
             for row in &idx.rows {
                 for w in row.idx.windows(2) {
                     let (a, b) = (w[0] as usize, w[1] as usize);
@@ -65,7 +65,7 @@ fn every_fixture_lays_out_and_hits() {
             let (x, y) = ((r[0] + r[2] / 2.0) as f64, (r[1] + 8.0) as f64);
             match frame::hit(&trace, &tl, &tracks, &vp, &[], x, y) {
                 Some(Hit::Slice(SliceRef { lane, index })) => {
-                    let s = &trace.lanes[lane as usize].slices;
+                    let s = trace.slices(lane as usize);
                     let t = vp.t_of(x);
                     assert!(
                         s.start_ns[index as usize] as f64 <= t + slack
@@ -95,7 +95,7 @@ fn drawn_rows_hold_every_shown_slice_once(trace: &sightline::model::Trace, name:
         assert!(direct.lanes == tl.lanes && direct.rows == tl.rows, "{name}");
         for (l, idx) in tl.lanes.iter().enumerate() {
             let lane = &trace.lanes[l];
-            let s = &lane.slices;
+            let s = trace.slices_of(lane);
             let drawn = &tl.rows[l];
             let mut seen = vec![false; s.len()];
             for (d, row) in idx.rows.iter().enumerate() {
@@ -104,7 +104,7 @@ fn drawn_rows_hold_every_shown_slice_once(trace: &sightline::model::Trace, name:
                     assert!(s.end_ns(a) <= s.start_ns[b], "{name}: lane {l} row {d}");
                 }
                 for &i in &row.idx {
-                    assert_eq!(drawn.of(lane, i as usize) as usize, d);
+                    assert_eq!(drawn.of(s, i as usize) as usize, d);
                     seen[i as usize] = true;
                 }
             }

@@ -626,7 +626,7 @@ pub async fn analyze_sliced(
         if !lane.is_gpu() {
             continue;
         }
-        let s = &lane.slices;
+        let s = trace.slices_of(lane);
         for i in 0..s.len() {
             y.tick(LOOKUP).await;
             if !links.kinds.of_cat(s.cat[i]).is_gpu_busy() {
@@ -658,7 +658,7 @@ pub async fn analyze_sliced(
         if lane.is_gpu() {
             continue;
         }
-        let s = &lane.slices;
+        let s = trace.slices_of(lane);
         let parents = links.parents_of_lane(li);
         let at = |i: u32| SliceRef {
             lane: li as u32,
@@ -717,12 +717,12 @@ pub async fn analyze_sliced(
                         lane: li as u32,
                         index: i as u32,
                         wrapper,
-                        backward: backward(s, &cx, class),
+                        backward: backward(&s, &cx, class),
                         region: region_of(&cx),
                     });
                 }
                 Class::Kernel(_) if free => {
-                    let row = match graph_row(&mut g, s, &cx, class) {
+                    let row = match graph_row(&mut g, &s, &cx, class) {
                         Some(gr) => gr.kernels.at(name, KernelAcc::default),
                         None => g.loose.at(name, KernelAcc::default),
                     };
@@ -754,7 +754,7 @@ pub async fn analyze_sliced(
                 _ if free && cx.graph != NONE => {
                     // Outside a labelled graph but inside its wrapper: AOTAutograd's runtime.
                     if cx.graph != cx.wrapper || !has_fx(&g, li, cx.wrapper) {
-                        if let Some(gr) = graph_row(&mut g, s, &cx, class) {
+                        if let Some(gr) = graph_row(&mut g, &s, &cx, class) {
                             let e = gr.externs.at(name, || (0, 0));
                             e.0 += 1;
                             e.1 += dur;
@@ -786,10 +786,10 @@ pub async fn analyze_sliced(
                 if cx.compile != NONE {
                     continue;
                 }
-                let ds = &trace.lanes[r.lane as usize].slices;
+                let ds = trace.slices(r.lane as usize);
                 let (dname, ddur) = (ds.name[r.index as usize], ds.dur_ns[r.index as usize]);
                 let kernel = matches!(class(dname), Class::Kernel(_));
-                match graph_row(&mut g, s, &cx, class) {
+                match graph_row(&mut g, &s, &cx, class) {
                     Some(gr) => {
                         gr.device_ns += ddur;
                         if kernel {
@@ -870,7 +870,7 @@ fn count_calls(g: &mut Gathered, trace: &Trace) {
         if c.wrapper && g.wrappers_with_fx.binary_search(&(c.lane, c.index)).is_ok() {
             continue;
         }
-        let s = &trace.lanes[c.lane as usize].slices;
+        let s = trace.slices(c.lane as usize);
         let name = s.name[c.index as usize];
         let row = g.graphs.at(name, || GraphAcc::new(name, c.backward));
         row.calls += 1;
@@ -1018,7 +1018,7 @@ fn finish<'c>(
         .compiles
         .iter()
         .map(|&(r, id)| {
-            let s = &trace.lanes[r.lane as usize].slices;
+            let s = trace.slices(r.lane as usize);
             let i = r.index as usize;
             let name = trace.str(s.name[i]);
             let lower = name.to_ascii_lowercase();

@@ -426,7 +426,7 @@ fn kernels(trace: &Trace, forest: &Forest) -> Vec<DigestKernel> {
     type Key<'a> = (&'a str, Option<&'a str>, Option<&'a str>);
     let mut groups: FxHashMap<Key, (u64, i64)> = FxHashMap::default();
     for op in &forest.gpu_ops {
-        let s = &trace.lanes[op.slice.lane as usize].slices;
+        let s = trace.slices(op.slice.lane as usize);
         let i = op.slice.index as usize;
         let (launcher, module) = match op.launch {
             None => (None, None),

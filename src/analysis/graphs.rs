@@ -123,7 +123,7 @@ impl GraphReport {
             if lane.is_gpu() {
                 continue;
             }
-            let s = &lane.slices;
+            let s = trace.slices_of(lane);
             for i in 0..s.len() {
                 if links.kinds.of_cat(s.cat[i]) != Kind::Runtime {
                     continue;
@@ -153,7 +153,7 @@ impl GraphReport {
             if !lane.is_gpu() {
                 continue;
             }
-            let s = &lane.slices;
+            let s = trace.slices_of(lane);
             for i in 0..s.len() {
                 let r = SliceRef {
                     lane: li as u32,
@@ -170,7 +170,7 @@ impl GraphReport {
                 }
             }
         }
-        let start = |r: &SliceRef| trace.lanes[r.lane as usize].slices.start_ns[r.index as usize];
+        let start = |r: &SliceRef| trace.slices(r.lane as usize).start_ns[r.index as usize];
         replays.sort_by_key(|r| start(&r.launch));
         // Graphs by CUPTI's id, else by the names the replay ran.
         let mut graphs: FxHashMap<(Option<i64>, Vec<u32>), usize> = FxHashMap::default();
@@ -182,7 +182,7 @@ impl GraphReport {
             } else {
                 rp.ops
                     .iter()
-                    .map(|&r| trace.lanes[r.lane as usize].slices.name[r.index as usize].0)
+                    .map(|&r| trace.slices(r.lane as usize).name[r.index as usize].0)
                     .collect()
             };
             let n = graphs.len();
@@ -202,10 +202,10 @@ impl GraphReport {
             let g = &mut report.graphs[rp.graph];
             g.launches += 1;
             g.launch_cpu_ns +=
-                trace.lanes[rp.launch.lane as usize].slices.dur_ns[rp.launch.index as usize];
+                trace.slices(rp.launch.lane as usize).dur_ns[rp.launch.index as usize];
             let mut by_name: FxHashMap<&str, (usize, i64)> = FxHashMap::default();
             for &r in &rp.ops {
-                let s = &trace.lanes[r.lane as usize].slices;
+                let s = trace.slices(r.lane as usize);
                 let d = s.dur_ns[r.index as usize];
                 g.device_ns += d;
                 let e = by_name
@@ -264,7 +264,7 @@ impl GraphReport {
 
 /// CUPTI's `graph id` arg of a replayed op, where the trace has it.
 fn graph_id(trace: &Trace, r: SliceRef) -> Option<i64> {
-    let args = trace.lanes[r.lane as usize].slices.args[r.index as usize];
+    let args = trace.slices(r.lane as usize).args[r.index as usize];
     ["graph id", "graphId"]
         .iter()
         .find_map(|k| trace.args.field(args, k))
@@ -336,7 +336,7 @@ impl Capture {
             if lane.is_gpu() {
                 continue;
             }
-            let s = &lane.slices;
+            let s = trace.slices_of(lane);
             let mut begun: Option<i64> = None;
             let mut current: Vec<usize> = Vec::new();
             for i in 0..s.len() {
@@ -368,7 +368,7 @@ impl Capture {
 }
 
 fn captured(trace: &Trace, links: &Links, lane: usize, calls: &[usize]) -> Captured {
-    let s = &trace.lanes[lane].slices;
+    let s = trace.slices(lane);
     let mut ops: Vec<CapturedOp> = Vec::new();
     let mut op_of: FxHashMap<u32, u32> = FxHashMap::default();
     let mut dispatches = Vec::with_capacity(calls.len());
@@ -538,7 +538,7 @@ impl CaptureMatch {
                     continue;
                 }
                 out.moved.insert(op);
-                let dur = trace.lanes[op.lane as usize].slices.dur_ns[op.index as usize];
+                let dur = trace.slices(op.lane as usize).dur_ns[op.index as usize];
                 for (depth, &o) in d.stack.iter().enumerate() {
                     let c = &cap.ops[o as usize];
                     let key = (
@@ -740,7 +740,7 @@ impl CaptureMatch {
                 let d = cap
                     .zip(*d)
                     .and_then(|(cap, d)| Some((cap, cap.dispatches.get(d as usize)?)));
-                let s = &trace.lanes[op.lane as usize].slices;
+                let s = trace.slices(op.lane as usize);
                 let i = op.index as usize;
                 out.push(AttributedOp {
                     graph: rp.graph,

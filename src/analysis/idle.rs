@@ -352,27 +352,35 @@ pub async fn analyze_sliced(
 ) -> IdleReport {
     let rank = trace.rank();
     let mut names = NameClasses::new(trace);
-    let gpu: Vec<usize> = trace.gpu_lanes().map(|(i, _)| i).collect();
-    let mut devices_lanes: Vec<(i64, Vec<usize>)> = Vec::new();
-    // Each device's place in `devices_lanes` by a map: a trace can hold 80,000 devices.
-    let mut place: rustc_hash::FxHashMap<i64, usize> = rustc_hash::FxHashMap::default();
-    for &l in &gpu {
-        let LaneKind::GpuStream { device, .. } = trace.lanes[l].kind else {
-            continue;
-        };
-        let at = *place.entry(device).or_insert_with(|| {
-            devices_lanes.push((device, Vec::new()));
-            devices_lanes.len() - 1
-        });
-        devices_lanes[at].1.push(l);
-    }
+    let gpu: Vec<u32> = trace.gpu_lanes().map(|(i, _)| i as u32).collect();
+    // Each device's streams, devices in the order first seen: the place of each by a map (a
+    // trace can hold 80,000 devices), the streams in one list by place.
+    let mut devices_seen: Vec<i64> = Vec::new();
+    let mut place: rustc_hash::FxHashMap<i64, u32> = rustc_hash::FxHashMap::default();
+    let places: Vec<(usize, u32)> = gpu
+        .iter()
+        .filter_map(|&l| {
+            let LaneKind::GpuStream { device, .. } = trace.lanes[l as usize].kind else {
+                return None;
+            };
+            let at = *place.entry(device).or_insert_with(|| {
+                devices_seen.push(device);
+                devices_seen.len() as u32 - 1
+            });
+            Some((at as usize, l))
+        })
+        .collect();
+    drop(place);
+    let (at, streams) = crate::ordered::grouped(devices_seen.len(), || places.iter().copied());
+    drop(places);
 
     // Device figures, gaps and who waits for whom (exact, always).
     let mut attr = Attribution::new(trace, links);
     let mut devices = Vec::new();
     let mut raw_gaps: Vec<RawGap> = Vec::new();
     let mut totals = [(0i64, 0usize); WaitKind::ALL.len()];
-    for (device, lanes) in &devices_lanes {
+    for (k, device) in devices_seen.iter().enumerate() {
+        let lanes = &streams[at[k] as usize..at[k + 1] as usize];
         let mut gaps = Vec::new();
         let u = union_sweep(trace, links, &mut names, lanes, Some(&mut gaps), y).await;
         if u.ops == 0 {
@@ -425,7 +433,7 @@ pub async fn analyze_sliced(
             };
             let mut idle = Vec::new();
             for &l in &gpu {
-                idle.extend(stream_breakdown_exact(trace, links, l, rank, y).await);
+                idle.extend(stream_breakdown_exact(trace, links, l as usize, rank, y).await);
             }
             (t, idle, Vec::new())
         }
@@ -551,13 +559,13 @@ impl NameClasses {
 struct BusyMerge<'a> {
     trace: &'a Trace,
     links: &'a Links,
-    lanes: &'a [usize],
+    lanes: &'a [u32],
     next: Vec<usize>,
     heap: BinaryHeap<Reverse<(i64, usize, usize)>>,
 }
 
 impl<'a> BusyMerge<'a> {
-    fn new(trace: &'a Trace, links: &'a Links, lanes: &'a [usize]) -> Self {
+    fn new(trace: &'a Trace, links: &'a Links, lanes: &'a [u32]) -> Self {
         let mut m = BusyMerge {
             trace,
             links,
@@ -572,7 +580,7 @@ impl<'a> BusyMerge<'a> {
     }
 
     fn refill(&mut self, k: usize) {
-        let s = &self.trace.lanes[self.lanes[k]].slices;
+        let s = self.trace.slices(self.lanes[k] as usize);
         let mut i = self.next[k];
         while i < s.len() && !self.links.kinds.of_cat(s.cat[i]).is_gpu_busy() {
             i += 1;
@@ -592,7 +600,7 @@ impl Iterator for BusyMerge<'_> {
         let Reverse((_, k, i)) = self.heap.pop()?;
         self.refill(k);
         Some(SliceRef {
-            lane: self.lanes[k] as u32,
+            lane: self.lanes[k],
             index: i as u32,
         })
     }
@@ -620,7 +628,7 @@ async fn union_sweep(
     trace: &Trace,
     links: &Links,
     names: &mut NameClasses,
-    lanes: &[usize],
+    lanes: &[u32],
     mut gaps: Option<&mut Vec<RawGap>>,
     y: &mut Slicer,
 ) -> Union {
@@ -636,7 +644,7 @@ async fn union_sweep(
     for r in BusyMerge::new(trace, links, lanes) {
         // A heap pop and push per op.
         y.tick(2).await;
-        let s = &trace.lanes[r.lane as usize].slices;
+        let s = trace.slices(r.lane as usize);
         let i = r.index as usize;
         let (start, end) = (s.start_ns[i], s.end_ns(i));
         if u.ops == 0 {
@@ -690,7 +698,7 @@ async fn stream_breakdown_exact(
     let LaneKind::GpuStream { device, stream } = trace.lanes[lane].kind else {
         return None;
     };
-    let s = &trace.lanes[lane].slices;
+    let s = trace.slices(lane);
     let mut prev_end: Option<i64> = None;
     let (mut host, mut kernel, mut other, mut gaps) = (0i64, 0i64, 0i64, 0usize);
     for i in 0..s.len() {
@@ -707,9 +715,9 @@ async fn stream_breakdown_exact(
                     lane: lane as u32,
                     index: i as u32,
                 };
-                let launched_after = links.launch(r).is_some_and(|l| {
-                    trace.lanes[l.lane as usize].slices.start_ns[l.index as usize] > pe
-                });
+                let launched_after = links
+                    .launch(r)
+                    .is_some_and(|l| trace.slices(l.lane as usize).start_ns[l.index as usize] > pe);
                 if launched_after {
                     host += gap;
                 } else if gap < KERNEL_WAIT_NS {
@@ -824,7 +832,7 @@ impl<'a> Attribution<'a> {
         };
         let lane = launch.lane as usize;
         if self.eff[lane].is_none() {
-            let s = &self.trace.lanes[lane].slices;
+            let s = self.trace.slices(lane);
             let parents = self.links.parents_of_lane(lane);
             let mut eff = Vec::with_capacity(s.len());
             for i in 0..s.len() {
@@ -865,7 +873,7 @@ impl<'a> Attribution<'a> {
             return split;
         };
         let lane = launch.lane as usize;
-        let s = &self.trace.lanes[lane].slices;
+        let s = self.trace.slices(lane);
         let l_start = s.start_ns[launch.index as usize];
         if l_start <= g.start {
             split.by_kind[WaitKind::GpuSide.index()] = g.end - g.start;
@@ -882,7 +890,7 @@ impl<'a> Attribution<'a> {
         // Computed by `prepare`, which is called before.
         let eff = self.eff[lane].as_deref().unwrap_or(&[]);
         let parents = self.links.parents_of_lane(lane);
-        split.visited = cover(s, parents, g.start, cpu_end, |slice, ns| {
+        split.visited = cover(&s, parents, g.start, cpu_end, |slice, ns| {
             let kind = match slice {
                 Some(i) => eff[i as usize],
                 None => WaitKind::NothingRecorded,
@@ -947,7 +955,7 @@ impl<'a> Attribution<'a> {
         let launch = self.links.launch(op).map(|l| LaunchInfo {
             slice: l,
             name: trace.slice_name(l).to_string(),
-            start_ns: trace.lanes[l.lane as usize].slices.start_ns[l.index as usize],
+            start_ns: trace.slices(l.lane as usize).start_ns[l.index as usize],
             thread: super::summary::lane_name(trace, l.lane as usize),
             operator: self.links.op(op).map(named),
             label: self.links.label(trace, l).map(named),
@@ -1238,7 +1246,7 @@ pub(crate) mod hta {
         // of any category (its parser drops only `python_function` and `Trace` events), e.g. the
         // `cpu_op` of an Inductor Triton launch. Its breakdowns group them by that stream value.
         let stream_of = |lane: usize, i: usize| -> Option<i64> {
-            let s = &trace.lanes[lane].slices;
+            let s = trace.slices(lane);
             if matches!(kinds.of_cat(s.cat[i]), Kind::Python | Kind::TraceSpan) {
                 return None;
             }
@@ -1255,7 +1263,7 @@ pub(crate) mod hta {
         // device event without one (-1) with such events, e.g. a Triton launch `cpu_op`.
         let mut first_uncorrelated: Option<i64> = None;
         for (li, l) in trace.lanes.iter().enumerate() {
-            let s = &l.slices;
+            let s = trace.slices_of(l);
             for i in 0..s.len() {
                 if kinds.of_cat(s.cat[i]) == Kind::TraceSpan || has_stream(li, i) {
                     continue;
@@ -1303,7 +1311,7 @@ pub(crate) mod hta {
         let mut fallback = 0usize;
         let mut streamless = 0usize;
         for (li, l) in trace.lanes.iter().enumerate() {
-            let s = &l.slices;
+            let s = trace.slices_of(l);
             for i in 0..s.len() {
                 if !has_stream(li, i) {
                     if l.is_gpu() && kinds.of_cat(s.cat[i]).is_gpu_busy() {

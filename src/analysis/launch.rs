@@ -63,7 +63,7 @@ impl LaunchIndex {
             if lane.is_gpu() {
                 continue;
             }
-            let s = &lane.slices;
+            let s = trace.slices_of(lane);
             slicing::each(y, s.len(), &mut tables, |(by_corr, by_ext), i| {
                 let r = SliceRef {
                     lane: li as u32,
@@ -107,7 +107,7 @@ impl LaunchIndex {
 
     /// The launch call of a device op (rule 1), and how it was found.
     pub fn call(&self, trace: &Trace, op: SliceRef) -> Option<(SliceRef, Via)> {
-        let corr = trace.lanes[op.lane as usize].slices.correlation[op.index as usize];
+        let corr = trace.slices(op.lane as usize).correlation[op.index as usize];
         if corr != NO_ID {
             if let Ok(k) = self.by_corr.binary_search_by_key(&corr, |e| e.0) {
                 return Some((self.by_corr[k].2, Via::Correlation));

@@ -19,7 +19,7 @@
 use super::launch::{LaunchIndex, Via};
 use super::slicing::{self, block_on, Slicer, LOOKUP};
 pub use crate::model::category::{Kind, Kinds};
-use crate::model::{SliceRef, Trace, NO_ID};
+use crate::model::{PerLane, SliceRef, Trace, NO_ID};
 use serde::Serialize;
 
 /// No slice: used in the per-slice tables.
@@ -42,11 +42,11 @@ pub struct LinkStats {
 pub struct Links {
     pub kinds: Kinds,
     /// Per lane, per slice: index of the parent slice on the same lane (CPU lanes; empty for GPU lanes).
-    parent: Vec<Vec<u32>>,
+    parent: PerLane<u32>,
     /// Per lane, per slice: the launching runtime call (GPU lanes; empty for CPU lanes).
-    launch: Vec<Vec<SliceRef>>,
+    launch: PerLane<SliceRef>,
     /// Per lane, per slice: the operator that issued the GPU op (GPU lanes; empty for CPU lanes).
-    op: Vec<Vec<SliceRef>>,
+    op: PerLane<SliceRef>,
     pub stats: LinkStats,
 }
 
@@ -67,14 +67,17 @@ impl Links {
     /// [`Links::build`] pausing as `y` says (see [`super::slicing`]).
     pub async fn build_sliced(trace: &Trace, y: &mut Slicer) -> Links {
         let kinds = Kinds::new(trace);
-        let mut parent = Vec::with_capacity(trace.lanes.len());
-        for lane in &trace.lanes {
+        let cpu_lens = trace
+            .lanes
+            .iter()
+            .map(|l| if l.is_gpu() { 0 } else { l.slice_count() });
+        let mut parent = PerLane::filled(cpu_lens, NONE);
+        for (li, lane) in trace.lanes.iter().enumerate() {
             if lane.is_gpu() {
-                parent.push(Vec::new());
                 continue;
             }
-            let s = &lane.slices;
-            let mut sweep = (vec![NONE; s.len()], Vec::<(u32, i64)>::new());
+            let s = trace.slices_of(lane);
+            let mut sweep = (&mut parent[li], Vec::<(u32, i64)>::new());
             slicing::each(y, s.len(), &mut sweep, |(p, stack), i| {
                 let start = s.start_ns[i];
                 while stack.last().is_some_and(|&(_, end)| end <= start) {
@@ -87,26 +90,27 @@ impl Links {
                 1
             })
             .await;
-            parent.push(sweep.0);
         }
         let index = LaunchIndex::build_sliced(trace, &kinds, y).await;
 
+        let gpu_lens = || {
+            trace
+                .lanes
+                .iter()
+                .map(|l| if l.is_gpu() { l.slice_count() } else { 0 })
+        };
         let mut links = Links {
             kinds,
             parent,
-            launch: Vec::with_capacity(trace.lanes.len()),
-            op: Vec::with_capacity(trace.lanes.len()),
+            launch: PerLane::filled(gpu_lens(), NO_REF),
+            op: PerLane::filled(gpu_lens(), NO_REF),
             stats: LinkStats::default(),
         };
         for (li, lane) in trace.lanes.iter().enumerate() {
             if !lane.is_gpu() {
-                links.launch.push(Vec::new());
-                links.op.push(Vec::new());
                 continue;
             }
-            let s = &lane.slices;
-            let mut launch = vec![NO_REF; s.len()];
-            let mut op = vec![NO_REF; s.len()];
+            let s = trace.slices_of(lane);
             for i in 0..s.len() {
                 y.tick(LOOKUP).await;
                 let r = SliceRef {
@@ -119,25 +123,25 @@ impl Links {
                     continue;
                 }
                 links.stats.gpu_ops += 1;
+                let mut op = NO_REF;
                 if let Some((c, _)) = call {
-                    launch[i] = c;
-                    op[i] = links
+                    links.launch[li][i] = c;
+                    op = links
                         .enclosing(trace, c, Kind::CpuOp)
                         .or_else(|| links.enclosing(trace, c, Kind::Annotation))
                         .unwrap_or(NO_REF);
                 }
-                if op[i] == NO_REF {
-                    op[i] = index.by_external_id(ext).unwrap_or(NO_REF);
+                if op == NO_REF {
+                    op = index.by_external_id(ext).unwrap_or(NO_REF);
                 }
+                links.op[li][i] = op;
                 match call {
                     Some((_, Via::Correlation)) => links.stats.by_correlation += 1,
                     Some((_, Via::Flow)) => links.stats.by_flow += 1,
-                    None if op[i] != NO_REF => links.stats.by_external_id += 1,
+                    None if op != NO_REF => links.stats.by_external_id += 1,
                     None => links.stats.unlinked += 1,
                 }
             }
-            links.launch.push(launch);
-            links.op.push(op);
         }
         links
     }
@@ -171,12 +175,12 @@ impl Links {
 
     /// Parent index table of a CPU lane (`u32::MAX` for a root); empty for a GPU lane.
     pub fn parents_of_lane(&self, lane: usize) -> &[u32] {
-        self.parent.get(lane).map(|v| v.as_slice()).unwrap_or(&[])
+        self.parent.get(lane).unwrap_or(&[])
     }
 
     /// The innermost strict ancestor of a CPU slice of the given kind.
     pub fn enclosing(&self, trace: &Trace, r: SliceRef, kind: Kind) -> Option<SliceRef> {
-        let s = &trace.lanes[r.lane as usize].slices;
+        let s = trace.slices(r.lane as usize);
         let mut cur = self.parent(r);
         while let Some(p) = cur {
             if self.kinds.of_cat(s.cat[p.index as usize]) == kind {
@@ -190,7 +194,7 @@ impl Links {
     /// The innermost `record_function` label (not a `ProfilerStep#N`) enclosing a CPU slice, the
     /// slice itself included.
     pub fn label(&self, trace: &Trace, r: SliceRef) -> Option<SliceRef> {
-        let s = &trace.lanes[r.lane as usize].slices;
+        let s = trace.slices(r.lane as usize);
         let mut cur = Some(r);
         while let Some(p) = cur {
             let i = p.index as usize;

@@ -42,7 +42,7 @@ impl Place {
 /// bounded look back, as each is read once per finding).
 fn place(trace: &Trace, r: SliceRef) -> Option<Place> {
     let l = trace.lanes.get(r.lane as usize)?;
-    let s = &l.slices;
+    let s = trace.slices_of(l);
     let i = r.index as usize;
     let (t0, t1) = (s.start_ns[i], s.end_ns(i));
     let (mut module, mut label, mut frame) = (None, None, None);

@@ -322,7 +322,7 @@ async fn host_steps(
         if l.is_gpu() {
             continue;
         }
-        let s = &l.slices;
+        let s = trace.slices_of(l);
         for i in 0..s.len() {
             y.tick(1).await;
             let kind = kinds.of_cat(s.cat[i]);
@@ -353,7 +353,7 @@ async fn device_ops(trace: &Trace, links: &Links, y: &mut Slicer) -> Vec<OpSpan>
     let kinds = &links.kinds;
     let mut gpu_ops: Vec<OpSpan> = Vec::new();
     for (li, l) in trace.gpu_lanes() {
-        let s = &l.slices;
+        let s = trace.slices_of(l);
         for i in 0..s.len() {
             y.tick(1).await;
             if !kinds.of_cat(s.cat[i]).is_gpu_busy() {
@@ -364,7 +364,7 @@ async fn device_ops(trace: &Trace, links: &Links, y: &mut Slicer) -> Vec<OpSpan>
                 index: i as u32,
             };
             let launch = links.launch(r).map(|x| {
-                let ls = &trace.lanes[x.lane as usize].slices;
+                let ls = trace.slices(x.lane as usize);
                 (ls.start_ns[x.index as usize], ls.end_ns(x.index as usize))
             });
             gpu_ops.push((s.start_ns[i], s.end_ns(i), launch));
@@ -452,7 +452,7 @@ async fn breakdowns(
     // Category by name, for CPU spans [0] and kernels [1]; u8::MAX = not computed yet.
     let mut cat_of_name: Vec<[u8; 2]> = vec![[u8::MAX; 2]; trace.strings.len()];
     for l in &trace.lanes {
-        let s = &l.slices;
+        let s = trace.slices_of(l);
         let on_gpu = l.is_gpu();
         let mut open: [Option<(i64, i64)>; CATEGORIES] = [None; CATEGORIES];
         for i in 0..s.len() {
@@ -559,12 +559,35 @@ struct DeviceKernel {
     tensor_cores: bool,
 }
 
-/// Per device (in order of first lane), its kernels sorted by start, and the longest one's length.
-type Kernels = Vec<(i64, Vec<DeviceKernel>, i64)>;
+/// Per device (in order of first lane), its kernels sorted by start, and the longest one's length:
+/// device `k`'s kernels are `kernels[start[k]..start[k + 1]]`, in one list (a list per device
+/// was an allocation each on 80,000 devices).
+struct Kernels {
+    devices: Vec<(i64, i64)>,
+    start: Vec<usize>,
+    kernels: Vec<DeviceKernel>,
+}
+
+impl Kernels {
+    /// Each device with its kernels and the longest one's length.
+    fn each(&self) -> impl Iterator<Item = (i64, &[DeviceKernel], i64)> {
+        self.devices
+            .iter()
+            .enumerate()
+            .map(|(k, &(device, longest))| {
+                (
+                    device,
+                    &self.kernels[self.start[k]..self.start[k + 1]],
+                    longest,
+                )
+            })
+    }
+}
 
 /// The kernels of each device (kernels only, as on CUDA: MTIA's DMA transfers are copies).
 async fn device_kernels(trace: &Trace, links: &Links, y: &mut Slicer) -> Kernels {
-    let mut per_device: Kernels = Vec::new();
+    let mut devices: Vec<(i64, i64)> = Vec::new();
+    let mut placed: Vec<(u32, DeviceKernel)> = Vec::new();
     // Whether each kernel name uses Tensor Cores, read once per name (the test is a dozen
     // substring searches and a lowercase copy, made for every kernel launch otherwise).
     let mut tensor_cores: Vec<Option<bool>> = vec![None; trace.strings.len()];
@@ -576,10 +599,10 @@ async fn device_kernels(trace: &Trace, links: &Links, y: &mut Slicer) -> Kernels
             continue;
         };
         let idx = *index.entry(device).or_insert_with(|| {
-            per_device.push((device, Vec::new(), 0));
-            per_device.len() - 1
+            devices.push((device, 0));
+            devices.len() - 1
         });
-        let s = &l.slices;
+        let s = trace.slices_of(l);
         for i in 0..s.len() {
             y.tick(1).await;
             let name = trace.str(s.name[i]);
@@ -602,15 +625,25 @@ async fn device_kernels(trace: &Trace, links: &Links, y: &mut Slicer) -> Kernels
                 occupancy: number(occupancy).filter(|o| *o >= 0.0),
                 tensor_cores,
             };
-            let d = &mut per_device[idx];
-            d.2 = d.2.max(k.end_ns - k.start_ns);
-            d.1.push(k);
+            let d = &mut devices[idx];
+            d.1 = d.1.max(k.end_ns - k.start_ns);
+            placed.push((idx as u32, k));
         }
     }
-    for d in &mut per_device {
-        slicing::sort_by_key(&mut d.1, |k| k.start_ns, y).await;
+    // By device, then start (a stable sort: ties keep lane order, as a sort per device did).
+    slicing::sort_by_key(&mut placed, |(d, k)| (*d, k.start_ns), y).await;
+    let mut start = vec![0usize; devices.len() + 1];
+    for (d, _) in &placed {
+        start[*d as usize + 1] += 1;
     }
-    per_device
+    for k in 0..devices.len() {
+        start[k + 1] += start[k];
+    }
+    Kernels {
+        devices,
+        start,
+        kernels: placed.into_iter().map(|(_, k)| k).collect(),
+    }
 }
 
 /// The plugin's GPU figures of each device over [lo, hi): utilization, estimated SM efficiency,
@@ -623,10 +656,10 @@ async fn utilization(
     y: &mut Slicer,
 ) -> Vec<DeviceUtilization> {
     let units = super::backend::matrix_units(super::backend::of_trace(trace));
-    let mut out = Vec::with_capacity(kernels.len());
-    for (device, ks, longest) in kernels {
+    let mut out = Vec::with_capacity(kernels.devices.len());
+    for (device, ks, longest) in kernels.each() {
         // Kernels overlapping the span: none starting before `lo - longest` reaches it.
-        let from = ks.partition_point(|k| k.start_ns < lo.saturating_sub(*longest));
+        let from = ks.partition_point(|k| k.start_ns < lo.saturating_sub(longest));
         let mut clipped = Vec::new();
         let mut blocks: Vec<(i64, bool, f64)> = Vec::new();
         let (mut occ_weighted, mut occ_ns) = (0.0, 0i64);
@@ -653,8 +686,8 @@ async fn utilization(
         let kernel_ns: i64 = merge(clipped, y).await.iter().map(|(a, b)| b - a).sum();
         let span = hi - lo;
         out.push(DeviceUtilization {
-            name: super::summary::device_name(trace, *device),
-            device: *device,
+            name: super::summary::device_name(trace, device),
+            device: device,
             kernel_ns,
             span_ns: span,
             utilization: if span > 0 {

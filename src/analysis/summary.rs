@@ -199,7 +199,7 @@ pub fn devices_without_events(trace: &Trace) -> Vec<String> {
     }
     let with_events: rustc_hash::FxHashSet<i64> = trace
         .gpu_lanes()
-        .filter(|(_, l)| !l.slices.is_empty())
+        .filter(|(_, l)| !l.slice_count() == 0)
         .filter_map(|(_, l)| match l.kind {
             LaneKind::GpuStream { device, .. } => Some(device),
             LaneKind::Cpu => None,
@@ -279,7 +279,7 @@ pub fn summarize(trace: &Trace) -> Summary {
                     name: lane_name(trace, i),
                     device,
                     stream,
-                    slices: l.slices.len(),
+                    slices: l.slice_count(),
                     rows: l.rows,
                     overlapping: l.overlapping,
                 }

@@ -1,7 +1,7 @@
 //! The timeline model: what the parser builds and every analysis reads.
 //!
 //! Everything here is columnar and interned so that a trace of millions of events costs tens of bytes
-//! per slice (about 58): a name is a [`StrId`], a lane's slices are parallel columns ([`Slices`]:
+//! per slice (about 58): a name is a [`StrId`], the slices are parallel columns, lane after lane ([`SliceColumns`]:
 //! start, duration, depth, name, category, args, External id, correlation, input dims), and each
 //! event's `args` text lives once in a shared [`ArgStore`], member by member with a one-byte
 //! dictionary for the keys Kineto repeats, read only when someone asks (a details panel), so a
@@ -11,7 +11,7 @@
 //! events, metadata, stats and diagnostics; a [`Lane`], a CPU thread or a device stream;
 //! [`DiagKind::is_damage`], the one place that tells damage from observations), `args` (the
 //! [`ArgStore`]: every event's `args`, key-coded, in blocks that never move), `intern` (every
-//! string stored once, a [`StrId`]) and `category` (what a `cat` says an event is, in every
+//! string stored once, a [`StrId`]), `per_lane` (a table by lane and slice in one list, [`PerLane`]) and `category` (what a `cat` says an event is, in every
 //! schema the parser reads, and the rule for which processes and lanes are devices:
 //! one vocabulary for the parser, the analyses and the view).
 //!
@@ -33,10 +33,12 @@
 mod args;
 pub mod category;
 mod intern;
+mod per_lane;
 
 pub(crate) use args::Pending;
 pub use args::{ArgStore, Members};
 pub use intern::{Interner, StrId};
+pub use per_lane::PerLane;
 
 use serde::Serialize;
 
@@ -50,6 +52,8 @@ pub struct Trace {
     pub args: ArgStore,
     pub processes: Vec<Process>,
     pub lanes: Vec<Lane>,
+    /// Every lane's slices, lane after lane ([`Lane::slice_range`]).
+    pub columns: SliceColumns,
     pub flows: Vec<Flow>,
     pub instants: Vec<Instant>,
     pub counters: Vec<CounterSeries>,
@@ -134,7 +138,8 @@ pub struct Lane {
     pub tid_label: Option<String>,
     pub name: Option<String>,
     pub sort_index: Option<i64>,
-    pub slices: Slices,
+    /// Where this lane's slices lie in [`Trace::columns`] (read them with [`Trace::slices`]).
+    pub slice_range: std::ops::Range<u32>,
     /// Number of rows needed to draw the lane (max depth + 1).
     pub rows: u32,
     /// Slices that overlap the slice opened before them without nesting in it.
@@ -145,11 +150,19 @@ impl Lane {
     pub fn is_gpu(&self) -> bool {
         matches!(self.kind, LaneKind::GpuStream { .. })
     }
+
+    /// The number of slices on this lane.
+    pub fn slice_count(&self) -> usize {
+        self.slice_range.len()
+    }
 }
 
-/// The slices of one lane, column by column. All vectors have the same length.
+/// The slices of every lane, column by column, lane after lane: a lane is a range of rows
+/// ([`Lane::slice_range`]). One set of columns for the whole trace, not one per lane, so a lane
+/// costs a range, not nine allocations: a trace of 80,000 one-slice lanes had spent more on
+/// them than on its slices. All vectors have the same length.
 #[derive(Debug, Default)]
-pub struct Slices {
+pub struct SliceColumns {
     pub start_ns: Vec<i64>,
     pub dur_ns: Vec<i64>,
     pub depth: Vec<u16>,
@@ -163,7 +176,7 @@ pub struct Slices {
     pub input_dims: Vec<StrId>,
 }
 
-impl Slices {
+impl SliceColumns {
     pub fn len(&self) -> usize {
         self.start_ns.len()
     }
@@ -172,8 +185,39 @@ impl Slices {
         self.start_ns.is_empty()
     }
 
-    pub fn end_ns(&self, i: usize) -> i64 {
-        self.start_ns[i] + self.dur_ns[i]
+    /// Adds a slice of only a span (no name, category, args or ids; row 0): what a check of rows
+    /// and windows builds its lanes from.
+    pub fn push_span(&mut self, start_ns: i64, dur_ns: i64) {
+        self.start_ns.push(start_ns);
+        self.dur_ns.push(dur_ns);
+        self.depth.push(0);
+        self.name.push(StrId::NONE);
+        self.cat.push(StrId::NONE);
+        self.args.push(ArgsId::NONE);
+        self.external_id.push(NO_ID);
+        self.correlation.push(NO_ID);
+        self.input_dims.push(StrId::NONE);
+    }
+
+    /// The rows in `range`, as one lane's slices.
+    pub fn rows(&self, range: std::ops::Range<u32>) -> Slices<'_> {
+        let r = range.start as usize..range.end as usize;
+        Slices {
+            start_ns: &self.start_ns[r.clone()],
+            dur_ns: &self.dur_ns[r.clone()],
+            depth: &self.depth[r.clone()],
+            name: &self.name[r.clone()],
+            cat: &self.cat[r.clone()],
+            args: &self.args[r.clone()],
+            external_id: &self.external_id[r.clone()],
+            correlation: &self.correlation[r.clone()],
+            input_dims: &self.input_dims[r],
+        }
+    }
+
+    /// All rows, as one lane (what a test that builds a single lane reads).
+    pub fn all(&self) -> Slices<'_> {
+        self.rows(0..self.len() as u32)
     }
 
     /// Bytes held by the columns (capacity, not length: what the allocator really gave).
@@ -187,6 +231,36 @@ impl Slices {
             + self.external_id.capacity() * 8
             + self.correlation.capacity() * 8
             + self.input_dims.capacity() * 4
+    }
+}
+
+/// The slices of one lane, column by column: borrowed from [`Trace::columns`]. All slices have
+/// the same length.
+#[derive(Debug, Clone, Copy)]
+pub struct Slices<'a> {
+    pub start_ns: &'a [i64],
+    pub dur_ns: &'a [i64],
+    pub depth: &'a [u16],
+    pub name: &'a [StrId],
+    pub cat: &'a [StrId],
+    pub args: &'a [ArgsId],
+    pub external_id: &'a [i64],
+    pub correlation: &'a [i64],
+    /// Interned `Input Dims` ([`StrId::NONE`] when absent).
+    pub input_dims: &'a [StrId],
+}
+
+impl Slices<'_> {
+    pub fn len(&self) -> usize {
+        self.start_ns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.start_ns.is_empty()
+    }
+
+    pub fn end_ns(&self, i: usize) -> i64 {
+        self.start_ns[i] + self.dur_ns[i]
     }
 }
 
@@ -516,18 +590,33 @@ impl Trace {
     }
 
     pub fn slice_name(&self, r: SliceRef) -> &str {
-        self.str(self.lanes[r.lane as usize].slices.name[r.index as usize])
+        self.str(self.slices(r.lane as usize).name[r.index as usize])
+    }
+
+    /// The slices of lane `lane`.
+    pub fn slices(&self, lane: usize) -> Slices<'_> {
+        self.slices_of(&self.lanes[lane])
+    }
+
+    /// The slices of `lane`, a lane of this trace.
+    pub fn slices_of(&self, lane: &Lane) -> Slices<'_> {
+        self.columns.rows(lane.slice_range.clone())
+    }
+
+    /// Each lane with its slices, in lane order.
+    pub fn lanes_with_slices(&self) -> impl Iterator<Item = (&Lane, Slices<'_>)> {
+        self.lanes.iter().map(|l| (l, self.slices_of(l)))
     }
 
     pub fn slice_count(&self) -> usize {
-        self.lanes.iter().map(|l| l.slices.len()).sum()
+        self.columns.len()
     }
 
     /// Bytes of the slice columns, flows and memory events: the model without strings and args.
     pub fn columns_heap_bytes(&self) -> usize {
-        let lanes: usize = self.lanes.iter().map(|l| l.slices.heap_bytes()).sum();
         let m = &self.memory;
-        lanes
+        self.columns.heap_bytes()
+            + self.lanes.capacity() * std::mem::size_of::<Lane>()
             + self.flows.capacity() * std::mem::size_of::<Flow>()
             + self.instants.capacity() * std::mem::size_of::<Instant>()
             + m.ts_ns.capacity() * 8
@@ -552,12 +641,9 @@ impl Trace {
 
     /// The trace's time span in ns (0 for an empty trace).
     pub fn span_ns(&self) -> i64 {
-        self.lanes
-            .iter()
-            .filter_map(|l| {
-                let s = &l.slices;
-                (0..s.len()).map(|i| s.end_ns(i)).max()
-            })
+        let s = &self.columns;
+        (0..s.len())
+            .map(|i| s.start_ns[i] + s.dur_ns[i])
             .max()
             .unwrap_or(0)
     }

@@ -1132,15 +1132,24 @@ impl Builder {
             new_index[old as usize] = new as u32;
         }
 
-        let mut gathered = gather_lanes(std::mem::take(&mut self.slices), self.lanes.len(), origin);
+        let (mut columns, starts) =
+            gather_lanes(std::mem::take(&mut self.slices), &new_index, origin);
         // The lanes' rows (written to `depth`) and the flows' slices (found by starts and
         // durations) need nothing of each other: at once when large (1 GB scaled trace: rows
         // 45 ms, flows 53 ms).
-        let big = gathered.iter().map(Slices::len).sum::<usize>() >= TWO_THREADS_FROM;
-        let (spans, depths): (Vec<Spans<'_>>, Vec<&mut [u16]>) = gathered
-            .iter_mut()
-            .map(|s| ((&s.start_ns[..], &s.dur_ns[..]), &mut s.depth[..]))
-            .unzip();
+        let big = columns.len() >= TWO_THREADS_FROM;
+        let ranges: Vec<std::ops::Range<usize>> = starts.windows(2).map(|w| w[0]..w[1]).collect();
+        let spans: Vec<Spans<'_>> = ranges
+            .iter()
+            .map(|r| (&columns.start_ns[r.clone()], &columns.dur_ns[r.clone()]))
+            .collect();
+        let mut depths: Vec<&mut [u16]> = Vec::with_capacity(ranges.len());
+        let mut rest = &mut columns.depth[..];
+        for r in &ranges {
+            let (lane, after) = rest.split_at_mut(r.len());
+            depths.push(lane);
+            rest = after;
+        }
         let points = std::mem::take(&mut self.flow_points);
         let (layout, (flows, flow_diagnostics)) = both(
             big,
@@ -1157,6 +1166,7 @@ impl Builder {
                 (flows, d)
             },
         );
+        drop(spans);
         // Taken, not drained: the collect then reuses the lanes' own buffer (an `Option` of a
         // builder is the builder's size) instead of holding a second copy of every lane.
         let mut builders: Vec<Option<LaneBuilder>> = std::mem::take(&mut self.lanes)
@@ -1181,13 +1191,16 @@ impl Builder {
                 LaneKind::Cpu
             };
             let (name, sort_index) = self.threads.remove(&(lb.pid, lb.tid)).unwrap_or_default();
-            let slices = std::mem::take(&mut gathered[old as usize]);
-            let (rows, overlapping) = layout[old as usize];
+            let new = new_index[old as usize] as usize;
+            let (rows, overlapping) = layout[new];
             overlapping_total += overlapping as u64;
             // Rows are u16 (the view's hidden row is u16::MAX): the deepest row holds the rest.
             if rows >= u32::from(u16::MAX) {
                 let last = u16::MAX - 1;
-                let n = slices.depth.iter().filter(|&&d| d == last).count() as u64;
+                let n = columns.depth[ranges[new].clone()]
+                    .iter()
+                    .filter(|&&d| d == last)
+                    .count() as u64;
                 self.diagnostics.add_n(DiagKind::DeepNesting, n, 0, || {
                     format!(
                         "slices nested more than {last} levels deep on one lane; the deeper ones \
@@ -1203,7 +1216,7 @@ impl Builder {
                 tid_label: lb.tid_label,
                 name,
                 sort_index,
-                slices,
+                slice_range: ranges[new].start as u32..ranges[new].end as u32,
                 rows,
                 overlapping,
             });
@@ -1274,6 +1287,7 @@ impl Builder {
             args: self.args,
             processes,
             lanes,
+            columns,
             flows,
             instants,
             counters,
@@ -1383,17 +1397,20 @@ fn make_room<T>(v: &mut Vec<T>, expect: Option<(u64, u64)>, offset: u64) {
 /// a thread's start costs more than it saves.
 const TWO_THREADS_FROM: usize = 1 << 16;
 
-/// Each lane's slices out of the file-order columns, sorted by start, longer first (so a parent
+/// The slices out of the file-order columns, lane after lane in the lanes' final order
+/// (`new_index[l]` for file lane `l`), each lane's sorted by start, longer first (so a parent
 /// precedes the children that start with it), then file order, with times rebased to `origin`.
+/// Returns the columns and where each lane's slices start in them (one more entry: the end).
 /// One column at a time (on each of two threads when the trace is large: half the slices' sorts
 /// and half the columns each), each file-order column dropped once gathered, so the peak is those
 /// columns and a gathered column or two rather than two copies of every slice.
-fn gather_lanes(slices: FileSlices, lanes: usize, origin: i64) -> Vec<Slices> {
+fn gather_lanes(slices: FileSlices, new_index: &[u32], origin: i64) -> (SliceColumns, Vec<usize>) {
+    let lanes = new_index.len();
     // Each lane's slices in file order (a counting sort by lane), then sorted; the sort is
     // stable, so equal keys keep file order.
     let mut starts = vec![0usize; lanes + 1];
     for &l in &slices.lane {
-        starts[l as usize + 1] += 1;
+        starts[new_index[l as usize] as usize + 1] += 1;
     }
     for l in 0..lanes {
         starts[l + 1] += starts[l];
@@ -1401,8 +1418,9 @@ fn gather_lanes(slices: FileSlices, lanes: usize, origin: i64) -> Vec<Slices> {
     let mut next = starts.clone();
     let mut order = vec![0u32; slices.len()];
     for (i, &l) in slices.lane.iter().enumerate() {
-        order[next[l as usize]] = i as u32;
-        next[l as usize] += 1;
+        let l = new_index[l as usize] as usize;
+        order[next[l]] = i as u32;
+        next[l] += 1;
     }
     let big = slices.len() >= TWO_THREADS_FROM;
     let (start, dur) = (&slices.start_ns, &slices.dur_ns);
@@ -1444,65 +1462,44 @@ fn gather_lanes(slices: FileSlices, lanes: usize, origin: i64) -> Vec<Slices> {
         input_dims,
     } = slices;
     drop(lane);
-    let (order, starts) = (&order[..], &starts[..]);
-    // One column into each lane's, in sorted order: the file-order column is dropped after.
-    fn gather<T: Copy>(
-        column: Vec<T>,
-        order: &[u32],
-        starts: &[usize],
-        value: impl Fn(T) -> T,
-    ) -> std::vec::IntoIter<Vec<T>> {
-        let lanes: Vec<Vec<T>> = starts
-            .windows(2)
-            .map(|w| {
-                order[w[0]..w[1]]
-                    .iter()
-                    .map(|&i| value(column[i as usize]))
-                    .collect()
-            })
-            .collect();
-        lanes.into_iter()
+    let order = &order[..];
+    // One column in sorted order: the file-order column is dropped after.
+    fn gather<T: Copy>(column: Vec<T>, order: &[u32], value: impl Fn(T) -> T) -> Vec<T> {
+        order.iter().map(|&i| value(column[i as usize])).collect()
     }
     use std::convert::identity as same;
     // Half the bytes on each side.
-    let (
-        (mut start_ns, mut dur_ns, mut name, mut cat),
-        (mut args, mut external, mut corr, mut dims),
-    ) = both(
+    let ((start_ns, dur_ns, name, cat), (args, external, corr, dims)) = both(
         big,
         || {
             (
-                gather(start_ns, order, starts, |t| t - origin),
-                gather(dur_ns, order, starts, same),
-                gather(name, order, starts, same),
-                gather(cat, order, starts, same),
+                gather(start_ns, order, |t| t - origin),
+                gather(dur_ns, order, same),
+                gather(name, order, same),
+                gather(cat, order, same),
             )
         },
         || {
             (
-                gather(args, order, starts, same),
-                gather(external_id, order, starts, same),
-                gather(correlation, order, starts, same),
-                gather(input_dims, order, starts, same),
+                gather(args, order, same),
+                gather(external_id, order, same),
+                gather(correlation, order, same),
+                gather(input_dims, order, same),
             )
         },
     );
-    (0..lanes)
-        .map(|_| {
-            let start_ns = start_ns.next().expect("a column per lane");
-            Slices {
-                depth: vec![0; start_ns.len()],
-                start_ns,
-                dur_ns: dur_ns.next().expect("a column per lane"),
-                name: name.next().expect("a column per lane"),
-                cat: cat.next().expect("a column per lane"),
-                args: args.next().expect("a column per lane"),
-                external_id: external.next().expect("a column per lane"),
-                correlation: corr.next().expect("a column per lane"),
-                input_dims: dims.next().expect("a column per lane"),
-            }
-        })
-        .collect()
+    let columns = SliceColumns {
+        depth: vec![0; start_ns.len()],
+        start_ns,
+        dur_ns,
+        name,
+        cat,
+        args,
+        external_id: external,
+        correlation: corr,
+        input_dims: dims,
+    };
+    (columns, starts)
 }
 
 /// The deepest slice of a lane that contains `ts` (a zero-length slice contains its own start).
@@ -1524,7 +1521,7 @@ fn enclosing_in(start_ns: &[i64], dur_ns: &[i64], ts: i64) -> Option<usize> {
 type Spans<'a> = (&'a [i64], &'a [i64]);
 
 /// The flows between the slices at their points; `spans` are each lane's starts and durations,
-/// in the lanes' order while reading (`new_index` gives their final places).
+/// in the lanes' final order (`new_index` maps a point's lane while reading to it).
 fn bind_flows(
     mut points: Vec<FlowPoint>,
     spans: &[Spans<'_>],
@@ -1537,7 +1534,7 @@ fn bind_flows(
     let mut prev: Option<(StrId, i64, SliceRef)> = None;
     for p in points {
         let lane = new_index[p.lane as usize];
-        let (start, dur) = spans[p.lane as usize];
+        let (start, dur) = spans[lane as usize];
         let ts = p.ts - origin;
         let found = if p.enclosing {
             enclosing_in(start, dur, ts)
@@ -1718,7 +1715,7 @@ mod tests {
     use super::*;
     use crate::parse::rows::assign_depths;
 
-    fn lane_of(intervals: &[(i64, i64)]) -> Slices {
+    fn lane_of(intervals: &[(i64, i64)]) -> SliceColumns {
         let mut s = FileSlices::default();
         let e = OpenBegin {
             ts: 0,
@@ -1732,7 +1729,7 @@ mod tests {
         for &(start, dur) in intervals {
             s.push(0, start, dur, &e);
         }
-        let mut s = gather_lanes(s, 1, 0).pop().expect("one lane");
+        let mut s = gather_lanes(s, &[0], 0).0;
         assign_depths(&mut s);
         s
     }
@@ -1778,6 +1775,7 @@ mod tests {
         for seed in 0..50 {
             let iv = random_intervals(seed, 300, true);
             let s = lane_of(&iv);
+            let s = s.all();
             for i in 0..s.len() {
                 // Naive oracle: how many other slices contain this one (earlier in sort order).
                 let containing = (0..i)
@@ -1795,6 +1793,7 @@ mod tests {
     fn no_two_slices_on_a_row_overlap_whatever_the_input() {
         for seed in 0..50 {
             let s = lane_of(&random_intervals(seed, 200, false));
+            let s = s.all();
             for i in 0..s.len() {
                 for j in i + 1..s.len() {
                     if s.depth[i] == s.depth[j] && s.dur_ns[i] > 0 && s.dur_ns[j] > 0 {
@@ -1813,6 +1812,7 @@ mod tests {
     #[test]
     fn enclosing_slice_is_the_deepest() {
         let s = lane_of(&[(0, 100), (10, 50), (20, 5), (60, 10)]);
+        let s = s.all();
         assert_eq!(enclosing_slice(&s, 22), Some(2));
         assert_eq!(enclosing_slice(&s, 30), Some(1));
         assert_eq!(enclosing_slice(&s, 65), Some(3));

@@ -101,7 +101,7 @@ impl MaxTree {
 /// Gives every slice of a sorted lane its row (see the module docs). Returns (rows, slices that
 /// overlap the slice opened just before them without fitting inside it).
 #[cfg(test)]
-pub(crate) fn assign_depths(s: &mut crate::model::Slices) -> (u32, u32) {
+pub(crate) fn assign_depths(s: &mut crate::model::SliceColumns) -> (u32, u32) {
     assign_rows(&s.start_ns, &s.dur_ns, &mut s.depth)
 }
 
@@ -287,16 +287,14 @@ fn count_overlapping(start_ns: &[i64], dur_ns: &[i64]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Slices;
+    use crate::model::SliceColumns;
 
-    fn lane(spans: &[(i64, i64)]) -> Slices {
+    fn lane(spans: &[(i64, i64)]) -> SliceColumns {
         let mut order: Vec<usize> = (0..spans.len()).collect();
         order.sort_by_key(|&i| (spans[i].0, std::cmp::Reverse(spans[i].1), i));
-        let mut s = Slices::default();
+        let mut s = SliceColumns::default();
         for i in order {
-            s.start_ns.push(spans[i].0);
-            s.dur_ns.push(spans[i].1);
-            s.depth.push(0);
+            s.push_span(spans[i].0, spans[i].1);
         }
         s
     }

@@ -56,9 +56,9 @@ pub fn aggregate(trace: &Trace, tl: &Timeline, t0: i64, t1: i64, limit: usize) -
     let mut groups: FxHashMap<(StrId, StrId), Acc> = FxHashMap::default();
     let mut slices = 0;
     for (lane, index) in trace.lanes.iter().zip(&tl.lanes) {
-        let s = &lane.slices;
+        let s = trace.slices_of(lane);
         for row in &index.rows {
-            for k in row.overlapping(s, t0 as f64, t1 as f64) {
+            for k in row.overlapping(&s, t0 as f64, t1 as f64) {
                 let i = row.idx[k] as usize;
                 let (a, b) = (s.start_ns[i], s.end_ns(i));
                 let a_in = a.max(t0);
@@ -115,9 +115,9 @@ pub fn aggregate_range(trace: &Trace, tl: &Timeline, t0: i64, t1: i64, limit: us
     // The clipped intervals of each kept row, from every lane and nesting level.
     let mut spans: Vec<Vec<(i64, i64)>> = vec![Vec::new(); table.rows.len()];
     for (lane, index) in trace.lanes.iter().zip(&tl.lanes) {
-        let s = &lane.slices;
+        let s = trace.slices_of(lane);
         for row in &index.rows {
-            for k in row.overlapping(s, t0 as f64, t1 as f64) {
+            for k in row.overlapping(&s, t0 as f64, t1 as f64) {
                 let i = row.idx[k] as usize;
                 let key = (trace.str(s.name[i]), trace.str(s.cat[i]));
                 if let Some(&g) = kept.get(&key) {

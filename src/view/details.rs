@@ -125,7 +125,7 @@ pub struct SliceDetails {
 }
 
 pub fn brief(trace: &Trace, r: SliceRef) -> Brief {
-    let s = &trace.lanes[r.lane as usize].slices;
+    let s = trace.slices(r.lane as usize);
     let i = r.index as usize;
     Brief {
         lane: r.lane,
@@ -140,7 +140,7 @@ pub fn brief(trace: &Trace, r: SliceRef) -> Brief {
 /// `None` when `r` does not exist.
 pub fn details(trace: &Trace, tl: &Timeline, r: SliceRef) -> Option<SliceDetails> {
     let lane = trace.lanes.get(r.lane as usize)?;
-    let s = &lane.slices;
+    let s = trace.slices_of(lane);
     let i = r.index as usize;
     if i >= s.len() {
         return None;
@@ -207,13 +207,13 @@ fn forward_backward(
 
 /// The first slice directly inside `r` on its lane, if any.
 fn first_child(trace: &Trace, tl: &Timeline, r: SliceRef) -> Option<SliceRef> {
-    let s = &trace.lanes[r.lane as usize].slices;
+    let s = trace.slices(r.lane as usize);
     let i = r.index as usize;
     let (a, b) = (s.start_ns[i], s.end_ns(i));
     let row = tl.lanes[r.lane as usize]
         .rows
         .get(s.depth[i] as usize + 1)?;
-    row.overlapping(s, a as f64, b as f64)
+    row.overlapping(&s, a as f64, b as f64)
         .map(|k| row.idx[k] as usize)
         .find(|&j| s.start_ns[j] >= a && s.end_ns(j) <= b && j != i)
         .map(|j| SliceRef {
@@ -224,14 +224,14 @@ fn first_child(trace: &Trace, tl: &Timeline, r: SliceRef) -> Option<SliceRef> {
 
 /// The slices containing `r` on its lane, outermost first.
 pub fn ancestors(trace: &Trace, tl: &Timeline, r: SliceRef) -> Vec<SliceRef> {
-    let s = &trace.lanes[r.lane as usize].slices;
+    let s = trace.slices(r.lane as usize);
     let i = r.index as usize;
     let (a, b) = (s.start_ns[i], s.end_ns(i));
     let rows = &tl.lanes[r.lane as usize].rows;
     (0..s.depth[i] as usize)
         .filter_map(|d| {
             let row = rows.get(d)?;
-            let k = row.at_time(s, a as f64, 0.0)?;
+            let k = row.at_time(&s, a as f64, 0.0)?;
             let j = row.idx[k] as usize;
             (s.start_ns[j] <= a && s.end_ns(j) >= b).then_some(SliceRef {
                 lane: r.lane,
@@ -244,7 +244,7 @@ pub fn ancestors(trace: &Trace, tl: &Timeline, r: SliceRef) -> Vec<SliceRef> {
 /// The slices below `r` on its lane (deeper and inside it), at most [`MAX_WALK`]; the flag says
 /// whether the walk was cut.
 fn descendants(trace: &Trace, r: SliceRef) -> (impl Iterator<Item = usize> + '_, bool) {
-    let s = &trace.lanes[r.lane as usize].slices;
+    let s = trace.slices(r.lane as usize);
     let i = r.index as usize;
     let (end, depth) = (s.end_ns(i), s.depth[i]);
     let stop = s.start_ns[i + 1..].partition_point(|&t| t < end) + i + 1;
@@ -255,7 +255,7 @@ fn descendants(trace: &Trace, r: SliceRef) -> (impl Iterator<Item = usize> + '_,
 }
 
 fn launched(trace: &Trace, tl: &Timeline, r: SliceRef) -> Launched {
-    let s = &trace.lanes[r.lane as usize].slices;
+    let s = trace.slices(r.lane as usize);
     let (below, partial) = descendants(trace, r);
     let i = r.index as usize;
     let mut out = Launched {
@@ -288,7 +288,7 @@ fn launched(trace: &Trace, tl: &Timeline, r: SliceRef) -> Launched {
         }
         for g in launched {
             out.count += 1;
-            out.gpu_ns += trace.lanes[g.lane as usize].slices.dur_ns[g.index as usize];
+            out.gpu_ns += trace.slices(g.lane as usize).dur_ns[g.index as usize];
             if out.events.len() < MAX_LISTED {
                 out.events.push(brief(trace, g));
             }
@@ -298,7 +298,7 @@ fn launched(trace: &Trace, tl: &Timeline, r: SliceRef) -> Launched {
 }
 
 fn launcher(trace: &Trace, tl: &Timeline, r: SliceRef) -> LaunchedBy {
-    let s = &trace.lanes[r.lane as usize].slices;
+    let s = trace.slices(r.lane as usize);
     let c = s.correlation[r.index as usize];
     let by_id = (c != NO_ID)
         .then(|| tl.cpu_by_correlation(c).next())
@@ -318,7 +318,7 @@ fn launcher(trace: &Trace, tl: &Timeline, r: SliceRef) -> LaunchedBy {
     };
     let ops = ["cpu_op", "Operator", "user_annotation"];
     let op = ancestors(trace, tl, runtime).into_iter().rev().find(|&a| {
-        let cat = trace.lanes[a.lane as usize].slices.cat[a.index as usize];
+        let cat = trace.slices(a.lane as usize).cat[a.index as usize];
         ops.contains(&trace.str(cat))
     });
     LaunchedBy {
@@ -334,7 +334,7 @@ pub fn arrows(trace: &Trace, tl: &Timeline, r: SliceRef) -> Vec<Arrow> {
     let Some(lane) = trace.lanes.get(r.lane as usize) else {
         return Vec::new();
     };
-    if r.index as usize >= lane.slices.len() {
+    if r.index as usize >= lane.slice_count() {
         return Vec::new();
     }
     let mut flows: Vec<u32> = tl.flows_of(r).to_vec();
@@ -373,8 +373,8 @@ mod tests {
 
     fn find(t: &Trace, name: &str) -> SliceRef {
         for (l, lane) in t.lanes.iter().enumerate() {
-            for i in 0..lane.slices.len() {
-                if t.str(lane.slices.name[i]) == name {
+            for i in 0..lane.slice_count() {
+                if t.str(t.slices_of(lane).name[i]) == name {
                     return SliceRef {
                         lane: l as u32,
                         index: i as u32,

@@ -188,7 +188,7 @@ pub fn layout(
                 }
             }
         }
-        let s = &trace.lanes[lane as usize].slices;
+        let s = trace.slices(lane as usize);
         let index = &tl.lanes[lane as usize];
         for d in 0..rows {
             let ry = tracks::row_y(t, d);
@@ -199,7 +199,7 @@ pub fn layout(
                 continue;
             };
             let mut cache = tl.items.borrow_mut();
-            let items = cache.row(s, row, (lane, d), win, MIN_BOX_PX);
+            let items = cache.row(&s, row, (lane, d), win, MIN_BOX_PX);
             let row_start = rects.len();
             let y = ry - vp.scroll_px;
             for it in items {
@@ -423,7 +423,7 @@ pub fn slice_box(
     vp: &Viewport,
     r: SliceRef,
 ) -> Option<(f64, f64, f64)> {
-    let s = &trace.lanes.get(r.lane as usize)?.slices;
+    let s = trace.slices_of(trace.lanes.get(r.lane as usize)?);
     let i = r.index as usize;
     let t = tracks_.lane_track(r.lane)?;
     let depth = tl.row_of(trace, r) as u32;
@@ -450,7 +450,13 @@ fn anchor(
         return Some((x, y + BOX_PX / 2.0, w));
     }
     let lane = trace.lanes.get(r.lane as usize)?;
-    let x = vp.x_of(lane.slices.start_ns.get(r.index as usize).copied()? as f64);
+    let x = vp.x_of(
+        trace
+            .slices_of(lane)
+            .start_ns
+            .get(r.index as usize)
+            .copied()? as f64,
+    );
     let t = tracks_
         .lane_track(r.lane)
         .map(|t| t.y + t.height - 2.0)
@@ -485,8 +491,8 @@ pub fn hit(
                     return None;
                 }
                 let row = tl.lanes[lane as usize].rows.get(d as usize)?;
-                let s = &trace.lanes[lane as usize].slices;
-                let k = row.at_time(s, vp.t_of(x), HIT_SLOP_PX * vp.ns_per_px)?;
+                let s = trace.slices(lane as usize);
+                let k = row.at_time(&s, vp.t_of(x), HIT_SLOP_PX * vp.ns_per_px)?;
                 Some(Hit::Slice(SliceRef {
                     lane,
                     index: row.idx[k],
@@ -602,7 +608,7 @@ mod tests {
                 let TrackKind::Lane { lane, rows, .. } = tracks.tracks[1].kind else {
                     panic!("the lane's track follows its group's header");
                 };
-                let s = &tr.lanes[lane as usize].slices;
+                let s = tr.slices(lane as usize);
                 for d in 0..rows {
                     let y = tracks::row_y(&tracks.tracks[1], d) - vp.scroll_px;
                     let mut painted = std::collections::BTreeSet::new();
@@ -802,9 +808,9 @@ mod tests {
                 .lanes
                 .iter()
                 .enumerate()
-                .find(|(_, l)| (0..l.slices.len()).any(|i| t.str(l.slices.name[i]) == name))
+                .find(|(_, l)| (0..l.slice_count()).any(|i| t.str(t.slices_of(l).name[i]) == name))
                 .unwrap();
-            let s = &l.slices;
+            let s = t.slices_of(l);
             let mut found = (0..s.len()).filter(|&i| t.str(s.name[i]) == name);
             SliceRef {
                 lane: lane as u32,

@@ -17,7 +17,7 @@
 //! marks that are less tight; nothing panics.
 
 use super::rows::{LaneRows, HIDDEN};
-use crate::model::{Lane, Slices};
+use crate::model::Slices;
 use crate::ordered::{gallop, partition};
 use rustc_hash::FxHashMap;
 
@@ -38,14 +38,13 @@ pub struct LaneIndex {
 
 impl LaneIndex {
     /// The index of a lane drawn with the model's rows.
-    pub fn new(lane: &Lane) -> LaneIndex {
-        LaneIndex::with_rows(lane, &LaneRows::default())
+    pub fn new(s: Slices<'_>) -> LaneIndex {
+        LaneIndex::with_rows(s, &LaneRows::default())
     }
 
     /// The index of a lane drawn with `drawn` rows (slices not drawn are left out).
-    pub fn with_rows(lane: &Lane, drawn: &LaneRows) -> LaneIndex {
-        let s = &lane.slices;
-        let row = |i: usize| drawn.of(lane, i);
+    pub fn with_rows(s: Slices<'_>, drawn: &LaneRows) -> LaneIndex {
+        let row = |i: usize| drawn.of(s, i);
         // Each row's length first, so that its columns are made their size at once: grown by
         // doubling, they held up to twice that with the old blocks beside (in the page, 53 MB
         // above the index's 67 MB on the 1 GB scaled trace, and a wasm memory never shrinks).
@@ -308,7 +307,7 @@ pub fn columns(x0: f64, x1: f64) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{LaneKind, Slices};
+    use crate::model::SliceColumns;
 
     /// A deterministic generator (no rand crate): xorshift64*.
     struct Rng(u64);
@@ -326,8 +325,8 @@ mod tests {
 
     /// One row of non-overlapping slices: mixes of tiny, medium and huge ones, some zero-length,
     /// some back to back.
-    fn lane(rng: &mut Rng, n: usize) -> Lane {
-        let mut s = Slices::default();
+    fn lane(rng: &mut Rng, n: usize) -> SliceColumns {
+        let mut s = SliceColumns::default();
         let mut t = rng.below(1000) as i64;
         for _ in 0..n {
             let dur = match rng.below(10) {
@@ -336,23 +335,10 @@ mod tests {
                 7 | 8 => rng.below(5_000) as i64,
                 _ => rng.below(500_000) as i64,
             };
-            s.start_ns.push(t);
-            s.dur_ns.push(dur);
-            s.depth.push(0);
+            s.push_span(t, dur);
             t += dur + [0, 1, 30, 4000][rng.below(4) as usize];
         }
-        Lane {
-            kind: LaneKind::Cpu,
-            process: 0,
-            pid: 0,
-            tid: 0,
-            tid_label: None,
-            name: None,
-            sort_index: None,
-            slices: s,
-            rows: 1,
-            overlapping: 0,
-        }
+        s
     }
 
     fn window(rng: &mut Rng, span: i64) -> Window {
@@ -441,14 +427,14 @@ mod tests {
         for case in 0..300 {
             let n = 1 + rng.below(3000) as usize;
             let l = lane(&mut rng, n);
-            let idx = LaneIndex::new(&l);
-            let span = l.slices.end_ns(l.slices.len() - 1);
+            let idx = LaneIndex::new(l.all());
+            let span = l.all().end_ns(l.all().len() - 1);
             for _ in 0..5 {
                 let win = window(&mut rng, span);
                 let min_px = [0.5, 1.0, 3.0][rng.below(3) as usize];
                 let mut fast = Vec::new();
-                summarize_row(&l.slices, &idx.rows[0], win, min_px, &mut fast);
-                assert_eq!(fast, naive(&l.slices, win, min_px), "case {case} {win:?}");
+                summarize_row(&l.all(), &idx.rows[0], win, min_px, &mut fast);
+                assert_eq!(fast, naive(&l.all(), win, min_px), "case {case} {win:?}");
             }
         }
     }
@@ -458,20 +444,20 @@ mod tests {
         let mut rng = Rng(42);
         for _ in 0..100 {
             let l = lane(&mut rng, 20_000);
-            let idx = LaneIndex::new(&l);
+            let idx = LaneIndex::new(l.all());
             let row = &idx.rows[0];
-            let span = l.slices.end_ns(l.slices.len() - 1);
+            let span = l.all().end_ns(l.all().len() - 1);
             let win = window(&mut rng, span);
             let mut items = Vec::new();
-            summarize_row(&l.slices, row, win, 1.0, &mut items);
-            let vis = row.overlapping(&l.slices, win.start_ns, win.end_ns());
+            summarize_row(&l.all(), row, win, 1.0, &mut items);
+            let vis = row.overlapping(&l.all(), win.start_ns, win.end_ns());
             let mut next = vis.start;
             let mut total_busy = 0;
             for it in &items {
                 match *it {
                     Item::Slice { index, .. } => {
                         assert_eq!(index as usize, next);
-                        total_busy += l.slices.dur_ns[next];
+                        total_busy += l.all().dur_ns[next];
                         next += 1;
                     }
                     Item::Mark {
@@ -505,8 +491,8 @@ mod tests {
         let mut rng = Rng(7);
         for _ in 0..50 {
             let l = lane(&mut rng, 500);
-            let s = &l.slices;
-            let row = &LaneIndex::new(&l).rows[0];
+            let s = l.all();
+            let row = &LaneIndex::new(l.all()).rows[0];
             let span = s.end_ns(s.len() - 1);
             for _ in 0..50 {
                 let t = rng.below(span as u64 + 10) as f64;
@@ -522,7 +508,7 @@ mod tests {
                     }
                 };
                 let best = (0..s.len()).map(dist).fold(f64::INFINITY, f64::min);
-                match row.at_time(s, t, tol) {
+                match row.at_time(&s, t, tol) {
                     Some(k) => assert_eq!(dist(k), best),
                     None => assert!(best > tol),
                 }
@@ -533,7 +519,7 @@ mod tests {
     #[test]
     fn empty_rows() {
         let l = lane(&mut Rng(1), 0);
-        assert!(LaneIndex::new(&l).rows.is_empty());
+        assert!(LaneIndex::new(l.all()).rows.is_empty());
         let row = RowIndex::default();
         let mut out = Vec::new();
         let win = Window {
@@ -542,7 +528,7 @@ mod tests {
             width_px: 100.0,
         };
         summarize_row(
-            &l.slices,
+            &l.all(),
             &RowIndex {
                 idx: vec![],
                 busy: vec![0],
@@ -552,6 +538,6 @@ mod tests {
             &mut out,
         );
         assert!(out.is_empty());
-        assert_eq!(row.at_time(&l.slices, 0.0, 10.0), None);
+        assert_eq!(row.at_time(&l.all(), 0.0, 10.0), None);
     }
 }

@@ -130,7 +130,7 @@ impl Timeline {
         }
         let (mut corr_cpu, mut corr_gpu) = (Vec::new(), Vec::new());
         for (l, lane) in trace.lanes.iter().enumerate() {
-            let s = &lane.slices;
+            let s = trace.slices_of(lane);
             for i in 0..s.len() {
                 let r = SliceRef {
                     lane: l as u32,
@@ -191,7 +191,7 @@ impl Timeline {
 
     /// The row slice `r` is drawn on ([`rows::HIDDEN`] when it is not drawn).
     pub fn row_of(&self, trace: &Trace, r: SliceRef) -> u16 {
-        self.rows[r.lane as usize].of(&trace.lanes[r.lane as usize], r.index as usize)
+        self.rows[r.lane as usize].of(trace.slices(r.lane as usize), r.index as usize)
     }
 
     /// Rows drawn per lane.
@@ -201,7 +201,7 @@ impl Timeline {
 
     /// The palette slot of a slice (see [`colour`]).
     pub fn slot(&self, trace: &Trace, r: SliceRef) -> u8 {
-        let s = &trace.lanes[r.lane as usize].slices;
+        let s = trace.slices(r.lane as usize);
         let i = r.index as usize;
         self.cat_slot.get(&s.cat[i]).copied().unwrap_or_else(|| {
             self.name_slot
@@ -241,7 +241,7 @@ fn lane_indexes(trace: &Trace, rows: &[LaneRows]) -> Vec<LaneIndex> {
         .lanes
         .iter()
         .zip(rows)
-        .map(|(l, r)| LaneIndex::with_rows(l, r))
+        .map(|(l, r)| LaneIndex::with_rows(trace.slices_of(l), r))
         .collect()
 }
 

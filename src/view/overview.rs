@@ -24,7 +24,7 @@ pub fn overview(trace: &Trace, buckets: usize) -> Overview {
     let mut spans: Vec<(i64, i64)> = trace
         .gpu_lanes()
         .flat_map(|(_, l)| {
-            let s = &l.slices;
+            let s = trace.slices_of(l);
             (0..s.len())
                 .filter(|&i| kinds.of_cat(s.cat[i]).is_gpu_busy())
                 .map(move |i| (s.start_ns[i], s.end_ns(i)))
@@ -36,7 +36,7 @@ pub fn overview(trace: &Trace, buckets: usize) -> Overview {
             .iter()
             .filter(|l| !l.is_gpu())
             .flat_map(|l| {
-                let s = &l.slices;
+                let s = trace.slices_of(l);
                 (0..s.len())
                     .filter(|&i| s.depth[i] == 0)
                     .map(move |i| (s.start_ns[i], s.end_ns(i)))

@@ -93,7 +93,7 @@ impl PathView {
             if row == HIDDEN {
                 continue;
             }
-            let s = &trace.lanes[r.lane as usize].slices;
+            let s = trace.slices(r.lane as usize);
             let i = r.index as usize;
             self.rows
                 .entry((r.lane, row))
@@ -148,7 +148,7 @@ mod tests {
     }
 
     fn at(t: &Trace, name: &str) -> SliceRef {
-        let s = &t.lanes[0].slices;
+        let s = t.slices(0);
         let i = (0..s.len()).find(|&i| t.str(s.name[i]) == name).unwrap();
         SliceRef {
             lane: 0,

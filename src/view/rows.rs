@@ -10,7 +10,7 @@
 //! held. Neither changes the model: details, tables and analyses still see every slice.
 
 use crate::model::category::{Kind, Kinds};
-use crate::model::{Lane, StrId, Trace};
+use crate::model::{Slices, StrId, Trace};
 
 /// Depth of a slice that is not drawn (a folded or hidden frame).
 pub const HIDDEN: u16 = u16::MAX;
@@ -46,17 +46,16 @@ pub struct LaneRows {
 
 impl LaneRows {
     /// The drawn row of slice `i` ([`HIDDEN`] when it is not drawn).
-    pub fn of(&self, lane: &Lane, i: usize) -> u16 {
+    pub fn of(&self, s: Slices<'_>, i: usize) -> u16 {
         match &self.depth {
             Some(d) => d[i],
-            None => lane.slices.depth[i],
+            None => s.depth[i],
         }
     }
 }
 
 /// Lays out one lane in `mode`.
-pub fn lane_rows(lane: &Lane, kinds: &Kinds, mode: RowMode) -> LaneRows {
-    let s = &lane.slices;
+pub fn lane_rows(s: Slices<'_>, kinds: &Kinds, mode: RowMode) -> LaneRows {
     let is_python = |i: usize| kinds.of_cat(s.cat[i]) == Kind::Python;
     let mut depth: Option<Vec<u16>> = None;
     if !mode.python && (0..s.len()).any(is_python) {
@@ -77,7 +76,7 @@ pub fn lane_rows(lane: &Lane, kinds: &Kinds, mode: RowMode) -> LaneRows {
     };
     let mut folded = Vec::new();
     if mode.fold {
-        let spanning = spanning_rows(lane, |i| row_of(&depth, i));
+        let spanning = spanning_rows(s, |i| row_of(&depth, i));
         if spanning.len() >= 2 {
             let k = spanning.len() as u16 - 1;
             let d: Vec<u16> = (0..s.len())
@@ -106,8 +105,7 @@ pub fn lane_rows(lane: &Lane, kinds: &Kinds, mode: RowMode) -> LaneRows {
 
 /// The slices of the leading rows that hold one slice each, lasting at least [`FOLD_SHARE`] of
 /// the lane's extent; outermost first.
-fn spanning_rows(lane: &Lane, row: impl Fn(usize) -> u16) -> Vec<usize> {
-    let s = &lane.slices;
+fn spanning_rows(s: Slices<'_>, row: impl Fn(usize) -> u16) -> Vec<usize> {
     let (mut first, mut last) = (i64::MAX, i64::MIN);
     // Per row: how many slices, and one of them.
     let mut per_row: Vec<(u32, usize)> = Vec::new();
@@ -150,7 +148,7 @@ pub fn trace_rows(trace: &Trace, mode: RowMode) -> Vec<LaneRows> {
                     folded: Vec::new(),
                 }
             } else {
-                lane_rows(l, &kinds, mode)
+                lane_rows(trace.slices_of(l), &kinds, mode)
             }
         })
         .collect()
@@ -176,9 +174,9 @@ mod tests {
     }
 
     fn rows_by_name(t: &Trace, r: &LaneRows) -> Vec<(String, u16)> {
-        let lane = &t.lanes[0];
-        (0..lane.slices.len())
-            .map(|i| (t.str(lane.slices.name[i]).to_string(), r.of(lane, i)))
+        let s = t.slices(0);
+        (0..s.len())
+            .map(|i| (t.str(s.name[i]).to_string(), r.of(s, i)))
             .collect()
     }
 
@@ -187,7 +185,7 @@ mod tests {
         let t = trace();
         let kinds = Kinds::new(&t);
         let r = lane_rows(
-            &t.lanes[0],
+            t.slices(0),
             &kinds,
             RowMode {
                 python: true,
@@ -208,7 +206,7 @@ mod tests {
         let t = trace();
         let kinds = Kinds::new(&t);
         let r = lane_rows(
-            &t.lanes[0],
+            t.slices(0),
             &kinds,
             RowMode {
                 python: false,

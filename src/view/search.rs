@@ -41,7 +41,7 @@ impl Search {
         let count = trace
             .lanes
             .iter()
-            .flat_map(|l| l.slices.name.iter())
+            .flat_map(|l| trace.slices_of(l).name.iter())
             .filter(|n| names.get(n.0 as usize).copied().unwrap_or(false))
             .count();
         Search {
@@ -78,7 +78,7 @@ impl Search {
     fn neighbour(&self, trace: &Trace, key: Key, forward: bool) -> Option<SliceRef> {
         let mut best: Option<(Key, SliceRef)> = None;
         for (l, lane) in trace.lanes.iter().enumerate() {
-            let s = &lane.slices;
+            let s = trace.slices_of(lane);
             let key_of = |i: usize| Key {
                 start: s.start_ns[i],
                 lane: l as u32,
@@ -120,7 +120,7 @@ struct Key {
 impl Key {
     fn of(trace: &Trace, r: SliceRef) -> Key {
         Key {
-            start: trace.lanes[r.lane as usize].slices.start_ns[r.index as usize],
+            start: trace.slices(r.lane as usize).start_ns[r.index as usize],
             lane: r.lane,
             index: r.index as i64,
         }
@@ -175,10 +175,10 @@ mod tests {
     fn all(trace: &Trace, s: &Search) -> Vec<SliceRef> {
         let mut v: Vec<(i64, SliceRef)> = Vec::new();
         for (l, lane) in trace.lanes.iter().enumerate() {
-            for i in 0..lane.slices.len() {
-                if s.is_match(lane.slices.name[i]) {
+            for i in 0..lane.slice_count() {
+                if s.is_match(trace.slices_of(lane).name[i]) {
                     v.push((
-                        lane.slices.start_ns[i],
+                        trace.slices_of(lane).start_ns[i],
                         SliceRef {
                             lane: l as u32,
                             index: i as u32,
@@ -221,7 +221,7 @@ mod tests {
             got,
             *want
                 .iter()
-                .find(|r| t.lanes[r.lane as usize].slices.start_ns[r.index as usize] >= 20_000)
+                .find(|r| t.slices(r.lane as usize).start_ns[r.index as usize] >= 20_000)
                 .unwrap()
         );
         assert!(want.iter().all(|r| t.slice_name(*r) == "aten::add"));

@@ -68,7 +68,7 @@ impl Session {
             .slices
             .iter()
             .map(|s| {
-                let sl = &l.trace().lanes[s.lane as usize].slices;
+                let sl = l.trace().slices(s.lane as usize);
                 Call {
                     lane: s.lane,
                     index: s.index,

@@ -51,7 +51,7 @@ impl Loaded {
             .trace()
             .lanes
             .get(lane as usize)
-            .is_some_and(|l| (index as usize) < l.slices.len());
+            .is_some_and(|l| (index as usize) < l.slice_count());
         if ok {
             Ok(SliceRef { lane, index })
         } else {
@@ -74,7 +74,7 @@ impl Loaded {
             self.relayout();
         }
         if reveal {
-            let s = &self.derived.trace().lanes[r.lane as usize].slices;
+            let s = self.derived.trace().slices(r.lane as usize);
             let (a, b) = (s.start_ns[r.index as usize], s.end_ns(r.index as usize));
             self.vp.reveal(a as f64, b as f64);
             if let Some((_, y, _)) = frame::slice_box(
@@ -179,7 +179,7 @@ impl Session {
         let span = match (l.st.range, l.st.selection) {
             (Some(r), _) => r,
             (None, Some(r)) => {
-                let s = &l.derived.trace().lanes[r.lane as usize].slices;
+                let s = l.derived.trace().slices(r.lane as usize);
                 let i = r.index as usize;
                 (s.start_ns[i] as f64, s.end_ns(i) as f64)
             }
@@ -362,7 +362,7 @@ impl Session {
         let t = self.loaded()?.trace();
         Ok(t.strings
             .find("python_function")
-            .is_some_and(|c| t.lanes.iter().any(|l| l.slices.cat.contains(&c))))
+            .is_some_and(|c| t.columns.cat.contains(&c)))
     }
 
     /// Shows or hides Python frames; the lanes are re-laid (operators and labels take the rows

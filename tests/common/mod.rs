@@ -69,7 +69,7 @@ pub fn dump(t: &Trace) -> String {
             l.kind, l.pid, l.tid, l.rows
         )
         .unwrap();
-        let sl = &l.slices;
+        let sl = t.slices_of(l);
         for i in 0..sl.len() {
             writeln!(
                 s,

@@ -22,7 +22,7 @@ use super::threads;
 use crate::analysis::idle::{op_class, OpClass};
 use crate::analysis::links::{Kind, Links};
 use crate::analysis::slicing::{self, block_on, Slicer, LOOKUP};
-use crate::model::{SliceRef, Trace};
+use crate::model::{PerLane, SliceRef, Trace};
 use crate::ordered::grouped;
 use rustc_hash::FxHashMap;
 
@@ -69,18 +69,18 @@ pub struct Graph {
     /// Nodes in an order where every edge goes forward.
     pub order: Vec<u32>,
     /// For each CPU slice that is a chain boundary: its start and end nodes; per lane, by index.
-    pub cpu_nodes: Vec<Vec<(u32, u32)>>,
+    pub cpu_nodes: PerLane<(u32, u32)>,
     /// For each device op: its start and end nodes; per lane, by index.
-    pub device_nodes: Vec<Vec<(u32, u32)>>,
+    pub device_nodes: PerLane<(u32, u32)>,
     /// Per CPU lane and slice, the innermost enclosing chain slice (`u32::MAX` for none).
-    pub parent: Vec<Vec<u32>>,
+    pub parent: PerLane<u32>,
     /// Per CPU lane and chain slice, whether it or a chain slice holding it is a DataLoader's
     /// `__next__` (settled as the chain is built: a climb from every path segment was quadratic
     /// in the nesting).
-    pub loading: Vec<Vec<bool>>,
+    pub loading: PerLane<bool>,
     /// Per device lane and op, the runtime call that launched it (lane `u32::MAX` for none): an
     /// edit on an operator carries the device work it launched ([`super::whatif`]).
-    pub launched_by: Vec<Vec<SliceRef>>,
+    pub launched_by: PerLane<SliceRef>,
 }
 
 /// No slice: [`Graph::launched_by`] of a device op without a launch.
@@ -112,37 +112,57 @@ pub fn build(trace: &Trace, links: &Links) -> Graph {
 /// about half a second of its worker's time in one go).
 pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph {
     let kinds = &links.kinds;
+    // Each lane's busy device ops (device lanes) or chain slices (CPU lanes): the room to make
+    // below, and which CPU lanes have a chain.
+    let counts: Vec<usize> = trace
+        .lanes
+        .iter()
+        .map(|l| {
+            let cats = trace.slices_of(l).cat.iter().map(|&c| kinds.of_cat(c));
+            if l.is_gpu() {
+                cats.filter(|k| k.is_gpu_busy()).count()
+            } else {
+                cats.filter(|&k| on_chain(k)).count()
+            }
+        })
+        .collect();
+    let lens = |device: bool| {
+        trace.lanes.iter().zip(&counts).map(move |(l, &n)| {
+            if l.is_gpu() == device && (device || n > 0) {
+                l.slice_count()
+            } else {
+                0
+            }
+        })
+    };
     let mut g = Graph {
-        time: vec![0],
+        time: vec![trace.columns.start_ns.iter().min().copied().unwrap_or(0)],
         lane: vec![NONE],
         edges: Vec::new(),
         in_start: Vec::new(),
         in_edges: Vec::new(),
         order: Vec::new(),
-        cpu_nodes: trace.lanes.iter().map(|_| Vec::new()).collect(),
-        device_nodes: trace.lanes.iter().map(|_| Vec::new()).collect(),
-        parent: trace.lanes.iter().map(|_| Vec::new()).collect(),
-        loading: trace.lanes.iter().map(|_| Vec::new()).collect(),
-        launched_by: trace.lanes.iter().map(|_| Vec::new()).collect(),
+        cpu_nodes: PerLane::filled(lens(false), (NONE, NONE)),
+        device_nodes: PerLane::filled(lens(true), (NONE, NONE)),
+        parent: PerLane::filled(lens(false), NONE),
+        loading: PerLane::filled(lens(false), false),
+        launched_by: PerLane::filled(lens(true), NO_SLICE),
     };
-    let start = trace
-        .lanes
-        .iter()
-        .filter_map(|l| l.slices.start_ns.iter().min().copied())
-        .min()
-        .unwrap_or(0);
-    g.time[0] = start;
     // Room for every node and edge at once (2 nodes a device op or chain slice at most, and about
     // as many edges, a device op's launch and stream edges besides): grown by doubling, these
     // columns were copied as they grew, and faulted in twice (4% of the build at 1 GB).
-    let (busy, chain) = trace.lanes.iter().fold((0, 0), |(busy, chain), l| {
-        let cats = l.slices.cat.iter().map(|&c| kinds.of_cat(c));
-        if l.is_gpu() {
-            (busy + cats.filter(|k| k.is_gpu_busy()).count(), chain)
-        } else {
-            (busy, chain + cats.filter(|&k| on_chain(k)).count())
-        }
-    });
+    let (busy, chain) = trace
+        .lanes
+        .iter()
+        .zip(&counts)
+        .fold((0, 0), |(busy, chain), (l, &n)| {
+            if l.is_gpu() {
+                (busy + n, chain)
+            } else {
+                (busy, chain + n)
+            }
+        });
+    drop(counts);
     let nodes = 1 + 2 * (busy + chain);
     g.time.reserve(nodes);
     g.lane.reserve(nodes);
@@ -152,9 +172,7 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
     // Device ops first, so that blocking calls can find what they waited for.
     let mut ops: Vec<Op> = Vec::new();
     for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| l.is_gpu()) {
-        let s = &l.slices;
-        g.device_nodes[li] = vec![(NONE, NONE); s.len()];
-        g.launched_by[li] = vec![NO_SLICE; s.len()];
+        let s = trace.slices_of(l);
         let mut idx: Vec<usize> = (0..s.len())
             .filter(|&i| kinds.of_cat(s.cat[i]).is_gpu_busy())
             .collect();
@@ -184,9 +202,9 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
     let mut blocking_waits: Vec<(u32, u32, i64)> = Vec::new();
     let mut chain_in: Vec<u32> = Vec::new();
     // Per CPU lane, its chain's nodes in time order.
-    let mut lane_nodes: Vec<Vec<u32>> = vec![Vec::new(); trace.lanes.len()];
+    let mut chain_nodes: Vec<(u32, u32)> = Vec::new();
     for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| !l.is_gpu()) {
-        let s = &l.slices;
+        let s = trace.slices_of(l);
         let mut idx: Vec<usize> = (0..s.len())
             .filter(|&i| on_chain(kinds.of_cat(s.cat[i])))
             .collect();
@@ -194,9 +212,6 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
             continue;
         }
         idx.sort_by_key(|&i| (s.start_ns[i], std::cmp::Reverse(s.end_ns(i))));
-        g.cpu_nodes[li] = vec![(NONE, NONE); s.len()];
-        g.parent[li] = vec![NONE; s.len()];
-        g.loading[li] = vec![false; s.len()];
         // Boundaries in time order; the stack of open slices, each closing at its end cut to its
         // parent's (a slice that outlives its parent, in a damaged trace, ends with it).
         let chain = Chain {
@@ -222,7 +237,7 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
         .await;
         let (_, _, mut chain) = state;
         chain.close_until(&mut g, &mut chain_in, i64::MAX);
-        lane_nodes[li] = std::mem::take(&mut chain.nodes);
+        chain_nodes.extend(chain.nodes.iter().map(|&n| (li as u32, n)));
         // Blocking calls: the device op that ended last inside the call.
         let mut state = (&g, &mut blocking_waits);
         slicing::each(y, idx.len(), &mut state, |(g, blocking_waits), k| {
@@ -244,6 +259,10 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
         .await;
     }
     chain_in.resize(g.time.len(), NONE);
+    let lane_nodes = PerLane::grouped(trace.lanes.len(), || {
+        chain_nodes.iter().map(|&(l, n)| (l as usize, n))
+    });
+    drop(chain_nodes);
     let callers = threads::callers(trace, &lane_nodes);
     threads::collective_threads(
         trace,
@@ -275,7 +294,7 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
     let mut state = (&mut g, prev_on_lane);
     slicing::each(y, ops.len(), &mut state, |(g, prev_on_lane), k| {
         let o = &ops[k];
-        let s = &trace.lanes[o.lane].slices;
+        let s = trace.slices(o.lane);
         let r = SliceRef {
             lane: o.lane as u32,
             index: o.index as u32,
@@ -297,7 +316,7 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
         }
         let launch = call.and_then(|l| {
             let n = g.cpu_nodes.get(l.lane as usize)?.get(l.index as usize)?.0;
-            let ls = &trace.lanes[l.lane as usize].slices;
+            let ls = trace.slices(l.lane as usize);
             let (ls0, ldur) = (ls.start_ns[l.index as usize], ls.dur_ns[l.index as usize]);
             // A device op that starts before its launch (clock skew) gets no launch edge.
             (n != NONE && ls0 <= t0).then_some((n, ls0, ldur))
@@ -387,7 +406,7 @@ fn stream_waits(trace: &Trace, links: &Links, g: &mut Graph, ops: &[(SliceRef, u
         crate::model::LaneKind::Cpu => None,
     };
     let int = |r: SliceRef, key: &str| -> Option<i64> {
-        let s = &trace.lanes[r.lane as usize].slices;
+        let s = trace.slices(r.lane as usize);
         trace
             .args
             .field(s.args[r.index as usize], key)?
@@ -397,7 +416,7 @@ fn stream_waits(trace: &Trace, links: &Links, g: &mut Graph, ops: &[(SliceRef, u
     };
     let mut waits: Vec<(SliceRef, i64)> = Vec::new();
     for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| l.is_gpu()) {
-        let s = &l.slices;
+        let s = trace.slices_of(l);
         for i in 0..s.len() {
             let r = SliceRef {
                 lane: li as u32,
@@ -419,7 +438,7 @@ fn stream_waits(trace: &Trace, links: &Links, g: &mut Graph, ops: &[(SliceRef, u
         .enumerate()
         .filter_map(|(k, &(r, _, _))| {
             let c = links.launch(r)?;
-            let start = trace.lanes[c.lane as usize].slices.start_ns[c.index as usize];
+            let start = trace.slices(c.lane as usize).start_ns[c.index as usize];
             Some((start, c, k))
         })
         .collect();
@@ -427,7 +446,7 @@ fn stream_waits(trace: &Trace, links: &Links, g: &mut Graph, ops: &[(SliceRef, u
     // cudaEventRecord calls by correlation.
     let mut records: FxHashMap<i64, SliceRef> = FxHashMap::default();
     for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| !l.is_gpu()) {
-        let s = &l.slices;
+        let s = trace.slices_of(l);
         for i in 0..s.len() {
             if trace.str(s.name[i]) == "cudaEventRecord" {
                 records.insert(
@@ -440,7 +459,7 @@ fn stream_waits(trace: &Trace, links: &Links, g: &mut Graph, ops: &[(SliceRef, u
             }
         }
     }
-    let start_of = |r: SliceRef| trace.lanes[r.lane as usize].slices.start_ns[r.index as usize];
+    let start_of = |r: SliceRef| trace.slices(r.lane as usize).start_ns[r.index as usize];
     // The launch and stream edges into each op's start.
     let mut into: FxHashMap<u32, Vec<usize>> = FxHashMap::default();
     for (k, e) in g.edges.iter().enumerate() {

@@ -139,7 +139,7 @@ pub fn candidates(trace: &Trace, links: &Links, a: &Analysis, others: &[Finding]
                         sync.add(ns, true, Some(r));
                     } else if m.op[i] != NONE {
                         let op = op_ref(r.lane, m.op[i]);
-                        let name = trace.lanes[op.lane as usize].slices.name[op.index as usize].0;
+                        let name = trace.slices(op.lane as usize).name[op.index as usize].0;
                         ops.entry(name).or_default().add(ns, true, Some(op));
                     }
                 }
@@ -152,7 +152,7 @@ pub fn candidates(trace: &Trace, links: &Links, a: &Analysis, others: &[Finding]
                     let op = m.op.get(call.index as usize).copied().unwrap_or(NONE);
                     if op != NONE {
                         let op = op_ref(call.lane, op);
-                        let name = trace.lanes[op.lane as usize].slices.name[op.index as usize].0;
+                        let name = trace.slices(op.lane as usize).name[op.index as usize].0;
                         ops.entry(name).or_default().add(ns, false, Some(op));
                     }
                 }
@@ -215,8 +215,8 @@ impl Marks {
         lane: usize,
         names: impl Fn(u32) -> (bool, bool, bool),
     ) -> Marks {
-        let s = &trace.lanes[lane].slices;
-        let parents: &[u32] = g.parent.get(lane).map_or(&[], |p| p.as_slice());
+        let s = trace.slices(lane);
+        let parents: &[u32] = g.parent.get(lane).unwrap_or(&[]);
         let n = parents.len();
         let mut m = Marks {
             op: vec![NONE; n],
@@ -289,7 +289,7 @@ fn evidence(trace: &Trace, t: &Tally) -> Evidence {
         .slices
         .iter()
         .map(|r| {
-            let s = &trace.lanes[r.lane as usize].slices;
+            let s = trace.slices(r.lane as usize);
             let i = r.index as usize;
             TimeRange {
                 start_ns: s.start_ns[i],

@@ -96,7 +96,7 @@ struct Events<'t> {
 }
 
 fn int_arg(trace: &Trace, r: SliceRef, key: &str) -> Option<i64> {
-    let s = &trace.lanes[r.lane as usize].slices;
+    let s = trace.slices(r.lane as usize);
     let v = stream_value(trace.args.field(s.args[r.index as usize], key)?);
     (v != -1).then_some(v)
 }
@@ -107,7 +107,7 @@ impl<'t> Events<'t> {
         let mut ev = Vec::with_capacity(trace.lanes.len());
         let mut kernel_of = FxHashMap::default();
         for (li, l) in trace.lanes.iter().enumerate() {
-            let s = &l.slices;
+            let s = trace.slices_of(l);
             let mut v = Vec::with_capacity(s.len());
             for i in 0..s.len() {
                 let (ts, end) = round(origin, s.start_ns[i], s.dur_ns[i]);
@@ -189,7 +189,7 @@ impl<'t> Events<'t> {
         let mut records: Vec<SliceRef> = Vec::new();
         let mut waits: Vec<SliceRef> = Vec::new();
         for (li, l) in trace.lanes.iter().enumerate() {
-            for i in 0..l.slices.len() {
+            for i in 0..l.slice_count() {
                 let r = SliceRef {
                     lane: li as u32,
                     index: i as u32,
@@ -215,7 +215,7 @@ impl<'t> Events<'t> {
         let launches = self.launches();
         let pid_of = |k: SliceRef| trace.lanes[k.lane as usize].pid;
         for rec in records {
-            let s = &trace.lanes[rec.lane as usize].slices;
+            let s = trace.slices(rec.lane as usize);
             let corr = s.correlation[rec.index as usize];
             let Some(&(stream, gpu)) = recorded_on.get(&corr) else {
                 continue;
@@ -288,7 +288,7 @@ pub fn paths(
     if let Some((name, instance)) = &opts.annotation {
         let mut found: Vec<(bool, i64, SliceRef)> = Vec::new();
         for (li, l) in trace.lanes.iter().enumerate() {
-            for i in 0..l.slices.len() {
+            for i in 0..l.slice_count() {
                 let r = SliceRef {
                     lane: li as u32,
                     index: i as u32,
@@ -440,7 +440,7 @@ impl Events<'_> {
         let mut cpu: Vec<Vec<usize>> = vec![Vec::new(); trace.lanes.len()];
         let mut device: Vec<SliceRef> = Vec::new();
         for (li, l) in trace.lanes.iter().enumerate() {
-            let s = &l.slices;
+            let s = trace.slices_of(l);
             for (i, &e) in self.ev[li].iter().enumerate() {
                 let r = SliceRef {
                     lane: li as u32,
@@ -547,7 +547,7 @@ impl Events<'_> {
         let trace = self.trace;
         let kinds = &self.links.kinds;
         let is_sync = |r: SliceRef| {
-            kinds.of_cat(trace.lanes[r.lane as usize].slices.cat[r.index as usize]) == Kind::Sync
+            kinds.of_cat(trace.slices(r.lane as usize).cat[r.index as usize]) == Kind::Sync
         };
         // Syncs by their end, so that one overlapping a copy comes after it.
         device.sort_by_key(|&r| {

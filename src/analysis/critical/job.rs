@@ -18,7 +18,7 @@ use crate::analysis::ranks::align::{self, Align};
 use crate::analysis::ranks::digest::{distributed, Distributed};
 use crate::analysis::ranks::matching::match_all;
 use crate::analysis::steps::StepsReport;
-use crate::model::{SliceRef, Trace};
+use crate::model::{PerLane, SliceRef, Trace};
 use rustc_hash::FxHashMap;
 
 /// One rank's inputs.
@@ -71,11 +71,11 @@ impl<'t> Job<'t> {
             in_start: Vec::new(),
             in_edges: Vec::new(),
             order: Vec::new(),
-            cpu_nodes: Vec::new(),
-            device_nodes: Vec::new(),
-            parent: Vec::new(),
-            loading: Vec::new(),
-            launched_by: Vec::new(),
+            cpu_nodes: PerLane::empty(),
+            device_nodes: PerLane::empty(),
+            parent: PerLane::empty(),
+            loading: PerLane::empty(),
+            launched_by: PerLane::empty(),
         };
         let mut node_base = Vec::with_capacity(parts.len());
         let mut edge_base = Vec::with_capacity(parts.len());
@@ -281,7 +281,7 @@ type Member = (SliceRef, u32, u32);
 fn collective_nodes(r: &Rank, a: &Analysis, base: u32) -> FxHashMap<(i64, i64), Member> {
     let mut out = FxHashMap::default();
     for (li, l) in r.trace.lanes.iter().enumerate() {
-        let s = &l.slices;
+        let s = r.trace.slices_of(l);
         let nodes = if l.is_gpu() {
             &a.graph.device_nodes[li]
         } else {

@@ -497,7 +497,7 @@ fn category(trace: &Trace, links: &Links, g: &Graph, e: &graph::Edge) -> &'stati
                 return "cpu_untraced";
             };
             let lane = r.lane as usize;
-            let s = &trace.lanes[lane].slices;
+            let s = trace.slices(lane);
             let i = r.index as usize;
             if g.loading.get(lane).and_then(|l| l.get(i)).copied() == Some(true) {
                 return "data_loading";
@@ -531,10 +531,13 @@ fn windows(
     if let Some((name, instance)) = &opts.annotation {
         let mut found: Vec<(i64, SliceRef)> = Vec::new();
         for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| !l.is_gpu()) {
-            for i in 0..l.slices.len() {
-                if trace.str(l.slices.name[i]).contains(name.as_str()) {
+            for i in 0..l.slice_count() {
+                if trace
+                    .str(trace.slices_of(l).name[i])
+                    .contains(name.as_str())
+                {
                     found.push((
-                        l.slices.start_ns[i],
+                        trace.slices_of(l).start_ns[i],
                         SliceRef {
                             lane: li as u32,
                             index: i as u32,

@@ -32,7 +32,7 @@ impl SliceTimes {
         let mut on_path: Vec<Vec<i64>> = trace
             .lanes
             .iter()
-            .map(|l| vec![0; l.slices.len()])
+            .map(|l| vec![0; l.slice_count()])
             .collect();
         for p in paths {
             for s in &p.segments {
@@ -64,7 +64,7 @@ impl SliceTimes {
                 } else {
                     &g.cpu_nodes[li]
                 };
-                (0..l.slices.len())
+                (0..l.slice_count())
                     .map(|i| match nodes.get(i) {
                         Some(&(_, end)) if end != u32::MAX && latest[end as usize] != i64::MAX => {
                             (latest[end as usize] - g.time[end as usize]).max(0)
@@ -146,7 +146,7 @@ pub fn annotate_ops(table: &mut OpTable, trace: &Trace, forest: &Forest, t: &Sli
             index: tree.slice[x],
         };
         let shapes = table.by_input_shape.then(|| {
-            let dims = trace.lanes[r.lane as usize].slices.input_dims[r.index as usize];
+            let dims = trace.slices(r.lane as usize).input_dims[r.index as usize];
             match trace.str(dims) {
                 "" => "[]".to_string(),
                 d => d.to_string(),
@@ -165,7 +165,7 @@ pub fn annotate_ops(table: &mut OpTable, trace: &Trace, forest: &Forest, t: &Sli
 pub fn annotate_kernels(table: &mut KernelTable, trace: &Trace, t: &SliceTimes) {
     let mut sums: FxHashMap<&str, PathColumns> = FxHashMap::default();
     for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| l.is_gpu()) {
-        for i in 0..l.slices.len() {
+        for i in 0..l.slice_count() {
             let r = SliceRef {
                 lane: li as u32,
                 index: i as u32,

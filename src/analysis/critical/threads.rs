@@ -21,19 +21,24 @@
 use super::graph::{Edge, EdgeKind, Graph, NONE};
 use super::is_data_loading;
 use crate::model::category::{Kind, Kinds};
-use crate::model::Trace;
+use crate::model::{PerLane, Trace};
 use rustc_hash::FxHashMap;
 
 /// The caller thread of each process, by pid (a map: a trace may hold 10^5 processes).
 pub(super) type Callers = FxHashMap<i64, usize>;
 
 /// The caller thread of each process.
-pub(super) fn callers(trace: &Trace, lane_nodes: &[Vec<u32>]) -> Callers {
+pub(super) fn callers(trace: &Trace, lane_nodes: &PerLane<u32>) -> Callers {
     let is_step = trace.strings.each(|n| n.starts_with("ProfilerStep#"));
     let mut out: Callers = FxHashMap::default();
     // Processes with steps: their step thread.
     for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| !l.is_gpu()) {
-        if l.slices.name.iter().any(|n| is_step[n.0 as usize]) {
+        if trace
+            .slices_of(l)
+            .name
+            .iter()
+            .any(|n| is_step[n.0 as usize])
+        {
             out.entry(l.pid).or_insert(li);
         }
     }
@@ -43,7 +48,13 @@ pub(super) fn callers(trace: &Trace, lane_nodes: &[Vec<u32>]) -> Callers {
         if lane_nodes[li].is_empty() || out.contains_key(&l.pid) {
             continue;
         }
-        let start = l.slices.start_ns.iter().min().copied().unwrap_or(i64::MAX);
+        let start = trace
+            .slices_of(l)
+            .start_ns
+            .iter()
+            .min()
+            .copied()
+            .unwrap_or(i64::MAX);
         let f = first.entry(l.pid).or_insert((start, li));
         *f = (*f).min((start, li));
     }
@@ -70,7 +81,7 @@ pub(super) fn collective_threads(
     waits: &mut Vec<(u32, u32, i64)>,
     chain_in: &[u32],
     callers: &Callers,
-    lane_nodes: &[Vec<u32>],
+    lane_nodes: &PerLane<u32>,
 ) {
     // Each name read once, not once per slice.
     let is_gloo = trace.strings.each(|n| n.starts_with("gloo:"));
@@ -89,7 +100,7 @@ pub(super) fn collective_threads(
         let Some(main) = caller_of(callers, l.pid, li) else {
             continue;
         };
-        let s = &l.slices;
+        let s = trace.slices_of(l);
         let collectives: Vec<usize> = (0..s.len())
             .filter(|&i| is_gloo[s.name[i].0 as usize])
             .collect();
@@ -135,7 +146,7 @@ pub(super) fn helper_threads(
     g: &mut Graph,
     chain_in: &[u32],
     callers: &Callers,
-    lane_nodes: &[Vec<u32>],
+    lane_nodes: &PerLane<u32>,
 ) {
     let is_gloo = trace.strings.each(|n| n.starts_with("gloo:"));
     let is_step = trace.strings.each(|n| n.starts_with("ProfilerStep#"));
@@ -150,7 +161,7 @@ pub(super) fn helper_threads(
         match (edge.kind, edge.slice) {
             (EdgeKind::Start, _) | (EdgeKind::Cpu, None) => true,
             (EdgeKind::Cpu, Some(r)) => {
-                let s = &trace.lanes[r.lane as usize].slices;
+                let s = trace.slices(r.lane as usize);
                 let name = s.name[r.index as usize].0 as usize;
                 is_step[name]
                     || (kinds.of_cat(s.cat[r.index as usize]) == Kind::Annotation
@@ -166,7 +177,11 @@ pub(super) fn helper_threads(
         let (helper, main) = (&lane_nodes[li], &lane_nodes[caller]);
         if helper.is_empty()
             || main.is_empty()
-            || l.slices.name.iter().any(|n| is_gloo[n.0 as usize])
+            || trace
+                .slices_of(l)
+                .name
+                .iter()
+                .any(|n| is_gloo[n.0 as usize])
         {
             continue;
         }

@@ -283,7 +283,7 @@ pub async fn factors_each_sliced(
     // device ops are counted on the way, once each.
     let mut held: Vec<Vec<Word>> = Vec::with_capacity(trace.lanes.len());
     for (li, l) in trace.lanes.iter().enumerate() {
-        let s = &l.slices;
+        let s = trace.slices_of(l);
         if l.is_gpu() {
             held.push(Vec::new());
             for (i, n) in g.device_nodes[li].iter().enumerate() {
@@ -370,7 +370,7 @@ pub async fn factors_each_sliced(
         for (j, edge) in g.edges[lo..lo + len].iter().enumerate() {
             let untraced = edge.kind == EdgeKind::Cpu
                 && edge.slice.is_none_or(|r| {
-                    steps[trace.lanes[r.lane as usize].slices.name[r.index as usize].0 as usize]
+                    steps[trace.slices(r.lane as usize).name[r.index as usize].0 as usize]
                 });
             for (k, e) in edits.iter().enumerate() {
                 if !applies(e) {
@@ -392,7 +392,7 @@ pub async fn factors_each_sliced(
                     (EdgeKind::Device(_), Some(r)) if named[k] => {
                         bit(
                             &device_names,
-                            trace.lanes[r.lane as usize].slices.name[r.index as usize].0 as usize,
+                            trace.slices(r.lane as usize).name[r.index as usize].0 as usize,
                             k,
                         ) || (carries[k] && launched_in(r, k))
                     }

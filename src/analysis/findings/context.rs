@@ -127,7 +127,7 @@ pub(super) fn share(a: i64, b: i64) -> f64 {
 }
 
 pub(super) fn dur(trace: &Trace, r: SliceRef) -> i64 {
-    trace.lanes[r.lane as usize].slices.dur_ns[r.index as usize]
+    trace.slices(r.lane as usize).dur_ns[r.index as usize]
 }
 
 /// The longest of some slices, with their spans.
@@ -138,7 +138,7 @@ pub(super) fn evidence_of(trace: &Trace, slices: &[SliceRef]) -> Evidence {
     let ranges = v
         .iter()
         .map(|&r| {
-            let s = &trace.lanes[r.lane as usize].slices;
+            let s = trace.slices(r.lane as usize);
             TimeRange {
                 start_ns: s.start_ns[r.index as usize],
                 end_ns: s.end_ns(r.index as usize),
@@ -178,7 +178,7 @@ impl Census {
             comm_kernels: Vec::new(),
         };
         for (li, l) in trace.lanes.iter().enumerate() {
-            let s: &Slices = &l.slices;
+            let s = trace.slices_of(l);
             for i in 0..s.len() {
                 // A device op's name is read.
                 y.tick(if l.is_gpu() { LOOKUP } else { 1 }).await;
@@ -260,10 +260,10 @@ pub(super) async fn copy_self_time(trace: &Trace, links: &Links, y: &mut Slicer)
         if l.is_gpu() {
             continue;
         }
-        let s = &l.slices;
+        let s = trace.slices_of(l);
         let parents = links.parents_of_lane(li);
         let mut self_ns: Vec<i64> = Vec::with_capacity(s.len());
-        for &ns in &s.dur_ns {
+        for &ns in s.dur_ns {
             y.tick(1).await;
             self_ns.push(ns);
         }
@@ -350,7 +350,7 @@ impl StepLane {
         }
         let mut out = Vec::new();
         for (lane, mut step_slices) in by_lane {
-            let s = &trace.lanes[lane].slices;
+            let s = trace.slices(lane);
             let parents = links.parents_of_lane(lane);
             let chain: Vec<bool> = s
                 .cat
@@ -369,7 +369,7 @@ impl StepLane {
                     up.get(p as usize).copied().unwrap_or(NONE)
                 });
             }
-            let mut own_ns = s.dur_ns.clone();
+            let mut own_ns = s.dur_ns.to_vec();
             for i in 0..s.len() {
                 y.tick(1).await;
                 if chain[i] && up[i] != NONE {
@@ -404,8 +404,8 @@ impl StepLane {
         &self.child[a as usize..b as usize]
     }
 
-    pub fn slices<'t>(&self, trace: &'t Trace) -> &'t Slices {
-        &trace.lanes[self.lane].slices
+    pub fn slices<'t>(&self, trace: &'t Trace) -> Slices<'t> {
+        trace.slices(self.lane)
     }
 
     pub fn at(&self, index: u32) -> SliceRef {

@@ -31,7 +31,7 @@ pub fn annotate(table: &mut KernelTable, trace: &Trace, flops: &Flops) {
         if inst.kernel_ns <= 0 {
             continue;
         }
-        let s = &trace.lanes[g.lane as usize].slices;
+        let s = trace.slices(g.lane as usize);
         let dur = s.dur_ns[g.index as usize];
         let share = dur as f64 / inst.kernel_ns as f64;
         let sum = by_name

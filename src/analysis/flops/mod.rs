@@ -125,7 +125,7 @@ impl Flops {
             if lane.is_gpu() {
                 continue;
             }
-            let s = &lane.slices;
+            let s = trace.slices_of(lane);
             for i in 0..s.len() {
                 // Reading a call's args is several times the work of a slice visited.
                 y.tick(4).await;
@@ -202,7 +202,7 @@ impl Flops {
         let mut launched = Vec::new();
         if !instances.is_empty() {
             for (li, lane) in trace.gpu_lanes() {
-                let s = &lane.slices;
+                let s = trace.slices_of(lane);
                 for i in 0..s.len() {
                     y.tick(LOOKUP).await;
                     if !links.kinds.of_cat(s.cat[i]).is_gpu_busy() {
@@ -226,7 +226,7 @@ impl Flops {
                             }
                         }
                         cur = links.parent(r).filter(|p| {
-                            let cat = trace.lanes[p.lane as usize].slices.cat[p.index as usize];
+                            let cat = trace.slices(p.lane as usize).cat[p.index as usize];
                             links.kinds.of_cat(cat) == Kind::CpuOp
                         });
                     }
@@ -247,7 +247,7 @@ impl Flops {
         let mut groups: HashMap<(StrId, StrId, &str), Vec<usize>> = HashMap::new();
         let mut order = Vec::new();
         for (k, inst) in self.instances.iter().enumerate() {
-            let s = &trace.lanes[inst.slice.lane as usize].slices;
+            let s = trace.slices(inst.slice.lane as usize);
             let i = inst.slice.index as usize;
             let types = trace.args.field(s.args[i], "Input type").unwrap_or("");
             let key = (s.name[i], s.input_dims[i], types);

@@ -44,7 +44,7 @@ pub async fn findings(
     let mut small: Vec<SliceRef> = Vec::new();
     let mut small_count = 0usize;
     for (li, lane) in trace.gpu_lanes() {
-        let s = &lane.slices;
+        let s = trace.slices_of(lane);
         for i in 0..s.len() {
             y.tick(1).await;
             let kind = links.kinds.of_cat(s.cat[i]);

@@ -44,13 +44,15 @@ pub fn site_of(trace: &Trace, links: &Links, event: u32) -> Site {
         return Site::default();
     };
     let mut cur =
-        crate::parse::enclosing_slice(&l.slices, m.ts_ns[event as usize]).map(|i| SliceRef {
-            lane,
-            index: i as u32,
+        crate::parse::enclosing_slice(&trace.slices_of(l), m.ts_ns[event as usize]).map(|i| {
+            SliceRef {
+                lane,
+                index: i as u32,
+            }
         });
     let mut site = Site::default();
     while let Some(r) = cur {
-        match links.kinds.of_cat(l.slices.cat[r.index as usize]) {
+        match links.kinds.of_cat(trace.slices_of(l).cat[r.index as usize]) {
             Kind::CpuOp if site.op.is_none() => site.op = Some(r),
             Kind::Python if site.frame.is_none() => site.frame = Some(r),
             _ => {}
@@ -101,6 +103,6 @@ pub fn pair(trace: &Trace, events: &[u32]) -> Vec<Allocation> {
 /// Interned name of a slice, or [`StrId::NONE`].
 pub fn name_of(trace: &Trace, r: Option<SliceRef>) -> StrId {
     r.map_or(StrId::NONE, |r| {
-        trace.lanes[r.lane as usize].slices.name[r.index as usize]
+        trace.slices(r.lane as usize).name[r.index as usize]
     })
 }

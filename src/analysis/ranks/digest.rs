@@ -152,7 +152,7 @@ pub fn distributed(
     let mut gpu_comm: Vec<SliceRef> = Vec::new();
     let mut gloo: Vec<SliceRef> = Vec::new();
     for (li, l) in trace.lanes.iter().enumerate() {
-        let s = &l.slices;
+        let s = trace.slices_of(l);
         for i in 0..s.len() {
             let kind = kinds.of_cat(s.cat[i]);
             let span = (s.start_ns[i], s.end_ns(i));
@@ -189,7 +189,7 @@ pub fn distributed(
         Basis::Gpu
     };
     let slice_span = |r: &SliceRef| {
-        let s = &trace.lanes[r.lane as usize].slices;
+        let s = trace.slices(r.lane as usize);
         (s.start_ns[r.index as usize], s.end_ns(r.index as usize))
     };
     let (compute_u, comm_u, mem_u, window) = match basis {
@@ -342,28 +342,28 @@ fn number_instances(collectives: &mut [Instance], steps: &[Step]) {
 /// What a collective is: from its own args, its launching operator's, its `nccl:*`/`gloo:*` label's,
 /// its name.
 fn describe(trace: &Trace, links: &Links, r: SliceRef, world_size: Option<i64>) -> Collective {
-    let s = &trace.lanes[r.lane as usize].slices;
+    let s = trace.slices(r.lane as usize);
     let i = r.index as usize;
     let own = s.args[i];
     let op = links
         .op(r)
-        .map(|o| trace.lanes[o.lane as usize].slices.args[o.index as usize]);
+        .map(|o| trace.slices(o.lane as usize).args[o.index as usize]);
     // The `nccl:*` label around the launch (GPU), or the `gloo:*` span itself (CPU).
     let label = if trace.lanes[r.lane as usize].is_gpu() {
         links
             .launch(r)
             .and_then(|l| links.label(trace, l))
             .filter(|l| {
-                let ls = &trace.lanes[l.lane as usize].slices;
+                let ls = trace.slices(l.lane as usize);
                 let n = trace.str(ls.name[l.index as usize]);
                 n.starts_with("nccl:") || n.starts_with("gloo:")
             })
     } else {
         Some(r)
     };
-    let label_args = label.map(|l| trace.lanes[l.lane as usize].slices.args[l.index as usize]);
+    let label_args = label.map(|l| trace.slices(l.lane as usize).args[l.index as usize]);
     let label_name = label.map(|l| {
-        let ls = &trace.lanes[l.lane as usize].slices;
+        let ls = trace.slices(l.lane as usize);
         trace.str(ls.name[l.index as usize])
     });
     let field = |key: &str| -> Option<&str> {
@@ -434,7 +434,7 @@ fn activities(trace: &Trace, links: &Links, lane: usize, from: i64, to: i64) -> 
     if to <= from {
         return Vec::new();
     }
-    let s = &trace.lanes[lane].slices;
+    let s = trace.slices(lane);
     let parents = links.parents_of_lane(lane);
     let is_step = |i: usize| trace.str(s.name[i]).starts_with("ProfilerStep#");
     let mut by: Vec<Activity> = Vec::new();

@@ -315,7 +315,7 @@ pub fn kernel_table_attributed(
     let mut configs: FxHashMap<(usize, [i64; 3], [i64; 3]), Tally> = FxHashMap::default();
     let mut launchers: FxHashMap<(usize, Launcher), Tally> = FxHashMap::default();
     for op in &forest.gpu_ops {
-        let s = &trace.lanes[op.slice.lane as usize].slices;
+        let s = trace.slices(op.slice.lane as usize);
         let i = op.slice.index as usize;
         let dur = s.dur_ns[i];
         let row = *index.entry(s.name[i]).or_insert_with(|| {

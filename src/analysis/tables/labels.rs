@@ -76,14 +76,14 @@ pub fn label_table(trace: &Trace, forest: &Forest) -> LabelTable {
     let mut inside: Vec<Vec<i64>> = forest.trees.iter().map(|t| vec![0; t.len()]).collect();
     for g in &forest.gpu_ops {
         if let Some(l) = g.launch {
-            let s = &trace.lanes[g.slice.lane as usize].slices;
+            let s = trace.slices(g.slice.lane as usize);
             inside[l.site.tree as usize][l.site.node as usize] += s.dur_ns[g.slice.index as usize];
         }
     }
     let mut by_name: FxHashMap<NameKey, Sums> = FxHashMap::default();
     for (t, inside) in forest.trees.iter().zip(&mut inside) {
         t.add_up(inside);
-        let s = &trace.lanes[t.lane as usize].slices;
+        let s = trace.slices(t.lane as usize);
         for (x, &launched_ns) in inside.iter().enumerate() {
             if t.folded[x] || t.kind[x] != EventKind::Annotation {
                 continue;
@@ -96,7 +96,7 @@ pub fn label_table(trace: &Trace, forest: &Forest) -> LabelTable {
     }
     let cats = Categories::new(trace);
     for lane in &trace.lanes {
-        let s = &lane.slices;
+        let s = trace.slices_of(lane);
         for i in 0..s.len() {
             if cats.is_gpu_label(s.cat[i]) {
                 let key = NameKey::of(trace, s.name[i]);

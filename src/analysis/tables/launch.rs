@@ -27,7 +27,7 @@ impl Launchers {
         let mut nodes: Vec<Option<(u32, Vec<u32>)>> =
             (0..trace.lanes.len()).map(|_| None).collect();
         for (ti, t) in trees.iter().enumerate() {
-            let mut of_slice = vec![NO_NODE; trace.lanes[t.lane as usize].slices.len()];
+            let mut of_slice = vec![NO_NODE; trace.slices(t.lane as usize).len()];
             for (x, &i) in t.slice.iter().enumerate() {
                 y.tick(1).await;
                 of_slice[i as usize] = x as u32;
@@ -65,7 +65,7 @@ impl Launchers {
                 });
             }
         }
-        let ext = trace.lanes[op.lane as usize].slices.external_id[op.index as usize];
+        let ext = trace.slices(op.lane as usize).external_id[op.index as usize];
         let r = self.node(self.index.by_external_id(ext)?)?;
         let op = NodeRef {
             node: trees[r.tree as usize].kept(r.node),

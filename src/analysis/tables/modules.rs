@@ -114,7 +114,7 @@ pub fn module_table_attributed(
     // Per tree and node: the row of the innermost module frame holding the node (itself included).
     let mut module_of: Vec<Vec<Option<usize>>> = Vec::with_capacity(forest.trees.len());
     for tree in &forest.trees {
-        let s = &trace.lanes[tree.lane as usize].slices;
+        let s = trace.slices(tree.lane as usize);
         let mut inner: Vec<Option<usize>> = vec![None; tree.len()];
         // Tree order puts a parent before its children, so one forward pass sees every parent's
         // answer first.
@@ -157,7 +157,7 @@ pub fn module_table_attributed(
 
     let mut unattributed = 0i64;
     for op in &forest.gpu_ops {
-        let s = &trace.lanes[op.slice.lane as usize].slices;
+        let s = trace.slices(op.slice.lane as usize);
         let dur = s.dur_ns[op.slice.index as usize];
         let captured = capture.and_then(|c| c.module_path(op.slice));
         let row = match captured {
@@ -242,10 +242,7 @@ fn backward(trace: &Trace, forest: &Forest, module_of: &[Vec<Option<usize>>], su
     let mut node_of: Vec<Vec<(u32, u32)>> = vec![Vec::new(); trace.lanes.len()];
     for (t, tree) in forest.trees.iter().enumerate() {
         let lane = &mut node_of[tree.lane as usize];
-        lane.resize(
-            trace.lanes[tree.lane as usize].slices.len(),
-            (NO_NODE, NO_NODE),
-        );
+        lane.resize(trace.slices(tree.lane as usize).len(), (NO_NODE, NO_NODE));
         for n in 0..tree.len() {
             lane[tree.slice[n] as usize] = (t as u32, n as u32);
         }
@@ -264,8 +261,7 @@ fn backward(trace: &Trace, forest: &Forest, module_of: &[Vec<Option<usize>>], su
             continue;
         };
         let tree = &forest.trees[bwd.0 as usize];
-        let host =
-            trace.lanes[tree.lane as usize].slices.dur_ns[tree.slice[bwd.1 as usize] as usize];
+        let host = trace.slices(tree.lane as usize).dur_ns[tree.slice[bwd.1 as usize] as usize];
         let device = tree.device_total_ns[bwd.1 as usize];
         let mut up = Some(row);
         while let Some(r) = up {

@@ -182,7 +182,7 @@ pub fn op_table_charged(
         for g in &forest.gpu_ops {
             if let (Some(l), true) = (g.launch, c.moved.contains(&g.slice)) {
                 let lane = forest.trees[l.op.tree as usize].lane;
-                let dur = trace.lanes[g.slice.lane as usize].slices.dur_ns[g.slice.index as usize];
+                let dur = trace.slices(g.slice.lane as usize).dur_ns[g.slice.index as usize];
                 *leaving.entry((lane, l.op.node)).or_default() += dur;
             }
         }
@@ -195,7 +195,7 @@ pub fn op_table_charged(
         if kind == EventKind::Python {
             continue;
         }
-        let s = &trace.lanes[t.lane as usize].slices;
+        let s = trace.slices(t.lane as usize);
         let i = t.slice[x] as usize;
         let dims = if by_input_shape {
             s.input_dims[i]

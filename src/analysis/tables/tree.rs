@@ -78,7 +78,7 @@ impl LaneTree {
         dropped: &[StrId],
         y: &mut Slicer,
     ) -> LaneTree {
-        let s = &trace.lanes[lane].slices;
+        let s = trace.slices(lane);
         let mut order: Vec<u32> = Vec::new();
         slicing::each(y, s.len(), &mut order, |order, i| {
             if cats.node_kind(s.cat[i]).is_some() && !dropped.contains(&s.name[i]) {
@@ -193,7 +193,7 @@ impl LaneTree {
         if mem.is_empty() {
             return;
         }
-        let s = &trace.lanes[self.lane as usize].slices;
+        let s = trace.slices(self.lane as usize);
         let mut memory = Vec::with_capacity(n);
         let mut cursor = MemoryCursor::default();
         slicing::each(y, n, &mut memory, |memory, x| {
@@ -270,7 +270,7 @@ impl Forest {
         let mut gpu_ops = Vec::new();
         let (mut gpu_time_ns, mut unattributed_ns, mut unattributed_ops) = (0, 0, 0);
         for (lane, l) in trace.lanes.iter().enumerate() {
-            let s = &l.slices;
+            let s = trace.slices_of(l);
             for i in 0..s.len() {
                 let gpu_op = cats.is_gpu_op(s.cat[i]);
                 y.tick(if gpu_op { LOOKUP } else { 1 }).await;
@@ -416,7 +416,7 @@ impl<'a> MemoryIndex<'a> {
         let mut spans: Vec<(i64, i64)> = trees
             .iter()
             .flat_map(|t| {
-                let s = &trace.lanes[t.lane as usize].slices;
+                let s = trace.slices(t.lane as usize);
                 (0..t.len())
                     .filter(|&x| t.parent[x] == NO_NODE)
                     .map(move |x| {

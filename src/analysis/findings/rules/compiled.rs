@@ -233,7 +233,7 @@ pub(crate) fn graph_break(cx: &Context) -> Vec<Finding> {
                 .flat_map(|f| &f.regions)
                 .take(MAX_EVIDENCE)
                 .map(|&r| {
-                    let s = &cx.trace.lanes[r.lane as usize].slices;
+                    let s = cx.trace.slices(r.lane as usize);
                     TimeRange {
                         start_ns: s.start_ns[r.index as usize],
                         end_ns: s.end_ns(r.index as usize),

@@ -445,7 +445,7 @@ impl Busy {
             if li == lane || l.is_gpu() || l.pid != pid {
                 continue;
             }
-            let s = &l.slices;
+            let s = trace.slices_of(l);
             for i in 0..s.len() {
                 if super::super::context::on_chain(cx.links.kinds.of_cat(s.cat[i])) {
                     spans.push((s.start_ns[i], s.end_ns(i)));

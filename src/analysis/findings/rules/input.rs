@@ -34,7 +34,7 @@ pub(crate) fn dataloader_bound(cx: &Context) -> Vec<Finding> {
         let spans_ns: i64 = c
             .dataloader
             .iter()
-            .map(|r| trace.lanes[r.lane as usize].slices.dur_ns[r.index as usize])
+            .map(|r| trace.slices(r.lane as usize).dur_ns[r.index as usize])
             .sum();
         let (said, advice) = match part {
             Some(p) => (format!(" {}", p.sentence()), p.advice()),
@@ -135,7 +135,7 @@ fn part(cx: &Context) -> Option<Part> {
     let trace = cx.trace;
     let (mut workers, mut fetch_ns, mut collate_ns) = (0i64, 0i64, 0i64);
     for &r in &cx.census.dataloader {
-        let s = &trace.lanes[r.lane as usize].slices;
+        let s = trace.slices(r.lane as usize);
         let i = r.index as usize;
         if trace
             .slice_name(r)

@@ -27,11 +27,12 @@ pub(crate) fn memory_near_capacity(cx: &Context) -> Vec<Finding> {
             let lane = m.lane[i];
             let slice = (lane != u32::MAX)
                 .then(|| {
-                    crate::parse::enclosing_slice(&trace.lanes[lane as usize].slices, m.ts_ns[i])
-                        .map(|index| SliceRef {
+                    crate::parse::enclosing_slice(&trace.slices(lane as usize), m.ts_ns[i]).map(
+                        |index| SliceRef {
                             lane,
                             index: index as u32,
-                        })
+                        },
+                    )
                 })
                 .flatten();
             out.push(Finding {
