@@ -20,8 +20,14 @@ pub(crate) struct Session {
 
 impl Session {
     pub(crate) fn start() -> Session {
+        Session::start_with(&[])
+    }
+
+    /// A server started with `sightline mcp ARGS`.
+    pub(crate) fn start_with(args: &[&str]) -> Session {
         let mut child = Command::new(env!("CARGO_BIN_EXE_sightline"))
             .arg("mcp")
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -72,7 +78,12 @@ impl Session {
 
     /// The handshake a client opens with.
     pub(crate) fn initialized() -> Session {
-        let mut s = Session::start();
+        Session::initialized_with(&[])
+    }
+
+    /// The handshake, with a server started with `sightline mcp ARGS`.
+    pub(crate) fn initialized_with(args: &[&str]) -> Session {
+        let mut s = Session::start_with(args);
         let init = s.request(
             "initialize",
             json!({
@@ -315,4 +326,27 @@ fn one_step_is_the_steps_row_and_its_paths_bounds() {
     assert!(!longest.is_empty() && longest.len() <= 5);
     let (texts, error) = s.call("step", json!({ "file": file, "name": "nope" }));
     assert!(error && texts[0].contains("no step 'nope'"), "{texts:?}");
+}
+
+/// A call past `--deadline` is answered with an error that names the deadline, and the session
+/// goes on: the next request is answered while the late call's thread finishes alone.
+#[test]
+fn a_call_past_the_deadline_fails_alone() {
+    let dir = std::env::temp_dir().join(format!("sightline-mcp-deadline-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // 100,000 nested slices (7.7 MB): a parse of milliseconds at best, past 1 ms.
+    let file = dir.join("nested.json");
+    std::fs::write(&file, common::shape(common::Shape::Nested, 100_000)).unwrap();
+    let mut s = Session::initialized_with(&["--deadline", "0.001"]);
+    let asked = std::time::Instant::now();
+    let (texts, error) = s.call("report", json!({ "file": file }));
+    assert!(error, "{texts:?}");
+    assert!(texts[0].contains("no answer within 0.001 s"), "{texts:?}");
+    assert!(asked.elapsed().as_secs() < 5, "{:?}", asked.elapsed());
+    let listed = s.request("tools/list", json!({}));
+    assert!(
+        listed["result"]["tools"].as_array().unwrap().len() > 10,
+        "{listed}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -764,3 +764,60 @@ fn an_s3_logdir_is_listed_and_served() {
         assert!(!r.text().contains("SECRET"), "{a}");
     }
 }
+
+/// A LOGDIR that stops answering (moto stopped with SIGSTOP: it still accepts connections, as a
+/// hung network mount does, and answers nothing) fails each request that needs it at
+/// `--deadline`, with a 503 that says why; the server goes on answering what does not need it.
+#[test]
+fn a_logdir_that_stops_answering_fails_its_requests_not_the_server() {
+    let exe = moto_server().expect(
+        "moto_server not found: scripts/setup installs moto[server] into .venv (or set \
+         SIGHTLINE_MOTO to one)",
+    );
+    let moto = Moto::start(&exe);
+    let cnn = "cnn/vm_14499.1790857160456.pt.trace.json.gz";
+    moto.put("/traces", b"");
+    moto.put(
+        &format!("/traces/logs/{cnn}"),
+        &std::fs::read(fixture_logdir().join(cnn)).unwrap(),
+    );
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sightline"));
+    cmd.args([
+        "serve",
+        "s3://traces/logs",
+        "--port",
+        "0",
+        "--deadline",
+        "1.5",
+    ])
+    .env(
+        "AWS_ENDPOINT_URL",
+        format!("http://127.0.0.1:{}", moto.port),
+    )
+    .env("AWS_ACCESS_KEY_ID", "testing")
+    .env("AWS_SECRET_ACCESS_KEY", "testing")
+    .env("AWS_REGION", "us-east-1")
+    .env_remove("AWS_PROFILE")
+    .env_remove("SIGHTLINE_DIST");
+    let s = serve_with(cmd);
+    assert_eq!(get(s.port, "/api/runs").status, 200);
+
+    let pid = moto.child.id() as libc::pid_t;
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    for _ in 0..3 {
+        let asked = std::time::Instant::now();
+        let r = get(s.port, "/api/runs");
+        let took = asked.elapsed();
+        assert_eq!(r.status, 503, "{}", r.text());
+        assert!(r.text().contains("did not answer within"), "{}", r.text());
+        assert!(
+            took >= std::time::Duration::from_millis(1400) && took.as_secs() < 15,
+            "answered after {took:?}"
+        );
+        // What needs no LOGDIR is answered at once meanwhile.
+        let asked = std::time::Instant::now();
+        assert_eq!(get(s.port, "/api/none").status, 404);
+        assert!(asked.elapsed().as_secs() < 2, "{:?}", asked.elapsed());
+    }
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+}

@@ -156,7 +156,7 @@ pub enum Command {
                       the JSON of its command's --json. Add it to a client as the command \
                       `sightline mcp` (see the README)."
     )]
-    Mcp,
+    Mcp(McpArgs),
     /// A completion script for a shell, on stdout
     #[command(
         long_about = "A completion script for a shell, on stdout. Bash: `sightline completions \
@@ -424,6 +424,27 @@ pub struct ServeArgs {
     /// The address to listen on; 0.0.0.0 shares the traces with other machines (see the README)
     #[arg(long, value_name = "H", default_value = "127.0.0.1")]
     pub host: String,
+    /// Seconds a request has to list LOGDIR or open a file before it is answered 503 (a network
+    /// mount that stopped answering fails its requests, not the server)
+    #[arg(long, value_name = "S", default_value = "30", value_parser = seconds)]
+    pub deadline: std::time::Duration,
+}
+
+#[derive(Args)]
+pub struct McpArgs {
+    /// Seconds a call has before it is answered with an error (a report on a 2 GB trace takes
+    /// seconds; past this, a network mount is stuck or the trace is beyond a conversation's use)
+    #[arg(long, value_name = "S", default_value = "600", value_parser = seconds)]
+    pub deadline: std::time::Duration,
+}
+
+/// A positive number of seconds, fractions allowed.
+fn seconds(text: &str) -> Result<std::time::Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s > 0.0 && *s <= 1e9)
+        .map(std::time::Duration::from_secs_f64)
+        .ok_or_else(|| format!("'{text}': seconds, a number above 0"))
 }
 
 fn op_column(name: &str) -> Result<OpColumn, String> {

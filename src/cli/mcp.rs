@@ -19,6 +19,7 @@
 //! about with what was derived from them ([`sightline::analysis::derived::Derived`]), and parses
 //! a file again only when its size or modification time changed.
 
+use super::args::McpArgs;
 use super::serve::listing::{self, HeaderRank};
 use super::serve::store::{Local, Store};
 use super::{graphs, json_text, load, ranks, snapshot, Loaded};
@@ -41,14 +42,15 @@ mod stdio;
 const KEPT_TRACES: usize = 4;
 /// The rows of a list when the call does not say `top`.
 const DEFAULT_ROWS: usize = 25;
-/// The longest a call may take: a report on a 2 GB trace takes seconds; past this, something is
-/// stuck (a network mount) or the trace is far larger than a conversation can use.
-const CALL_DEADLINE: std::time::Duration = std::time::Duration::from_secs(600);
 /// The largest answer: about 50,000 tokens of JSON.
 const MAX_ANSWER_BYTES: usize = 200_000;
 
-pub fn run() -> Result<(), String> {
-    stdio::serve(Sightline::new(), tokio::io::stdin(), tokio::io::stdout())
+pub fn run(opts: &McpArgs) -> Result<(), String> {
+    stdio::serve(
+        Sightline::new(opts.deadline),
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+    )
 }
 
 /// A trace file kept parsed, with what identifies its contents.
@@ -63,12 +65,8 @@ struct Kept {
 pub struct Sightline {
     tool_router: ToolRouter<Sightline>,
     kept: Arc<Mutex<Vec<Kept>>>,
-}
-
-impl Default for Sightline {
-    fn default() -> Self {
-        Self::new()
-    }
+    /// The longest a call may take (`mcp --deadline`).
+    deadline: std::time::Duration,
 }
 
 /// The file's size and modification time: a trace written again is parsed again.
@@ -78,10 +76,11 @@ fn stamp(path: &FilePath) -> Result<(u64, Option<SystemTime>), String> {
 }
 
 impl Sightline {
-    pub fn new() -> Sightline {
+    pub fn new(deadline: std::time::Duration) -> Sightline {
         Sightline {
             tool_router: Self::tool_router(),
             kept: Arc::new(Mutex::new(Vec::new())),
+            deadline,
         }
     }
 
@@ -123,17 +122,18 @@ impl Sightline {
         F: FnOnce(&Sightline) -> Result<Answer, String> + Send + 'static,
     {
         let me = self.clone();
+        let deadline = self.deadline;
         let work = tokio::task::spawn_blocking(move || answer(&me));
         // A call past the deadline is answered; its thread is left to finish alone, one of the
         // pool's few, so a stuck call costs a thread, never the session.
-        let out = match tokio::time::timeout(CALL_DEADLINE, work).await {
+        let out = match tokio::time::timeout(deadline, work).await {
             Ok(done) => done.map_err(|e| {
                 ErrorData::internal_error(format!("the analysis failed: {e}"), None)
             })?,
             Err(_) => Err(format!(
-                "no answer within {} s: the file system did not answer, or the trace is too \
-                 large for a call; the CLI has no such limit",
-                CALL_DEADLINE.as_secs()
+                "no answer within {} s (`sightline mcp --deadline`): the file system did not \
+                 answer, or the trace is too large for a call; the CLI has no such limit",
+                deadline.as_secs_f64()
             )),
         };
         Ok(match out.and_then(Answer::blocks) {

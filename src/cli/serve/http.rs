@@ -58,9 +58,6 @@ pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// The time one write may wait for the client to read. The kernel buffers megabytes per
 /// connection, so a client that has not taken a byte of them for this long is not reading.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(15);
-/// The time a route has to answer (list LOGDIR, open a file) on the blocking pool; past it the
-/// request is answered 503 and its thread is left to finish alone.
-pub const ROUTE_DEADLINE: Duration = Duration::from_secs(30);
 /// What a 503 asks the client to wait, in seconds.
 pub const RETRY_AFTER_S: u64 = 1;
 /// How much of a file is read at a time.
@@ -130,13 +127,14 @@ impl Server {
         self.listener.local_addr().map_err(|e| e.to_string())
     }
 
-    /// Serves until the process is stopped, each request answered by `handle` on the blocking pool.
-    pub fn serve<F>(self, handle: F)
+    /// Serves until the process is stopped, each request answered by `handle` on the blocking
+    /// pool within `deadline`.
+    pub fn serve<F>(self, handle: F, deadline: Duration)
     where
         F: Fn(&Request) -> Reply + Send + Sync + 'static,
     {
         let Server { runtime, listener } = self;
-        runtime.block_on(accept_loop(listener, Arc::new(handle)));
+        runtime.block_on(accept_loop(listener, Arc::new(Routes { handle, deadline })));
     }
 }
 
@@ -153,6 +151,12 @@ fn bind_error(addr: SocketAddr, e: &std::io::Error) -> String {
         _ => "",
     };
     format!("cannot listen on {addr}: {e}{hint}")
+}
+
+/// What answers a request, and the time it has.
+struct Routes<F> {
+    handle: F,
+    deadline: Duration,
 }
 
 /// Decrements a count when dropped, however the task holding it ends.
@@ -176,7 +180,7 @@ impl Drop for Slot {
     }
 }
 
-async fn accept_loop<F>(listener: TcpListener, handle: Arc<F>)
+async fn accept_loop<F>(listener: TcpListener, handle: Arc<Routes<F>>)
 where
     F: Fn(&Request) -> Reply + Send + Sync + 'static,
 {
@@ -376,7 +380,7 @@ struct Conditions {
 
 async fn answer<F>(
     req: hyper::Request<Incoming>,
-    handle: Arc<F>,
+    handle: Arc<Routes<F>>,
 ) -> Result<hyper::Response<ServeBody>, Infallible>
 where
     F: Fn(&Request) -> Reply + Send + Sync + 'static,
@@ -428,8 +432,9 @@ where
     drop(req);
     // A route stuck in the file system (a network mount that stopped answering) fails its own
     // request at the deadline; the others keep their threads and their answers.
-    let work = tokio::task::spawn_blocking(move || handle(&request));
-    let reply = match tokio::time::timeout(ROUTE_DEADLINE, work).await {
+    let deadline = handle.deadline;
+    let work = tokio::task::spawn_blocking(move || (handle.handle)(&request));
+    let reply = match tokio::time::timeout(deadline, work).await {
         Ok(Ok(reply)) => reply,
         Ok(Err(_)) => return Ok(plain(500, "the request failed inside the server")),
         Err(_) => {

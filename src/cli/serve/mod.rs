@@ -104,7 +104,7 @@ pub fn run(opts: &ServeArgs) -> Result<(), String> {
         loopback: bound.ip().is_loopback().then_some(bound),
     };
     announce(&state, bound, opts)?;
-    server.serve(move |req| handle(&state, req));
+    server.serve(move |req| handle(&state, req), opts.deadline);
     Ok(())
 }
 
