@@ -64,7 +64,7 @@ fn main() -> ExitCode {
         Command::Digest(a) => ("sightline", cli::digest::run(a)),
         Command::Ranks(a) => ("sightline", cli::ranks::run(a)),
         Command::Serve(a) => ("sightline serve", cli::serve::run(a)),
-        Command::Mcp(a) => ("sightline mcp", cli::mcp::run(&a)),
+        Command::Mcp(a) => ("sightline mcp", cli::mcp::run(a)),
         Command::Diff(a) => {
             return match cli::diff::run(a) {
                 Ok(false) => ExitCode::SUCCESS,

@@ -19,10 +19,6 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    pub(crate) fn start() -> Session {
-        Session::start_with(&[])
-    }
-
     /// A server started with `sightline mcp ARGS`.
     pub(crate) fn start_with(args: &[&str]) -> Session {
         let mut child = Command::new(env!("CARGO_BIN_EXE_sightline"))

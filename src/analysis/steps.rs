@@ -687,7 +687,7 @@ async fn utilization(
         let span = hi - lo;
         out.push(DeviceUtilization {
             name: super::summary::device_name(trace, device),
-            device: device,
+            device,
             kernel_ns,
             span_ns: span,
             utilization: if span > 0 {

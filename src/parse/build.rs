@@ -1504,7 +1504,7 @@ fn gather_lanes(slices: FileSlices, new_index: &[u32], origin: i64) -> (SliceCol
 
 /// The deepest slice of a lane that contains `ts` (a zero-length slice contains its own start).
 pub fn enclosing_slice(s: &Slices, ts: i64) -> Option<usize> {
-    enclosing_in(&s.start_ns, &s.dur_ns, ts)
+    enclosing_in(s.start_ns, s.dur_ns, ts)
 }
 
 /// [`enclosing_slice`] on a lane's start and duration columns.
