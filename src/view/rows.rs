@@ -7,7 +7,8 @@
 //! the lane's extent are drawn as one row holding the deepest of them, labelled with the chain; the
 //! rows below move up. Hiding Python frames (`python_function`) re-lays the other slices with the
 //! parser's rule ([`crate::parse::layout_rows`]), so operators and labels take the rows the frames
-//! held. Neither changes the model: details, tables and analyses still see every slice.
+//! held; `nn.Module` frames (Python frames too) stay, so the operators keep the modules that hold
+//! them. Neither changes the model: details, tables and analyses still see every slice.
 
 use crate::model::category::{Kind, Kinds};
 use crate::model::{Slices, StrId, Trace};
@@ -54,9 +55,12 @@ impl LaneRows {
     }
 }
 
-/// Lays out one lane in `mode`.
-pub fn lane_rows(s: Slices<'_>, kinds: &Kinds, mode: RowMode) -> LaneRows {
-    let is_python = |i: usize| kinds.of_cat(s.cat[i]) == Kind::Python;
+/// Lays out one lane in `mode`; `module[name]` says whether a name is an `nn.Module` frame's.
+pub fn lane_rows(s: Slices<'_>, kinds: &Kinds, module: &[bool], mode: RowMode) -> LaneRows {
+    let is_python = |i: usize| {
+        kinds.of_cat(s.cat[i]) == Kind::Python
+            && !module.get(s.name[i].0 as usize).is_some_and(|&m| m)
+    };
     let mut depth: Option<Vec<u16>> = None;
     if !mode.python && (0..s.len()).any(is_python) {
         let keep: Vec<usize> = (0..s.len()).filter(|&i| !is_python(i)).collect();
@@ -137,6 +141,9 @@ fn spanning_rows(s: Slices<'_>, row: impl Fn(usize) -> u16) -> Vec<usize> {
 /// Every lane of a trace in `mode`.
 pub fn trace_rows(trace: &Trace, mode: RowMode) -> Vec<LaneRows> {
     let kinds = Kinds::new(trace);
+    let module = trace
+        .strings
+        .each(|n| n.starts_with(crate::analysis::tables::modules::MODULE_PREFIX));
     trace
         .lanes
         .iter()
@@ -148,7 +155,7 @@ pub fn trace_rows(trace: &Trace, mode: RowMode) -> Vec<LaneRows> {
                     folded: Vec::new(),
                 }
             } else {
-                lane_rows(trace.slices_of(l), &kinds, mode)
+                lane_rows(trace.slices_of(l), &kinds, &module, mode)
             }
         })
         .collect()
@@ -187,6 +194,7 @@ mod tests {
         let r = lane_rows(
             t.slices(0),
             &kinds,
+            &[],
             RowMode {
                 python: true,
                 fold: true,
@@ -208,6 +216,7 @@ mod tests {
         let r = lane_rows(
             t.slices(0),
             &kinds,
+            &[],
             RowMode {
                 python: false,
                 fold: true,
@@ -226,6 +235,32 @@ mod tests {
             .iter()
             .filter(|(n, _)| !n.starts_with("aten") && !n.starts_with("Profiler"))
             .all(|&(_, d)| d == HIDDEN));
+    }
+
+    /// Hiding Python frames keeps the `nn.Module` frames: the operators stay under their modules.
+    #[test]
+    fn hiding_python_frames_keeps_the_modules() {
+        let json = r#"{"traceEvents":[
+          {"ph":"X","name":"ProfilerStep#1","cat":"user_annotation","pid":1,"tid":1,"ts":0,"dur":500},
+          {"ph":"X","name":"model.py(3): forward","cat":"python_function","pid":1,"tid":1,"ts":10,"dur":400},
+          {"ph":"X","name":"nn.Module: Linear_0","cat":"python_function","pid":1,"tid":1,"ts":20,"dur":300},
+          {"ph":"X","name":"torch/nn/modules/linear.py(125): forward","cat":"python_function","pid":1,"tid":1,"ts":25,"dur":200},
+          {"ph":"X","name":"aten::linear","cat":"cpu_op","pid":1,"tid":1,"ts":30,"dur":100}
+        ]}"#;
+        let t = parse_bytes(json.as_bytes()).unwrap();
+        let r = &trace_rows(
+            &t,
+            RowMode {
+                python: false,
+                fold: false,
+            },
+        )[0];
+        let rows = rows_by_name(&t, r);
+        assert_eq!(rows[0], ("ProfilerStep#1".into(), 0));
+        assert_eq!(rows[1].1, HIDDEN);
+        assert_eq!(rows[2], ("nn.Module: Linear_0".into(), 1));
+        assert_eq!(rows[3].1, HIDDEN);
+        assert_eq!(rows[4], ("aten::linear".into(), 2));
     }
 
     #[test]

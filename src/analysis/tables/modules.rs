@@ -27,7 +27,7 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 /// The prefix PyTorch gives module frames.
-const MODULE_PREFIX: &str = "nn.Module: ";
+pub(crate) const MODULE_PREFIX: &str = "nn.Module: ";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ModuleTable {
