@@ -170,7 +170,7 @@ impl GraphReport {
                 }
             }
         }
-        let start = |r: &SliceRef| trace.slices(r.lane as usize).start_ns[r.index as usize];
+        let start = |r: &SliceRef| trace.columns.start_ns[trace.row(*r)];
         replays.sort_by_key(|r| start(&r.launch));
         // Graphs by CUPTI's id, else by the names the replay ran.
         let mut graphs: FxHashMap<(Option<i64>, Vec<u32>), usize> = FxHashMap::default();
@@ -182,7 +182,7 @@ impl GraphReport {
             } else {
                 rp.ops
                     .iter()
-                    .map(|&r| trace.slices(r.lane as usize).name[r.index as usize].0)
+                    .map(|&r| trace.columns.name[trace.row(r)].0)
                     .collect()
             };
             let n = graphs.len();
@@ -264,7 +264,7 @@ impl GraphReport {
 
 /// CUPTI's `graph id` arg of a replayed op, where the trace has it.
 fn graph_id(trace: &Trace, r: SliceRef) -> Option<i64> {
-    let args = trace.slices(r.lane as usize).args[r.index as usize];
+    let args = trace.columns.args[trace.row(r)];
     ["graph id", "graphId"]
         .iter()
         .find_map(|k| trace.args.field(args, k))
@@ -538,7 +538,7 @@ impl CaptureMatch {
                     continue;
                 }
                 out.moved.insert(op);
-                let dur = trace.slices(op.lane as usize).dur_ns[op.index as usize];
+                let dur = trace.columns.dur_ns[trace.row(op)];
                 for (depth, &o) in d.stack.iter().enumerate() {
                     let c = &cap.ops[o as usize];
                     let key = (

@@ -580,16 +580,18 @@ impl<'a> BusyMerge<'a> {
     }
 
     fn refill(&mut self, k: usize) {
-        let s = self.trace.slices(self.lanes[k] as usize);
+        // The columns by row, not the lane's `Slices`: one op at a time, the hottest loop here.
+        let range = &self.trace.lanes[self.lanes[k] as usize].slice_range;
+        let (c, base, len) = (&self.trace.columns, range.start as usize, range.len());
         let mut i = self.next[k];
-        while i < s.len() && !self.links.kinds.of_cat(s.cat[i]).is_gpu_busy() {
+        while i < len && !self.links.kinds.of_cat(c.cat[base + i]).is_gpu_busy() {
             i += 1;
         }
-        if i < s.len() {
-            self.heap.push(Reverse((s.start_ns[i], k, i)));
+        if i < len {
+            self.heap.push(Reverse((c.start_ns[base + i], k, i)));
             self.next[k] = i + 1;
         } else {
-            self.next[k] = s.len();
+            self.next[k] = len;
         }
     }
 }
@@ -644,9 +646,8 @@ async fn union_sweep(
     for r in BusyMerge::new(trace, links, lanes) {
         // A heap pop and push per op.
         y.tick(2).await;
-        let s = trace.slices(r.lane as usize);
-        let i = r.index as usize;
-        let (start, end) = (s.start_ns[i], s.end_ns(i));
+        let (c, k) = (&trace.columns, trace.row(r));
+        let (start, end) = (c.start_ns[k], c.start_ns[k] + c.dur_ns[k]);
         if u.ops == 0 {
             u.first = start;
             (seg_start, seg_end) = (start, end);
@@ -665,8 +666,8 @@ async fn union_sweep(
             seg_end = seg_end.max(end);
         }
         u.ops += 1;
-        let kind = links.kinds.of_cat(s.cat[i]);
-        if names.op_class(trace, kind, s.name[i]) == OpClass::Computation {
+        let kind = links.kinds.of_cat(c.cat[k]);
+        if names.op_class(trace, kind, c.name[k]) == OpClass::Computation {
             if start > comp_end {
                 if comp_end != i64::MIN {
                     u.compute += comp_end - comp_start;
@@ -717,7 +718,7 @@ async fn stream_breakdown_exact(
                 };
                 let launched_after = links
                     .launch(r)
-                    .is_some_and(|l| trace.slices(l.lane as usize).start_ns[l.index as usize] > pe);
+                    .is_some_and(|l| trace.columns.start_ns[trace.row(l)] > pe);
                 if launched_after {
                     host += gap;
                 } else if gap < KERNEL_WAIT_NS {
@@ -955,7 +956,7 @@ impl<'a> Attribution<'a> {
         let launch = self.links.launch(op).map(|l| LaunchInfo {
             slice: l,
             name: trace.slice_name(l).to_string(),
-            start_ns: trace.slices(l.lane as usize).start_ns[l.index as usize],
+            start_ns: trace.columns.start_ns[trace.row(l)],
             thread: super::summary::lane_name(trace, l.lane as usize),
             operator: self.links.op(op).map(named),
             label: self.links.label(trace, l).map(named),

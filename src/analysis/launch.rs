@@ -107,7 +107,7 @@ impl LaunchIndex {
 
     /// The launch call of a device op (rule 1), and how it was found.
     pub fn call(&self, trace: &Trace, op: SliceRef) -> Option<(SliceRef, Via)> {
-        let corr = trace.slices(op.lane as usize).correlation[op.index as usize];
+        let corr = trace.columns.correlation[trace.row(op)];
         if corr != NO_ID {
             if let Ok(k) = self.by_corr.binary_search_by_key(&corr, |e| e.0) {
                 return Some((self.by_corr[k].2, Via::Correlation));

@@ -590,7 +590,15 @@ impl Trace {
     }
 
     pub fn slice_name(&self, r: SliceRef) -> &str {
-        self.str(self.slices(r.lane as usize).name[r.index as usize])
+        self.str(self.columns.name[self.row(r)])
+    }
+
+    /// Where slice `r` lies in [`Trace::columns`]: one field of one slice is
+    /// `trace.columns.name[trace.row(r)]`, without making the lane's [`Slices`] first.
+    pub fn row(&self, r: SliceRef) -> usize {
+        let range = &self.lanes[r.lane as usize].slice_range;
+        debug_assert!(r.index < range.end - range.start, "{r:?} is past its lane");
+        (range.start + r.index) as usize
     }
 
     /// The slices of lane `lane`.

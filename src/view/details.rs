@@ -288,7 +288,7 @@ fn launched(trace: &Trace, tl: &Timeline, r: SliceRef) -> Launched {
         }
         for g in launched {
             out.count += 1;
-            out.gpu_ns += trace.slices(g.lane as usize).dur_ns[g.index as usize];
+            out.gpu_ns += trace.columns.dur_ns[trace.row(g)];
             if out.events.len() < MAX_LISTED {
                 out.events.push(brief(trace, g));
             }
@@ -318,7 +318,7 @@ fn launcher(trace: &Trace, tl: &Timeline, r: SliceRef) -> LaunchedBy {
     };
     let ops = ["cpu_op", "Operator", "user_annotation"];
     let op = ancestors(trace, tl, runtime).into_iter().rev().find(|&a| {
-        let cat = trace.slices(a.lane as usize).cat[a.index as usize];
+        let cat = trace.columns.cat[trace.row(a)];
         ops.contains(&trace.str(cat))
     });
     LaunchedBy {

@@ -120,7 +120,7 @@ struct Key {
 impl Key {
     fn of(trace: &Trace, r: SliceRef) -> Key {
         Key {
-            start: trace.slices(r.lane as usize).start_ns[r.index as usize],
+            start: trace.columns.start_ns[trace.row(r)],
             lane: r.lane,
             index: r.index as i64,
         }
@@ -221,7 +221,7 @@ mod tests {
             got,
             *want
                 .iter()
-                .find(|r| t.slices(r.lane as usize).start_ns[r.index as usize] >= 20_000)
+                .find(|r| t.columns.start_ns[t.row(**r)] >= 20_000)
                 .unwrap()
         );
         assert!(want.iter().all(|r| t.slice_name(*r) == "aten::add"));

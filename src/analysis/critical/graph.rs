@@ -438,7 +438,7 @@ fn stream_waits(trace: &Trace, links: &Links, g: &mut Graph, ops: &[(SliceRef, u
         .enumerate()
         .filter_map(|(k, &(r, _, _))| {
             let c = links.launch(r)?;
-            let start = trace.slices(c.lane as usize).start_ns[c.index as usize];
+            let start = trace.columns.start_ns[trace.row(c)];
             Some((start, c, k))
         })
         .collect();
@@ -459,7 +459,7 @@ fn stream_waits(trace: &Trace, links: &Links, g: &mut Graph, ops: &[(SliceRef, u
             }
         }
     }
-    let start_of = |r: SliceRef| trace.slices(r.lane as usize).start_ns[r.index as usize];
+    let start_of = |r: SliceRef| trace.columns.start_ns[trace.row(r)];
     // The launch and stream edges into each op's start.
     let mut into: FxHashMap<u32, Vec<usize>> = FxHashMap::default();
     for (k, e) in g.edges.iter().enumerate() {

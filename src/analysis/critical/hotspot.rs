@@ -139,7 +139,7 @@ pub fn candidates(trace: &Trace, links: &Links, a: &Analysis, others: &[Finding]
                         sync.add(ns, true, Some(r));
                     } else if m.op[i] != NONE {
                         let op = op_ref(r.lane, m.op[i]);
-                        let name = trace.slices(op.lane as usize).name[op.index as usize].0;
+                        let name = trace.columns.name[trace.row(op)].0;
                         ops.entry(name).or_default().add(ns, true, Some(op));
                     }
                 }
@@ -152,7 +152,7 @@ pub fn candidates(trace: &Trace, links: &Links, a: &Analysis, others: &[Finding]
                     let op = m.op.get(call.index as usize).copied().unwrap_or(NONE);
                     if op != NONE {
                         let op = op_ref(call.lane, op);
-                        let name = trace.slices(op.lane as usize).name[op.index as usize].0;
+                        let name = trace.columns.name[trace.row(op)].0;
                         ops.entry(name).or_default().add(ns, false, Some(op));
                     }
                 }

@@ -547,7 +547,7 @@ impl Events<'_> {
         let trace = self.trace;
         let kinds = &self.links.kinds;
         let is_sync = |r: SliceRef| {
-            kinds.of_cat(trace.slices(r.lane as usize).cat[r.index as usize]) == Kind::Sync
+            kinds.of_cat(trace.columns.cat[trace.row(r)]) == Kind::Sync
         };
         // Syncs by their end, so that one overlapping a copy comes after it.
         device.sort_by_key(|&r| {

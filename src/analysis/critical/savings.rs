@@ -402,7 +402,7 @@ fn launch_bound(trace: &Trace, a: &Analysis, findings: &mut [Finding]) {
         total += g.time[w.end as usize] - g.time[w.start as usize];
         super::binding_edges(g, w, |e, from, to| {
             let named = |r: crate::model::SliceRef| {
-                is_launch[trace.slices(r.lane as usize).name[r.index as usize].0 as usize]
+                is_launch[trace.columns.name[trace.row(r)].0 as usize]
             };
             let launching = match (e.kind, e.slice) {
                 (EdgeKind::Launch, _) => true,

@@ -146,7 +146,7 @@ pub fn annotate_ops(table: &mut OpTable, trace: &Trace, forest: &Forest, t: &Sli
             index: tree.slice[x],
         };
         let shapes = table.by_input_shape.then(|| {
-            let dims = trace.slices(r.lane as usize).input_dims[r.index as usize];
+            let dims = trace.columns.input_dims[trace.row(r)];
             match trace.str(dims) {
                 "" => "[]".to_string(),
                 d => d.to_string(),

@@ -370,7 +370,7 @@ pub async fn factors_each_sliced(
         for (j, edge) in g.edges[lo..lo + len].iter().enumerate() {
             let untraced = edge.kind == EdgeKind::Cpu
                 && edge.slice.is_none_or(|r| {
-                    steps[trace.slices(r.lane as usize).name[r.index as usize].0 as usize]
+                    steps[trace.columns.name[trace.row(r)].0 as usize]
                 });
             for (k, e) in edits.iter().enumerate() {
                 if !applies(e) {
@@ -392,7 +392,7 @@ pub async fn factors_each_sliced(
                     (EdgeKind::Device(_), Some(r)) if named[k] => {
                         bit(
                             &device_names,
-                            trace.slices(r.lane as usize).name[r.index as usize].0 as usize,
+                            trace.columns.name[trace.row(r)].0 as usize,
                             k,
                         ) || (carries[k] && launched_in(r, k))
                     }

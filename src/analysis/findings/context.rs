@@ -127,7 +127,7 @@ pub(super) fn share(a: i64, b: i64) -> f64 {
 }
 
 pub(super) fn dur(trace: &Trace, r: SliceRef) -> i64 {
-    trace.slices(r.lane as usize).dur_ns[r.index as usize]
+    trace.columns.dur_ns[trace.row(r)]
 }
 
 /// The longest of some slices, with their spans.

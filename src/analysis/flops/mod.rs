@@ -226,7 +226,7 @@ impl Flops {
                             }
                         }
                         cur = links.parent(r).filter(|p| {
-                            let cat = trace.slices(p.lane as usize).cat[p.index as usize];
+                            let cat = trace.columns.cat[trace.row(*p)];
                             links.kinds.of_cat(cat) == Kind::CpuOp
                         });
                     }

@@ -347,7 +347,7 @@ fn describe(trace: &Trace, links: &Links, r: SliceRef, world_size: Option<i64>) 
     let own = s.args[i];
     let op = links
         .op(r)
-        .map(|o| trace.slices(o.lane as usize).args[o.index as usize]);
+        .map(|o| trace.columns.args[trace.row(o)]);
     // The `nccl:*` label around the launch (GPU), or the `gloo:*` span itself (CPU).
     let label = if trace.lanes[r.lane as usize].is_gpu() {
         links
@@ -361,7 +361,7 @@ fn describe(trace: &Trace, links: &Links, r: SliceRef, world_size: Option<i64>) 
     } else {
         Some(r)
     };
-    let label_args = label.map(|l| trace.slices(l.lane as usize).args[l.index as usize]);
+    let label_args = label.map(|l| trace.columns.args[trace.row(l)]);
     let label_name = label.map(|l| {
         let ls = trace.slices(l.lane as usize);
         trace.str(ls.name[l.index as usize])

@@ -65,7 +65,7 @@ impl Launchers {
                 });
             }
         }
-        let ext = trace.slices(op.lane as usize).external_id[op.index as usize];
+        let ext = trace.columns.external_id[trace.row(op)];
         let r = self.node(self.index.by_external_id(ext)?)?;
         let op = NodeRef {
             node: trees[r.tree as usize].kept(r.node),

@@ -16,7 +16,7 @@ pub(crate) fn graph_instantiation(cx: &Context) -> Vec<Finding> {
         .iter()
         .copied()
         .filter(|r| {
-            let t = trace.slices(r.lane as usize).start_ns[r.index as usize];
+            let t = trace.columns.start_ns[trace.row(*r)];
             cx.steps
                 .steps
                 .iter()
@@ -25,7 +25,7 @@ pub(crate) fn graph_instantiation(cx: &Context) -> Vec<Finding> {
         .collect();
     let ns: i64 = in_steps
         .iter()
-        .map(|r| trace.slices(r.lane as usize).dur_ns[r.index as usize])
+        .map(|r| trace.columns.dur_ns[trace.row(*r)])
         .sum();
     let sh = share(ns, cx.step_total);
     if in_steps.is_empty() || sh < GRAPH_INSTANTIATION_SHARE {

@@ -34,7 +34,7 @@ pub(crate) fn dataloader_bound(cx: &Context) -> Vec<Finding> {
         let spans_ns: i64 = c
             .dataloader
             .iter()
-            .map(|r| trace.slices(r.lane as usize).dur_ns[r.index as usize])
+            .map(|r| trace.columns.dur_ns[trace.row(*r)])
             .sum();
         let (said, advice) = match part {
             Some(p) => (format!(" {}", p.sentence()), p.advice()),
