@@ -247,3 +247,63 @@ fn every_fixtures_critical_path_is_drawn_over_the_rest() {
         );
     }
 }
+
+/// A lane deeper than the rows it shows until expanded keeps its operators in those rows
+/// (`rows::capped`): on the `with_stack` H100 trace, operators had sat 20 rows down under
+/// "more rows". Expanding gives back every row as laid out.
+#[test]
+fn deep_stacks_keep_their_operators_in_view_until_expanded() {
+    use sightline::view::rows::HIDDEN;
+    use sightline::view::tracks::FOLDED_ROWS;
+    let mode = RowMode {
+        python: true,
+        fold: true,
+    };
+    for path in common::all_shared_traces() {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let trace = parse_bytes(&std::fs::read(&path).unwrap()).unwrap();
+        let kinds = Kinds::new(&trace);
+        let full = Timeline::in_mode(&trace, mode);
+        let mut tl = Timeline::in_mode(&trace, mode);
+        tl.set_expanded(&trace, &FxHashSet::default());
+        // Operators (anything but a Python frame) out of view in a lane not expanded: before,
+        // those past the first rows; now, those the capped rows leave out.
+        let (mut before, mut after) = (0, 0);
+        for l in 0..trace.lanes.len() {
+            let s = trace.slices(l);
+            assert!(tl.rows[l].rows <= FOLDED_ROWS.max(full.rows[l].rows.min(FOLDED_ROWS)));
+            for i in 0..s.len() {
+                if kinds.of_cat(s.cat[i]) == Kind::Python {
+                    continue;
+                }
+                let row = full.rows[l].of(s, i);
+                if row != HIDDEN && u32::from(row) >= FOLDED_ROWS {
+                    before += 1;
+                }
+                if row != HIDDEN && tl.rows[l].of(s, i) == HIDDEN {
+                    after += 1;
+                    let r = SliceRef {
+                        lane: l as u32,
+                        index: i as u32,
+                    };
+                    assert!(tl.hidden_until_expanded(&trace, r), "{name}");
+                }
+            }
+            // The index is the capped rows'.
+            assert_eq!(
+                tl.lanes[l].rows.len() as u32,
+                tl.rows[l].rows,
+                "{name}: lane {l}"
+            );
+        }
+        eprintln!("{name}: operators out of view until expanded {before} -> {after}");
+        assert!(after <= before, "{name}: {before} -> {after}");
+        if name.starts_with("tracelens_h100_owlv2_stack") {
+            assert!(before > 0 && after == 0, "{name}: {before} -> {after}");
+        }
+        assert_eq!(tl.row_counts(), full.row_counts(), "{name}");
+        let all: FxHashSet<u32> = (0..trace.lanes.len() as u32).collect();
+        tl.set_expanded(&trace, &all);
+        assert!(tl.rows == full.rows && tl.lanes == full.lanes, "{name}");
+    }
+}

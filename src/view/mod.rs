@@ -62,8 +62,8 @@ pub mod viewport;
 
 use crate::model::{SliceRef, StrId, Trace, NO_ID};
 use lod::{ItemCache, LaneIndex};
-use rows::{LaneRows, RowMode};
-use rustc_hash::FxHashMap;
+use rows::{LaneRows, RowMode, HIDDEN};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::RefCell;
 
 /// Indexes over a trace that drawing and navigation need; built once, in O(slices).
@@ -73,6 +73,9 @@ pub struct Timeline {
     pub lanes: Vec<LaneIndex>,
     /// Per lane, which row each slice is drawn on (see [`rows`]).
     pub rows: Vec<LaneRows>,
+    /// Per lane drawn in fewer rows until expanded ([`rows::capped`]), its rows in `mode`;
+    /// `None` for the others, whose `rows` are those.
+    full: Vec<Option<LaneRows>>,
     /// The rows' items drawn in the current window, reused by the next frames (see
     /// [`lod::ItemCache`]); a cell, because drawing a frame reads the timeline.
     pub(crate) items: RefCell<ItemCache>,
@@ -164,6 +167,7 @@ impl Timeline {
         corr_gpu.sort_unstable();
         Timeline {
             lanes,
+            full: vec![None; rows.len()],
             rows,
             items: RefCell::default(),
             mode,
@@ -183,10 +187,60 @@ impl Timeline {
             return false;
         }
         self.rows = rows::trace_rows(trace, mode);
+        self.full = vec![None; self.rows.len()];
         self.lanes = lane_indexes(trace, &self.rows);
         self.mode = mode;
         self.items.get_mut().clear();
         true
+    }
+
+    /// Draws each lane deeper than [`tracks::FOLDED_ROWS`] in that many rows unless `expanded`
+    /// holds it ([`rows::capped`]: its operators first, its Python frames left out), and the
+    /// expanded ones in all their rows. Returns whether any lane's rows changed.
+    pub fn set_expanded(&mut self, trace: &Trace, expanded: &FxHashSet<u32>) -> bool {
+        let mut frames = None;
+        let mut changed = false;
+        for l in 0..self.rows.len() {
+            let cap = !expanded.contains(&(l as u32));
+            if cap == self.full[l].is_some() {
+                continue;
+            }
+            if let Some(full) = self.full[l].take() {
+                self.rows[l] = full;
+            } else {
+                if self.rows[l].rows <= tracks::FOLDED_ROWS {
+                    continue;
+                }
+                let (kinds, module) = frames.get_or_insert_with(|| {
+                    (
+                        crate::model::category::Kinds::new(trace),
+                        rows::module_names(trace),
+                    )
+                });
+                let s = trace.slices(l);
+                let fold = self.mode.fold;
+                let Some(c) =
+                    rows::capped(&self.rows[l], s, kinds, module, fold, tracks::FOLDED_ROWS)
+                else {
+                    continue;
+                };
+                self.full[l] = Some(std::mem::replace(&mut self.rows[l], c));
+            }
+            self.lanes[l] = LaneIndex::with_rows(trace.slices(l), &self.rows[l]);
+            changed = true;
+        }
+        if changed {
+            self.items.get_mut().clear();
+        }
+        changed
+    }
+
+    /// True when slice `r` is left out of its lane's rows until the lane is expanded.
+    pub fn hidden_until_expanded(&self, trace: &Trace, r: SliceRef) -> bool {
+        let (s, i) = (trace.slices(r.lane as usize), r.index as usize);
+        self.full[r.lane as usize]
+            .as_ref()
+            .is_some_and(|f| f.of(s, i) != HIDDEN && self.rows[r.lane as usize].of(s, i) == HIDDEN)
     }
 
     /// The row slice `r` is drawn on ([`rows::HIDDEN`] when it is not drawn).
@@ -194,9 +248,13 @@ impl Timeline {
         self.rows[r.lane as usize].of(trace.slices(r.lane as usize), r.index as usize)
     }
 
-    /// Rows drawn per lane.
+    /// Rows per lane when expanded (a lane not expanded shows at most [`tracks::FOLDED_ROWS`]).
     pub fn row_counts(&self) -> Vec<u32> {
-        self.rows.iter().map(|r| r.rows).collect()
+        self.rows
+            .iter()
+            .zip(&self.full)
+            .map(|(r, f)| f.as_ref().map_or(r.rows, |f| f.rows))
+            .collect()
     }
 
     /// The palette slot of a slice (see [`colour`]).

@@ -8,7 +8,9 @@
 //! rows below move up. Hiding Python frames (`python_function`) re-lays the other slices with the
 //! parser's rule ([`crate::parse::layout_rows`]), so operators and labels take the rows the frames
 //! held; `nn.Module` frames (Python frames too) stay, so the operators keep the modules that hold
-//! them. Neither changes the model: details, tables and analyses still see every slice.
+//! them. A lane deeper than the rows it shows until expanded ([`capped`]) is drawn so until then,
+//! so the operators 20 rows down a `with_stack` thread are in view without expanding it. None of this changes the model: details,
+//! tables and analyses still see every slice.
 
 use crate::model::category::{Kind, Kinds};
 use crate::model::{Slices, StrId, Trace};
@@ -55,12 +57,15 @@ impl LaneRows {
     }
 }
 
+/// Whether slice `i` is a Python frame other than an `nn.Module` one (`module[name]` says which
+/// names are those).
+fn is_frame(s: Slices<'_>, kinds: &Kinds, module: &[bool], i: usize) -> bool {
+    kinds.of_cat(s.cat[i]) == Kind::Python && !module.get(s.name[i].0 as usize).is_some_and(|&m| m)
+}
+
 /// Lays out one lane in `mode`; `module[name]` says whether a name is an `nn.Module` frame's.
 pub fn lane_rows(s: Slices<'_>, kinds: &Kinds, module: &[bool], mode: RowMode) -> LaneRows {
-    let is_python = |i: usize| {
-        kinds.of_cat(s.cat[i]) == Kind::Python
-            && !module.get(s.name[i].0 as usize).is_some_and(|&m| m)
-    };
+    let is_python = |i: usize| is_frame(s, kinds, module, i);
     let mut depth: Option<Vec<u16>> = None;
     if !mode.python && (0..s.len()).any(is_python) {
         let keep: Vec<usize> = (0..s.len()).filter(|&i| !is_python(i)).collect();
@@ -107,6 +112,51 @@ pub fn lane_rows(s: Slices<'_>, kinds: &Kinds, module: &[bool], mode: RowMode) -
     }
 }
 
+/// `full` in at most `cap` rows, for a lane not expanded: a lane with Python frames is re-laid
+/// without them but for its `nn.Module` frames (as "Hide Python frames" does), so its operators
+/// take the first rows; then the rows past `cap` are left out. `None` when `full` fits. Rows of
+/// operators, labels and modules interleave with frames all down a `with_stack` thread, so
+/// keeping whole rows of `full` would still have left most operators below the cut.
+pub fn capped(
+    full: &LaneRows,
+    s: Slices<'_>,
+    kinds: &Kinds,
+    module: &[bool],
+    fold: bool,
+    cap: u32,
+) -> Option<LaneRows> {
+    if full.rows <= cap {
+        return None;
+    }
+    let frames = (0..s.len()).any(|i| full.of(s, i) != HIDDEN && is_frame(s, kinds, module, i));
+    let relaid;
+    let base = if frames {
+        relaid = lane_rows(
+            s,
+            kinds,
+            module,
+            RowMode {
+                python: false,
+                fold,
+            },
+        );
+        &relaid
+    } else {
+        full
+    };
+    let depth = (0..s.len())
+        .map(|i| match base.of(s, i) {
+            r if r == HIDDEN || u32::from(r) >= cap => HIDDEN,
+            r => r,
+        })
+        .collect();
+    Some(LaneRows {
+        depth: Some(depth),
+        rows: base.rows.min(cap),
+        folded: base.folded.clone(),
+    })
+}
+
 /// The slices of the leading rows that hold one slice each, lasting at least [`FOLD_SHARE`] of
 /// the lane's extent; outermost first.
 fn spanning_rows(s: Slices<'_>, row: impl Fn(usize) -> u16) -> Vec<usize> {
@@ -138,12 +188,17 @@ fn spanning_rows(s: Slices<'_>, row: impl Fn(usize) -> u16) -> Vec<usize> {
         .collect()
 }
 
+/// Whether each interned name is an `nn.Module` frame's.
+pub fn module_names(trace: &Trace) -> Vec<bool> {
+    trace
+        .strings
+        .each(|n| n.starts_with(crate::analysis::tables::modules::MODULE_PREFIX))
+}
+
 /// Every lane of a trace in `mode`.
 pub fn trace_rows(trace: &Trace, mode: RowMode) -> Vec<LaneRows> {
     let kinds = Kinds::new(trace);
-    let module = trace
-        .strings
-        .each(|n| n.starts_with(crate::analysis::tables::modules::MODULE_PREFIX));
+    let module = module_names(trace);
     trace
         .lanes
         .iter()

@@ -4,8 +4,8 @@
 //! Lanes come in the model's order (CPU processes, then GPU devices), grouped by their process.
 //! Lanes without slices are left out, and so is a group left with no lane. A collapsed group keeps
 //! its header only. A lane deeper than [`FOLDED_ROWS`] (Python stacks reach 50 rows and more)
-//! shows its first [`FOLDED_ROWS`] rows until it is expanded, so the GPU lanes below stay in
-//! reach. Positions are in content pixels (before vertical scrolling).
+//! shows [`FOLDED_ROWS`] rows until it is expanded, so the GPU lanes below stay in reach: its
+//! operators, its Python frames left out (`rows::capped`, through `Timeline::set_expanded`). Positions are in content pixels (before vertical scrolling).
 
 use crate::analysis::summary::lane_name;
 use crate::model::{LaneKind, Trace};

@@ -9,10 +9,10 @@ use crate::model::SliceRef;
 use crate::view::details::{self, brief};
 use crate::view::frame::{self, Hit};
 use crate::view::overview::overview;
-use crate::view::rows::{RowMode, HIDDEN};
+use crate::view::rows::RowMode;
 use crate::view::ruler::format_duration;
 use crate::view::search::Search;
-use crate::view::tracks::{TrackLayout, FOLDED_ROWS};
+use crate::view::tracks::TrackLayout;
 use wasm_bindgen::prelude::*;
 
 /// A drawn frame: rectangles (see [`frame::RECT_STRIDE`]) and the rest as JSON.
@@ -37,6 +37,13 @@ impl Frame {
 
 impl Loaded {
     pub(super) fn relayout(&mut self) {
+        let trace = self.derived.trace();
+        if self.timeline.set_expanded(trace, &self.st.expanded) {
+            // The path's slices are looked up by row, and the rows have moved.
+            if let Some(p) = &mut self.st.path {
+                p.relayout(trace, &self.timeline);
+            }
+        }
         self.tracks = TrackLayout::with_rows(
             self.derived.trace(),
             &self.timeline.row_counts(),
@@ -64,8 +71,7 @@ impl Loaded {
         self.st.selection = Some(r);
         self.st.arrows = details::arrows(self.derived.trace(), &self.timeline, r);
         let lane = &self.derived.trace().lanes[r.lane as usize];
-        let row = self.timeline.row_of(self.derived.trace(), r);
-        let deep = row != HIDDEN && row as u32 >= FOLDED_ROWS;
+        let deep = self.timeline.hidden_until_expanded(self.derived.trace(), r);
         let mut changed = self.st.collapsed.remove(&lane.process);
         if deep {
             changed |= self.st.expanded.insert(r.lane);

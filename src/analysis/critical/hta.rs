@@ -546,9 +546,7 @@ impl Events<'_> {
     fn kernels(&self, g: &mut Graph, mut device: Vec<SliceRef>) {
         let trace = self.trace;
         let kinds = &self.links.kinds;
-        let is_sync = |r: SliceRef| {
-            kinds.of_cat(trace.columns.cat[trace.row(r)]) == Kind::Sync
-        };
+        let is_sync = |r: SliceRef| kinds.of_cat(trace.columns.cat[trace.row(r)]) == Kind::Sync;
         // Syncs by their end, so that one overlapping a copy comes after it.
         device.sort_by_key(|&r| {
             let e = self.get(r);

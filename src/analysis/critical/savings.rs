@@ -401,9 +401,8 @@ fn launch_bound(trace: &Trace, a: &Analysis, findings: &mut [Finding]) {
     for w in &a.windows {
         total += g.time[w.end as usize] - g.time[w.start as usize];
         super::binding_edges(g, w, |e, from, to| {
-            let named = |r: crate::model::SliceRef| {
-                is_launch[trace.columns.name[trace.row(r)].0 as usize]
-            };
+            let named =
+                |r: crate::model::SliceRef| is_launch[trace.columns.name[trace.row(r)].0 as usize];
             let launching = match (e.kind, e.slice) {
                 (EdgeKind::Launch, _) => true,
                 (EdgeKind::Cpu, Some(r)) => !trace.lanes[r.lane as usize].is_gpu() && named(r),

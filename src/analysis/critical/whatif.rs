@@ -369,9 +369,9 @@ pub async fn factors_each_sliced(
         let len = factor.first().map_or(0, |f| f.len());
         for (j, edge) in g.edges[lo..lo + len].iter().enumerate() {
             let untraced = edge.kind == EdgeKind::Cpu
-                && edge.slice.is_none_or(|r| {
-                    steps[trace.columns.name[trace.row(r)].0 as usize]
-                });
+                && edge
+                    .slice
+                    .is_none_or(|r| steps[trace.columns.name[trace.row(r)].0 as usize]);
             for (k, e) in edits.iter().enumerate() {
                 if !applies(e) {
                     continue;

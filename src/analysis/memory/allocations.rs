@@ -102,7 +102,5 @@ pub fn pair(trace: &Trace, events: &[u32]) -> Vec<Allocation> {
 
 /// Interned name of a slice, or [`StrId::NONE`].
 pub fn name_of(trace: &Trace, r: Option<SliceRef>) -> StrId {
-    r.map_or(StrId::NONE, |r| {
-        trace.columns.name[trace.row(r)]
-    })
+    r.map_or(StrId::NONE, |r| trace.columns.name[trace.row(r)])
 }

@@ -345,9 +345,7 @@ fn describe(trace: &Trace, links: &Links, r: SliceRef, world_size: Option<i64>) 
     let s = trace.slices(r.lane as usize);
     let i = r.index as usize;
     let own = s.args[i];
-    let op = links
-        .op(r)
-        .map(|o| trace.columns.args[trace.row(o)]);
+    let op = links.op(r).map(|o| trace.columns.args[trace.row(o)]);
     // The `nccl:*` label around the launch (GPU), or the `gloo:*` span itself (CPU).
     let label = if trace.lanes[r.lane as usize].is_gpu() {
         links
