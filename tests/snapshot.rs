@@ -789,7 +789,7 @@ fn bands_live_set_is_a_naive_replay() {
             assert_eq!(bands.positions(), t.len() + 1);
             let mut naive: HashMap<u64, usize> = HashMap::new();
             let step = (t.len() / 3000).max(1);
-            for p in 0..=t.len() {
+            for (p, &live_p) in live.iter().enumerate() {
                 if p > 0 {
                     let i = p - 1;
                     match t.action[i] {
@@ -814,8 +814,8 @@ fn bands_live_set_is_a_naive_replay() {
                 assert_eq!(ours, theirs, "{name} device {d} position {p}");
                 assert!(ids.windows(2).all(|w| w[0] < w[1]), "{name}: stack order");
                 let bytes: u64 = allocs.iter().map(|a| a.size_bytes).sum();
-                assert_eq!(bytes, live[p], "{name} device {d} position {p}");
-                assert_eq!(bands.live_bytes_at(t, p), live[p]);
+                assert_eq!(bytes, live_p, "{name} device {d} position {p}");
+                assert_eq!(bands.live_bytes_at(t, p), live_p);
             }
         }
     }
@@ -860,21 +860,21 @@ fn band_columns_keep_every_peak_and_hits_match_rects() {
             let mut top = vec![0f64; width as usize];
             for r in l.rects.chunks(bands::RECT_STRIDE) {
                 assert!(r[0] < r[1] && r[2] <= r[3], "{name}: {r:?}");
-                for c in r[0] as usize..r[1] as usize {
-                    top[c] = top[c].max(r[3]);
+                for c in &mut top[r[0] as usize..r[1] as usize] {
+                    *c = c.max(r[3]);
                 }
             }
             let span = end - start;
-            for c in 0..width as usize {
+            for (c, &top_c) in top.iter().enumerate() {
                 let a =
                     ((start + span * c as f64 / width as f64).floor() as usize).min(live.len() - 1);
                 let b = ((start + span * (c + 1) as f64 / width as f64).floor() as usize)
                     .clamp(a + 1, live.len());
                 let want = *live[a..b].iter().max().unwrap() as f64 / per_px;
                 assert!(
-                    (top[c] - want).abs() < 1e-6 * want.max(1.0),
+                    (top_c - want).abs() < 1e-6 * want.max(1.0),
                     "{name} window {start}..{end} column {c}: {} against {want}",
-                    top[c]
+                    top_c
                 );
             }
             for r in l.rects.chunks(bands::RECT_STRIDE).take(200) {
@@ -882,9 +882,7 @@ fn band_columns_keep_every_peak_and_hits_match_rects() {
                 if r[3] - r[2] < 1e-3 {
                     continue;
                 }
-                let hit = bands
-                    .hit(snap, start, end, width, height, x, y)
-                    .expect("a rectangle is hit");
+                let hit = bands.hit(snap, w, x, y).expect("a rectangle is hit");
                 match &hit.allocation {
                     Some(a) => assert_eq!(a.id as f64, r[4], "{name}"),
                     None => assert_eq!(r[4], bands::MERGED, "{name}"),
