@@ -4,6 +4,7 @@
 
 use crate::common;
 use sightline::snapshot::analysis::{self, Folded};
+use sightline::snapshot::bands::{self, Bands};
 use sightline::snapshot::{self, Action, DiagKind, ErrorKind, Reader, Snapshot, NO_TIME};
 use std::collections::HashMap;
 
@@ -735,4 +736,173 @@ fn hostile_shapes_stay_linear() {
     assert_eq!(m.ooms.len(), analysis::MAX_OOMS);
     assert_eq!(m.peak_bytes, 512 * N as u64 / 2);
     assert!(start.elapsed().as_secs() < 30, "{:?}", start.elapsed());
+}
+
+/// A device trace of `n` random allocs and frees over a few hundred addresses, some freed before
+/// recording began (a `free_completed` of an address never allocated), with times.
+fn random_snapshot(n: usize, seed: u64) -> Snapshot {
+    let mut rng = common::Rng(seed);
+    let mut snap = Snapshot::default();
+    let mut t = snapshot::DeviceTrace::default();
+    let mut live: HashMap<u64, u64> = HashMap::new();
+    for i in 0..n {
+        let addr = rng.below(400) as u64 * 4096;
+        let (action, size) = match live.remove(&addr) {
+            Some(size) => (Action::FreeCompleted, size),
+            None if rng.below(50) == 0 => (Action::FreeCompleted, 512 * (1 + rng.below(8) as u64)),
+            None => {
+                // Mostly small, a few large, as a training step's temporaries and activations.
+                let size = if rng.below(10) == 0 {
+                    1 << 22
+                } else {
+                    512 * (1 + rng.below(64) as u64)
+                };
+                live.insert(addr, size);
+                (Action::Alloc, size)
+            }
+        };
+        t.action.push(action);
+        t.addr.push(addr);
+        t.size.push(size);
+        t.stream.push(0);
+        t.time_us.push(i as i64 * 3);
+        t.stack.push(snapshot::EMPTY_STACK);
+        t.compile_context.push(snapshot::NO_STR);
+        t.user_metadata.push(snapshot::NO_STR);
+    }
+    snap.devices.push(t);
+    snap
+}
+
+/// The bands' live set at every position (checkpoints and the steps after them) is a naive
+/// replay's, and its bytes are the timeline's.
+#[test]
+fn bands_live_set_is_a_naive_replay() {
+    let mut snaps: Vec<(String, Snapshot)> =
+        NAMES.iter().map(|n| (n.to_string(), load(n))).collect();
+    snaps.push(("random".into(), random_snapshot(20_000, 7)));
+    for (name, snap) in &snaps {
+        for d in (0..snap.devices.len()).filter(|&d| !snap.devices[d].is_empty()) {
+            let t = &snap.devices[d];
+            let bands = Bands::new(snap, d);
+            let live = analysis::live_bytes(snap, d);
+            assert_eq!(bands.positions(), t.len() + 1);
+            let mut naive: HashMap<u64, usize> = HashMap::new();
+            let step = (t.len() / 3000).max(1);
+            for (p, &live_p) in live.iter().enumerate() {
+                if p > 0 {
+                    let i = p - 1;
+                    match t.action[i] {
+                        Action::Alloc => {
+                            naive.insert(t.addr[i], i);
+                        }
+                        Action::FreeCompleted => {
+                            naive.remove(&t.addr[i]);
+                        }
+                        _ => {}
+                    }
+                }
+                if p % step != 0 && p != t.len() {
+                    continue;
+                }
+                let ids = bands.live_at(t, p);
+                let allocs: Vec<_> = ids.iter().map(|&id| bands.allocation(snap, id)).collect();
+                let mut ours: Vec<usize> = allocs.iter().filter_map(|a| a.alloc_entry).collect();
+                let mut theirs: Vec<usize> = naive.values().copied().collect();
+                ours.sort();
+                theirs.sort();
+                assert_eq!(ours, theirs, "{name} device {d} position {p}");
+                assert!(ids.windows(2).all(|w| w[0] < w[1]), "{name}: stack order");
+                let bytes: u64 = allocs.iter().map(|a| a.size_bytes).sum();
+                assert_eq!(bytes, live_p, "{name} device {d} position {p}");
+                assert_eq!(bands.live_bytes_at(t, p), live_p);
+            }
+        }
+    }
+}
+
+/// Every column of a layout is as tall as the highest live bytes of its positions, so no peak is
+/// lost at any zoom; the whole trace's layout is scaled to the device's peak; a point inside a
+/// rectangle hits what the rectangle is.
+#[test]
+fn band_columns_keep_every_peak_and_hits_match_rects() {
+    let mut snaps: Vec<(String, Snapshot)> = ["training", "oom"]
+        .iter()
+        .map(|n| (n.to_string(), load(n)))
+        .collect();
+    snaps.push(("random".into(), random_snapshot(20_000, 11)));
+    for (name, snap) in &snaps {
+        let bands = Bands::new(snap, 0);
+        let live = analysis::live_bytes(snap, 0);
+        let n = bands.positions() as f64;
+        for (start, end, width) in [
+            (0.0, n, 300u32),
+            (0.0, n, 7),
+            (n / 3.0, n / 3.0 + 40.5, 500),
+            (n - 5.0, n, 64),
+        ] {
+            let height = 200.0;
+            let w = bands::Window {
+                start,
+                end,
+                width,
+                height,
+            };
+            let l = bands.layout(snap, w);
+            if (start, end) == (0.0, n) {
+                assert_eq!(
+                    l.max_bytes,
+                    analysis::device_memory(snap, 0).peak_bytes,
+                    "{name}"
+                );
+            }
+            let per_px = l.max_bytes.max(1) as f64 / height;
+            let mut top = vec![0f64; width as usize];
+            for r in l.rects.chunks(bands::RECT_STRIDE) {
+                assert!(r[0] < r[1] && r[2] <= r[3], "{name}: {r:?}");
+                for c in &mut top[r[0] as usize..r[1] as usize] {
+                    *c = c.max(r[3]);
+                }
+            }
+            let span = end - start;
+            for (c, &top_c) in top.iter().enumerate() {
+                let a =
+                    ((start + span * c as f64 / width as f64).floor() as usize).min(live.len() - 1);
+                let b = ((start + span * (c + 1) as f64 / width as f64).floor() as usize)
+                    .clamp(a + 1, live.len());
+                let want = *live[a..b].iter().max().unwrap() as f64 / per_px;
+                assert!(
+                    (top_c - want).abs() < 1e-6 * want.max(1.0),
+                    "{name} window {start}..{end} column {c}: {} against {want}",
+                    top_c
+                );
+            }
+            for r in l.rects.chunks(bands::RECT_STRIDE).take(200) {
+                let (x, y) = ((r[0] + r[1]) / 2.0, (r[2] + r[3]) / 2.0);
+                if r[3] - r[2] < 1e-3 {
+                    continue;
+                }
+                let hit = bands.hit(snap, w, x, y).expect("a rectangle is hit");
+                match &hit.allocation {
+                    Some(a) => assert_eq!(a.id as f64, r[4], "{name}"),
+                    None => assert_eq!(r[4], bands::MERGED, "{name}"),
+                }
+            }
+        }
+    }
+}
+
+/// The diff made from each snapshot's `Peaks`, read back from JSON as the page passes them
+/// between workers, is the diff of the two snapshots.
+#[test]
+fn diff_of_peaks_through_json_is_the_diff() {
+    let (a, b) = (load("training"), load("every_key"));
+    let json = |s: &Snapshot| serde_json::to_string(&analysis::peaks(s)).unwrap();
+    let back = |j: String| serde_json::from_str::<analysis::Peaks>(&j).unwrap();
+    for (x, y) in [(&a, &b), (&b, &a), (&a, &a)] {
+        assert_eq!(
+            analysis::diff_peaks(&back(json(x)), &back(json(y)), 10),
+            analysis::diff(x, y, 10)
+        );
+    }
 }

@@ -24,7 +24,7 @@
 
 use super::model::*;
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One segment as `segsum` counts it.
 #[derive(Debug, Clone, Serialize)]
@@ -246,7 +246,7 @@ pub fn category(snap: &Snapshot, stack: u32) -> &'static str {
 }
 
 /// One group of live memory.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Group {
     pub key: String,
     pub bytes: u64,
@@ -254,7 +254,7 @@ pub struct Group {
 }
 
 /// What is live at one moment, grouped each way; groups largest first.
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq)]
 pub struct Groups {
     pub by_frame: Vec<Group>,
     pub by_line: Vec<Group>,
@@ -319,14 +319,14 @@ struct Live {
 
 /// Replays one device: the live bytes before the first entry and after each, and the
 /// allocations before recording (address, size, the entry that frees it if any).
-struct Replay {
-    before: Vec<(u64, u64, Option<usize>)>,
-    live_after: Vec<u64>,
+pub(super) struct Replay {
+    pub(super) before: Vec<(u64, u64, Option<usize>)>,
+    pub(super) live_after: Vec<u64>,
     allocs: u64,
     frees: u64,
 }
 
-fn replay(snap: &Snapshot, device: usize) -> Replay {
+pub(super) fn replay(snap: &Snapshot, device: usize) -> Replay {
     let t = &snap.devices[device];
     let mut live: FxHashMap<u64, u64> = FxHashMap::default();
     let mut before = Vec::new();
@@ -690,26 +690,61 @@ fn diff_rows(a: &[Group], b: &[Group], top: usize) -> Vec<DiffRow> {
     out
 }
 
+/// What a diff needs of one snapshot, and nothing that points into it: the segment totals and, by
+/// device index, each device's entries, peak and every group live at the peak. A page holds each
+/// snapshot in its own worker and diffs these (a few kB of JSON), as it diffs traces' digests.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Peaks {
+    pub reserved_bytes: u64,
+    pub allocated_bytes: u64,
+    pub devices: Vec<DevicePeak>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DevicePeak {
+    pub entries: usize,
+    pub peak_bytes: u64,
+    pub at_peak: Groups,
+}
+
+pub fn peaks(snap: &Snapshot) -> Peaks {
+    let s = segments(snap);
+    Peaks {
+        reserved_bytes: s.reserved_bytes,
+        allocated_bytes: s.allocated_bytes,
+        devices: (0..snap.devices.len())
+            .map(|d| {
+                let m = device_memory(snap, d);
+                DevicePeak {
+                    entries: m.entries,
+                    peak_bytes: m.peak_bytes,
+                    at_peak: m.at_peak,
+                }
+            })
+            .collect(),
+    }
+}
+
 /// What changed from `base` to `new`: segment totals, and per device the peak and its groups,
 /// each group list cut to its `top` largest changes. `diff(a, a)` is all zeros, and `diff(b, a)`
 /// is `diff(a, b)` negated.
 pub fn diff(base: &Snapshot, new: &Snapshot, top: usize) -> Diff {
-    let (sa, sb) = (segments(base), segments(new));
+    diff_peaks(&peaks(base), &peaks(new), top)
+}
+
+/// [`diff`] from each snapshot's [`peaks`].
+pub fn diff_peaks(base: &Peaks, new: &Peaks, top: usize) -> Diff {
     let n = base.devices.len().max(new.devices.len());
     let mut devices = Vec::new();
     for d in 0..n {
-        let memory = |s: &Snapshot| (d < s.devices.len()).then(|| device_memory(s, d));
-        let (a, b) = (memory(base), memory(new));
-        if a.as_ref().is_none_or(|m| m.entries == 0) && b.as_ref().is_none_or(|m| m.entries == 0) {
+        let (a, b) = (base.devices.get(d), new.devices.get(d));
+        if a.is_none_or(|m| m.entries == 0) && b.is_none_or(|m| m.entries == 0) {
             continue;
         }
         let empty = Groups::default();
-        let ga = a.as_ref().map_or(&empty, |m| &m.at_peak);
-        let gb = b.as_ref().map_or(&empty, |m| &m.at_peak);
-        let (pa, pb) = (
-            a.as_ref().map_or(0, |m| m.peak_bytes),
-            b.as_ref().map_or(0, |m| m.peak_bytes),
-        );
+        let ga = a.map_or(&empty, |m| &m.at_peak);
+        let gb = b.map_or(&empty, |m| &m.at_peak);
+        let (pa, pb) = (a.map_or(0, |m| m.peak_bytes), b.map_or(0, |m| m.peak_bytes));
         devices.push(DeviceDiff {
             device: d,
             base_peak_bytes: pa,
@@ -726,8 +761,8 @@ pub fn diff(base: &Snapshot, new: &Snapshot, top: usize) -> Diff {
         });
     }
     Diff {
-        delta_reserved_bytes: delta(sa.reserved_bytes, sb.reserved_bytes),
-        delta_allocated_bytes: delta(sa.allocated_bytes, sb.allocated_bytes),
+        delta_reserved_bytes: delta(base.reserved_bytes, new.reserved_bytes),
+        delta_allocated_bytes: delta(base.allocated_bytes, new.allocated_bytes),
         devices,
     }
 }

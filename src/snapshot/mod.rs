@@ -43,9 +43,12 @@
 //! machine, streaming and salvage), `build` (dicts into rows, rows into the [`Snapshot`]),
 //! `model` (the columns), `analysis` (every figure: segments as `_memory_viz.segsum` counts
 //! them, the folded stacks of its `segments` and `memory`, the live-bytes timeline, the peak
-//! and what holds it by group, the `oom` event, the diff of two snapshots).
+//! and what holds it by group, the `oom` event, the diff of two snapshots, also from each one's
+//! `Peaks`), `bands` (the Active Memory Timeline laid out for a window and a canvas, with level
+//! of detail, and what is under a point of it).
 
 pub mod analysis;
+pub mod bands;
 mod build;
 mod model;
 mod pickle;

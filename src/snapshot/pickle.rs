@@ -286,6 +286,49 @@ fn op_name(op: u8) -> &'static str {
     }
 }
 
+/// Memo slots per block of [`Memo`].
+const MEMO_BLOCK: usize = 1 << 16;
+
+/// The memo's slots, in blocks of [`MEMO_BLOCK`]. The pickler memoizes every dict, list and
+/// string: a 2 GB snapshot whose entries carry their own frames memoizes about 10^8, and one vector
+/// of them would double past wasm32's limit on one allocation (2 GiB; the page's worker then
+/// stopped with a capacity overflow), holding up to twice its slots, and the hole it left, while it
+/// grew. Blocks are added one at a time and never move.
+#[derive(Default)]
+struct Memo {
+    blocks: Vec<Vec<Option<Value>>>,
+    len: usize,
+}
+
+impl Memo {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn get(&self, i: usize) -> Option<&Option<Value>> {
+        (i < self.len).then(|| &self.blocks[i / MEMO_BLOCK][i % MEMO_BLOCK])
+    }
+
+    fn get_mut(&mut self, i: usize) -> Option<&mut Option<Value>> {
+        (i < self.len).then(|| &mut self.blocks[i / MEMO_BLOCK][i % MEMO_BLOCK])
+    }
+
+    /// Sets slot `i`, adding empty slots up to it.
+    fn set(&mut self, i: usize, value: Option<Value>) {
+        while self.len <= i {
+            if self.len.is_multiple_of(MEMO_BLOCK) {
+                self.blocks.push(Vec::with_capacity(MEMO_BLOCK));
+            }
+            self.blocks
+                .last_mut()
+                .expect("a block was just added")
+                .push(None);
+            self.len += 1;
+        }
+        self.blocks[i / MEMO_BLOCK][i % MEMO_BLOCK] = value;
+    }
+}
+
 /// The machine: a carry of bytes not yet taken apart, the stack, the marks and the memo, and the
 /// builder its rows go to.
 pub(crate) struct Machine {
@@ -295,7 +338,7 @@ pub(crate) struct Machine {
     stack: Vec<Value>,
     /// Stack lengths at each open `MARK`.
     marks: Vec<usize>,
-    memo: Vec<Option<Value>>,
+    memo: Memo,
     pub state: State,
     pub protocol: u8,
     /// The first bytes of the stream, to say what a non-snapshot is.
@@ -321,7 +364,7 @@ impl Machine {
             base: 0,
             stack: Vec::new(),
             marks: Vec::new(),
-            memo: Vec::new(),
+            memo: Memo::default(),
             state: State::Running,
             protocol: 0,
             head: Vec::new(),
@@ -709,10 +752,7 @@ impl Machine {
             }
             None => top.copy(),
         };
-        if i >= self.memo.len() {
-            self.memo.resize_with(i + 1, || None);
-        }
-        self.memo[i] = value;
+        self.memo.set(i, value);
         Step::Next
     }
 

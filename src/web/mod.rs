@@ -21,7 +21,9 @@
 //! allocation table), `critical` (a thin adapter: the panel is `view::critical`, the path drawn
 //! is `view::path`, the graph is the store's), `compare` (a session's digest and the diff of two
 //! digests), `ranks` (the report of many ranks from their digests; CPU groups folded into a
-//! band), `embedding` (the window and selection for links and the iframe protocol).
+//! band), `embedding` (the window and selection for links and the iframe protocol), `snapshot`
+//! (a memory snapshot: `SnapshotSession`, read like a trace, its report, its timeline's bands,
+//! and `diff_snapshots` of two sessions' peaks).
 //!
 //! The page (`www/`), which calls these through its workers:
 //! - `index.html`, `style.css`; `js/app.js` wires the page (no inline script: Trunk's loader is
@@ -68,11 +70,13 @@ mod memory;
 mod parts;
 mod ranks;
 mod session;
+mod snapshot;
 mod tables;
 mod view;
 mod warm;
 
 pub use session::Session;
+pub use snapshot::SnapshotSession;
 pub use view::Frame;
 pub use warm::warm_up;
 

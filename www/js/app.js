@@ -17,7 +17,7 @@ import { baseChanged, dropped, startCompare } from "./compare.js";
 import { openFiles, startRanks, takeDrop } from "./ranks.js";
 import { startMemory } from "./memory.js";
 import { Bindings } from "./worker/client.js";
-import { Workers, blobChunks, bufferChunks, readInto, responseChunks, urlName } from "./load.js";
+import { Workers, blobChunks, bufferChunks, readInto, readSnapshotInto, responseChunks, sniff, urlName } from "./load.js";
 import { flopsColumns, renderRoofline, withFlops } from "./roofline.js";
 import { analyse as analyseInSlices, AnalysesTooLarge } from "./analyses.js";
 import { startLogdir } from "./logdir.js";
@@ -31,6 +31,7 @@ import { dropContents, queueOpens } from "./starting.js";
 import { ranksOfOneJob } from "./pair.js";
 import { startHeader } from "./header.js";
 import { renderRange } from "./range-table.js";
+import { startSnapshots } from "./snapshot.js";
 
 // A trace chosen, dropped or linked before the page is ready is kept and shown as starting
 // (starting.js), and opened at the end of this script.
@@ -99,6 +100,8 @@ const compiled = startCompiled({ app, tableOf, withTable, highlight, showTabs })
 const critical = startCritical({ app, view, pick, showRange });
 // For tests and benchmarks: the page's state, and the workers.
 window.sightline = { app, view, workers, version, wasmBuild: bindings.build, memory, critical };
+// A memory snapshot, opened in place of a trace (snapshot.js).
+const snapshots = startSnapshots({ bindings });
 
 $("version").textContent = `v${version}`;
 $("version").title = `wasm module: ${bindings.build}`;
@@ -111,6 +114,7 @@ function setState(state) {
   $("loading").hidden = state !== "loading";
   $("error-box").hidden = state !== "error";
   $("viewer").hidden = state !== "ready";
+  $("snapshot").hidden = state !== "snapshot";
   for (const id of ["search", "search-prev", "search-next"]) $(id).disabled = state !== "ready";
 }
 
@@ -123,6 +127,16 @@ function fail(err, name) {
   app.loadToken++;
   drop(app.loading);
   app.loading = null;
+  closeTrace();
+  snapshots.close();
+  $("error").textContent = message;
+  $("error-title").textContent = name ? `${name} could not be opened` : "Something went wrong";
+  $("file-name").textContent = "";
+  setState("error");
+}
+
+/** Ends the shown trace's worker, if any, and empties the views of it. */
+function closeTrace() {
   drop(app.active && app.active.worker);
   app.active = null;
   delete document.body.dataset.analyses;
@@ -130,10 +144,6 @@ function fail(err, name) {
   memory.attach(null);
   critical.attach(null);
   baseChanged();
-  $("error").textContent = message;
-  $("error-title").textContent = name ? `${name} could not be opened` : "Something went wrong";
-  $("file-name").textContent = "";
-  setState("error");
 }
 
 /** Ends a worker and frees its memory at once (a Session's memory is its worker's). */
@@ -215,6 +225,11 @@ async function load(name, total, chunks, startedAt, url = null) {
     worker.onfailure = (message) => {
       if (app.loading === worker) fail(new Error(message), name);
     };
+    // A memory snapshot is told apart by its first bytes and shown by snapshot.js instead.
+    const sniffed = await sniff(chunks);
+    if (token !== app.loadToken) return drop(worker);
+    if (sniffed.kind === "snapshot") return await showSnapshot(worker, name, sniffed.chunks, total, token, t);
+    chunks = sniffed.chunks;
     const { summary, bytes } = await readInto(worker, chunks, {
       width: 1000,
       height: 500,
@@ -237,6 +252,30 @@ async function load(name, total, chunks, startedAt, url = null) {
     drop(worker);
     if (token === app.loadToken) fail(err, name);
   }
+}
+
+/** Reads a memory snapshot into `worker` (load()'s, which handles its failure) and shows it in place of the trace. */
+async function showSnapshot(worker, name, chunks, total, token, t) {
+  const { report, bytes } = await readSnapshotInto(worker, chunks, {
+    onProgress: (stage, read) => {
+      if (token !== app.loadToken) return;
+      if (stage === "building") t.readMs = performance.now() - t.started;
+      progress(stage, read, total, 0);
+    },
+  });
+  if (token !== app.loadToken) return drop(worker);
+  app.loading = null;
+  t.bytes = bytes;
+  t.finishMs = performance.now() - t.started - t.readMs;
+  app.timings = t;
+  worker.onfailure = (message) => fail(new Error(message), name);
+  closeTrace();
+  $("file-name").textContent = "";
+  setState("snapshot");
+  await snapshots.show({ worker, name, report });
+  t.readyMs = performance.now() - t.started;
+  // For benchmarks: the worker's wasm memory once the timeline is drawn.
+  t.heapBytes = await worker.module.memory_bytes();
 }
 
 /**
@@ -306,7 +345,7 @@ function notice(message) {
 function cancel(ev) {
   const stage = document.body.dataset.stage;
   stopLoading();
-  setState(app.active ? "ready" : "empty");
+  setState(app.active ? "ready" : snapshots.shown() ? "snapshot" : "empty");
   if (app.active) view.request();
   // For benchmarks: from the click's timestamp to here (the page is back in its previous state).
   if (ev) app.lastCancel = { stage, ms: performance.now() - ev.timeStamp };
@@ -351,6 +390,7 @@ async function show(loaded) {
   baseChanged();
   // The previous trace's worker goes only now: until here a cancel could return to it.
   drop(previous && previous.worker);
+  snapshots.close();
   const attached = view.attach(session);
   memory.attach(session);
   critical.attach(session);
@@ -714,7 +754,7 @@ document.body.dataset.wasm = "ready";
 // Links (`?url=`, `#url=`, time range and selection in the hash) and embedding (`?mode=embedded`,
 // the postMessage protocol) live in url.js and embed.js; these are the page's hooks for them.
 // `openAddress`: whether what the address asks to open (`url`, `compare`) is to be opened.
-const hooks = { app, view, bindings, openUrl, openBuffer, openFile, fail, setState, stopLoading, openAddress: !early.replaced };
+const hooks = { app, view, bindings, openUrl, openBuffer, openFile, fail, setState, stopLoading, snapshots, openAddress: !early.replaced };
 startEmbedding(hooks);
 startLinks(hooks);
 startCompare(hooks);

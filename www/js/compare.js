@@ -12,7 +12,7 @@ import { renderTable, renderTabs } from "./table.js";
 import { mb } from "./format.js";
 import { connectAllowed } from "./url.js";
 import { SessionWorker } from "./worker/client.js";
-import { blobChunks, readInto, urlChunks, urlName } from "./load.js";
+import { blobChunks, readInto, sniff, urlChunks, urlName } from "./load.js";
 import { analyse } from "./analyses.js";
 
 const $ = (id) => document.getElementById(id);
@@ -97,6 +97,8 @@ export function dropped(files) {
     if (choice !== "compare") return;
     await hooks.openFile(a);
     if (document.body.dataset.state === "ready") compareWith(b.name, blobChunks(b), b.size);
+    // The first was a memory snapshot: the second is compared as one (snapshot-diff.js).
+    else if (document.body.dataset.state === "snapshot") hooks.snapshots.compareWith(b);
   };
   dialog.showModal();
   return true;
@@ -156,6 +158,13 @@ async function compareWith(name, chunks, total) {
   let worker = null;
   let statics;
   try {
+    const sniffed = await sniff(chunks);
+    if (token !== state.token) return;
+    if (sniffed.kind === "snapshot") {
+      close();
+      return message(`${name} is a memory snapshot, not a profiler trace: open it on its own, or compare it with another snapshot there.`);
+    }
+    chunks = sniffed.chunks;
     worker = await SessionWorker.start(hooks.bindings);
     if (token !== state.token) return worker.terminate();
     state.worker = worker;

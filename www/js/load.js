@@ -16,6 +16,68 @@ const GZ_CHUNK = 1 << 20;
 
 const isGzip = (head) => head[0] === 0x1f && head[1] === 0x8b;
 
+/** Whether bytes start a pickle of protocol 2 to 5, as a memory snapshot does (`snapshot::looks_like_pickle`). */
+const isPickle = (head) => head[0] === 0x80 && head[1] >= 2 && head[1] <= 5;
+
+/** Group lists of a snapshot's report are cut to this many, as `sightline snapshot` cuts them by default. */
+export const SNAPSHOT_TOP = 10;
+
+/** Bytes of a file's head that are read to tell what it is (pair.js reads its `distributedInfo` in them too). */
+export const HEAD_BYTES = 256 * 1024;
+
+/** The first `HEAD_BYTES` of `bytes` (a file's head), inflated when they are gzip. */
+export async function inflatedHead(bytes) {
+  if (!isGzip(bytes)) return bytes;
+  const reader = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip")).getReader();
+  const parts = [];
+  let n = 0;
+  try {
+    while (n < HEAD_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parts.push(value);
+      n += value.length;
+    }
+  } catch {
+    // The head ends inside the gzip stream: what was inflated before the cut is what we need.
+  }
+  reader.cancel().catch(() => {});
+  const all = new Uint8Array(n);
+  let o = 0;
+  for (const p of parts) {
+    all.set(p, o);
+    o += p.length;
+  }
+  return all;
+}
+
+/** The head of a File or Blob, inflated when it is gzip. */
+export async function fileHead(blob) {
+  return inflatedHead(new Uint8Array(await blob.slice(0, HEAD_BYTES).arrayBuffer()));
+}
+
+/**
+ * What `chunks` hold, told by their first bytes (inflated when gzip): `{ kind, chunks }`, kind
+ * "snapshot" (a pickle: `torch.cuda.memory._dump_snapshot`) or "trace" (anything else: the
+ * parser says what it is), and chunks that yield everything from the start again.
+ */
+export async function sniff(chunks) {
+  const kindOf = async (head) => (isPickle(await inflatedHead(head)) ? "snapshot" : "trace");
+  if (chunks.blob) return { kind: await kindOf(new Uint8Array(await chunks.blob.slice(0, HEAD_BYTES).arrayBuffer())), chunks };
+  const it = chunks()[Symbol.asyncIterator]();
+  const first = await it.next();
+  const again = async function* () {
+    if (first.done) return;
+    yield first.value;
+    for (;;) {
+      const next = await it.next();
+      if (next.done) return;
+      yield next.value;
+    }
+  };
+  return { kind: first.done ? "trace" : await kindOf(first.value.subarray(0, HEAD_BYTES)), chunks: again };
+}
+
 /** Slices of `blob` from `start` to `end`, reading the next one while the current one is parsed. */
 async function* rangeChunks(blob, start, end, size) {
   const read = (off) => blob.slice(off, Math.min(off + size, end)).arrayBuffer();
@@ -170,6 +232,31 @@ export class Workers {
     };
     for (const type of ["pointerdown", "focusin", "dragenter"]) doc.addEventListener(type, opening, true);
   }
+}
+
+/**
+ * Reads a memory snapshot's `chunks` into a new SnapshotSession in `worker` (gzip is inflated
+ * there, by the reader) and builds it. Resolves to its report (parsed, the groups cut to
+ * `SNAPSHOT_TOP`); rejects with the reader's message, or when the worker was terminated.
+ */
+export async function readSnapshotInto(worker, chunks, { onProgress }) {
+  const s = worker.session;
+  await s.new("snapshot");
+  let read = 0;
+  const blob = worker.readFile && chunks.blob;
+  if (blob) {
+    const size = isGzip(new Uint8Array(await blob.slice(0, 2).arrayBuffer())) ? GZ_CHUNK : CHUNK;
+    read = await worker.readFile(blob, 0, blob.size, size, (fed) => onProgress("reading", fed, 0));
+  } else {
+    for await (const chunk of chunks()) {
+      read += chunk.length;
+      await s.feed(chunk);
+      onProgress("reading", read, 0);
+    }
+  }
+  onProgress("building", read, 0);
+  const report = JSON.parse(await s.finish(SNAPSHOT_TOP));
+  return { report, bytes: read };
 }
 
 /**

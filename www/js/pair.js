@@ -5,8 +5,7 @@
 // Only the head is read (inflated in the browser for .gz); the trace itself is read later, by
 // whichever view opens it.
 
-/** Bytes of a file's head that are read, and of its inflated text that are searched. */
-const HEAD_BYTES = 256 * 1024;
+import { fileHead } from "./load.js";
 
 /** `{ rank, worldSize }` from a trace's `distributedInfo`, or null (none in its head). */
 export async function distributedOf(file) {
@@ -31,29 +30,7 @@ export async function ranksOfOneJob(a, b) {
   return !!(x && y && x.worldSize === y.worldSize && x.rank !== y.rank);
 }
 
-/** The first HEAD_BYTES of a file's text, inflated when it is gzip. */
+/** The head of a file's text, inflated when it is gzip. */
 async function headText(file) {
-  const head = new Uint8Array(await file.slice(0, HEAD_BYTES).arrayBuffer());
-  if (!(head[0] === 0x1f && head[1] === 0x8b)) return new TextDecoder().decode(head);
-  const reader = new Blob([head]).stream().pipeThrough(new DecompressionStream("gzip")).getReader();
-  const parts = [];
-  let n = 0;
-  try {
-    while (n < HEAD_BYTES) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      parts.push(value);
-      n += value.length;
-    }
-  } catch {
-    // The head ends inside the gzip stream: what was inflated before the cut is what we need.
-  }
-  reader.cancel().catch(() => {});
-  const all = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    all.set(p, o);
-    o += p.length;
-  }
-  return new TextDecoder().decode(all);
+  return new TextDecoder().decode(await fileHead(file));
 }

@@ -5,7 +5,8 @@
 //   worker -> page  {id, value} or {id, error, panic}
 //
 // `target: "session"` calls `session[method](...args)` on this worker's Session (created by the
-// first call, `method: "new"`); `"module"` calls a module-level export (`palette`, `version`).
+// first call, `method: "new"`; `new("snapshot")` makes it a SnapshotSession, a memory snapshot's,
+// which reads a file through the same methods); `"module"` calls a module-level export (`palette`, `version`).
 // Results cross as they are (strings, numbers, arrays, typed arrays, whose buffers are transferred,
 // not copied); a wasm-bindgen object (a `Frame`) crosses as a plain object holding what each of its
 // getters returns, and is freed here. So a new Session method needs no protocol code on either side.
@@ -122,8 +123,8 @@ function target(kind, method, id) {
     return (...args) => wasm[method](...args);
   }
   if (method === "new") {
-    return () => {
-      session = new wasm.Session();
+    return (kind) => {
+      session = kind === "snapshot" ? new wasm.SnapshotSession() : new wasm.Session();
     };
   }
   if (!session) throw new Error("this worker holds no session");
