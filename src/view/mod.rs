@@ -218,9 +218,7 @@ impl Timeline {
                     )
                 });
                 let s = trace.slices(l);
-                let fold = self.mode.fold;
-                let Some(c) =
-                    rows::capped(&self.rows[l], s, kinds, module, fold, tracks::FOLDED_ROWS)
+                let Some(c) = rows::capped(&self.rows[l], s, kinds, module, tracks::FOLDED_ROWS)
                 else {
                     continue;
                 };

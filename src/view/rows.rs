@@ -113,47 +113,62 @@ pub fn lane_rows(s: Slices<'_>, kinds: &Kinds, module: &[bool], mode: RowMode) -
 }
 
 /// `full` in at most `cap` rows, for a lane not expanded: a lane with Python frames is re-laid
-/// without them but for its `nn.Module` frames (as "Hide Python frames" does), so its operators
-/// take the first rows; then the rows past `cap` are left out. `None` when `full` fits. Rows of
-/// operators, labels and modules interleave with frames all down a `with_stack` thread, so
-/// keeping whole rows of `full` would still have left most operators below the cut.
+/// without them but for its `nn.Module` frames (as "Hide Python frames" does) under the row of
+/// the frames spanning the lane when `full` folded them, so its operators take the first rows;
+/// then the rows past `cap` are left out. `None` when `full` fits. Rows of operators, labels and
+/// modules interleave with frames all down a `with_stack` thread, so keeping whole rows of
+/// `full` would still have left most operators below the cut.
 pub fn capped(
     full: &LaneRows,
     s: Slices<'_>,
     kinds: &Kinds,
     module: &[bool],
-    fold: bool,
     cap: u32,
 ) -> Option<LaneRows> {
     if full.rows <= cap {
         return None;
     }
     let frames = (0..s.len()).any(|i| full.of(s, i) != HIDDEN && is_frame(s, kinds, module, i));
-    let relaid;
-    let base = if frames {
-        relaid = lane_rows(
-            s,
-            kinds,
-            module,
-            RowMode {
-                python: false,
-                fold,
-            },
-        );
-        &relaid
-    } else {
-        full
-    };
-    let depth = (0..s.len())
-        .map(|i| match base.of(s, i) {
-            r if r == HIDDEN || u32::from(r) >= cap => HIDDEN,
-            r => r,
+    if !frames {
+        let depth = (0..s.len())
+            .map(|i| match full.of(s, i) {
+                r if r == HIDDEN || u32::from(r) >= cap => HIDDEN,
+                r => r,
+            })
+            .collect();
+        return Some(LaneRows {
+            depth: Some(depth),
+            rows: cap,
+            folded: full.folded.clone(),
+        });
+    }
+    let relaid = lane_rows(
+        s,
+        kinds,
+        module,
+        RowMode {
+            python: false,
+            fold: false,
+        },
+    );
+    // The folded row stays on top, labelled with its chain, and the rest go one row down.
+    let top = u16::from(!full.folded.is_empty());
+    let depth: Vec<u16> = (0..s.len())
+        .map(|i| {
+            if top == 1 && full.of(s, i) == 0 && is_frame(s, kinds, module, i) {
+                return 0;
+            }
+            match relaid.of(s, i) {
+                HIDDEN => HIDDEN,
+                r if u32::from(r + top) >= cap => HIDDEN,
+                r => r + top,
+            }
         })
         .collect();
     Some(LaneRows {
         depth: Some(depth),
-        rows: base.rows.min(cap),
-        folded: base.folded.clone(),
+        rows: (relaid.rows + u32::from(top)).min(cap),
+        folded: full.folded.clone(),
     })
 }
 
