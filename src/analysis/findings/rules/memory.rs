@@ -1,14 +1,40 @@
 //! Device memory near its capacity (growth step over step is `memory::growth`'s).
 
 use super::super::context::{pct, share, Context};
-use super::super::types::{Evidence, Finding, Severity, TimeRange};
-use super::super::MEMORY_SHARE;
+use super::super::types::{Evidence, Finding, Rule, Severity, Theme, Threshold, TimeRange, Value};
 use crate::analysis::backend;
+use crate::analysis::memory::growth;
 use crate::analysis::summary::device_name;
 use crate::model::SliceRef;
 use std::cmp::Reverse;
 
-/// `memory_near_capacity`: peak allocated or reserved memory over `MEMORY_SHARE` of the device's.
+/// The peak's share of the device's memory above which it is nearly full.
+const MEMORY_SHARE: f64 = 0.90;
+/// Above this, the finding is critical.
+const MEMORY_CRITICAL_SHARE: f64 = 0.97;
+
+pub(crate) const MEMORY_NEAR_CAPACITY: Rule = Rule {
+    id: "memory_near_capacity",
+    theme: Theme::Memory,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "a device's memory is nearly full: an out-of-memory error is one step away",
+    fires: "a device's peak allocated or reserved memory over {share} of its memory (critical \
+            over {critical})",
+    whatif: "-",
+    thresholds: &[
+        Threshold {
+            name: "share",
+            value: Value::Share(MEMORY_SHARE),
+        },
+        Threshold {
+            name: "critical",
+            value: Value::Share(MEMORY_CRITICAL_SHARE),
+        },
+    ],
+};
+
+/// [`MEMORY_NEAR_CAPACITY`].
 pub(crate) fn memory_near_capacity(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
     let mut out = Vec::new();
@@ -35,12 +61,12 @@ pub(crate) fn memory_near_capacity(cx: &Context) -> Vec<Finding> {
                 })
                 .flatten();
             out.push(Finding {
-                id: "memory_near_capacity",
+                id: MEMORY_NEAR_CAPACITY.id,
                 whatif: Vec::new(),
-                severity: if s > 0.97 {
+                severity: if s > MEMORY_CRITICAL_SHARE {
                     Severity::Critical
                 } else {
-                    Severity::Warning
+                    MEMORY_NEAR_CAPACITY.severity
                 },
                 title: format!("{} memory is nearly full", device_name(trace, d.id)),
                 detail: format!(
@@ -71,12 +97,8 @@ pub(crate) fn memory_near_capacity(cx: &Context) -> Vec<Finding> {
     out
 }
 
-/// `memory_growth`: a device's allocated floor rising step over step (the rule is
-/// `memory::growth`'s, where the memory series are).
-pub(crate) fn growth(cx: &Context) -> Vec<Finding> {
-    if cx.trace.memory.is_empty() {
-        return Vec::new();
-    }
-    let memory = crate::analysis::memory::Memory::series(cx.trace);
-    crate::analysis::memory::growth::findings(cx.trace, cx.links, &memory, &cx.steps.steps)
+/// [`growth::MEMORY_GROWTH`] (the rule is `memory::growth`'s, where the memory series are), on
+/// the memory curves `Derived` keeps.
+pub(crate) fn memory_growth(cx: &Context) -> Vec<Finding> {
+    growth::findings(cx.trace, cx.links, cx.memory, &cx.steps.steps)
 }
