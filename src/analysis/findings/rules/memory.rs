@@ -42,12 +42,22 @@ pub(crate) fn memory_near_capacity(cx: &Context) -> Vec<Finding> {
         let Some(cap) = d.total_global_mem.filter(|&m| m > 0) else {
             continue;
         };
+        // The device's curve (type 1: CUDA, which ROCm's devices are too). Without the trace's
+        // own totals its level is unknown (a running sum of changes), and nothing is said.
+        let Some(series) = cx
+            .memory
+            .devices
+            .iter()
+            .find(|x| x.device_type == 1 && x.device_id == d.id && x.totals_recorded)
+        else {
+            continue;
+        };
+        let level = |p: usize| series.allocated[p].max(series.reserved[p]);
+        let peak = (0..series.events.len()).max_by_key(|&p| (level(p), Reverse(p)));
+        let Some(p) = peak else { continue };
+        let used = level(p);
         let m = &trace.memory;
-        let peak = (0..m.len())
-            .filter(|&i| m.device_type[i] == 1 && i64::from(m.device_id[i]) == d.id)
-            .max_by_key(|&i| (m.total_allocated[i].max(m.total_reserved[i]), Reverse(i)));
-        let Some(i) = peak else { continue };
-        let used = m.total_allocated[i].max(m.total_reserved[i]);
+        let i = series.events[p] as usize;
         let s = share(used, cap as i64);
         if s > MEMORY_SHARE {
             let lane = m.lane[i];
@@ -73,8 +83,8 @@ pub(crate) fn memory_near_capacity(cx: &Context) -> Vec<Finding> {
                     "Memory use peaked at {:.2} GB (allocated {:.2} GB, reserved {:.2} GB) of the \
                      {:.2} GB of {} ({}).",
                     used as f64 / 1e9,
-                    m.total_allocated[i] as f64 / 1e9,
-                    m.total_reserved[i] as f64 / 1e9,
+                    series.allocated[p] as f64 / 1e9,
+                    series.reserved[p] as f64 / 1e9,
                     cap as f64 / 1e9,
                     device_name(trace, d.id),
                     pct(s)
