@@ -26,10 +26,8 @@ use rustc_hash::FxHashMap;
 /// Below this share of the step (in percent), a hotspot's bound names no finding.
 pub const HOTSPOT_PCT: f64 = 5.0;
 
-const WORTH: Threshold = Threshold {
-    name: "saving",
-    value: Value::Pct(HOTSPOT_PCT),
-};
+/// Each hotspot's threshold: its bound's share of the step.
+const WORTH: Threshold = Threshold::new("saving", Value::Pct(HOTSPOT_PCT));
 
 pub const HOT_OPERATOR: Rule = Rule {
     id: "hot_operator",

@@ -99,6 +99,12 @@ pub struct Threshold {
     pub value: Value,
 }
 
+impl Threshold {
+    pub const fn new(name: &'static str, value: Value) -> Threshold {
+        Threshold { name, value }
+    }
+}
+
 /// A threshold's value in its unit, as the reference writes it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Value {

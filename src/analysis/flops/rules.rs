@@ -39,14 +39,8 @@ pub const LOW_GEMM_EFFICIENCY: Rule = Rule {
             {efficiency} of their roof, taken together",
     whatif: "-",
     thresholds: &[
-        Threshold {
-            name: "share",
-            value: Value::Share(GEMM_SHARE),
-        },
-        Threshold {
-            name: "efficiency",
-            value: Value::Share(LOW_EFFICIENCY),
-        },
+        Threshold::new("share", Value::Share(GEMM_SHARE)),
+        Threshold::new("efficiency", Value::Share(LOW_EFFICIENCY)),
     ],
 };
 
@@ -63,22 +57,10 @@ pub const SMALL_KERNELS: Rule = Rule {
             steps' critical path or more, never from a count of kernels",
     whatif: "`launches=0` (an estimate: launches batched as a graph would batch them)",
     thresholds: &[
-        Threshold {
-            name: "count",
-            value: Value::Count(SMALL_MIN_COUNT),
-        },
-        Threshold {
-            name: "share",
-            value: Value::Share(SMALL_SHARE),
-        },
-        Threshold {
-            name: "ns",
-            value: Value::Ns(SMALL_KERNEL_NS),
-        },
-        Threshold {
-            name: "launch_bound",
-            value: Value::Pct(LAUNCH_BOUND_PCT),
-        },
+        Threshold::new("count", Value::Count(SMALL_MIN_COUNT)),
+        Threshold::new("share", Value::Share(SMALL_SHARE)),
+        Threshold::new("ns", Value::Ns(SMALL_KERNEL_NS)),
+        Threshold::new("launch_bound", Value::Pct(LAUNCH_BOUND_PCT)),
     ],
 };
 
@@ -90,10 +72,7 @@ pub const FP32_GEMM_ON_TENSOR_CORE_GPU: Rule = Rule {
     meaning: "FP32 GEMMs on a GPU whose Tensor/Matrix Cores would run them as TF32 or BF16",
     fires: "FP32 GEMMs or convolutions take {share} of the GPU time or more on such a GPU",
     whatif: "-",
-    thresholds: &[Threshold {
-        name: "share",
-        value: Value::Share(FP32_SHARE),
-    }],
+    thresholds: &[Threshold::new("share", Value::Share(FP32_SHARE))],
 };
 
 /// The roofline's rules, in the order the reference lists them.

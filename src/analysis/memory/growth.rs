@@ -31,14 +31,8 @@ pub const MEMORY_GROWTH: Rule = Rule {
             steps or more, by {rise} or more from the first to the last",
     whatif: "-",
     thresholds: &[
-        Threshold {
-            name: "steps",
-            value: Value::Count(MIN_STEPS),
-        },
-        Threshold {
-            name: "rise",
-            value: Value::Bytes(MIN_RISE_BYTES),
-        },
+        Threshold::new("steps", Value::Count(MIN_STEPS)),
+        Threshold::new("rise", Value::Bytes(MIN_RISE_BYTES)),
     ],
 };
 

@@ -38,22 +38,10 @@ pub const STRAGGLER_RANK: Rule = Rule {
             or more; one finding per rank, critical from {critical}",
     whatif: "-",
     thresholds: &[
-        Threshold {
-            name: "late",
-            value: Value::Share(LATE_SHARE),
-        },
-        Threshold {
-            name: "late_min",
-            value: Value::Ns(LATE_MIN_NS),
-        },
-        Threshold {
-            name: "caused",
-            value: Value::Share(CAUSED_SHARE),
-        },
-        Threshold {
-            name: "critical",
-            value: Value::Share(CAUSED_CRITICAL),
-        },
+        Threshold::new("late", Value::Share(LATE_SHARE)),
+        Threshold::new("late_min", Value::Ns(LATE_MIN_NS)),
+        Threshold::new("caused", Value::Share(CAUSED_SHARE)),
+        Threshold::new("critical", Value::Share(CAUSED_CRITICAL)),
     ],
 };
 
@@ -66,10 +54,7 @@ pub const COLLECTIVE_WAIT_HEAVY: Rule = Rule {
     fires: "the ranks' waits in collectives total {share} of their step time or more (of their \
             trace spans, without steps)",
     whatif: "-",
-    thresholds: &[Threshold {
-        name: "share",
-        value: Value::Share(WAIT_SHARE),
-    }],
+    thresholds: &[Threshold::new("share", Value::Share(WAIT_SHARE))],
 };
 
 pub const LOW_COMM_OVERLAP: Rule = Rule {
@@ -82,14 +67,8 @@ pub const LOW_COMM_OVERLAP: Rule = Rule {
             measure) and its exposed communication is {exposed} of its step time or more",
     whatif: "-",
     thresholds: &[
-        Threshold {
-            name: "overlap",
-            value: Value::Pct(LOW_OVERLAP_PCT),
-        },
-        Threshold {
-            name: "exposed",
-            value: Value::Share(EXPOSED_SHARE),
-        },
+        Threshold::new("overlap", Value::Pct(LOW_OVERLAP_PCT)),
+        Threshold::new("exposed", Value::Share(EXPOSED_SHARE)),
     ],
 };
 
@@ -102,14 +81,8 @@ pub const UNBALANCED_RANKS: Rule = Rule {
     fires: "the busiest rank computes {ratio} the median rank or more, and {more} more",
     whatif: "-",
     thresholds: &[
-        Threshold {
-            name: "ratio",
-            value: Value::Times(IMBALANCE),
-        },
-        Threshold {
-            name: "more",
-            value: Value::Ns(IMBALANCE_MIN_NS),
-        },
+        Threshold::new("ratio", Value::Times(IMBALANCE)),
+        Threshold::new("more", Value::Ns(IMBALANCE_MIN_NS)),
     ],
 };
 

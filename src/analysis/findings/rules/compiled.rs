@@ -279,10 +279,7 @@ pub(crate) const COMPILE_IN_STEPS: Rule = Rule {
     fires: "compile ranges (`... (dynamo_timed)`, or holding a `..._data: compile_id=F/C` label) \
             in steps, {share} of their CPU time or more",
     whatif: "the compile ranges `=0`",
-    thresholds: &[Threshold {
-        name: "share",
-        value: Value::Share(COMPILE_SHARE),
-    }],
+    thresholds: &[Threshold::new("share", Value::Share(COMPILE_SHARE))],
 };
 
 /// [`COMPILE_IN_STEPS`].

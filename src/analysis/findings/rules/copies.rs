@@ -23,18 +23,9 @@ pub(crate) const CPU_COPY_OVERHEAD: Rule = Rule {
             {copy_self} or more of the operators' self time and among the top {rank} names",
     whatif: "those four `=0` (inclusive: their children go too)",
     thresholds: &[
-        Threshold {
-            name: "cpu_exec",
-            value: Value::Share(CPU_EXEC_SHARE),
-        },
-        Threshold {
-            name: "copy_self",
-            value: Value::Share(COPY_SELF_SHARE),
-        },
-        Threshold {
-            name: "rank",
-            value: Value::Count(COPY_TOP_RANK),
-        },
+        Threshold::new("cpu_exec", Value::Share(CPU_EXEC_SHARE)),
+        Threshold::new("copy_self", Value::Share(COPY_SELF_SHARE)),
+        Threshold::new("rank", Value::Count(COPY_TOP_RANK)),
     ],
 };
 
@@ -96,10 +87,7 @@ pub(crate) const DTYPE_ROUND_TRIP: Rule = Rule {
             other operators run in float32, the outermost ones {share} or more of the steps, \
             after conversions to float64 (`aten::to` with dtype 7)",
     whatif: "`float64*0.5` (float64 at float32's speed, a floor on CPUs)",
-    thresholds: &[Threshold {
-        name: "share",
-        value: Value::Share(DTYPE_SHARE),
-    }],
+    thresholds: &[Threshold::new("share", Value::Share(DTYPE_SHARE))],
 };
 
 /// [`DTYPE_ROUND_TRIP`].

@@ -165,18 +165,9 @@ pub(crate) const SMALL_OP_STORM: Rule = Rule {
     whatif: "`A|B+gaps*F`: the calls and the time between them, F = one call of each name a step \
              left",
     thresholds: &[
-        Threshold {
-            name: "calls",
-            value: Value::Count(STORM_CALLS),
-        },
-        Threshold {
-            name: "median",
-            value: Value::Ns(STORM_OP_NS),
-        },
-        Threshold {
-            name: "share",
-            value: Value::Share(STORM_SHARE),
-        },
+        Threshold::new("calls", Value::Count(STORM_CALLS)),
+        Threshold::new("median", Value::Ns(STORM_OP_NS)),
+        Threshold::new("share", Value::Share(STORM_SHARE)),
     ],
 };
 
@@ -366,14 +357,8 @@ pub(crate) const UNTRACED_CPU_TIME: Rule = Rule {
             the Python frame over the longest where stacks were recorded",
     whatif: "`untraced=0`",
     thresholds: &[
-        Threshold {
-            name: "gap",
-            value: Value::Ns(UNTRACED_GAP_NS),
-        },
-        Threshold {
-            name: "share",
-            value: Value::Share(UNTRACED_SHARE),
-        },
+        Threshold::new("gap", Value::Ns(UNTRACED_GAP_NS)),
+        Threshold::new("share", Value::Share(UNTRACED_SHARE)),
     ],
 };
 
@@ -554,14 +539,8 @@ pub(crate) const ANNOTATION_OVERHEAD: Rule = Rule {
             the steps or more",
     whatif: "`self:NAME+gaps=0`",
     thresholds: &[
-        Threshold {
-            name: "calls",
-            value: Value::Count(ANNOTATION_CALLS),
-        },
-        Threshold {
-            name: "share",
-            value: Value::Share(ANNOTATION_SHARE),
-        },
+        Threshold::new("calls", Value::Count(ANNOTATION_CALLS)),
+        Threshold::new("share", Value::Share(ANNOTATION_SHARE)),
     ],
 };
 
@@ -690,14 +669,8 @@ pub(crate) const OPTIMIZER_STEP_HEAVY: Rule = Rule {
     whatif: "`Optimizer.step#X.step*F`, F = (one dispatch per kind of call + the parameters' \
              elements at a fused kernel's pace on a CPU, 0 on a GPU host) / its time",
     thresholds: &[
-        Threshold {
-            name: "share",
-            value: Value::Share(OPTIMIZER_SHARE),
-        },
-        Threshold {
-            name: "ops",
-            value: Value::Count(OPTIMIZER_OPS),
-        },
+        Threshold::new("share", Value::Share(OPTIMIZER_SHARE)),
+        Threshold::new("ops", Value::Count(OPTIMIZER_OPS)),
     ],
 };
 

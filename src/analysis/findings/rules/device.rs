@@ -98,18 +98,9 @@ pub(crate) const GPU_STARVED_BY_CPU: Rule = Rule {
              `untraced=0`, `syncs=0`, `launches=0`, the copies, allocator calls or operators as \
              `cpu:` edits",
     thresholds: &[
-        Threshold {
-            name: "idle",
-            value: Value::Share(STARVED_IDLE_SHARE),
-        },
-        Threshold {
-            name: "host",
-            value: Value::Share(STARVED_HOST_SHARE),
-        },
-        Threshold {
-            name: "devices",
-            value: Value::Count(MAX_DEVICE_FINDINGS),
-        },
+        Threshold::new("idle", Value::Share(STARVED_IDLE_SHARE)),
+        Threshold::new("host", Value::Share(STARVED_HOST_SHARE)),
+        Threshold::new("devices", Value::Count(MAX_DEVICE_FINDINGS)),
     ],
 };
 
@@ -135,18 +126,9 @@ pub(crate) const LOW_GPU_UTILIZATION: Rule = Rule {
             for at most {devices} devices, any more in one",
     whatif: "the waits' work made free (a bound), launches batched included",
     thresholds: &[
-        Threshold {
-            name: "low",
-            value: Value::Share(LOW_UTILIZATION),
-        },
-        Threshold {
-            name: "critical",
-            value: Value::Share(VERY_LOW_UTILIZATION),
-        },
-        Threshold {
-            name: "devices",
-            value: Value::Count(MAX_DEVICE_FINDINGS),
-        },
+        Threshold::new("low", Value::Share(LOW_UTILIZATION)),
+        Threshold::new("critical", Value::Share(VERY_LOW_UTILIZATION)),
+        Threshold::new("devices", Value::Count(MAX_DEVICE_FINDINGS)),
     ],
 };
 
@@ -261,10 +243,7 @@ pub(crate) const COMMUNICATION_HEAVY: Rule = Rule {
     meaning: "communication not hidden behind computation",
     fires: "Communication over {share} of step time",
     whatif: "`communication=0`",
-    thresholds: &[Threshold {
-        name: "share",
-        value: Value::Share(COMMUNICATION_SHARE),
-    }],
+    thresholds: &[Threshold::new("share", Value::Share(COMMUNICATION_SHARE))],
 };
 
 /// [`COMMUNICATION_HEAVY`].

@@ -14,10 +14,10 @@ pub(crate) const GRAPH_INSTANTIATION: Rule = Rule {
     meaning: "CUDA/HIP graphs instantiated inside the steps",
     fires: "`*GraphInstantiate*` calls in the steps take {share} of them or more",
     whatif: "`NAME=0` (the instantiation calls)",
-    thresholds: &[Threshold {
-        name: "share",
-        value: Value::Share(GRAPH_INSTANTIATION_SHARE),
-    }],
+    thresholds: &[Threshold::new(
+        "share",
+        Value::Share(GRAPH_INSTANTIATION_SHARE),
+    )],
 };
 
 /// [`GRAPH_INSTANTIATION`]. Instantiation (`cudaGraphInstantiate`) costs milliseconds

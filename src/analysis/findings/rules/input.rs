@@ -19,10 +19,7 @@ pub(crate) const DATALOADER_BOUND: Rule = Rule {
     fires: "DataLoader time (the TensorBoard plugin's: no device work alongside) over {share} of \
             step time",
     whatif: "`DataLoader=0`",
-    thresholds: &[Threshold {
-        name: "share",
-        value: Value::Share(DATALOADER_SHARE),
-    }],
+    thresholds: &[Threshold::new("share", Value::Share(DATALOADER_SHARE))],
 };
 
 /// [`DATALOADER_BOUND`].

@@ -23,14 +23,8 @@ pub(crate) const MEMORY_NEAR_CAPACITY: Rule = Rule {
             over {critical})",
     whatif: "-",
     thresholds: &[
-        Threshold {
-            name: "share",
-            value: Value::Share(MEMORY_SHARE),
-        },
-        Threshold {
-            name: "critical",
-            value: Value::Share(MEMORY_CRITICAL_SHARE),
-        },
+        Threshold::new("share", Value::Share(MEMORY_SHARE)),
+        Threshold::new("critical", Value::Share(MEMORY_CRITICAL_SHARE)),
     ],
 };
 

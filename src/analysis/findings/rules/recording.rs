@@ -188,10 +188,7 @@ pub(crate) const FEW_ACTIVE_STEPS: Rule = Rule {
     meaning: "too few active steps for step statistics (no schedule, or a short one)",
     fires: "fewer than {steps} `ProfilerStep#N` (none at all included)",
     whatif: "-",
-    thresholds: &[Threshold {
-        name: "steps",
-        value: Value::Count(MIN_ACTIVE_STEPS),
-    }],
+    thresholds: &[Threshold::new("steps", Value::Count(MIN_ACTIVE_STEPS))],
 };
 
 /// [`FEW_ACTIVE_STEPS`].

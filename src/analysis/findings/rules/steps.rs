@@ -15,10 +15,7 @@ pub(crate) const WARMUP_OUTLIER: Rule = Rule {
     meaning: "a first step much slower than the rest: warm-up inside the recorded window",
     fires: "one of the first two of 3+ steps at {ratio} the median or more",
     whatif: "-",
-    thresholds: &[Threshold {
-        name: "ratio",
-        value: Value::Times(WARMUP_RATIO),
-    }],
+    thresholds: &[Threshold::new("ratio", Value::Times(WARMUP_RATIO))],
 };
 
 /// [`WARMUP_OUTLIER`].
