@@ -2,7 +2,6 @@
 //! ([`Census`]), so each rule is a plain function of them.
 
 use super::types::{Evidence, TimeRange};
-use super::Inputs;
 use crate::analysis::compiled::Compiled;
 use crate::analysis::graphs::GraphReport;
 use crate::analysis::idle::{self, IdleReport};
@@ -16,6 +15,19 @@ use std::cmp::Reverse;
 
 /// At most this many slices and ranges per finding.
 pub(super) const MAX_EVIDENCE: usize = 10;
+
+/// The analyses the rules read besides the trace (those `Derived` keeps).
+#[derive(Clone, Copy)]
+pub struct Inputs<'a> {
+    pub links: &'a Links,
+    pub steps: &'a StepsReport,
+    pub idle: &'a IdleReport,
+    pub flops: &'a crate::analysis::flops::Flops,
+    pub graphs: &'a GraphReport,
+    pub compiled: &'a Compiled,
+    /// The memory curves (`Derived::memory_curves`).
+    pub memory: &'a Memory,
+}
 
 /// Everything a rule is given.
 pub(crate) struct Context<'a> {

@@ -31,30 +31,15 @@ pub mod reference;
 mod rules;
 pub mod types;
 
+pub use context::Inputs;
 /// The rules `critical::savings` treats apart: the damage that ranks first, and the device's
 /// symptoms told as context under the cause.
 pub(crate) use rules::{DEVICE_EVENTS_LOST, GPU_STARVED_BY_CPU, LOW_GPU_UTILIZATION};
 pub use types::{Evidence, Finding, Rule, Severity, TimeRange};
 
-use super::idle::IdleReport;
-use super::links::Links;
 use super::slicing::Slicer;
-use super::steps::StepsReport;
 use crate::model::Trace;
 use std::cmp::Reverse;
-
-/// The analyses the rules read besides the trace (those `Derived` keeps).
-#[derive(Clone, Copy)]
-pub struct Inputs<'a> {
-    pub links: &'a Links,
-    pub steps: &'a StepsReport,
-    pub idle: &'a IdleReport,
-    pub flops: &'a super::flops::Flops,
-    pub graphs: &'a super::graphs::GraphReport,
-    pub compiled: &'a super::compiled::Compiled,
-    /// The memory curves (`Derived::memory_curves`).
-    pub memory: &'a super::memory::Memory,
-}
 
 impl Finding {
     /// Whether this is a note on how the trace was recorded ([`Rule::recording`]); every such

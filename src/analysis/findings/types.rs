@@ -30,7 +30,7 @@ pub struct Finding {
 
 /// A rule declared once: the id and severity its findings carry, the thresholds its function
 /// compares against, and what the findings reference (`docs/findings.md`, written from every
-/// declaration by [`crate::analysis::findings::reference`]) says of it. Each stands beside its
+/// declaration by the `reference` module beside this one) says of it. Each stands beside its
 /// function, named as its id in capitals; a threshold is a constant there that both the function
 /// and the declaration name, so each number is written once.
 #[derive(Debug)]
