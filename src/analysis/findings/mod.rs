@@ -3,7 +3,7 @@
 //!
 //! Each rule is declared once ([`Rule`], beside its function: id, theme, severity, thresholds,
 //! whether it is a note on the recording, and what it means and when it fires); the findings
-//! reference, `docs/findings.md`, is written from every declaration ([`reference`]), and a test
+//! reference, `docs/findings.md`, is written from every declaration ([`reference`](mod@reference)), and a test
 //! fails when the file and the declarations differ.
 //!
 //! Advice names only APIs the trace's device has ([`super::backend`]): CUDA graphs on CUDA, HIP
@@ -19,7 +19,7 @@
 //! annotations and runtime calls with their own times, for the CPU-side rules), `rules/` (one
 //! theme a file: `cpu`, `copies` with the float64 detour, `device`, `input`, `memory`,
 //! `recording`, `steps`, `damage`, `graphs`, `compiled`; each rule a declaration and a
-//! `fn(&Context) -> Vec<Finding>`, paired in `RULES`) and [`reference`] (every rule's declaration,
+//! `fn(&Context) -> Vec<Finding>`, paired in `RULES`) and [`reference`](mod@reference) (every rule's declaration,
 //! those written elsewhere included, and the reference written from them). Adding a rule is its
 //! declaration, its function and one line in `RULES`.
 //!
@@ -43,7 +43,7 @@ use std::cmp::Reverse;
 
 impl Finding {
     /// Whether this is a note on how the trace was recorded ([`Rule::recording`]); every such
-    /// rule is one of [`rules::RULES`] (`reference`'s tests check it).
+    /// rule is one of the findings' own rules, `rules::RULES` (`reference`'s tests check it).
     pub fn is_recording(&self) -> bool {
         rules::RULES
             .iter()
