@@ -10,6 +10,7 @@ use sightline::analysis::flops::Flops;
 use sightline::analysis::graphs::GraphReport;
 use sightline::analysis::idle::{self, IdleOptions, Mode};
 use sightline::analysis::links::Links;
+use sightline::analysis::memory::Memory;
 use sightline::analysis::slicing::{poll_once, Slicer};
 use sightline::analysis::tables::{call_tree, kernel_table, label_table, op_table, Forest};
 use sightline::analysis::{compiled, findings, steps};
@@ -127,6 +128,7 @@ fn analyses_in_slices_equal_the_analyses_in_one_go() {
             flops: &s_flops,
             graphs: &GraphReport::build(&t, &s_links),
             compiled: &s_compiled,
+            memory: &Memory::series(&t),
         };
         let (s_found, _) = polled(findings::analyze_sliced(&t, inputs, &mut y));
         assert_eq!(json(&s_found), json(&found), "{name}: findings");

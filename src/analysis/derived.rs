@@ -340,6 +340,7 @@ impl<T: Borrow<Trace>> Derived<T> {
             flops,
             graphs,
             compiled,
+            memory: self.memory_curves(),
         };
         let v = findings::analyze_sliced(self.trace(), inputs, y).await;
         self.found.keep(key, v)

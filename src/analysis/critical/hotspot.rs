@@ -1,13 +1,8 @@
 //! The hotspot: what the steps' critical paths spend most in, named as a finding where making it
 //! free would save at least [`HOTSPOT_PCT`] of the step, with advice for its kind:
-//! - `hot_operator`: the operator holding the most path time (its CPU time, and the device time
-//!   of the kernels and copies it launched), unless another finding's what-if names it already;
-//! - `allocator_churn`: the caching allocator's misses, `cudaMalloc`/`cudaFree` (`hipMalloc`,
-//!   `hipFree`) calls on the path;
-//! - `host_sync`: the host waiting for the device on the path (`.item()`, `.cpu()`, `nonzero`,
-//!   `*Synchronize`, blocking copies). The path charges a wait to the device work waited for,
-//!   so a path through any wait makes it a candidate, and its bound (`syncs=0`: the host never
-//!   waits there) decides.
+//! [`HOT_OPERATOR`], [`ALLOCATOR_CHURN`] and [`HOST_SYNC`]. The path charges a host wait to the
+//! device work waited for, so a path through any wait makes `host_sync` a candidate, and its
+//! bound (`syncs=0`: the host never waits there) decides.
 //!
 //! Inside the steps, or over the whole trace where it has no `ProfilerStep`s (the path's window
 //! then is the whole trace). Removing a hotspot outright is no fix's saving: each what-if makes
@@ -18,7 +13,9 @@
 use super::graph::{EdgeKind, Graph, NO_SLICE};
 use super::{binding_edges, is_data_loading, Analysis};
 use crate::analysis::backend;
-use crate::analysis::findings::types::{Evidence, Finding, Severity, TimeRange};
+use crate::analysis::findings::types::{
+    Evidence, Finding, Rule, Severity, Theme, Threshold, TimeRange, Value,
+};
 use crate::analysis::links::Links;
 use crate::analysis::origin::origin;
 use crate::analysis::summary::devices_word;
@@ -29,8 +26,52 @@ use rustc_hash::FxHashMap;
 /// Below this share of the step (in percent), a hotspot's bound names no finding.
 pub const HOTSPOT_PCT: f64 = 5.0;
 
+/// Each hotspot's threshold: its bound's share of the step.
+const WORTH: Threshold = Threshold::new("saving", Value::Pct(HOTSPOT_PCT));
+
+pub const HOT_OPERATOR: Rule = Rule {
+    id: "hot_operator",
+    theme: Theme::Path,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "the operator holding the most of the steps' critical path (its CPU time and the \
+              device work it launched), where it comes from (module, range or Python frame), \
+              and advice for where its time goes (CPU dispatch or device work)",
+    fires: "making it free saves {saving} of the step or more, and no other finding's what-if \
+            names it",
+    whatif: "`NAME=0` (a bound)",
+    thresholds: &[WORTH],
+};
+
+pub const ALLOCATOR_CHURN: Rule = Rule {
+    id: "allocator_churn",
+    theme: Theme::Path,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "the caching allocator calls `cudaMalloc`/`cudaFree` (`hipMalloc`/`hipFree`) inside \
+              the steps: it missed its cache",
+    fires: "those calls' path time, made free, saves {saving} of the step or more",
+    whatif: "`cudaMalloc*|cudaFree*=0` (`hipMalloc*|hipFree*=0` on ROCm; a bound)",
+    thresholds: &[WORTH],
+};
+
+pub const HOST_SYNC: Rule = Rule {
+    id: "host_sync",
+    theme: Theme::Path,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "the CPU waits for the device inside the steps (`.item()`, `.cpu()`, `nonzero`, \
+              synchronize, blocking copies)",
+    fires: "those waits, made free, save {saving} of the step or more",
+    whatif: "`syncs=0` (a bound)",
+    thresholds: &[WORTH],
+};
+
+/// The rules of this module, in the order the reference lists them.
+pub const RULES: [&Rule; 3] = [&HOT_OPERATOR, &ALLOCATOR_CHURN, &HOST_SYNC];
+
 /// The findings this module writes; their savings are bounds.
-pub const IDS: [&str; 3] = ["hot_operator", "allocator_churn", "host_sync"];
+pub const IDS: [&str; 3] = [HOT_OPERATOR.id, ALLOCATOR_CHURN.id, HOST_SYNC.id];
 
 /// Longer operator names are never a hotspot's: its what-if quotes the name whole.
 const MAX_NAME: usize = 1024;
@@ -325,8 +366,8 @@ fn hot_operator(w: &Words, name: &str, t: &Tally, steps: i64, step_ns: i64) -> F
             .to_string()
     };
     Finding {
-        id: "hot_operator",
-        severity: Severity::Warning,
+        id: HOT_OPERATOR.id,
+        severity: HOT_OPERATOR.severity,
         title: format!("`{name}` holds the most of the critical path {}", w.scope),
         detail: format!(
             "`{name}` holds {} of the critical path {} ({:.1}% of {}): {} on the CPU and {} in \
@@ -358,8 +399,8 @@ fn allocator_churn(w: &Words, t: &Tally, steps: i64, step_ns: i64) -> Finding {
         ),
     };
     Finding {
-        id: "allocator_churn",
-        severity: Severity::Warning,
+        id: ALLOCATOR_CHURN.id,
+        severity: ALLOCATOR_CHURN.severity,
         title: format!("The caching allocator calls {calls} {}", w.scope),
         detail: format!(
             "Device memory allocation and release calls ({calls}) hold {} of the critical path \
@@ -384,8 +425,8 @@ fn allocator_churn(w: &Words, t: &Tally, steps: i64, step_ns: i64) -> Finding {
 fn host_sync(w: &Words, t: &Tally, steps: i64) -> Finding {
     let device = &w.device;
     Finding {
-        id: "host_sync",
-        severity: Severity::Warning,
+        id: HOST_SYNC.id,
+        severity: HOST_SYNC.severity,
         title: format!("The CPU waits for the {device} {}", w.scope),
         detail: format!(
             "The critical path runs through the CPU waiting for the {device} {} time(s) {} \

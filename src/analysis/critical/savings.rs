@@ -35,7 +35,10 @@ use super::graph::EdgeKind;
 use super::hotspot;
 use super::whatif::{self, Edit};
 use super::Analysis;
-use crate::analysis::findings::{Finding, Severity};
+use crate::analysis::findings::{
+    Finding, Severity, DEVICE_EVENTS_LOST, GPU_STARVED_BY_CPU, LOW_GPU_UTILIZATION,
+};
+use crate::analysis::flops::rules::{LAUNCH_BOUND_PCT, SMALL_KERNELS};
 use crate::analysis::links::Links;
 use crate::analysis::slicing::Slicer;
 use crate::model::Trace;
@@ -57,7 +60,7 @@ pub struct Assessed {
 /// Findings that describe a symptom (the device idle, waiting for the host): where another
 /// finding prices a cause worth a warning, they are context under the largest such one; where
 /// none does, they stand alone, priced by their own what-if (the host work made free).
-pub const CONTEXT: [&str; 2] = ["gpu_starved_by_cpu", "low_gpu_utilization"];
+pub const CONTEXT: [&str; 2] = [GPU_STARVED_BY_CPU.id, LOW_GPU_UTILIZATION.id];
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Saving {
@@ -317,7 +320,7 @@ fn is_cause(f: &Finding, saving: Option<&Saving>) -> bool {
 
 /// The finding that says what no figure can be trusted for (the devices lost their events): it
 /// ranks first, whatever the others save.
-const DAMAGE: &str = "device_events_lost";
+const DAMAGE: &str = DEVICE_EVENTS_LOST.id;
 
 /// Whether a saving per step reads as more than nothing (half a ns, the page's last digit).
 fn measurable(per_step_us: f64) -> bool {
@@ -338,11 +341,12 @@ enum Kind {
 
 impl Kind {
     fn of(id: &str) -> Kind {
-        match id {
-            "small_kernels" => Kind::Estimate,
-            "gpu_starved_by_cpu" | "low_gpu_utilization" => Kind::Bound,
-            id if hotspot::IDS.contains(&id) => Kind::Bound,
-            _ => Kind::Fix,
+        if id == SMALL_KERNELS.id {
+            Kind::Estimate
+        } else if CONTEXT.contains(&id) || hotspot::IDS.contains(&id) {
+            Kind::Bound
+        } else {
+            Kind::Fix
         }
     }
 }
@@ -392,7 +396,7 @@ fn saving(
 /// least [`LAUNCH_BOUND_PCT`] of the step in launch calls and launch delays, `small_kernels`
 /// says so.
 fn launch_bound(trace: &Trace, a: &Analysis, findings: &mut [Finding]) {
-    let Some(f) = findings.iter_mut().find(|f| f.id == "small_kernels") else {
+    let Some(f) = findings.iter_mut().find(|f| f.id == SMALL_KERNELS.id) else {
         return;
     };
     let g = &a.graph;
@@ -422,7 +426,3 @@ fn launch_bound(trace: &Trace, a: &Analysis, findings: &mut [Finding]) {
         );
     }
 }
-
-/// At least this share of the step (in percent) in launches on the path makes the steps
-/// launch-bound.
-pub const LAUNCH_BOUND_PCT: f64 = 10.0;

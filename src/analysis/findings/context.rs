@@ -2,11 +2,11 @@
 //! ([`Census`]), so each rule is a plain function of them.
 
 use super::types::{Evidence, TimeRange};
-use super::CPU_EXEC_SHARE;
 use crate::analysis::compiled::Compiled;
 use crate::analysis::graphs::GraphReport;
 use crate::analysis::idle::{self, IdleReport};
 use crate::analysis::links::{Kind, Links};
+use crate::analysis::memory::Memory;
 use crate::analysis::slicing::{self, Slicer, LOOKUP};
 use crate::analysis::steps::StepsReport;
 use crate::model::{SliceRef, Slices, Trace};
@@ -15,6 +15,19 @@ use std::cmp::Reverse;
 
 /// At most this many slices and ranges per finding.
 pub(super) const MAX_EVIDENCE: usize = 10;
+
+/// The analyses the rules read besides the trace (those `Derived` keeps).
+#[derive(Clone, Copy)]
+pub struct Inputs<'a> {
+    pub links: &'a Links,
+    pub steps: &'a StepsReport,
+    pub idle: &'a IdleReport,
+    pub flops: &'a crate::analysis::flops::Flops,
+    pub graphs: &'a GraphReport,
+    pub compiled: &'a Compiled,
+    /// The memory curves (`Derived::memory_curves`).
+    pub memory: &'a Memory,
+}
 
 /// Everything a rule is given.
 pub(crate) struct Context<'a> {
@@ -26,31 +39,41 @@ pub(crate) struct Context<'a> {
     /// trace whose device work they already replay.
     pub graphs: &'a GraphReport,
     pub compiled: &'a Compiled,
+    /// The memory curves, as `Derived` keeps them.
+    pub memory: &'a Memory,
     pub census: Census,
     /// The steps' summed length (their `ProfilerStep` spans), the denominator of every share of
     /// step time.
     pub step_total: i64,
     /// The copy operators' self time, walked (every CPU slice) only where `cpu_copy_overhead`
-    /// can fire: CPU Exec over `CPU_EXEC_SHARE` of step time, in a trace whose devices kept their
-    /// events.
+    /// can fire: CPU Exec over its share of step time (`copies_from` of [`Context::new`]), in a
+    /// trace whose devices kept their events.
     pub copies: Option<CopyTime>,
     /// The threads that run the steps, with what encloses what on them.
     pub step_lanes: Vec<StepLane>,
 }
 
 impl<'a> Context<'a> {
+    /// `copies_from`: the share of step time in CPU Exec above which the copies' self time is
+    /// walked (`cpu_copy_overhead`'s threshold, which its rule declares).
     pub(super) async fn new(
         trace: &'a Trace,
-        links: &'a Links,
-        steps: &'a StepsReport,
-        idle: &'a IdleReport,
-        graphs: &'a GraphReport,
-        compiled: &'a Compiled,
+        inputs: Inputs<'a>,
+        copies_from: f64,
         y: &mut Slicer,
     ) -> Context<'a> {
+        let Inputs {
+            links,
+            steps,
+            idle,
+            graphs,
+            compiled,
+            memory,
+            ..
+        } = inputs;
         let census = Census::new(trace, links, y).await;
         let step_total = steps.steps.iter().map(|s| s.length_ns).sum();
-        let heavy = share(steps.total.cpu_exec_ns, step_total) > CPU_EXEC_SHARE;
+        let heavy = share(steps.total.cpu_exec_ns, step_total) > copies_from;
         let copies = if heavy && steps.devices_without_events.is_empty() {
             Some(copy_self_time(trace, links, y).await)
         } else {
@@ -64,6 +87,7 @@ impl<'a> Context<'a> {
             idle,
             graphs,
             compiled,
+            memory,
             census,
             step_total,
             copies,

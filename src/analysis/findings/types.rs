@@ -28,22 +28,120 @@ pub struct Finding {
     pub whatif: Vec<String>,
 }
 
-/// The notes on how the trace was recorded (activities, shapes, stacks, memory profiling, the
-/// schedule's active steps): facts of the recording, not costs. Reports list them apart ("How this
-/// trace was recorded", `recording` beside `findings`), after every cost.
-pub const RECORDING: [&str; 5] = [
-    "no_cpu_activity",
-    "no_input_shapes",
-    "memory_profiling_on",
-    "no_python_stack",
-    "few_active_steps",
-];
+/// A rule declared once: the id and severity its findings carry, the thresholds its function
+/// compares against, and what the findings reference (`docs/findings.md`, written from every
+/// declaration by the `reference` module beside this one) says of it. Each stands beside its
+/// function, named as its id in capitals; a threshold is a constant there that both the function
+/// and the declaration name, so each number is written once.
+#[derive(Debug)]
+pub struct Rule {
+    /// Stable: CI gates read it.
+    pub id: &'static str,
+    pub theme: Theme,
+    /// The severity its findings are raised at (`fires` says where it raises another).
+    pub severity: Severity,
+    /// A note on how the trace was recorded (activities, shapes, stacks, memory profiling, the
+    /// schedule's active steps): a fact of the recording, not a cost. Reports list these apart
+    /// ("How this trace was recorded", `recording` beside `findings`), after every cost.
+    pub recording: bool,
+    /// What a finding of it says, in a line.
+    pub meaning: &'static str,
+    /// When it fires; `{name}` stands for the threshold of that name, written in its unit.
+    pub fires: &'static str,
+    /// The what-if edits that price its fix, as the reference tells them (`-`: none).
+    pub whatif: &'static str,
+    pub thresholds: &'static [Threshold],
+}
 
-impl Finding {
-    /// Whether this is a note on how the trace was recorded ([`RECORDING`]).
-    pub fn is_recording(&self) -> bool {
-        RECORDING.contains(&self.id)
+/// What a rule is about: the reference's sections, in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Theme {
+    Damage,
+    Recording,
+    Steps,
+    Input,
+    Copies,
+    Cpu,
+    Device,
+    Memory,
+    Graphs,
+    Compiled,
+    Roofline,
+    Path,
+    Ranks,
+}
+
+impl Theme {
+    /// The reference's heading for it.
+    pub fn title(self) -> &'static str {
+        match self {
+            Theme::Damage => "A damaged trace",
+            Theme::Recording => "How the trace was recorded",
+            Theme::Steps => "The steps",
+            Theme::Input => "Feeding the steps",
+            Theme::Copies => "Copies and dtypes",
+            Theme::Cpu => "Where the CPU time goes",
+            Theme::Device => "The device",
+            Theme::Memory => "Memory",
+            Theme::Graphs => "CUDA/HIP graphs",
+            Theme::Compiled => "torch.compile",
+            Theme::Roofline => "The roofline",
+            Theme::Path => "The critical path's hotspots",
+            Theme::Ranks => "Across ranks",
+        }
     }
+}
+
+/// A number a rule compares against, named as its rule's `fires` names it.
+#[derive(Debug, Clone, Copy)]
+pub struct Threshold {
+    pub name: &'static str,
+    pub value: Value,
+}
+
+impl Threshold {
+    pub const fn new(name: &'static str, value: Value) -> Threshold {
+        Threshold { name, value }
+    }
+}
+
+/// A threshold's value in its unit, as the reference writes it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    /// A fraction: 0.05 is 5%.
+    Share(f64),
+    /// Percent: 5.0 is 5%.
+    Pct(f64),
+    /// A ratio: 1.5 is 1.5x.
+    Times(f64),
+    Count(usize),
+    Ns(i64),
+    Bytes(i64),
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Value::Share(x) => write!(f, "{}%", decimal(x * 100.0)),
+            Value::Pct(x) => write!(f, "{}%", decimal(x)),
+            Value::Times(x) => write!(f, "{}x", decimal(x)),
+            Value::Count(n) => write!(f, "{n}"),
+            Value::Ns(ns) if ns >= 1_000_000 => write!(f, "{} ms", decimal(ns as f64 / 1e6)),
+            Value::Ns(ns) if ns >= 1_000 => write!(f, "{} µs", decimal(ns as f64 / 1e3)),
+            Value::Ns(ns) => write!(f, "{ns} ns"),
+            Value::Bytes(b) if b >= 1 << 20 => {
+                write!(f, "{} MiB", decimal(b as f64 / f64::from(1 << 20)))
+            }
+            Value::Bytes(b) => write!(f, "{b} bytes"),
+        }
+    }
+}
+
+/// `x` to six decimals at most, without trailing zeros: `0.15 * 100.0` is `15`, not
+/// `15.000000000000002`.
+fn decimal(x: f64) -> String {
+    let s = format!("{x:.6}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// What the viewer can jump to.

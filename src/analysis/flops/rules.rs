@@ -1,30 +1,86 @@
-//! Findings from the roofline:
-//! - `low_gemm_efficiency`: GEMMs (and convolutions) take at least [`GEMM_SHARE`] of the GPU
-//!   time and reach under [`LOW_EFFICIENCY`] of their roof, taken together.
-//! - `small_kernels`: at least [`SMALL_MIN_COUNT`] kernels and [`SMALL_SHARE`] of all kernels
-//!   run under [`SMALL_KERNEL_NS`]; priced as their launches batched (`launches=0`), and called
-//!   launch-bound only where the critical path spends time in launches (fuse them,
-//!   `torch.compile`, and CUDA/HIP graphs where the device has them: [`crate::analysis::backend`];
-//!   not `torch.compile` where compiled graphs launched at least half the device time).
-//! - `fp32_gemm_on_tensor_core_gpu`: FP32 GEMMs or convolutions take at least [`FP32_SHARE`] of
-//!   the GPU time on a GPU whose Tensor/Matrix Cores would run them as TF32 or BF16.
+//! Findings from the roofline: [`LOW_GEMM_EFFICIENCY`], [`SMALL_KERNELS`] and
+//! [`FP32_GEMM_ON_TENSOR_CORE_GPU`], in one pass over the device ops.
 
 use super::models::Family;
 use super::Flops;
 use crate::analysis::backend;
 use crate::analysis::compiled::Compiled;
-use crate::analysis::findings::types::{Evidence, Finding, Severity};
+use crate::analysis::findings::types::{
+    Evidence, Finding, Rule, Severity, Theme, Threshold, Value,
+};
 use crate::analysis::links::Links;
 use crate::analysis::slicing::Slicer;
 use crate::analysis::summary::devices_word;
 use crate::model::{SliceRef, Trace};
 
-pub const GEMM_SHARE: f64 = 0.20;
-pub const LOW_EFFICIENCY: f64 = 0.30;
-pub const SMALL_KERNEL_NS: i64 = 5_000;
-pub const SMALL_MIN_COUNT: usize = 1_000;
-pub const SMALL_SHARE: f64 = 0.5;
-pub const FP32_SHARE: f64 = 0.05;
+/// GEMMs' and convolutions' share of the GPU time from which their efficiency is judged.
+const GEMM_SHARE: f64 = 0.20;
+/// Their time at their roof over their time, under which they run far under the peak.
+const LOW_EFFICIENCY: f64 = 0.30;
+/// A kernel shorter than this is small.
+const SMALL_KERNEL_NS: i64 = 5_000;
+/// Small kernels needed, in number and in share of all kernels.
+const SMALL_MIN_COUNT: usize = 1_000;
+const SMALL_SHARE: f64 = 0.5;
+/// At least this share of the step (in percent) in launch calls and launch delays on the steps'
+/// critical paths makes them launch-bound (`critical::savings` measures it and says so).
+pub const LAUNCH_BOUND_PCT: f64 = 10.0;
+/// FP32 GEMMs' and convolutions' share of the GPU time from which they are worth a finding.
+const FP32_SHARE: f64 = 0.05;
+
+pub const LOW_GEMM_EFFICIENCY: Rule = Rule {
+    id: "low_gemm_efficiency",
+    theme: Theme::Roofline,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "GEMMs run far under the GPU's peak (`sightline flops` lists each shape against its \
+              roof)",
+    fires: "GEMMs and convolutions take {share} of the GPU time or more and reach under \
+            {efficiency} of their roof, taken together",
+    whatif: "-",
+    thresholds: &[
+        Threshold::new("share", Value::Share(GEMM_SHARE)),
+        Threshold::new("efficiency", Value::Share(LOW_EFFICIENCY)),
+    ],
+};
+
+pub const SMALL_KERNELS: Rule = Rule {
+    id: "small_kernels",
+    theme: Theme::Roofline,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "many tiny kernels, whose launches can cost more than their runs; advice leaves \
+              `torch.compile` out where compiled graphs launched half the device time or more, \
+              and CUDA/HIP graphs where the device has none or the trace replays them already",
+    fires: "{count} kernels or more, and {share} of all kernels or more, run under {ns}; it says \
+            \"launch-bound\" only where launch calls and launch delays take {launch_bound} of the \
+            steps' critical path or more, never from a count of kernels",
+    whatif: "`launches=0` (an estimate: launches batched as a graph would batch them)",
+    thresholds: &[
+        Threshold::new("count", Value::Count(SMALL_MIN_COUNT)),
+        Threshold::new("share", Value::Share(SMALL_SHARE)),
+        Threshold::new("ns", Value::Ns(SMALL_KERNEL_NS)),
+        Threshold::new("launch_bound", Value::Pct(LAUNCH_BOUND_PCT)),
+    ],
+};
+
+pub const FP32_GEMM_ON_TENSOR_CORE_GPU: Rule = Rule {
+    id: "fp32_gemm_on_tensor_core_gpu",
+    theme: Theme::Roofline,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "FP32 GEMMs on a GPU whose Tensor/Matrix Cores would run them as TF32 or BF16",
+    fires: "FP32 GEMMs or convolutions take {share} of the GPU time or more on such a GPU",
+    whatif: "-",
+    thresholds: &[Threshold::new("share", Value::Share(FP32_SHARE))],
+};
+
+/// The roofline's rules, in the order the reference lists them.
+pub const RULES: [&Rule; 3] = [
+    &LOW_GEMM_EFFICIENCY,
+    &SMALL_KERNELS,
+    &FP32_GEMM_ON_TENSOR_CORE_GPU,
+];
 
 const MAX_EVIDENCE: usize = 10;
 
@@ -69,8 +125,8 @@ pub async fn findings(
     }
     if small_count >= SMALL_MIN_COUNT && small_count as f64 >= SMALL_SHARE * kernels as f64 {
         out.push(Finding {
-            id: "small_kernels",
-            severity: Severity::Warning,
+            id: SMALL_KERNELS.id,
+            severity: SMALL_KERNELS.severity,
             // Launches batched as a graph would batch them: an estimate (the README says what it
             // assumes). Whether the steps are launch-bound is told from the critical path's time
             // in launches (`critical::savings`), never from this count.
@@ -147,8 +203,8 @@ pub async fn findings(
             let mut worst: Vec<&&super::Instance> = gemms.iter().collect();
             worst.sort_by_key(|i| std::cmp::Reverse(i.kernel_ns));
             out.push(Finding {
-                id: "low_gemm_efficiency",
-                severity: Severity::Warning,
+                id: LOW_GEMM_EFFICIENCY.id,
+                severity: LOW_GEMM_EFFICIENCY.severity,
                 whatif: Vec::new(),
                 title: "GEMMs run far under the GPU's peak".into(),
                 detail: format!(
@@ -177,8 +233,8 @@ pub async fn findings(
         let share = fp32_ns as f64 / gpu_ns as f64;
         if share >= FP32_SHARE {
             out.push(Finding {
-                id: "fp32_gemm_on_tensor_core_gpu",
-                severity: Severity::Warning,
+                id: FP32_GEMM_ON_TENSOR_CORE_GPU.id,
+                severity: FP32_GEMM_ON_TENSOR_CORE_GPU.severity,
                 whatif: Vec::new(),
                 title: if backend::of_trace(trace) == Some(backend::Backend::Rocm) {
                     "FP32 GEMMs on a GPU with Matrix Cores"

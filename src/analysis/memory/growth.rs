@@ -2,28 +2,45 @@
 //!
 //! A step's floor is the least `Total Allocated` during its CPU span (see [`super::StepFloor`]).
 //! In a steady training or inference loop every step frees what it allocated, so the floors stay
-//! level; a floor that rises in every step of at least [`MIN_STEPS`], by [`MIN_RISE_BYTES`] or
-//! more in all, is memory kept across steps: a tensor appended to a list, a loss summed without
+//! level; a floor that rises in every step ([`MEMORY_GROWTH`] says of how many, by how much) is
+//! memory kept across steps: a tensor appended to a list, a loss summed without
 //! `.item()`, a cache that grows. The evidence is the steps and the operators that allocated the
 //! blocks never freed inside the trace.
 
 use super::allocations::{pair, site_of};
 use super::{Memory, NO_EVENT};
-use crate::analysis::findings::types::{Evidence, Finding, Severity, TimeRange};
+use crate::analysis::findings::types::{
+    Evidence, Finding, Rule, Severity, Theme, Threshold, TimeRange, Value,
+};
 use crate::analysis::links::Links;
 use crate::analysis::steps::Step;
 use crate::model::Trace;
 
 /// Steps with a floor needed before a rise counts.
-pub const MIN_STEPS: usize = 3;
-/// Total rise of the floor, first step to last, that counts (1 MiB).
-pub const MIN_RISE_BYTES: i64 = 1 << 20;
+const MIN_STEPS: usize = 3;
+/// Total rise of the floor, first step to last, that counts.
+const MIN_RISE_BYTES: i64 = 1 << 20;
+
+pub const MEMORY_GROWTH: Rule = Rule {
+    id: "memory_growth",
+    theme: Theme::Memory,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "memory kept across steps: a device's allocated floor rises step over step",
+    fires: "the least allocated memory of each step (its floor) rises in every one of {steps} \
+            steps or more, by {rise} or more from the first to the last",
+    whatif: "-",
+    thresholds: &[
+        Threshold::new("steps", Value::Count(MIN_STEPS)),
+        Threshold::new("rise", Value::Bytes(MIN_RISE_BYTES)),
+    ],
+};
 
 /// At most this many slices in the evidence.
 const MAX_EVIDENCE: usize = 10;
 
-/// `memory` needs only the series ([`Memory::series`]): the allocations are paired here, and only
-/// when the floor rises.
+/// [`MEMORY_GROWTH`]. `memory` needs only the series ([`Memory::series`]): the allocations are
+/// paired here, and only when the floor rises.
 pub fn findings(trace: &Trace, links: &Links, memory: &Memory, steps: &[Step]) -> Vec<Finding> {
     let mut out = Vec::new();
     for d in &memory.devices {
@@ -67,8 +84,8 @@ pub fn findings(trace: &Trace, links: &Links, memory: &Memory, steps: &[Step]) -
             .collect();
         let per_step = rise as f64 / (floors.len() - 1) as f64;
         out.push(Finding {
-            id: "memory_growth",
-            severity: Severity::Warning,
+            id: MEMORY_GROWTH.id,
+            severity: MEMORY_GROWTH.severity,
             whatif: Vec::new(),
             title: format!("Memory on {} grows step over step", d.name()),
             detail: format!(

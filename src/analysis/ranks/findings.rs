@@ -1,29 +1,98 @@
-//! Findings across ranks, each with evidence on the right rank's own timeline.
-//!
-//! - `straggler_rank`: a rank is a step's straggler ([`super::stragglers`]), at least [`LATE_SHARE`]
-//!   of the median step time (and 100 us) late, and the waits it caused in those steps total at least
-//!   [`CAUSED_SHARE`] of all ranks' step time; one finding per rank, critical from
-//!   [`CAUSED_CRITICAL`]. Ranks late by scheduling noise cause little waiting and stay out.
-//! - `collective_wait_heavy`: the ranks' waits in collectives total at least [`WAIT_SHARE`] of their
-//!   step time (of their trace spans without steps).
-//! - `low_comm_overlap`: a rank overlaps less than [`LOW_OVERLAP_PCT`] of its communication with
-//!   compute (HTA's measure) and its exposed communication is at least [`EXPOSED_SHARE`] of its step
-//!   time.
-//! - `unbalanced_ranks`: the busiest rank computes at least [`IMBALANCE`] times the median rank (and
-//!   1 ms more); the others wait for it at every collective.
+//! Findings across ranks, each with evidence on the right rank's own timeline:
+//! [`STRAGGLER_RANK`] (from [`super::stragglers`]; ranks late by scheduling noise cause little
+//! waiting and stay out), [`COLLECTIVE_WAIT_HEAVY`], [`LOW_COMM_OVERLAP`] (HTA's measure of
+//! overlap) and [`UNBALANCED_RANKS`].
 
 use super::matching::{median, total, Matched};
 use super::{RankFinding, RankRange, RanksReport};
 use crate::analysis::digest::Digest;
-use crate::analysis::findings::Severity;
+use crate::analysis::findings::types::{Rule, Severity, Theme, Threshold, Value};
 
-pub const LATE_SHARE: f64 = 0.05;
-pub const CAUSED_SHARE: f64 = 0.10;
-pub const CAUSED_CRITICAL: f64 = 0.25;
-pub const WAIT_SHARE: f64 = 0.10;
-pub const LOW_OVERLAP_PCT: f64 = 50.0;
-pub const EXPOSED_SHARE: f64 = 0.10;
-pub const IMBALANCE: f64 = 1.2;
+/// How late a straggler is, as a share of the median step time, and at the least.
+const LATE_SHARE: f64 = 0.05;
+const LATE_MIN_NS: i64 = 100_000;
+/// The waits a straggler caused, as a share of all ranks' step time, from which it counts, and
+/// from which it is critical.
+const CAUSED_SHARE: f64 = 0.10;
+const CAUSED_CRITICAL: f64 = 0.25;
+/// The ranks' waits in collectives, as a share of their step time, from which they are heavy.
+const WAIT_SHARE: f64 = 0.10;
+/// The overlap of communication with compute under which it is low, and the exposed
+/// communication's share of the step time from which that matters.
+const LOW_OVERLAP_PCT: f64 = 50.0;
+const EXPOSED_SHARE: f64 = 0.10;
+/// The busiest rank's compute over the median rank's from which the ranks are unbalanced, and
+/// the least difference.
+const IMBALANCE: f64 = 1.2;
+const IMBALANCE_MIN_NS: i64 = 1_000_000;
+
+pub const STRAGGLER_RANK: Rule = Rule {
+    id: "straggler_rank",
+    theme: Theme::Ranks,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "a rank that makes the others wait: the straggler of some steps, with its own \
+              critical path in them",
+    fires: "a rank is a step's straggler at least {late} of the median step time (and {late_min}) \
+            late, and the waits it caused in those steps total {caused} of all ranks' step time \
+            or more; one finding per rank, critical from {critical}",
+    whatif: "-",
+    thresholds: &[
+        Threshold::new("late", Value::Share(LATE_SHARE)),
+        Threshold::new("late_min", Value::Ns(LATE_MIN_NS)),
+        Threshold::new("caused", Value::Share(CAUSED_SHARE)),
+        Threshold::new("critical", Value::Share(CAUSED_CRITICAL)),
+    ],
+};
+
+pub const COLLECTIVE_WAIT_HEAVY: Rule = Rule {
+    id: "collective_wait_heavy",
+    theme: Theme::Ranks,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "ranks spend much of their time waiting in collectives for the last rank to arrive",
+    fires: "the ranks' waits in collectives total {share} of their step time or more (of their \
+            trace spans, without steps)",
+    whatif: "-",
+    thresholds: &[Threshold::new("share", Value::Share(WAIT_SHARE))],
+};
+
+pub const LOW_COMM_OVERLAP: Rule = Rule {
+    id: "low_comm_overlap",
+    theme: Theme::Ranks,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "communication does not hide behind computation",
+    fires: "a rank overlaps less than {overlap} of its communication with compute (HTA's \
+            measure) and its exposed communication is {exposed} of its step time or more",
+    whatif: "-",
+    thresholds: &[
+        Threshold::new("overlap", Value::Pct(LOW_OVERLAP_PCT)),
+        Threshold::new("exposed", Value::Share(EXPOSED_SHARE)),
+    ],
+};
+
+pub const UNBALANCED_RANKS: Rule = Rule {
+    id: "unbalanced_ranks",
+    theme: Theme::Ranks,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "ranks do unequal work: the others wait for the busiest at every collective",
+    fires: "the busiest rank computes {ratio} the median rank or more, and {more} more",
+    whatif: "-",
+    thresholds: &[
+        Threshold::new("ratio", Value::Times(IMBALANCE)),
+        Threshold::new("more", Value::Ns(IMBALANCE_MIN_NS)),
+    ],
+};
+
+/// The rules across ranks, in the order the reference lists them.
+pub const RULES: [&Rule; 4] = [
+    &STRAGGLER_RANK,
+    &COLLECTIVE_WAIT_HEAVY,
+    &LOW_COMM_OVERLAP,
+    &UNBALANCED_RANKS,
+];
 const MAX_EVIDENCE: usize = 10;
 
 fn ms(us: f64) -> String {
@@ -93,7 +162,7 @@ pub fn analyze(r: &RanksReport, digests: &[&Digest], matched: &[Matched]) -> Vec
     let total_time = total(&digests.iter().map(|d| step_time(d)).collect::<Vec<_>>());
 
     // straggler_rank
-    let threshold = (LATE_SHARE * median_step_us).max(100.0);
+    let threshold = (LATE_SHARE * median_step_us).max(LATE_MIN_NS as f64 / 1e3);
     let mut ranks: Vec<i64> = r
         .stragglers
         .iter()
@@ -136,12 +205,12 @@ pub fn analyze(r: &RanksReport, digests: &[&Digest], matched: &[Matched]) -> Vec
             });
         }
         out.push(RankFinding {
-            id: "straggler_rank",
+            id: STRAGGLER_RANK.id,
             steps: names.iter().map(|n| n.to_string()).collect(),
             severity: if share >= CAUSED_CRITICAL {
                 Severity::Critical
             } else {
-                Severity::Warning
+                STRAGGLER_RANK.severity
             },
             title: format!("Rank {rank} holds the others back"),
             detail: format!(
@@ -177,9 +246,9 @@ pub fn analyze(r: &RanksReport, digests: &[&Digest], matched: &[Matched]) -> Vec
             .collect();
         waits.sort_by_key(|w| std::cmp::Reverse(w.0));
         out.push(RankFinding {
-            id: "collective_wait_heavy",
+            id: COLLECTIVE_WAIT_HEAVY.id,
             steps: Vec::new(),
-            severity: Severity::Warning,
+            severity: COLLECTIVE_WAIT_HEAVY.severity,
             title: "Ranks spend much of their time waiting in collectives".to_string(),
             detail: format!(
                 "the ranks waited {} in collectives for the last rank to arrive, {:.1}% of their {} of step time",
@@ -227,9 +296,9 @@ pub fn analyze(r: &RanksReport, digests: &[&Digest], matched: &[Matched]) -> Vec
             })
             .collect();
         out.push(RankFinding {
-            id: "low_comm_overlap",
+            id: LOW_COMM_OVERLAP.id,
             steps: Vec::new(),
-            severity: Severity::Warning,
+            severity: LOW_COMM_OVERLAP.severity,
             title: "Communication does not hide behind computation".to_string(),
             detail: format!(
                 "{} of {} rank(s) overlap less than {LOW_OVERLAP_PCT:.0}% of their communication with computation: {}",
@@ -258,12 +327,12 @@ pub fn analyze(r: &RanksReport, digests: &[&Digest], matched: &[Matched]) -> Vec
         {
             if med > 0
                 && top.distributed.compute_ns as f64 >= IMBALANCE * med as f64
-                && top.distributed.compute_ns - med >= 1_000_000
+                && top.distributed.compute_ns - med >= IMBALANCE_MIN_NS
             {
                 out.push(RankFinding {
-                    id: "unbalanced_ranks",
+                    id: UNBALANCED_RANKS.id,
                     steps: Vec::new(),
-                    severity: Severity::Warning,
+                    severity: UNBALANCED_RANKS.severity,
                     title: "Ranks do unequal work".to_string(),
                     detail: format!(
                         "rank {} computes {} against the median rank's {} ({:.2}x); every collective waits for the busiest rank",

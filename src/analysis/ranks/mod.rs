@@ -23,7 +23,7 @@
 pub mod align;
 pub mod collective;
 pub mod digest;
-mod findings;
+pub(crate) mod findings;
 pub(crate) mod intervals;
 pub mod matching;
 mod stragglers;

@@ -2,8 +2,7 @@
 //! steps ([`crate::analysis::compiled`] reads the trace; these rules judge it).
 
 use super::super::context::{ms, pct, share, Context, MAX_EVIDENCE};
-use super::super::types::{Evidence, Finding, Severity, TimeRange};
-use super::super::COMPILE_SHARE;
+use super::super::types::{Evidence, Finding, Rule, Severity, Theme, Threshold, TimeRange, Value};
 use crate::analysis::compiled::{Compile, EagerOp, Frame, FrameCompile};
 use crate::model::SliceRef;
 
@@ -61,8 +60,21 @@ fn remove_ranges(cx: &Context, ranges: &[&Compile]) -> Vec<String> {
     vec![format!("{}=0", names.join("|"))]
 }
 
-/// `recompilation`: a frame that runs under a new compile id from a later step on, or is
-/// compiled again (compile id `F/C`, `C` > 0) inside the steps.
+pub(crate) const RECOMPILATION: Rule = Rule {
+    id: "recompilation",
+    theme: Theme::Compiled,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "a `torch.compile`d frame compiled again inside the steps (a guard failed: new \
+              shape, dtype, constant)",
+    fires: "a frame runs under a new compile id (`Torch-Compiled Region: F/C`) from a later step \
+            on, or compile work for `F/C`, C > 0, lies in a step",
+    whatif: "the recompile's compile ranges `=0` (`dynamo|entire_backward_compile=0`) where no \
+             other compile work shares their names",
+    thresholds: &[],
+};
+
+/// [`RECOMPILATION`].
 pub(crate) fn recompilation(cx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
     for f in &cx.compiled.frames {
@@ -127,8 +139,8 @@ pub(crate) fn recompilation(cx: &Context) -> Vec<Finding> {
         slices.extend(new_ids.iter().map(|c| c.first));
         slices.truncate(MAX_EVIDENCE);
         out.push(Finding {
-            id: "recompilation",
-            severity: Severity::Warning,
+            id: RECOMPILATION.id,
+            severity: RECOMPILATION.severity,
             whatif: remove_ranges(cx, &compiled_again),
             title: format!("Compiled frame {} is recompiled inside the steps", f.frame),
             detail: format!(
@@ -159,8 +171,19 @@ pub(crate) fn recompilation(cx: &Context) -> Vec<Finding> {
     out
 }
 
-/// `graph_break`: regions that resume inside another frame's region, with eager operators run
-/// between them.
+pub(crate) const GRAPH_BREAK: Rule = Rule {
+    id: "graph_break",
+    theme: Theme::Compiled,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "graph breaks: the compiled code split, eager operators between the pieces",
+    fires: "a frame's region holds another frame's region (Dynamo's resume function) and eager \
+            operators outside its graphs; names the regions per step and the top eager operators",
+    whatif: "- (the fix saves fusion and Dynamo's per-region work, which no duration measures)",
+    thresholds: &[],
+};
+
+/// [`GRAPH_BREAK`].
 pub(crate) fn graph_break(cx: &Context) -> Vec<Finding> {
     let broken: Vec<&Frame> = cx
         .compiled
@@ -204,8 +227,8 @@ pub(crate) fn graph_break(cx: &Context) -> Vec<Finding> {
     }
     slices.truncate(MAX_EVIDENCE);
     vec![Finding {
-        id: "graph_break",
-        severity: Severity::Warning,
+        id: GRAPH_BREAK.id,
+        severity: GRAPH_BREAK.severity,
         // No what-if: the saving of a fix is Dynamo's per-region work and the fusion the break
         // prevents, which no duration in the trace measures; removing the eager operators would
         // claim their work disappears.
@@ -244,8 +267,22 @@ pub(crate) fn graph_break(cx: &Context) -> Vec<Finding> {
     }]
 }
 
-/// `compile_in_steps`: compile or autotuning work inside the steps, `COMPILE_SHARE` of their
-/// CPU time or more.
+/// Compile work's share of the steps' CPU time from which they measure the compiler.
+const COMPILE_SHARE: f64 = 0.05;
+
+pub(crate) const COMPILE_IN_STEPS: Rule = Rule {
+    id: "compile_in_steps",
+    theme: Theme::Compiled,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "compiling or autotuning inside the recorded steps",
+    fires: "compile ranges (`... (dynamo_timed)`, or holding a `..._data: compile_id=F/C` label) \
+            in steps, {share} of their CPU time or more",
+    whatif: "the compile ranges `=0`",
+    thresholds: &[Threshold::new("share", Value::Share(COMPILE_SHARE))],
+};
+
+/// [`COMPILE_IN_STEPS`].
 pub(crate) fn compile_in_steps(cx: &Context) -> Vec<Finding> {
     let inside: Vec<&Compile> = compiles_in_steps(cx).collect();
     let compile_ns: i64 = cx.compiled.steps.iter().map(|s| s.compile_ns).sum();
@@ -262,8 +299,8 @@ pub(crate) fn compile_in_steps(cx: &Context) -> Vec<Finding> {
     let mut longest = inside.clone();
     longest.sort_by_key(|c| std::cmp::Reverse(c.dur_ns));
     vec![Finding {
-        id: "compile_in_steps",
-        severity: Severity::Warning,
+        id: COMPILE_IN_STEPS.id,
+        severity: COMPILE_IN_STEPS.severity,
         whatif: remove_ranges(cx, &inside),
         title: "Compilation runs inside the profiled steps".into(),
         detail: format!(

@@ -1,13 +1,35 @@
 //! Implicit tensor copies on the CPU, and the float64 detours they make.
 
 use super::super::context::{evidence_of, ms, pct, share, Context};
-use super::super::types::{Finding, Severity};
-use super::super::{COPY_SELF_SHARE, COPY_TOP_RANK, DTYPE_SHARE};
+use super::super::types::{Finding, Rule, Severity, Theme, Threshold, Value};
 use crate::analysis::links::Kind;
 use crate::model::{SliceRef, StrId, Trace};
 use rustc_hash::FxHashMap;
 
-/// `cpu_copy_overhead`: CPU Exec over `CPU_EXEC_SHARE` of step time and the copy operators high in self CPU time.
+/// CPU Exec's share of step time above which the copies' self time is walked (`Context::new`).
+pub(in super::super) const CPU_EXEC_SHARE: f64 = 0.30;
+/// The copies' share of the operators' self time from which they weigh.
+const COPY_SELF_SHARE: f64 = 0.05;
+/// The copies' rank among the other operator names' self times down to which they weigh.
+const COPY_TOP_RANK: usize = 5;
+
+pub(crate) const CPU_COPY_OVERHEAD: Rule = Rule {
+    id: "cpu_copy_overhead",
+    theme: Theme::Copies,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "implicit copies weigh on the CPU",
+    fires: "CPU Exec over {cpu_exec} of step time, and `aten::copy_`/`to`/`_to_copy`/`contiguous` \
+            {copy_self} or more of the operators' self time and among the top {rank} names",
+    whatif: "those four `=0` (inclusive: their children go too)",
+    thresholds: &[
+        Threshold::new("cpu_exec", Value::Share(CPU_EXEC_SHARE)),
+        Threshold::new("copy_self", Value::Share(COPY_SELF_SHARE)),
+        Threshold::new("rank", Value::Count(COPY_TOP_RANK)),
+    ],
+};
+
+/// [`CPU_COPY_OVERHEAD`].
 pub(crate) fn cpu_copy_overhead(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
     let steps = cx.steps;
@@ -19,8 +41,8 @@ pub(crate) fn cpu_copy_overhead(cx: &Context) -> Vec<Finding> {
         let copy_share = share(copies.copy_self_ns, copies.total_self_ns);
         if copy_share >= COPY_SELF_SHARE && copies.rank <= COPY_TOP_RANK {
             out.push(Finding {
-                id: "cpu_copy_overhead",
-                severity: Severity::Warning,
+                id: CPU_COPY_OVERHEAD.id,
+                severity: CPU_COPY_OVERHEAD.severity,
                 whatif: ["aten::copy_=0", "aten::to=0", "aten::_to_copy=0", "aten::contiguous=0"].map(String::from).to_vec(),
                 title: "Tensor copies weigh on the CPU".into(),
                 detail: format!(
@@ -52,9 +74,23 @@ fn converts_to_double(trace: &Trace, args: crate::model::ArgsId) -> bool {
         .is_some_and(|c| c.starts_with("[\"\", \"7\""))
 }
 
-/// `dtype_round_trip`: operators on float64 tensors (`double` in their `Input type`, recorded
-/// with `record_shapes`) in steps whose other operators run in float32, after conversions to
-/// float64: together `DTYPE_SHARE` of the steps.
+/// The outermost float64 operators' share of the steps from which they are worth a finding.
+const DTYPE_SHARE: f64 = 0.05;
+
+pub(crate) const DTYPE_ROUND_TRIP: Rule = Rule {
+    id: "dtype_round_trip",
+    theme: Theme::Copies,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "part of a float32 model runs in float64",
+    fires: "operators with a `double` input (`Input type`, with `record_shapes`) in steps whose \
+            other operators run in float32, the outermost ones {share} or more of the steps, \
+            after conversions to float64 (`aten::to` with dtype 7)",
+    whatif: "`float64*0.5` (float64 at float32's speed, a floor on CPUs)",
+    thresholds: &[Threshold::new("share", Value::Share(DTYPE_SHARE))],
+};
+
+/// [`DTYPE_ROUND_TRIP`].
 pub(crate) fn dtype_round_trip(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
     let mut out = Vec::new();
@@ -105,8 +141,8 @@ pub(crate) fn dtype_round_trip(cx: &Context) -> Vec<Finding> {
             .map(|&(n, _)| format!("`{}`", trace.str(n)))
             .collect();
         out.push(Finding {
-            id: "dtype_round_trip",
-            severity: Severity::Warning,
+            id: DTYPE_ROUND_TRIP.id,
+            severity: DTYPE_ROUND_TRIP.severity,
             whatif: vec!["float64*0.5".into()],
             title: "Part of the model runs in float64".into(),
             detail: format!(

@@ -3,11 +3,7 @@
 //! parameters one tensor at a time.
 
 use super::super::context::{evidence_of, ms, pct, share, Context, StepLane, MAX_EVIDENCE, NONE};
-use super::super::types::{Evidence, Finding, Severity, TimeRange};
-use super::super::{
-    ANNOTATION_CALLS, ANNOTATION_SHARE, OPTIMIZER_OPS, OPTIMIZER_SHARE, STORM_CALLS, STORM_OP_NS,
-    STORM_SHARE, UNTRACED_GAP_NS, UNTRACED_SHARE,
-};
+use super::super::types::{Evidence, Finding, Rule, Severity, Theme, Threshold, TimeRange, Value};
 use crate::analysis::backend::{self, Backend};
 use crate::analysis::links::Kind;
 use crate::analysis::origin::origins;
@@ -149,10 +145,33 @@ fn with_stack_hint(cx: &Context) -> &'static str {
     }
 }
 
-/// `small_op_storm`: in one place (a step's top level, or a user's annotation), operators of a
-/// few names called at least `STORM_CALLS` times a step, median at most `STORM_OP_NS`, that with
-/// the Python time between them take `STORM_SHARE` of the steps: a Python loop issuing one tiny
-/// operator per item.
+/// Calls a step of one name from which a loop may be a storm.
+const STORM_CALLS: usize = 100;
+/// The longest median call of a storm's name.
+const STORM_OP_NS: i64 = 50_000;
+/// The storm's share of the steps, with the Python time between its calls, from which it counts.
+const STORM_SHARE: f64 = 0.10;
+
+pub(crate) const SMALL_OP_STORM: Rule = Rule {
+    id: "small_op_storm",
+    theme: Theme::Cpu,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "a Python loop of tiny operators, one per item",
+    fires: "in one place (a step's top level or a user's annotation), names called {calls} times \
+            a step or more with a median of {median} or less that, with the Python time between \
+            them, take {share} of the steps or more (`AccumulateGrad`, the optimizer's and the \
+            DataLoader's own calls are judged elsewhere)",
+    whatif: "`A|B+gaps*F`: the calls and the time between them, F = one call of each name a step \
+             left",
+    thresholds: &[
+        Threshold::new("calls", Value::Count(STORM_CALLS)),
+        Threshold::new("median", Value::Ns(STORM_OP_NS)),
+        Threshold::new("share", Value::Share(STORM_SHARE)),
+    ],
+};
+
+/// [`SMALL_OP_STORM`], in the place where it costs the most.
 pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
     let mut best: Option<(f64, Finding)> = None;
@@ -280,8 +299,8 @@ pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
                 .map(|g| format!(", or capture the step in {g} so a replay costs one launch"))
                 .unwrap_or_default();
             let f = Finding {
-                id: "small_op_storm",
-                severity: Severity::Warning,
+                id: SMALL_OP_STORM.id,
+                severity: SMALL_OP_STORM.severity,
                 whatif,
                 title: "A Python loop of tiny operators".into(),
                 detail: format!(
@@ -321,8 +340,29 @@ struct Stretch {
     after: Option<u32>,
 }
 
-/// `untraced_cpu_time`: stretches of at least `UNTRACED_GAP_NS` inside a step but inside no
-/// operator, annotation or runtime call, together `UNTRACED_SHARE` of the steps.
+/// The shortest stretch outside every operator that counts.
+const UNTRACED_GAP_NS: i64 = 1_000_000;
+/// The stretches' share of the steps from which they are worth a finding.
+const UNTRACED_SHARE: f64 = 0.10;
+
+pub(crate) const UNTRACED_CPU_TIME: Rule = Rule {
+    id: "untraced_cpu_time",
+    theme: Theme::Cpu,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "CPU time outside every operator: Python, `torch.save`, logging",
+    fires: "stretches of {gap} or more in a step on its thread inside no operator, annotation or \
+            runtime call, while no other thread of the process runs one, together {share} of the \
+            steps or more (steps whose thread runs none of their operators are left out); names \
+            the Python frame over the longest where stacks were recorded",
+    whatif: "`untraced=0`",
+    thresholds: &[
+        Threshold::new("gap", Value::Ns(UNTRACED_GAP_NS)),
+        Threshold::new("share", Value::Share(UNTRACED_SHARE)),
+    ],
+};
+
+/// [`UNTRACED_CPU_TIME`].
 pub(crate) fn untraced_cpu_time(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
     let mut out = Vec::new();
@@ -384,8 +424,8 @@ pub(crate) fn untraced_cpu_time(cx: &Context) -> Vec<Finding> {
         }
         slices.dedup();
         out.push(Finding {
-            id: "untraced_cpu_time",
-            severity: Severity::Warning,
+            id: UNTRACED_CPU_TIME.id,
+            severity: UNTRACED_CPU_TIME.severity,
             whatif: vec!["untraced=0".into()],
             title: "CPU time outside every operator".into(),
             detail: format!(
@@ -482,9 +522,29 @@ fn python_frame_over(cx: &Context, sl: &StepLane, start: i64, end: i64) -> Optio
         .map(|i| trace.str(s.name[i]).to_string())
 }
 
-/// `annotation_overhead`: a user's annotation (`record_function`, `user_annotation`) opened at
-/// least `ANNOTATION_CALLS` times a step, whose own time and the time between two in a row take
-/// `ANNOTATION_SHARE` of the steps.
+/// Ranges a step of one annotation name from which they may be in a tight loop.
+const ANNOTATION_CALLS: usize = 100;
+/// Their own time and the time between two in a row, as a share of the steps, from which they
+/// cost.
+const ANNOTATION_SHARE: f64 = 0.05;
+
+pub(crate) const ANNOTATION_OVERHEAD: Rule = Rule {
+    id: "annotation_overhead",
+    theme: Theme::Cpu,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "annotations (`record_function`) in a tight loop",
+    fires: "a user's annotation name (`record_function`, `user_annotation`) opened {calls} times \
+            a step or more, whose own time and the time between two in a row take {share} of \
+            the steps or more",
+    whatif: "`self:NAME+gaps=0`",
+    thresholds: &[
+        Threshold::new("calls", Value::Count(ANNOTATION_CALLS)),
+        Threshold::new("share", Value::Share(ANNOTATION_SHARE)),
+    ],
+};
+
+/// [`ANNOTATION_OVERHEAD`].
 pub(crate) fn annotation_overhead(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
     let mut out = Vec::new();
@@ -567,8 +627,8 @@ pub(crate) fn annotation_overhead(cx: &Context) -> Vec<Finding> {
         let mut evidence = evidence_of(trace, &held);
         evidence.ranges = ranges;
         out.push(Finding {
-            id: "annotation_overhead",
-            severity: Severity::Warning,
+            id: ANNOTATION_OVERHEAD.id,
+            severity: ANNOTATION_OVERHEAD.severity,
             whatif,
             title: "Annotations in a tight loop".into(),
             detail: format!(
@@ -593,9 +653,28 @@ pub(crate) fn annotation_overhead(cx: &Context) -> Vec<Finding> {
     out
 }
 
-/// `optimizer_step_heavy`: `Optimizer.step#...` over `OPTIMIZER_SHARE` of the steps, running at
-/// least `OPTIMIZER_OPS` operators a step one parameter tensor at a time (no `_foreach_` or
-/// `_fused_` kernels).
+/// The optimizer's share of the steps from which it is heavy.
+const OPTIMIZER_SHARE: f64 = 0.15;
+/// Operators a step under the optimizer from which it loops over the parameters.
+const OPTIMIZER_OPS: usize = 50;
+
+pub(crate) const OPTIMIZER_STEP_HEAVY: Rule = Rule {
+    id: "optimizer_step_heavy",
+    theme: Theme::Cpu,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "the optimizer updates its parameters one tensor at a time",
+    fires: "`Optimizer.step#...` takes {share} of the steps or more, running {ops} operators a \
+            step or more, none `_foreach_`/`_fused_`",
+    whatif: "`Optimizer.step#X.step*F`, F = (one dispatch per kind of call + the parameters' \
+             elements at a fused kernel's pace on a CPU, 0 on a GPU host) / its time",
+    thresholds: &[
+        Threshold::new("share", Value::Share(OPTIMIZER_SHARE)),
+        Threshold::new("ops", Value::Count(OPTIMIZER_OPS)),
+    ],
+};
+
+/// [`OPTIMIZER_STEP_HEAVY`].
 pub(crate) fn optimizer_step_heavy(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
     let mut out = Vec::new();
@@ -700,8 +779,8 @@ pub(crate) fn optimizer_step_heavy(cx: &Context) -> Vec<Finding> {
             None => "on the CPU (PyTorch 2.4 and later)",
         };
         out.push(Finding {
-            id: "optimizer_step_heavy",
-            severity: Severity::Warning,
+            id: OPTIMIZER_STEP_HEAVY.id,
+            severity: OPTIMIZER_STEP_HEAVY.severity,
             // The dispatch a fused call saves is CPU time (`cpu:`): its kernels still move
             // every parameter.
             whatif: pattern(trace, &names)

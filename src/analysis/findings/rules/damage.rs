@@ -1,9 +1,23 @@
 //! A trace cut short: the listed devices that lost every event.
 
 use super::super::context::Context;
-use super::super::types::{Evidence, Finding, Severity};
+use super::super::types::{Evidence, Finding, Rule, Severity, Theme};
 
-/// `device_events_lost`: a truncated trace whose listed devices have no event left; it comes first, and the rules that weigh host against device time stay silent.
+pub(crate) const DEVICE_EVENTS_LOST: Rule = Rule {
+    id: "device_events_lost",
+    theme: Theme::Damage,
+    severity: Severity::Critical,
+    recording: false,
+    meaning: "a truncated trace whose listed devices lost their events (the profiler writes them \
+              after the host's); the rules that weigh host time against device time \
+              (`cpu_copy_overhead`, `communication_heavy`) are then not run",
+    fires: "`deviceProperties` lists a device with no event left",
+    whatif: "-",
+    thresholds: &[],
+};
+
+/// [`DEVICE_EVENTS_LOST`]: it comes first, and the rules that weigh host against device time
+/// stay silent.
 pub(crate) fn device_events_lost(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
     let steps = cx.steps;
@@ -13,8 +27,8 @@ pub(crate) fn device_events_lost(cx: &Context) -> Vec<Finding> {
     let lost = &steps.devices_without_events;
     if !lost.is_empty() {
         out.push(Finding {
-            id: "device_events_lost",
-            severity: Severity::Critical,
+            id: DEVICE_EVENTS_LOST.id,
+            severity: DEVICE_EVENTS_LOST.severity,
             whatif: Vec::new(),
             title: format!(
                 "The trace is cut short: its {} listed {} no events left",

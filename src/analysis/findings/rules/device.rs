@@ -1,11 +1,7 @@
 //! The device: its utilization, communication, waiting for the host.
 
 use super::super::context::{evidence_of, ms, pct, share, Context, MAX_EVIDENCE};
-use super::super::types::{Evidence, Finding, Severity, TimeRange};
-use super::super::{
-    COMMUNICATION_SHARE, LOW_UTILIZATION, STARVED_HOST_SHARE, STARVED_IDLE_SHARE,
-    VERY_LOW_UTILIZATION,
-};
+use super::super::types::{Evidence, Finding, Rule, Severity, Theme, Threshold, TimeRange, Value};
 use crate::analysis::backend;
 use crate::analysis::idle;
 use crate::analysis::summary::device_name;
@@ -46,7 +42,7 @@ fn waits_made_free(idle: &idle::IdleReport, device_side: bool) -> Vec<String> {
 /// At most this many devices get a finding of a rule each; the rest share one. A node holds 8 to
 /// 16 GPUs; a file with 80,000 device processes had made 80,000 findings, most of the memory a
 /// report used.
-pub const MAX_DEVICE_FINDINGS: usize = 16;
+const MAX_DEVICE_FINDINGS: usize = 16;
 
 /// `devices` split into those told one by one (the `MAX_DEVICE_FINDINGS - 1` first by `worse`,
 /// kept in their own order) and the rest, told together, where there are more than
@@ -84,15 +80,60 @@ fn some_of(names: impl Iterator<Item = String>, n: usize) -> String {
     }
 }
 
+/// A device's idle share of its window from which it may be starved.
+const STARVED_IDLE_SHARE: f64 = 0.10;
+/// The share of that idle time spent waiting for the host from which it is.
+const STARVED_HOST_SHARE: f64 = 0.50;
+
+pub(crate) const GPU_STARVED_BY_CPU: Rule = Rule {
+    id: "gpu_starved_by_cpu",
+    theme: Theme::Device,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "the device waits for the host, naming what the CPU was doing",
+    fires: "a device idle {idle} of its window or more, {host} of it or more waiting for the \
+            host (gaps whose launch came after the gap began); one finding per device for at \
+            most {devices} devices, any more in one",
+    whatif: "the named host work made free (a bound): up to three of `DataLoader=0`, \
+             `untraced=0`, `syncs=0`, `launches=0`, the copies, allocator calls or operators as \
+             `cpu:` edits",
+    thresholds: &[
+        Threshold::new("idle", Value::Share(STARVED_IDLE_SHARE)),
+        Threshold::new("host", Value::Share(STARVED_HOST_SHARE)),
+        Threshold::new("devices", Value::Count(MAX_DEVICE_FINDINGS)),
+    ],
+};
+
 /// Whether `gpu_starved_by_cpu` fires on a device: idle time it can price.
 fn starved(d: &idle::DeviceIdle) -> bool {
     share(d.idle_ns, d.window_ns) >= STARVED_IDLE_SHARE
         && share(d.host_wait_ns, d.idle_ns) >= STARVED_HOST_SHARE
 }
 
-/// `low_gpu_utilization`: a device busy under `LOW_UTILIZATION` of the steps' span. Where the
-/// device mostly waits for the host, this is context under `gpu_starved_by_cpu`, which says it
-/// and prices the host work; elsewhere its what-if makes the waits' work free, the device's own
+/// Kernel utilization over the steps under which a device is idle much of them.
+const LOW_UTILIZATION: f64 = 0.50;
+/// Under this, the finding is critical.
+const VERY_LOW_UTILIZATION: f64 = 0.20;
+
+pub(crate) const LOW_GPU_UTILIZATION: Rule = Rule {
+    id: "low_gpu_utilization",
+    theme: Theme::Device,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "a device idle much of the steps",
+    fires: "kernel utilization over the steps under {low} (critical under {critical}), the device \
+            not starved by the host (then `gpu_starved_by_cpu` says it); one finding per device \
+            for at most {devices} devices, any more in one",
+    whatif: "the waits' work made free (a bound), launches batched included",
+    thresholds: &[
+        Threshold::new("low", Value::Share(LOW_UTILIZATION)),
+        Threshold::new("critical", Value::Share(VERY_LOW_UTILIZATION)),
+        Threshold::new("devices", Value::Count(MAX_DEVICE_FINDINGS)),
+    ],
+};
+
+/// [`LOW_GPU_UTILIZATION`]. Where the device mostly waits for the host, this is context under
+/// `gpu_starved_by_cpu`, which says it and prices the host work; elsewhere its what-if makes the waits' work free, the device's own
 /// included (launches batched as a graph would batch them).
 pub(crate) fn low_gpu_utilization(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
@@ -117,14 +158,14 @@ pub(crate) fn low_gpu_utilization(cx: &Context) -> Vec<Finding> {
         if u < VERY_LOW_UTILIZATION {
             Severity::Critical
         } else {
-            Severity::Warning
+            LOW_GPU_UTILIZATION.severity
         }
     };
     let (each, rest) = fold_devices(low, |a, b| a.utilization.total_cmp(&b.utilization));
     for g in each {
         let gaps: Vec<&idle::Gap> = idle.gaps.iter().filter(|x| x.device == g.device).collect();
         out.push(Finding {
-            id: "low_gpu_utilization",
+            id: LOW_GPU_UTILIZATION.id,
             whatif: whatif.clone(),
             severity: severity(g.utilization),
             title: format!(
@@ -169,7 +210,7 @@ pub(crate) fn low_gpu_utilization(cx: &Context) -> Vec<Finding> {
             rest.len(),
         );
         out.push(Finding {
-            id: "low_gpu_utilization",
+            id: LOW_GPU_UTILIZATION.id,
             whatif,
             severity: severity(least),
             title: format!(
@@ -191,7 +232,21 @@ pub(crate) fn low_gpu_utilization(cx: &Context) -> Vec<Finding> {
     out
 }
 
-/// `communication_heavy`: Communication over `COMMUNICATION_SHARE` of step time.
+/// Communication's share of step time above which it is heavy.
+const COMMUNICATION_SHARE: f64 = 0.10;
+
+pub(crate) const COMMUNICATION_HEAVY: Rule = Rule {
+    id: "communication_heavy",
+    theme: Theme::Device,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "communication not hidden behind computation",
+    fires: "Communication over {share} of step time",
+    whatif: "`communication=0`",
+    thresholds: &[Threshold::new("share", Value::Share(COMMUNICATION_SHARE))],
+};
+
+/// [`COMMUNICATION_HEAVY`].
 pub(crate) fn communication_heavy(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
     let steps = cx.steps;
@@ -201,8 +256,8 @@ pub(crate) fn communication_heavy(cx: &Context) -> Vec<Finding> {
     let comm = share(steps.total.communication_ns, step_total);
     if comm > COMMUNICATION_SHARE && cx.steps.devices_without_events.is_empty() {
         out.push(Finding {
-            id: "communication_heavy",
-            severity: Severity::Warning,
+            id: COMMUNICATION_HEAVY.id,
+            severity: COMMUNICATION_HEAVY.severity,
             whatif: vec!["communication=0".into()],
             title: "Communication takes a large share of each step".into(),
             detail: format!(
@@ -221,7 +276,7 @@ pub(crate) fn communication_heavy(cx: &Context) -> Vec<Finding> {
     out
 }
 
-/// `gpu_starved_by_cpu`: a device idle, mostly waiting for the host to launch.
+/// [`GPU_STARVED_BY_CPU`].
 pub(crate) fn gpu_starved_by_cpu(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
     let idle = cx.idle;
@@ -270,8 +325,8 @@ pub(crate) fn gpu_starved_by_cpu(cx: &Context) -> Vec<Finding> {
         }
         slices.truncate(MAX_EVIDENCE);
         out.push(Finding {
-            id: "gpu_starved_by_cpu",
-            severity: Severity::Warning,
+            id: GPU_STARVED_BY_CPU.id,
+            severity: GPU_STARVED_BY_CPU.severity,
             whatif: whatif.clone(),
             title: format!("{} waits for the CPU", device_name(trace, d.device)),
             detail: format!(
@@ -313,8 +368,8 @@ pub(crate) fn gpu_starved_by_cpu(cx: &Context) -> Vec<Finding> {
             rest.len(),
         );
         out.push(Finding {
-            id: "gpu_starved_by_cpu",
-            severity: Severity::Warning,
+            id: GPU_STARVED_BY_CPU.id,
+            severity: GPU_STARVED_BY_CPU.severity,
             whatif,
             title: format!("{} more devices wait for the CPU", rest.len()),
             detail: format!(

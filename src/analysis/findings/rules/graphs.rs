@@ -1,11 +1,26 @@
 //! What CUDA/HIP graphs cost inside the steps: instantiating one.
 
 use super::super::context::{evidence_of, ms, pct, share, Context};
-use super::super::types::{Finding, Severity};
-use super::super::GRAPH_INSTANTIATION_SHARE;
+use super::super::types::{Finding, Rule, Severity, Theme, Threshold, Value};
 
-/// `graph_instantiation`: graphs instantiated inside the steps, taking at least
-/// `GRAPH_INSTANTIATION_SHARE` of them. Instantiation (`cudaGraphInstantiate`) costs milliseconds
+/// The instantiations' share of the steps from which they are worth a finding.
+const GRAPH_INSTANTIATION_SHARE: f64 = 0.01;
+
+pub(crate) const GRAPH_INSTANTIATION: Rule = Rule {
+    id: "graph_instantiation",
+    theme: Theme::Graphs,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "CUDA/HIP graphs instantiated inside the steps",
+    fires: "`*GraphInstantiate*` calls in the steps take {share} of them or more",
+    whatif: "`NAME=0` (the instantiation calls)",
+    thresholds: &[Threshold::new(
+        "share",
+        Value::Share(GRAPH_INSTANTIATION_SHARE),
+    )],
+};
+
+/// [`GRAPH_INSTANTIATION`]. Instantiation (`cudaGraphInstantiate`) costs milliseconds
 /// and belongs to warm-up: a graph instantiated in every step is captured again each time (a
 /// changed shape or a cache that does not hold it) and saves nothing.
 pub(crate) fn graph_instantiation(cx: &Context) -> Vec<Finding> {
@@ -37,8 +52,8 @@ pub(crate) fn graph_instantiation(cx: &Context) -> Vec<Finding> {
         .collect();
     let per_step = cx.steps.steps.len().max(1);
     vec![Finding {
-        id: "graph_instantiation",
-        severity: Severity::Warning,
+        id: GRAPH_INSTANTIATION.id,
+        severity: GRAPH_INSTANTIATION.severity,
         // The instantiation calls removed: what the steps cost once the graphs are reused.
         whatif: vec![format!("{}=0", names[0])],
         title: "Graphs are instantiated inside the steps".into(),

@@ -1,11 +1,28 @@
 //! Feeding the steps: the DataLoader, and host-device copies from pageable memory.
 
 use super::super::context::{dur, evidence_of, ms, pct, share, Context};
-use super::super::types::{Finding, Severity};
-use super::super::DATALOADER_SHARE;
+use super::super::types::{Finding, Rule, Severity, Theme, Threshold, Value};
 use crate::analysis::idle::WaitKind;
 
-/// `dataloader_bound`: DataLoader time over `DATALOADER_SHARE` of step time.
+/// The DataLoader's share of step time above which input loading holds up the steps.
+const DATALOADER_SHARE: f64 = 0.05;
+
+pub(crate) const DATALOADER_BOUND: Rule = Rule {
+    id: "dataloader_bound",
+    theme: Theme::Input,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "input loading holds up the step, and which part: the main process waiting for \
+              workers (`_MultiProcessingDataLoaderIter`), fetching samples \
+              (`Dataset.__getitem__`: up to the last call of the operator repeated once per \
+              sample) or collating (what follows it)",
+    fires: "DataLoader time (the TensorBoard plugin's: no device work alongside) over {share} of \
+            step time",
+    whatif: "`DataLoader=0`",
+    thresholds: &[Threshold::new("share", Value::Share(DATALOADER_SHARE))],
+};
+
+/// [`DATALOADER_BOUND`].
 pub(crate) fn dataloader_bound(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
     let steps = cx.steps;
@@ -46,8 +63,8 @@ pub(crate) fn dataloader_bound(cx: &Context) -> Vec<Finding> {
             ),
         };
         out.push(Finding {
-            id: "dataloader_bound",
-            severity: Severity::Warning,
+            id: DATALOADER_BOUND.id,
+            severity: DATALOADER_BOUND.severity,
             whatif: vec!["DataLoader=0".into()],
             title: "Input loading takes a large share of each step".into(),
             // The whole is the `__next__` spans' own time, of which the parts below are parts;
@@ -181,7 +198,19 @@ fn part(cx: &Context) -> Option<Part> {
     }
 }
 
-/// `pageable_memcpy`: copies from or to pageable host memory.
+pub(crate) const PAGEABLE_MEMCPY: Rule = Rule {
+    id: "pageable_memcpy",
+    theme: Theme::Input,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "host-device copies through pageable memory: a staging buffer, no overlap with \
+              compute",
+    fires: "any `Memcpy HtoD (Pageable -> Device)` (or `Device -> Pageable`)",
+    whatif: "`pageable*0.5`",
+    thresholds: &[],
+};
+
+/// [`PAGEABLE_MEMCPY`].
 pub(crate) fn pageable_memcpy(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
     let idle = cx.idle;
@@ -190,8 +219,8 @@ pub(crate) fn pageable_memcpy(cx: &Context) -> Vec<Finding> {
     if !c.pageable.is_empty() {
         let total: i64 = c.pageable.iter().map(|&r| dur(trace, r)).sum();
         out.push(Finding {
-            id: "pageable_memcpy",
-            severity: Severity::Warning,
+            id: PAGEABLE_MEMCPY.id,
+            severity: PAGEABLE_MEMCPY.severity,
             whatif: vec!["pageable*0.5".into()],
             title: "Copies from pageable host memory".into(),
             detail: format!(

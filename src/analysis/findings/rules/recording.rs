@@ -1,11 +1,26 @@
 //! How the trace was recorded: activities, shapes, stacks, memory profiling and the schedule.
 
 use super::super::context::Context;
-use super::super::types::{Evidence, Finding, Severity, TimeRange};
-use super::super::MIN_ACTIVE_STEPS;
+use super::super::types::{Evidence, Finding, Rule, Severity, Theme, Threshold, TimeRange, Value};
 use crate::analysis::backend;
 
-/// `no_cpu_activity`: device ops but no CPU operators, annotations or Python frames.
+pub(crate) const NO_CPU_ACTIVITY: Rule = Rule {
+    id: "no_cpu_activity",
+    theme: Theme::Recording,
+    severity: Severity::Warning,
+    recording: true,
+    meaning:
+        "the trace was recorded with the device activity only: no operator names, shapes or labels",
+    // Runtime and driver calls do not count: PyTorch puts `CUDA_RUNTIME` and `CUDA_DRIVER` in
+    // both its CPU and its CUDA activity sets (`kineto_shim.cpp`), so a CUDA-only trace still
+    // holds them.
+    fires: "device ops but no CPU operators (`cpu_op`), annotations (`user_annotation`) or Python \
+            frames; runtime and driver calls do not count",
+    whatif: "-",
+    thresholds: &[],
+};
+
+/// [`NO_CPU_ACTIVITY`].
 pub(crate) fn no_cpu_activity(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
     let idle = cx.idle;
@@ -13,8 +28,8 @@ pub(crate) fn no_cpu_activity(cx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
     if c.gpu_ops > 0 && c.cpu_events == 0 {
         out.push(Finding {
-            id: "no_cpu_activity",
-            severity: Severity::Warning,
+            id: NO_CPU_ACTIVITY.id,
+            severity: NO_CPU_ACTIVITY.severity,
             whatif: Vec::new(),
             title: "No CPU operators recorded".into(),
             detail: format!(
@@ -51,14 +66,25 @@ pub(crate) fn no_cpu_activity(cx: &Context) -> Vec<Finding> {
     out
 }
 
-/// `no_input_shapes`: operators, none with `Input Dims`.
+pub(crate) const NO_INPUT_SHAPES: Rule = Rule {
+    id: "no_input_shapes",
+    theme: Theme::Recording,
+    severity: Severity::Info,
+    recording: true,
+    meaning: "input shapes were not recorded (`record_shapes` off)",
+    fires: "operators, none with `Input Dims`",
+    whatif: "-",
+    thresholds: &[],
+};
+
+/// [`NO_INPUT_SHAPES`].
 pub(crate) fn no_input_shapes(cx: &Context) -> Vec<Finding> {
     let c = &cx.census;
     let mut out = Vec::new();
     if c.cpu_ops > 0 && c.with_shapes == 0 {
         out.push(Finding {
-            id: "no_input_shapes",
-            severity: Severity::Info,
+            id: NO_INPUT_SHAPES.id,
+            severity: NO_INPUT_SHAPES.severity,
             whatif: Vec::new(),
             title: "Input shapes were not recorded".into(),
             detail: format!(
@@ -76,15 +102,26 @@ pub(crate) fn no_input_shapes(cx: &Context) -> Vec<Finding> {
     out
 }
 
-/// `memory_profiling_on`: `[memory]` events present.
+pub(crate) const MEMORY_PROFILING_ON: Rule = Rule {
+    id: "memory_profiling_on",
+    theme: Theme::Recording,
+    severity: Severity::Info,
+    recording: true,
+    meaning: "memory profiling was on (`profile_memory=True`, roughly 15-20% overhead)",
+    fires: "`[memory]` events present",
+    whatif: "-",
+    thresholds: &[],
+};
+
+/// [`MEMORY_PROFILING_ON`].
 pub(crate) fn memory_profiling_on(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
     let mut out = Vec::new();
     if !trace.memory.is_empty() {
         let m = &trace.memory;
         out.push(Finding {
-            id: "memory_profiling_on",
-            severity: Severity::Info,
+            id: MEMORY_PROFILING_ON.id,
+            severity: MEMORY_PROFILING_ON.severity,
             whatif: Vec::new(),
             title: "Memory profiling was on".into(),
             detail: format!(
@@ -106,14 +143,25 @@ pub(crate) fn memory_profiling_on(cx: &Context) -> Vec<Finding> {
     out
 }
 
-/// `no_python_stack`: operators but no `python_function` frames.
+pub(crate) const NO_PYTHON_STACK: Rule = Rule {
+    id: "no_python_stack",
+    theme: Theme::Recording,
+    severity: Severity::Info,
+    recording: true,
+    meaning: "no Python call stacks (`with_stack` off)",
+    fires: "operators but no `python_function` frames",
+    whatif: "-",
+    thresholds: &[],
+};
+
+/// [`NO_PYTHON_STACK`].
 pub(crate) fn no_python_stack(cx: &Context) -> Vec<Finding> {
     let c = &cx.census;
     let mut out = Vec::new();
     if c.cpu_ops > 0 && c.python == 0 {
         out.push(Finding {
-            id: "no_python_stack",
-            severity: Severity::Info,
+            id: NO_PYTHON_STACK.id,
+            severity: NO_PYTHON_STACK.severity,
             whatif: Vec::new(),
             title: "No Python call stacks".into(),
             detail: format!(
@@ -129,7 +177,21 @@ pub(crate) fn no_python_stack(cx: &Context) -> Vec<Finding> {
     out
 }
 
-/// `few_active_steps`: fewer than `MIN_ACTIVE_STEPS` `ProfilerStep#N`.
+/// Active steps below which step statistics rest on too few samples.
+const MIN_ACTIVE_STEPS: usize = 5;
+
+pub(crate) const FEW_ACTIVE_STEPS: Rule = Rule {
+    id: "few_active_steps",
+    theme: Theme::Recording,
+    severity: Severity::Warning,
+    recording: true,
+    meaning: "too few active steps for step statistics (no schedule, or a short one)",
+    fires: "fewer than {steps} `ProfilerStep#N` (none at all included)",
+    whatif: "-",
+    thresholds: &[Threshold::new("steps", Value::Count(MIN_ACTIVE_STEPS))],
+};
+
+/// [`FEW_ACTIVE_STEPS`].
 pub(crate) fn few_active_steps(cx: &Context) -> Vec<Finding> {
     let steps = cx.steps;
     let c = &cx.census;
@@ -151,8 +213,8 @@ pub(crate) fn few_active_steps(cx: &Context) -> Vec<Finding> {
             )
         };
         out.push(Finding {
-            id: "few_active_steps",
-            severity: Severity::Warning,
+            id: FEW_ACTIVE_STEPS.id,
+            severity: FEW_ACTIVE_STEPS.severity,
             whatif: Vec::new(),
             title: "Few active steps".into(),
             detail,

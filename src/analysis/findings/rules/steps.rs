@@ -1,11 +1,24 @@
 //! What the steps say: a warm-up step inside the window.
 
 use super::super::context::{ms, Context};
-use super::super::types::{Evidence, Finding, Severity, TimeRange};
-use super::super::WARMUP_RATIO;
+use super::super::types::{Evidence, Finding, Rule, Severity, Theme, Threshold, TimeRange, Value};
 use crate::analysis::backend;
 
-/// `warmup_outlier`: one of the first two steps at least `WARMUP_RATIO` times the median.
+/// A first step's length over the median step's from which it holds warm-up work.
+const WARMUP_RATIO: f64 = 1.5;
+
+pub(crate) const WARMUP_OUTLIER: Rule = Rule {
+    id: "warmup_outlier",
+    theme: Theme::Steps,
+    severity: Severity::Warning,
+    recording: false,
+    meaning: "a first step much slower than the rest: warm-up inside the recorded window",
+    fires: "one of the first two of 3+ steps at {ratio} the median or more",
+    whatif: "-",
+    thresholds: &[Threshold::new("ratio", Value::Times(WARMUP_RATIO))],
+};
+
+/// [`WARMUP_OUTLIER`].
 pub(crate) fn warmup_outlier(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
     let steps = cx.steps;
@@ -23,8 +36,8 @@ pub(crate) fn warmup_outlier(cx: &Context) -> Vec<Finding> {
         {
             let (first, step) = f;
             out.push(Finding {
-                id: "warmup_outlier",
-                severity: Severity::Warning,
+                id: WARMUP_OUTLIER.id,
+                severity: WARMUP_OUTLIER.severity,
                 whatif: Vec::new(),
                 title: "A first step is much slower than the others".into(),
                 detail: format!(

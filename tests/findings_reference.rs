@@ -1,0 +1,70 @@
+//! The findings reference, `docs/findings.md`, is the rules' declarations written out
+//! (`analysis::findings::reference`): it fails here when the two differ, and
+//! `SIGHTLINE_BLESS=1` rewrites it. Every finding the fixtures give has a declared rule.
+#![cfg(not(target_arch = "wasm32"))]
+
+use crate::common;
+use sightline::analysis::derived::Derived;
+use sightline::analysis::findings::reference;
+use sightline::analysis::findings::Severity;
+use std::path::Path;
+
+#[test]
+fn docs_findings_md_is_written_from_the_rules() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/findings.md");
+    let actual = reference::markdown();
+    if std::env::var_os("SIGHTLINE_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &actual).unwrap();
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        expected == actual,
+        "docs/findings.md differs from the rules' declarations; review the difference and \
+         rewrite it with SIGHTLINE_BLESS=1"
+    );
+}
+
+#[test]
+fn every_finding_has_a_declared_rule_with_its_severity_and_kind() {
+    let fixtures = [
+        "pytorch-cpu/cnn_dataloader_sched.pt.trace.json.gz",
+        "gpu-training/kineto_v100_resnet50_num_workers4_pt19.pt.trace.json.gz",
+        "gpu-training/tracelens_mi300_ddp_resnet18_train_stack_mem.json.gz",
+        "real/param_dlrm_v100_rank0of8.pt.trace.json.gz",
+        "real/tracelens_h100_bert_small_stack_mem.json.gz",
+    ];
+    let mut seen = Vec::new();
+    for name in fixtures {
+        let t = common::shared_trace(name);
+        let d = Derived::new(&t);
+        let judged = d.findings(&Default::default());
+        for (a, recording) in judged
+            .findings
+            .iter()
+            .map(|a| (a, false))
+            .chain(judged.recording.iter().map(|a| (a, true)))
+        {
+            let f = &a.finding;
+            let rule = reference::rule(f.id)
+                .unwrap_or_else(|| panic!("{name}: {} has no declaration", f.id));
+            assert_eq!(rule.recording, recording, "{name}: {}", f.id);
+            assert_eq!(f.is_recording(), recording, "{name}: {}", f.id);
+            // Savings make a cost `info`, and a rule may raise its findings to critical.
+            assert!(
+                f.severity == rule.severity
+                    || matches!(f.severity, Severity::Info | Severity::Critical),
+                "{name}: {} is {:?}, declared {:?}",
+                f.id,
+                f.severity,
+                rule.severity
+            );
+            seen.push(f.id);
+        }
+    }
+    seen.sort_unstable();
+    seen.dedup();
+    // Both kinds, from several themes: the test reads findings, not an empty list.
+    assert!(seen.len() >= 5, "{seen:?}");
+    assert!(seen.iter().any(|id| reference::rule(id).unwrap().recording));
+}
