@@ -268,12 +268,21 @@ fn deep_stacks_keep_their_operators_in_view_until_expanded() {
         tl.set_expanded(&trace, &FxHashSet::default());
         // Operators (anything but a Python frame) out of view in a lane not expanded: before,
         // those past the first rows; now, those the capped rows leave out.
-        let (mut before, mut after) = (0, 0);
+        let (mut before, mut after, mut frames_out) = (0, 0, 0);
         for l in 0..trace.lanes.len() {
             let s = trace.slices(l);
             assert!(tl.rows[l].rows <= FOLDED_ROWS.max(full.rows[l].rows.min(FOLDED_ROWS)));
             for i in 0..s.len() {
+                let r = SliceRef {
+                    lane: l as u32,
+                    index: i as u32,
+                };
                 if kinds.of_cat(s.cat[i]) == Kind::Python {
+                    // A frame left out until expanded is known as such: selecting it expands
+                    // its lane (the page's `select`), so a selected slice is never out of view.
+                    let out = full.rows[l].of(s, i) != HIDDEN && tl.rows[l].of(s, i) == HIDDEN;
+                    assert_eq!(tl.hidden_until_expanded(&trace, r), out, "{name}");
+                    frames_out += usize::from(out);
                     continue;
                 }
                 let row = full.rows[l].of(s, i);
@@ -282,10 +291,6 @@ fn deep_stacks_keep_their_operators_in_view_until_expanded() {
                 }
                 if row != HIDDEN && tl.rows[l].of(s, i) == HIDDEN {
                     after += 1;
-                    let r = SliceRef {
-                        lane: l as u32,
-                        index: i as u32,
-                    };
                     assert!(tl.hidden_until_expanded(&trace, r), "{name}");
                 }
             }
@@ -300,6 +305,7 @@ fn deep_stacks_keep_their_operators_in_view_until_expanded() {
         assert!(after <= before, "{name}: {before} -> {after}");
         if name.starts_with("tracelens_h100_owlv2_stack") {
             assert!(before > 0 && after == 0, "{name}: {before} -> {after}");
+            assert!(frames_out > 0, "{name}");
         }
         assert_eq!(tl.row_counts(), full.row_counts(), "{name}");
         let all: FxHashSet<u32> = (0..trace.lanes.len() as u32).collect();
