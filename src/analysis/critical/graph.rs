@@ -22,6 +22,7 @@ use super::threads;
 use crate::analysis::idle::{op_class, OpClass};
 use crate::analysis::links::{Kind, Links};
 use crate::analysis::slicing::{self, block_on, Slicer, LOOKUP};
+use crate::model::category::Kinds;
 use crate::model::{PerLane, SliceRef, Trace};
 use crate::ordered::grouped;
 use rustc_hash::FxHashMap;
@@ -109,9 +110,43 @@ pub fn build(trace: &Trace, links: &Links) -> Graph {
 }
 
 /// [`build`], pausing as `y` says: the page builds the graph between frames (1 GB scaled trace:
-/// about half a second of its worker's time in one go).
+/// about half a second of its worker's time in one go). In passes: the graph with room for its
+/// nodes (`with_room`), the device ops' nodes (`device_op_nodes`), the CPU threads' chains and
+/// their blocking calls (`cpu_chains`), the edges between threads (`threads`), the blocking
+/// calls' sync edges (`sync_edges`), the device ops' duration, launch and stream edges
+/// (`device_edges`), the cross-stream waits (`stream_waits`), then the index.
 pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph {
     let kinds = &links.kinds;
+    let mut g = with_room(trace, kinds);
+    y.tick(trace.slice_count() as u64).await;
+    let ops = device_op_nodes(trace, kinds, &mut g, y).await;
+    let Chains {
+        chain_in,
+        lane_nodes,
+        mut blocking_waits,
+    } = cpu_chains(trace, kinds, &mut g, &ops, y).await;
+    let callers = threads::callers(trace, &lane_nodes);
+    threads::collective_threads(
+        trace,
+        &mut g,
+        &mut blocking_waits,
+        &chain_in,
+        &callers,
+        &lane_nodes,
+    );
+    threads::helper_threads(trace, kinds, &mut g, &chain_in, &callers, &lane_nodes);
+    y.tick(LOOKUP * trace.lanes.len() as u64).await;
+    sync_edges(&mut g, &chain_in, &blocking_waits);
+    device_edges(trace, links, &mut g, &ops, y).await;
+    stream_waits(trace, links, &mut g, &ops_nodes(&ops));
+    y.tick(ops.len() as u64).await;
+    g.index_sliced(y).await;
+    g
+}
+
+/// The graph's source node (at the trace's first start), its per-lane tables made, and room for
+/// every node and edge.
+fn with_room(trace: &Trace, kinds: &Kinds) -> Graph {
     // Each lane's busy device ops (device lanes) or chain slices (CPU lanes): the room to make
     // below, and which CPU lanes have a chain.
     let counts: Vec<usize> = trace
@@ -167,9 +202,12 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
     g.time.reserve(nodes);
     g.lane.reserve(nodes);
     g.edges.reserve(nodes + busy);
-    y.tick(trace.slice_count() as u64).await;
+    g
+}
 
-    // Device ops first, so that blocking calls can find what they waited for.
+/// The start and end nodes of each busy device op, lane by lane in time order: first, so that
+/// blocking calls can find what they waited for. Returns the ops in that order.
+async fn device_op_nodes(trace: &Trace, kinds: &Kinds, g: &mut Graph, y: &mut Slicer) -> Vec<Op> {
     let mut ops: Vec<Op> = Vec::new();
     for (li, l) in trace.lanes.iter().enumerate().filter(|(_, l)| l.is_gpu()) {
         let s = trace.slices_of(l);
@@ -190,6 +228,29 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
         }
         y.tick(s.len() as u64).await;
     }
+    ops
+}
+
+/// What the CPU chains leave for the passes after them.
+struct Chains {
+    /// The chain edge into each node (`NONE` for none), for every node.
+    chain_in: Vec<u32>,
+    /// Per CPU lane, its chain's nodes in time order.
+    lane_nodes: PerLane<u32>,
+    /// (device op's end node, blocking call's end node, wait): a blocking call and the device op
+    /// that ended last inside it.
+    blocking_waits: Vec<(u32, u32, i64)>,
+}
+
+/// Each CPU thread's chain: a node at every boundary of its chain slices, edges along it, each
+/// slice's parent and DataLoader flag; and its blocking calls with the device op each waited for.
+async fn cpu_chains(
+    trace: &Trace,
+    kinds: &Kinds,
+    g: &mut Graph,
+    ops: &[Op],
+    y: &mut Slicer,
+) -> Chains {
     // Device op ends in time order, for the blocking calls.
     let mut ends: Vec<(i64, u32)> = ops
         .iter()
@@ -197,7 +258,6 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
         .collect();
     ends.sort_unstable();
 
-    // CPU chains. `chain_in[n]`: the chain edge into node n.
     let loading = trace.strings.each(super::is_data_loading);
     let mut blocking_waits: Vec<(u32, u32, i64)> = Vec::new();
     let mut chain_in: Vec<u32> = Vec::new();
@@ -220,7 +280,7 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
             stack: Vec::new(),
             nodes: Vec::new(),
         };
-        let mut state = (&mut g, &mut chain_in, chain);
+        let mut state = (&mut *g, &mut chain_in, chain);
         slicing::each(y, idx.len(), &mut state, |(g, chain_in, chain), k| {
             let i = idx[k];
             chain.close_until(g, chain_in, s.start_ns[i]);
@@ -236,10 +296,10 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
         })
         .await;
         let (_, _, mut chain) = state;
-        chain.close_until(&mut g, &mut chain_in, i64::MAX);
+        chain.close_until(g, &mut chain_in, i64::MAX);
         chain_nodes.extend(chain.nodes.iter().map(|&n| (li as u32, n)));
         // Blocking calls: the device op that ended last inside the call.
-        let mut state = (&g, &mut blocking_waits);
+        let mut state = (&*g, &mut blocking_waits);
         slicing::each(y, idx.len(), &mut state, |(g, blocking_waits), k| {
             let i = idx[k];
             let (a, b) = g.cpu_nodes[li][i];
@@ -263,19 +323,17 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
         chain_nodes.iter().map(|&(l, n)| (l as usize, n))
     });
     drop(chain_nodes);
-    let callers = threads::callers(trace, &lane_nodes);
-    threads::collective_threads(
-        trace,
-        &mut g,
-        &mut blocking_waits,
-        &chain_in,
-        &callers,
-        &lane_nodes,
-    );
-    threads::helper_threads(trace, kinds, &mut g, &chain_in, &callers, &lane_nodes);
-    y.tick(LOOKUP * trace.lanes.len() as u64).await;
-    // The wait moves from the chain to the sync edge: the chain edges inside the call weigh 0.
-    for &(op_end, call_end, w) in &blocking_waits {
+    Chains {
+        chain_in,
+        lane_nodes,
+        blocking_waits,
+    }
+}
+
+/// The wait of each blocking call moves from its chain to a sync edge from the device op it
+/// waited for: the chain edges inside the call weigh 0.
+fn sync_edges(g: &mut Graph, chain_in: &[u32], blocking_waits: &[(u32, u32, i64)]) {
+    for &(op_end, call_end, w) in blocking_waits {
         let e = chain_in[call_end as usize];
         if e != NONE && g.edges[e as usize].kind == EdgeKind::Cpu {
             g.edges[e as usize].weight = 0;
@@ -288,10 +346,14 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
             slice: None,
         });
     }
+}
 
-    // Device edges: durations, stream order, launches.
+/// Each device op's duration edge, its launch edge from the runtime call, and its stream edge
+/// from the op before it on its stream (or from the source).
+async fn device_edges(trace: &Trace, links: &Links, g: &mut Graph, ops: &[Op], y: &mut Slicer) {
+    let kinds = &links.kinds;
     let prev_on_lane: Vec<Option<usize>> = vec![None; trace.lanes.len()];
-    let mut state = (&mut g, prev_on_lane);
+    let mut state = (g, prev_on_lane);
     slicing::each(y, ops.len(), &mut state, |(g, prev_on_lane), k| {
         let o = &ops[k];
         let s = trace.slices(o.lane);
@@ -366,11 +428,6 @@ pub async fn build_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Graph
         LOOKUP
     })
     .await;
-
-    stream_waits(trace, links, &mut g, &ops_nodes(&ops));
-    y.tick(ops.len() as u64).await;
-    g.index_sliced(y).await;
-    g
 }
 
 /// A device op's lane and index, and its start and end nodes.
