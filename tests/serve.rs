@@ -767,7 +767,8 @@ fn an_s3_logdir_is_listed_and_served() {
 
 /// A LOGDIR that stops answering (moto stopped with SIGSTOP: it still accepts connections, as a
 /// hung network mount does, and answers nothing) fails each request that needs it at
-/// `--deadline`, with a 503 that says why; the server goes on answering what does not need it.
+/// `--deadline`, with a 503 that says why; the server goes on answering what does not need it,
+/// however many requests wait for LOGDIR.
 #[test]
 fn a_logdir_that_stops_answering_fails_its_requests_not_the_server() {
     let exe = moto_server().expect(
@@ -818,6 +819,19 @@ fn a_logdir_that_stops_answering_fails_its_requests_not_the_server() {
         let asked = std::time::Instant::now();
         assert_eq!(get(s.port, "/api/none").status, 404);
         assert!(asked.elapsed().as_secs() < 2, "{:?}", asked.elapsed());
+    }
+    // More requests for it than the server has threads: each still fails alone, and the routes
+    // that need no LOGDIR keep threads of their own (all eight had waited behind it).
+    let port = s.port;
+    let many: Vec<_> = (0..10)
+        .map(|_| std::thread::spawn(move || get(port, "/api/runs").status))
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let asked = std::time::Instant::now();
+    assert_eq!(get(s.port, "/api/none").status, 404);
+    assert!(asked.elapsed().as_secs() < 2, "{:?}", asked.elapsed());
+    for m in many {
+        assert_eq!(m.join().unwrap(), 503);
     }
     assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
 }

@@ -58,6 +58,12 @@ pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// The time one write may wait for the client to read. The kernel buffers megabytes per
 /// connection, so a client that has not taken a byte of them for this long is not reading.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(15);
+/// Threads of the blocking pool, where routes and file reads run.
+const BLOCKING_THREADS: usize = 8;
+/// Of those, the most that routes needing LOGDIR may hold: a LOGDIR that stopped answering (a
+/// hung network mount) keeps each of its requests' threads past the deadline, and had taken the
+/// whole pool, so the page's own files and every other route waited behind it.
+const LOGDIR_THREADS: usize = 6;
 /// What a 503 asks the client to wait, in seconds.
 pub const RETRY_AFTER_S: u64 = 1;
 /// How much of a file is read at a time.
@@ -99,7 +105,7 @@ impl Server {
     pub fn bind(addr: SocketAddr) -> Result<Server, String> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
-            .max_blocking_threads(8)
+            .max_blocking_threads(BLOCKING_THREADS)
             .thread_name("sightline-serve")
             .enable_all()
             .build()
@@ -129,12 +135,20 @@ impl Server {
 
     /// Serves until the process is stopped, each request answered by `handle` on the blocking
     /// pool within `deadline`.
-    pub fn serve<F>(self, handle: F, deadline: Duration)
+    /// `needs_logdir` tells the requests whose route reads LOGDIR (at most [`LOGDIR_THREADS`]
+    /// of those run at once).
+    pub fn serve<F>(self, handle: F, needs_logdir: fn(&Request) -> bool, deadline: Duration)
     where
         F: Fn(&Request) -> Reply + Send + Sync + 'static,
     {
         let Server { runtime, listener } = self;
-        runtime.block_on(accept_loop(listener, Arc::new(Routes { handle, deadline })));
+        let routes = Routes {
+            handle,
+            needs_logdir,
+            logdir_busy: Arc::new(AtomicUsize::new(0)),
+            deadline,
+        };
+        runtime.block_on(accept_loop(listener, Arc::new(routes)));
     }
 }
 
@@ -156,6 +170,9 @@ fn bind_error(addr: SocketAddr, e: &std::io::Error) -> String {
 /// What answers a request, and the time it has.
 struct Routes<F> {
     handle: F,
+    needs_logdir: fn(&Request) -> bool,
+    /// Routes reading LOGDIR whose work has not ended (a stuck one counts until it does).
+    logdir_busy: Arc<AtomicUsize>,
     deadline: Duration,
 }
 
@@ -433,7 +450,22 @@ where
     // A route stuck in the file system (a network mount that stopped answering) fails its own
     // request at the deadline; the others keep their threads and their answers.
     let deadline = handle.deadline;
-    let work = tokio::task::spawn_blocking(move || (handle.handle)(&request));
+    // The slot goes with the work, not the request: a stuck read keeps it past the deadline.
+    let slot = if (handle.needs_logdir)(&request) {
+        let Some(slot) = Slot::take(&handle.logdir_busy, LOGDIR_THREADS) else {
+            return Ok(plain(
+                503,
+                "LOGDIR is not answering: earlier requests still wait for it",
+            ));
+        };
+        Some(slot)
+    } else {
+        None
+    };
+    let work = tokio::task::spawn_blocking(move || {
+        let _slot = slot;
+        (handle.handle)(&request)
+    });
     let reply = match tokio::time::timeout(deadline, work).await {
         Ok(Ok(reply)) => reply,
         Ok(Err(_)) => return Ok(plain(500, "the request failed inside the server")),

@@ -104,7 +104,7 @@ pub fn run(opts: &ServeArgs) -> Result<(), String> {
         loopback: bound.ip().is_loopback().then_some(bound),
     };
     announce(&state, bound, opts)?;
-    server.serve(move |req| handle(&state, req), opts.deadline);
+    server.serve(move |req| handle(&state, req), needs_logdir, opts.deadline);
     Ok(())
 }
 
@@ -266,6 +266,13 @@ fn handle(state: &State, req: &Request) -> Reply {
         return refuse(&Refusal::NotFound(format!("/{path}: no such route")));
     }
     page_file(state, path)
+}
+
+/// Whether `req`'s route reads LOGDIR (the runs' listing, a trace file): the routes a LOGDIR that
+/// stopped answering holds up.
+fn needs_logdir(req: &Request) -> bool {
+    let path = req.target.split(['?', '#']).next().unwrap_or("");
+    path == "/api/runs" || path.starts_with("/logdir/")
 }
 
 fn runs(state: &State) -> Reply {
