@@ -647,6 +647,33 @@ impl Moto {
         moto
     }
 
+    /// moto started for a test, which fails without it: a passing test that ran nothing would
+    /// leave S3 serving untested while the suite stays green.
+    fn started() -> Moto {
+        let exe = moto_server().expect(
+            "moto_server not found: scripts/setup installs moto[server] into .venv (or set \
+             SIGHTLINE_MOTO to one)",
+        );
+        Moto::start(&exe)
+    }
+
+    /// `sightline serve s3://traces/logs --port 0 ARGS` against this moto, without the page.
+    fn serve(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sightline"));
+        cmd.args(["serve", "s3://traces/logs", "--port", "0"])
+            .args(args)
+            .env(
+                "AWS_ENDPOINT_URL",
+                format!("http://127.0.0.1:{}", self.port),
+            )
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", "testing")
+            .env("AWS_REGION", "us-east-1")
+            .env_remove("AWS_PROFILE")
+            .env_remove("SIGHTLINE_DIST");
+        cmd
+    }
+
     /// A path-style S3 request without a signature (moto does not check them by default).
     fn put(&self, path: &str, body: &[u8]) {
         let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
@@ -669,12 +696,7 @@ impl Moto {
 /// leave S3 serving untested while the suite stays green.
 #[test]
 fn an_s3_logdir_is_listed_and_served() {
-    let exe = moto_server().expect(
-        "moto_server not found: scripts/setup installs moto[server] into .venv (or set \
-         SIGHTLINE_MOTO to one)",
-    );
-    let moto = Moto::start(&exe);
-    let endpoint = format!("http://127.0.0.1:{}", moto.port);
+    let moto = Moto::started();
     let fx = fixture_logdir();
     let cnn = "cnn/vm_14499.1790857160456.pt.trace.json.gz";
     let rank1 = "gloo4/vm_23799.1790857400111.pt.trace.json.gz";
@@ -690,15 +712,7 @@ fn an_s3_logdir_is_listed_and_served() {
     moto.put("/traces/secret.json", b"{\"SECRET-OUTSIDE-PREFIX\": 1}");
     moto.put("/traces/logs/notes.txt", b"not a trace");
 
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sightline"));
-    cmd.args(["serve", "s3://traces/logs", "--port", "0"])
-        .env("AWS_ENDPOINT_URL", &endpoint)
-        .env("AWS_ACCESS_KEY_ID", "testing")
-        .env("AWS_SECRET_ACCESS_KEY", "testing")
-        .env("AWS_REGION", "us-east-1")
-        .env_remove("AWS_PROFILE")
-        .env_remove("SIGHTLINE_DIST");
-    let s = serve_with(cmd);
+    let s = serve_with(moto.serve(&[]));
     assert!(
         s.said
             .contains("LOGDIR s3://traces/logs: 2 runs, 2 trace files"),
@@ -771,36 +785,14 @@ fn an_s3_logdir_is_listed_and_served() {
 /// however many requests wait for LOGDIR.
 #[test]
 fn a_logdir_that_stops_answering_fails_its_requests_not_the_server() {
-    let exe = moto_server().expect(
-        "moto_server not found: scripts/setup installs moto[server] into .venv (or set \
-         SIGHTLINE_MOTO to one)",
-    );
-    let moto = Moto::start(&exe);
+    let moto = Moto::started();
     let cnn = "cnn/vm_14499.1790857160456.pt.trace.json.gz";
     moto.put("/traces", b"");
     moto.put(
         &format!("/traces/logs/{cnn}"),
         &std::fs::read(fixture_logdir().join(cnn)).unwrap(),
     );
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sightline"));
-    cmd.args([
-        "serve",
-        "s3://traces/logs",
-        "--port",
-        "0",
-        "--deadline",
-        "1.5",
-    ])
-    .env(
-        "AWS_ENDPOINT_URL",
-        format!("http://127.0.0.1:{}", moto.port),
-    )
-    .env("AWS_ACCESS_KEY_ID", "testing")
-    .env("AWS_SECRET_ACCESS_KEY", "testing")
-    .env("AWS_REGION", "us-east-1")
-    .env_remove("AWS_PROFILE")
-    .env_remove("SIGHTLINE_DIST");
-    let s = serve_with(cmd);
+    let s = serve_with(moto.serve(&["--deadline", "1.5"]));
     assert_eq!(get(s.port, "/api/runs").status, 200);
 
     let pid = moto.child.id() as libc::pid_t;
