@@ -252,27 +252,46 @@ fn handle(state: &State, req: &Request) -> Reply {
         }
     }
     let url = &req.target;
-    let path = url.split(['?', '#']).next().unwrap_or("");
-    let Some(path) = path.strip_prefix('/') else {
-        return refuse(&Refusal::BadPath(format!("'{url}': not a path")));
-    };
-    if path == "api/runs" {
-        return runs(state);
+    match route(url) {
+        None => refuse(&Refusal::BadPath(format!("'{url}': not a path"))),
+        Some(Route::Runs) => runs(state),
+        Some(Route::TraceFile(rel)) => trace_file(state, rel),
+        Some(Route::Unknown(path)) => refuse(&Refusal::NotFound(format!("/{path}: no such route"))),
+        Some(Route::Page(path)) => page_file(state, path),
     }
-    if let Some(rel) = path.strip_prefix("logdir/") {
-        return trace_file(state, rel);
-    }
-    if path.starts_with("api/") || path == "logdir" {
-        return refuse(&Refusal::NotFound(format!("/{path}: no such route")));
-    }
-    page_file(state, path)
+}
+
+/// Where a request goes, by its path (the target without its query and fragment).
+enum Route<'a> {
+    /// `/api/runs`: LOGDIR's runs.
+    Runs,
+    /// `/logdir/REL`: a trace file of LOGDIR.
+    TraceFile(&'a str),
+    /// Another `/api/` path, or `/logdir` itself.
+    Unknown(&'a str),
+    /// A file of the page.
+    Page(&'a str),
+}
+
+/// The route of `target`; `None` when it is not a path.
+fn route(target: &str) -> Option<Route<'_>> {
+    let path = target.split(['?', '#']).next().unwrap_or("");
+    let path = path.strip_prefix('/')?;
+    Some(if path == "api/runs" {
+        Route::Runs
+    } else if let Some(rel) = path.strip_prefix("logdir/") {
+        Route::TraceFile(rel)
+    } else if path.starts_with("api/") || path == "logdir" {
+        Route::Unknown(path)
+    } else {
+        Route::Page(path)
+    })
 }
 
 /// Whether `req`'s route reads LOGDIR (the runs' listing, a trace file): the routes a LOGDIR that
 /// stopped answering holds up.
 fn needs_logdir(req: &Request) -> bool {
-    let path = req.target.split(['?', '#']).next().unwrap_or("");
-    path == "/api/runs" || path.starts_with("/logdir/")
+    matches!(route(&req.target), Some(Route::Runs | Route::TraceFile(_)))
 }
 
 fn runs(state: &State) -> Reply {
