@@ -91,7 +91,7 @@ fn every_trace_keeps_the_paths_properties() {
             // What an edit scales: CPU time and device durations (never negative).
             let edited = matches!(e.kind, EdgeKind::Cpu | EdgeKind::Device(_));
             let inside = g.time[e.from as usize] >= t0 && g.time[e.to as usize] <= t1;
-            if let Some(r) = e.slice.filter(|_| edited && inside) {
+            if let Some(r) = g.slice(e).filter(|_| edited && inside) {
                 if !on_path.contains(&r) {
                     factor[k] = 0.0;
                     removed += 1;
@@ -458,7 +458,7 @@ fn slack_is_how_much_an_op_can_grow_and_the_tables_carry_it() {
         let g = &a.graph;
         let mut tried = 0;
         for (k, e) in g.edges.iter().enumerate() {
-            let (EdgeKind::Device(_), Some(r)) = (e.kind, e.slice) else {
+            let (EdgeKind::Device(_), Some(r)) = (e.kind, g.slice(e)) else {
                 continue;
             };
             let Some(slack) = times.slack(r).filter(|&s| s > 1_000 && e.weight > 0) else {
@@ -736,7 +736,7 @@ fn what_ifs_priced_together_equal_each_priced_alone() {
         let mut untraced = 0;
         for (x, e) in g.edges.iter().enumerate() {
             let want = e.kind == EdgeKind::Cpu
-                && e.slice
+                && g.slice(e)
                     .is_none_or(|r| trace.slice_name(r).starts_with("ProfilerStep#"));
             untraced += want as usize;
             assert_eq!(factor[x] == 0.0, want, "untraced: edge {x}");
@@ -748,7 +748,7 @@ fn what_ifs_priced_together_equal_each_priced_alone() {
         for (text, own) in [("aten::add*0.5", false), ("self:aten::add*0.5", true)] {
             let (factor, _) = whatif::factors(trace, &a, &[Edit::parse(text).unwrap()]);
             for (x, e) in g.edges.iter().enumerate() {
-                let (EdgeKind::Cpu, Some(r)) = (e.kind, e.slice) else {
+                let (EdgeKind::Cpu, Some(r)) = (e.kind, g.slice(e)) else {
                     continue;
                 };
                 let s = trace.slices(r.lane as usize);

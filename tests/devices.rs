@@ -269,7 +269,7 @@ fn links_and_tables_agree_on_every_launcher() {
         let mut compared = 0;
         for op in &forest.gpu_ops {
             let from_tree = op.launch.map(|l| {
-                let tree = &forest.trees[l.op.tree as usize];
+                let tree = forest.tree(l.op.tree as usize);
                 let slice = SliceRef {
                     lane: tree.lane,
                     index: tree.slice[l.op.node as usize],

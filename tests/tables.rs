@@ -209,11 +209,7 @@ fn gpu_time_is_charged_once_or_reported() {
         );
         assert_eq!(forest.gpu_time_ns, time_ns, "{name}: GPU time");
 
-        let all: i64 = forest
-            .trees
-            .iter()
-            .flat_map(|t| t.device_self_ns.iter())
-            .sum();
+        let all: i64 = forest.trees().flat_map(|t| t.device_self_ns.iter()).sum();
         let kept: i64 = forest.kept_nodes().map(|(t, x)| t.device_self_ns[x]).sum();
         assert_eq!(all, kept, "{name}: GPU time on folded nodes");
         assert_eq!(
@@ -224,8 +220,7 @@ fn gpu_time_is_charged_once_or_reported() {
         let launched = forest.gpu_ops.iter().filter(|g| g.launch.is_some()).count();
         assert_eq!(launched as u64 + forest.unattributed_ops, count as u64);
         let roots: i64 = forest
-            .trees
-            .iter()
+            .trees()
             .flat_map(|t| {
                 (0..t.len())
                     .filter(|&x| t.parent[x] == u32::MAX)

@@ -431,7 +431,7 @@ fn kernels(trace: &Trace, forest: &Forest) -> Vec<DigestKernel> {
         let (launcher, module) = match op.launch {
             None => (None, None),
             Some(l) => {
-                let t = &forest.trees[l.op.tree as usize];
+                let t = forest.tree(l.op.tree as usize);
                 let mut module = None;
                 let mut n = t.parent[l.op.node as usize];
                 while n != NO_NODE {

@@ -102,7 +102,7 @@ const CHUNK: usize = 1024;
 /// body keeps its locals in the future's memory, where the compiler cannot hold them in
 /// registers (about 3x slower natively on the forest's passes); a chunk runs in a function of its
 /// own, on `state` passed to it.
-pub async fn each<S>(
+pub async fn each<S: ?Sized>(
     y: &mut Slicer,
     n: usize,
     state: &mut S,
@@ -118,7 +118,11 @@ pub async fn each<S>(
 }
 
 #[inline(never)]
-fn run<S, F: FnMut(&mut S, usize) -> u64>(state: &mut S, range: Range<usize>, body: &mut F) -> u64 {
+fn run<S: ?Sized, F: FnMut(&mut S, usize) -> u64>(
+    state: &mut S,
+    range: Range<usize>,
+    body: &mut F,
+) -> u64 {
     let mut units = 0;
     for i in range {
         units += body(state, i);

@@ -164,7 +164,7 @@ pub fn candidates(trace: &Trace, links: &Links, a: &Analysis, others: &[Finding]
     for w in &a.windows {
         binding_edges(g, w, |e, from, to| {
             let ns = to - from;
-            match (e.kind, e.slice) {
+            match (e.kind, g.slice(e)) {
                 (EdgeKind::Sync, None) => {
                     sync.count += 1;
                     sync.add(ns, true, None)

@@ -162,7 +162,7 @@ impl<'t> Job<'t> {
                         to: b,
                         weight: transfer[p].min(end - arrive),
                         kind: EdgeKind::Collective,
-                        slice: Some(slice),
+                        slice: slice.into(),
                     });
                     cross_of.push(own);
                 }

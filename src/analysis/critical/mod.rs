@@ -214,8 +214,11 @@ fn walk<'a>(g: &Graph, w: &Window, part_of: &dyn Fn(u32) -> Part<'a>) -> StepPat
     binding_edges(g, w, |e, from, tv| {
         let v = e.to;
         let p = part_of(v);
-        let bound_by = category(p.trace, p.links, p.graph, e);
-        let (name, lane) = match e.slice {
+        // The edge's slice read on the walked graph: `p.graph` is the rank's own, whose nodes
+        // the joined graph's are not.
+        let slice = g.slice(e);
+        let bound_by = category(p.trace, p.links, p.graph, e.kind, slice);
+        let (name, lane) = match slice {
             Some(r) => (p.trace.slice_name(r).to_string(), r.lane as usize),
             None => (String::new(), g.lane[v as usize] as usize),
         };
@@ -232,7 +235,7 @@ fn walk<'a>(g: &Graph, w: &Window, part_of: &dyn Fn(u32) -> Part<'a>) -> StepPat
             name,
             kind: kind_word(e.kind),
             bound_by,
-            slice: e.slice,
+            slice,
             captured_by: None,
         };
         match segments.last_mut() {
@@ -478,8 +481,14 @@ pub fn is_data_loading(name: &str) -> bool {
     name.starts_with("enumerate(DataLoader)") || name.starts_with("enumerate(DataPipe)")
 }
 
-fn category(trace: &Trace, links: &Links, g: &Graph, e: &graph::Edge) -> &'static str {
-    match e.kind {
+fn category(
+    trace: &Trace,
+    links: &Links,
+    g: &Graph,
+    kind: EdgeKind,
+    slice: Option<SliceRef>,
+) -> &'static str {
+    match kind {
         EdgeKind::Sync => "sync_wait",
         EdgeKind::Device(OpClass::Computation) => "gpu_compute",
         EdgeKind::Device(OpClass::Memory) => "gpu_memcpy",
@@ -488,12 +497,12 @@ fn category(trace: &Trace, links: &Links, g: &Graph, e: &graph::Edge) -> &'stati
         EdgeKind::Stream => "kernel_kernel_overhead",
         EdgeKind::Start => "cpu_untraced",
         // The transfer after the last rank arrived, charged to this rank's collective.
-        EdgeKind::Collective => match e.slice {
+        EdgeKind::Collective => match slice {
             Some(r) if trace.lanes[r.lane as usize].is_gpu() => "gpu_communication",
             _ => "cpu_op",
         },
         EdgeKind::Cpu => {
-            let Some(r) = e.slice else {
+            let Some(r) = slice else {
                 return "cpu_untraced";
             };
             let lane = r.lane as usize;

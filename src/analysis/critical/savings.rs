@@ -407,7 +407,7 @@ fn launch_bound(trace: &Trace, a: &Analysis, findings: &mut [Finding]) {
         super::binding_edges(g, w, |e, from, to| {
             let named =
                 |r: crate::model::SliceRef| is_launch[trace.columns.name[trace.row(r)].0 as usize];
-            let launching = match (e.kind, e.slice) {
+            let launching = match (e.kind, g.slice(e)) {
                 (EdgeKind::Launch, _) => true,
                 (EdgeKind::Cpu, Some(r)) => !trace.lanes[r.lane as usize].is_gpu() && named(r),
                 _ => false,

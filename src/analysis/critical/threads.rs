@@ -18,7 +18,7 @@
 //! `ProfilerStep`, or a label such as `## backward ##` that is not the DataLoader's), it resumes
 //! from the burst's end: its own time in the wait weighs 0.
 
-use super::graph::{Edge, EdgeKind, Graph, NONE};
+use super::graph::{Edge, EdgeKind, EdgeSlice, Graph, NONE};
 use super::is_data_loading;
 use crate::model::category::{Kind, Kinds};
 use crate::model::{PerLane, Trace};
@@ -90,8 +90,8 @@ pub(super) fn collective_threads(
         e != NONE
             && match g.edges[e as usize].kind {
                 EdgeKind::Start => true,
-                EdgeKind::Cpu => g.edges[e as usize]
-                    .slice
+                EdgeKind::Cpu => g
+                    .slice(&g.edges[e as usize])
                     .is_none_or(|r| trace.slice_name(r).starts_with("ProfilerStep#")),
                 _ => false,
             }
@@ -123,7 +123,7 @@ pub(super) fn collective_threads(
                     to: a,
                     weight: t0 - g.time[from as usize],
                     kind: EdgeKind::Cpu,
-                    slice: None,
+                    slice: EdgeSlice::NONE,
                 });
             }
             let k = nodes.partition_point(|&n| g.time[n as usize] < t1);
@@ -158,7 +158,7 @@ pub(super) fn helper_threads(
             return false;
         }
         let edge = &g.edges[e as usize];
-        match (edge.kind, edge.slice) {
+        match (edge.kind, g.slice(edge)) {
             (EdgeKind::Start, _) | (EdgeKind::Cpu, None) => true,
             (EdgeKind::Cpu, Some(r)) => {
                 let s = trace.slices(r.lane as usize);
@@ -197,7 +197,7 @@ pub(super) fn helper_threads(
             let edge = g.edges[e as usize];
             let gap = match edge.kind {
                 EdgeKind::Start => true,
-                EdgeKind::Cpu => edge.slice.is_none(),
+                EdgeKind::Cpu => edge.slice == EdgeSlice::NONE,
                 _ => false,
             };
             if !gap {
@@ -223,7 +223,7 @@ pub(super) fn helper_threads(
                 to: n,
                 weight: g.time[n as usize] - g.time[from as usize],
                 kind: EdgeKind::Cpu,
-                slice: None,
+                slice: EdgeSlice::NONE,
             });
         }
         for end in ends {
@@ -242,7 +242,7 @@ pub(super) fn helper_threads(
                 to: next,
                 weight: g.time[next as usize] - t,
                 kind: EdgeKind::Cpu,
-                slice: None,
+                slice: EdgeSlice::NONE,
             });
         }
     }

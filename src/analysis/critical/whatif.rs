@@ -369,14 +369,13 @@ pub async fn factors_each_sliced(
         let len = factor.first().map_or(0, |f| f.len());
         for (j, edge) in g.edges[lo..lo + len].iter().enumerate() {
             let untraced = edge.kind == EdgeKind::Cpu
-                && edge
-                    .slice
+                && g.slice(edge)
                     .is_none_or(|r| steps[trace.columns.name[trace.row(r)].0 as usize]);
             for (k, e) in edits.iter().enumerate() {
                 if !applies(e) {
                     continue;
                 }
-                let hit = match (edge.kind, edge.slice) {
+                let hit = match (edge.kind, g.slice(edge)) {
                     (EdgeKind::Cpu, _) if e.target == Target::Untraced => untraced,
                     // A blocking call's wait (a cross-stream wait carries its op, and no time).
                     (EdgeKind::Sync, None) => e.target == Target::Syncs,

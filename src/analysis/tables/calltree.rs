@@ -81,7 +81,7 @@ struct PathSums {
 pub fn call_tree(trace: &Trace, forest: &Forest) -> CallTree {
     let mut index: FxHashMap<(u32, Key), u32> = FxHashMap::default();
     let mut sums: Vec<PathSums> = Vec::new();
-    for t in &forest.trees {
+    for t in forest.trees() {
         let s = trace.slices(t.lane as usize);
         let mut path = vec![NO_NODE; t.len()];
         for x in 0..t.len() {

@@ -348,7 +348,7 @@ pub fn kernel_table_attributed(
         let by = match capture.and_then(|c| c.operator(op.slice)) {
             Some(name) => Launcher::Captured(name),
             None => op.launch.map_or(Launcher::Unknown, |l| {
-                Launcher::Op(forest.trees[l.op.tree as usize].name[l.op.node as usize])
+                Launcher::Op(forest.tree(l.op.tree as usize).name[l.op.node as usize])
             }),
         };
         launchers.entry((row, by)).or_default().add(dur);

@@ -73,7 +73,7 @@ struct Sums {
 pub fn label_table(trace: &Trace, forest: &Forest) -> LabelTable {
     // GPU time launched from within each node: by launch site (the runtime call), summed up the
     // tree. Unlike the operators' CUDA total this counts for a label inside an operator too.
-    let mut inside: Vec<Vec<i64>> = forest.trees.iter().map(|t| vec![0; t.len()]).collect();
+    let mut inside: Vec<Vec<i64>> = forest.trees().map(|t| vec![0; t.len()]).collect();
     for g in &forest.gpu_ops {
         if let Some(l) = g.launch {
             let s = trace.slices(g.slice.lane as usize);
@@ -81,7 +81,7 @@ pub fn label_table(trace: &Trace, forest: &Forest) -> LabelTable {
         }
     }
     let mut by_name: FxHashMap<NameKey, Sums> = FxHashMap::default();
-    for (t, inside) in forest.trees.iter().zip(&mut inside) {
+    for (t, inside) in forest.trees().zip(&mut inside) {
         t.add_up(inside);
         let s = trace.slices(t.lane as usize);
         for (x, &launched_ns) in inside.iter().enumerate() {

@@ -112,8 +112,8 @@ pub fn module_table_attributed(
     let mut index: FxHashMap<String, usize> = FxHashMap::default();
     let mut sums: Vec<Sums> = Vec::new();
     // Per tree and node: the row of the innermost module frame holding the node (itself included).
-    let mut module_of: Vec<Vec<Option<usize>>> = Vec::with_capacity(forest.trees.len());
-    for tree in &forest.trees {
+    let mut module_of: Vec<Vec<Option<usize>>> = Vec::with_capacity(forest.tree_count());
+    for tree in forest.trees() {
         let s = trace.slices(tree.lane as usize);
         let mut inner: Vec<Option<usize>> = vec![None; tree.len()];
         // Tree order puts a parent before its children, so one forward pass sees every parent's
@@ -240,7 +240,7 @@ fn backward(trace: &Trace, forest: &Forest, module_of: &[Vec<Option<usize>>], su
     };
     // Per lane, the tree and node of each slice that is a node.
     let mut node_of: Vec<Vec<(u32, u32)>> = vec![Vec::new(); trace.lanes.len()];
-    for (t, tree) in forest.trees.iter().enumerate() {
+    for (t, tree) in forest.trees().enumerate() {
         let lane = &mut node_of[tree.lane as usize];
         lane.resize(trace.slices(tree.lane as usize).len(), (NO_NODE, NO_NODE));
         for n in 0..tree.len() {
@@ -260,7 +260,7 @@ fn backward(trace: &Trace, forest: &Forest, module_of: &[Vec<Option<usize>>], su
         let Some(row) = module_of[fwd.0 as usize][fwd.1 as usize] else {
             continue;
         };
-        let tree = &forest.trees[bwd.0 as usize];
+        let tree = forest.tree(bwd.0 as usize);
         let host = trace.slices(tree.lane as usize).dur_ns[tree.slice[bwd.1 as usize] as usize];
         let device = tree.device_total_ns[bwd.1 as usize];
         let mut up = Some(row);

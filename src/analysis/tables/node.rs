@@ -65,17 +65,18 @@ pub struct NodeMemory {
     pub self_device_bytes: i64,
 }
 
-/// The tree of one lane, column by column, in tree order (start, then longer first): a parent
-/// always comes before its children.
-#[derive(Debug)]
-pub struct LaneTree {
-    /// Index into [`Trace::lanes`].
-    pub lane: u32,
-    /// Index of each node's slice in the lane.
+/// Every lane's tree, column by column over the whole forest: a tree is a run of rows, in tree
+/// order (start, then longer first), so a parent always comes before its children. Nine vectors
+/// per lane were nine allocations per thread, and 19x the file on a trace of one slice per
+/// thread; a tree is read through [`LaneTree`], a view of its rows.
+#[derive(Debug, Default)]
+pub struct Nodes {
+    /// Index of each node's slice in its lane.
     pub slice: Vec<u32>,
     pub kind: Vec<EventKind>,
     pub name: Vec<NameKey>,
-    /// Parent after folding ([`NO_NODE`] for a root); for a folded node, the node it went into.
+    /// Parent after folding ([`NO_NODE`] for a root), as a node of the same tree; for a folded
+    /// node, the node it went into.
     pub parent: Vec<u32>,
     /// Folded into its parent: not a row, and not a child of anything.
     pub folded: Vec<bool>,
@@ -89,7 +90,62 @@ pub struct LaneTree {
     pub memory: Vec<NodeMemory>,
 }
 
-impl LaneTree {
+/// Where one lane's tree lies in [`Nodes`]: its rows run from `start` to the next tree's.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TreeSpan {
+    pub lane: u32,
+    pub start: u32,
+}
+
+/// The tree of one lane, column by column, in tree order: a view of its rows of [`Nodes`]. Node
+/// indices are the tree's own (0 for its first row), as [`NodeRef`] holds them.
+#[derive(Debug, Clone, Copy)]
+pub struct LaneTree<'a> {
+    /// Index into [`Trace::lanes`].
+    pub lane: u32,
+    pub slice: &'a [u32],
+    pub kind: &'a [EventKind],
+    pub name: &'a [NameKey],
+    pub parent: &'a [u32],
+    pub folded: &'a [bool],
+    pub self_cpu_ns: &'a [i64],
+    pub device_self_ns: &'a [i64],
+    pub device_total_ns: &'a [i64],
+    /// Empty when the trace has no `[memory]` events.
+    pub memory: &'a [NodeMemory],
+}
+
+impl Nodes {
+    /// Room for `n` more nodes in every column but `memory`.
+    pub(crate) fn reserve(&mut self, n: usize) {
+        self.slice.reserve_exact(n);
+        self.kind.reserve_exact(n);
+        self.name.reserve_exact(n);
+        self.parent.reserve_exact(n);
+        self.folded.reserve_exact(n);
+        self.self_cpu_ns.reserve_exact(n);
+        self.device_self_ns.reserve_exact(n);
+        self.device_total_ns.reserve_exact(n);
+    }
+
+    /// The tree of `lane` on rows `rows`.
+    pub(crate) fn tree(&self, lane: u32, rows: std::ops::Range<usize>) -> LaneTree<'_> {
+        LaneTree {
+            lane,
+            slice: &self.slice[rows.clone()],
+            kind: &self.kind[rows.clone()],
+            name: &self.name[rows.clone()],
+            parent: &self.parent[rows.clone()],
+            folded: &self.folded[rows.clone()],
+            self_cpu_ns: &self.self_cpu_ns[rows.clone()],
+            device_self_ns: &self.device_self_ns[rows.clone()],
+            device_total_ns: &self.device_total_ns[rows.clone()],
+            memory: self.memory.get(rows).unwrap_or(&[]),
+        }
+    }
+}
+
+impl LaneTree<'_> {
     pub fn len(&self) -> usize {
         self.slice.len()
     }

@@ -181,7 +181,7 @@ pub fn op_table_charged(
     if let Some(c) = charges {
         for g in &forest.gpu_ops {
             if let (Some(l), true) = (g.launch, c.moved.contains(&g.slice)) {
-                let lane = forest.trees[l.op.tree as usize].lane;
+                let lane = forest.tree(l.op.tree as usize).lane;
                 let dur = trace.slices(g.slice.lane as usize).dur_ns[g.slice.index as usize];
                 *leaving.entry((lane, l.op.node)).or_default() += dur;
             }

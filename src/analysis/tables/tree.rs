@@ -21,6 +21,7 @@
 
 use super::launch::Launchers;
 pub use super::node::{EventKind, GpuOp, LaneTree, Launch, NameKey, NodeMemory, NodeRef, NO_NODE};
+use super::node::{Nodes, TreeSpan};
 use crate::analysis::slicing::{self, block_on, Slicer, LOOKUP};
 use crate::model::category::{Kind, Kinds};
 use crate::model::{SliceRef, StrId, Trace};
@@ -70,17 +71,19 @@ const DROPPED_NAMES: [&str; 6] = [
     "aten::_version",
 ];
 
-impl LaneTree {
-    async fn build(
+impl Nodes {
+    /// Appends the tree of `lane` (nothing when it has no node) and returns its node count.
+    async fn push_tree(
+        &mut self,
         trace: &Trace,
         lane: usize,
         cats: &Categories,
         dropped: &[StrId],
         y: &mut Slicer,
-    ) -> LaneTree {
+    ) -> usize {
         let s = trace.slices(lane);
-        let mut order: Vec<u32> = Vec::new();
-        slicing::each(y, s.len(), &mut order, |order, i| {
+        let base = self.slice.len();
+        slicing::each(y, s.len(), &mut self.slice, |order, i| {
             if cats.node_kind(s.cat[i]).is_some() && !dropped.contains(&s.name[i]) {
                 order.push(i as u32);
             }
@@ -90,11 +93,17 @@ impl LaneTree {
         // The model orders a lane by start then depth, which differs from (start, longer first)
         // only around partial overlaps; sort then (stable, so equal spans keep file order).
         let key = |i: &u32| (s.start_ns[*i as usize], -s.end_ns(*i as usize));
-        if !order.windows(2).all(|w| key(&w[0]) <= key(&w[1])) {
+        if !self.slice[base..]
+            .windows(2)
+            .all(|w| key(&w[0]) <= key(&w[1]))
+        {
+            let mut order = self.slice[base..].to_vec();
             slicing::sort_by_key(&mut order, key, y).await;
+            self.slice[base..].copy_from_slice(&order);
         }
+        let order = &self.slice[base..];
         let n = order.len();
-        let mut columns = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut columns = (&mut self.kind, &mut self.name);
         slicing::each(y, n, &mut columns, |(kind, name), x| {
             let i = order[x] as usize;
             kind.push(cats.node_kind(s.cat[i]).expect("filtered above"));
@@ -102,10 +111,11 @@ impl LaneTree {
             1
         })
         .await;
-        let (kind, name): (Vec<EventKind>, Vec<NameKey>) = columns;
+        let name = &self.name[base..];
 
         // Nesting, with a stack of open nodes (PyTorch's `_populate_cpu_children`).
-        let mut nesting = (vec![NO_NODE; n], Vec::<u32>::new());
+        self.parent.resize(base + n, NO_NODE);
+        let mut nesting = (&mut self.parent[base..], Vec::<u32>::new());
         slicing::each(y, n, &mut nesting, |(parent, open), x| {
             let (start, end) = (s.start_ns[order[x] as usize], s.end_ns(order[x] as usize));
             while let Some(&p) = open.last() {
@@ -121,19 +131,20 @@ impl LaneTree {
             1
         })
         .await;
-        let mut parent = nesting.0;
+        let parent = &mut self.parent[base..];
 
         // Folding (PyTorch's `_remove_dup_nodes`). In tree order a parent's fate is settled
         // before its children are seen, so one pass reaches PyTorch's fixed point: a child's
         // parent is resolved to the node its parent was folded into, and a fold hands the
         // folded node's children count to that node.
         let mut children = vec![0u32; n];
-        for &p in &parent {
+        for &p in parent.iter() {
             if p != NO_NODE {
                 children[p as usize] += 1;
             }
         }
-        let mut folding = (&mut parent, vec![false; n], children);
+        self.folded.resize(base + n, false);
+        let mut folding = (parent, &mut self.folded[base..], children);
         slicing::each(y, n, &mut folding, |(parent, folded, children), x| {
             let mut p = parent[x];
             if p == NO_NODE {
@@ -150,10 +161,11 @@ impl LaneTree {
             1
         })
         .await;
-        let folded = folding.1;
+        let (parent, folded) = (&self.parent[base..], &self.folded[base..]);
 
-        let mut self_cpu_ns: Vec<i64> = order.iter().map(|&i| s.dur_ns[i as usize]).collect();
-        slicing::each(y, n, &mut self_cpu_ns, |self_cpu_ns, x| {
+        self.self_cpu_ns
+            .extend(order.iter().map(|&i| s.dur_ns[i as usize]));
+        slicing::each(y, n, &mut self.self_cpu_ns[base..], |self_cpu_ns, x| {
             let p = parent[x];
             if p != NO_NODE && !folded[x] {
                 self_cpu_ns[p as usize] -= s.dur_ns[order[x] as usize];
@@ -161,43 +173,43 @@ impl LaneTree {
             1
         })
         .await;
-        LaneTree {
-            lane: lane as u32,
-            slice: order,
-            kind,
-            name,
-            parent,
-            folded,
-            self_cpu_ns,
-            device_self_ns: vec![0; n],
-            device_total_ns: vec![0; n],
-            memory: Vec::new(),
-        }
+        self.device_self_ns.resize(base + n, 0);
+        self.device_total_ns.resize(base + n, 0);
+        n
     }
 
-    /// Sums device time up the tree and counts memory, once every GPU op has been charged.
-    async fn finish(&mut self, trace: &Trace, mem: &MemoryIndex<'_>, y: &mut Slicer) {
+    /// Sums device time up the tree on `rows` and counts memory, once every GPU op has been
+    /// charged.
+    async fn finish_tree(
+        &mut self,
+        trace: &Trace,
+        lane: u32,
+        rows: std::ops::Range<usize>,
+        mem: &MemoryIndex<'_>,
+        y: &mut Slicer,
+    ) {
         // `add_up`, a node at a time.
-        let n = self.len();
-        let mut device_total = self.device_self_ns.clone();
-        slicing::each(y, n, &mut device_total, |device_total, k| {
+        let (parent, folded) = (&self.parent[rows.clone()], &self.folded[rows.clone()]);
+        let n = parent.len();
+        let device_total = &mut self.device_total_ns[rows.clone()];
+        device_total.copy_from_slice(&self.device_self_ns[rows.clone()]);
+        slicing::each(y, n, device_total, |device_total, k| {
             let x = n - 1 - k;
-            let p = self.parent[x];
-            if p != NO_NODE && !self.folded[x] {
+            let p = parent[x];
+            if p != NO_NODE && !folded[x] {
                 device_total[p as usize] += device_total[x];
             }
             1
         })
         .await;
-        self.device_total_ns = device_total;
         if mem.is_empty() {
             return;
         }
-        let s = trace.slices(self.lane as usize);
-        let mut memory = Vec::with_capacity(n);
+        let s = trace.slices(lane as usize);
+        let slice = &self.slice[rows.clone()];
         let mut cursor = MemoryCursor::default();
-        slicing::each(y, n, &mut memory, |memory, x| {
-            let i = self.slice[x] as usize;
+        slicing::each(y, n, &mut self.memory, |memory, x| {
+            let i = slice[x] as usize;
             let (cpu, device) = mem.within_from(&mut cursor, s.start_ns[i], s.end_ns(i));
             memory.push(NodeMemory {
                 cpu_bytes: cpu,
@@ -209,9 +221,9 @@ impl LaneTree {
             LOOKUP
         })
         .await;
-        slicing::each(y, n, &mut memory, |memory, x| {
-            let p = self.parent[x];
-            if p != NO_NODE && !self.folded[x] {
+        slicing::each(y, n, &mut self.memory[rows], |memory, x| {
+            let p = parent[x];
+            if p != NO_NODE && !folded[x] {
                 let child = memory[x];
                 let m = &mut memory[p as usize];
                 m.self_cpu_bytes -= child.cpu_bytes;
@@ -220,7 +232,6 @@ impl LaneTree {
             1
         })
         .await;
-        self.memory = memory;
     }
 }
 
@@ -235,7 +246,10 @@ pub struct StrayMemory {
 /// All lane trees of a trace, with the GPU ops charged to them: what every table reads.
 #[derive(Debug)]
 pub struct Forest {
-    pub trees: Vec<LaneTree>,
+    /// Every tree's nodes; [`Forest::tree`] reads one tree.
+    nodes: Nodes,
+    /// Each tree's lane and first row, in lane order: lanes without a node have no tree.
+    spans: Vec<TreeSpan>,
     /// Every GPU op (kernel, memcpy, memset) of the trace, lane by lane.
     pub gpu_ops: Vec<GpuOp>,
     /// Sum of the durations of all GPU ops.
@@ -258,17 +272,35 @@ impl Forest {
             .iter()
             .filter_map(|n| trace.strings.find(n))
             .collect();
-        let mut trees: Vec<LaneTree> = Vec::new();
+        let mut forest = Forest {
+            nodes: Nodes::default(),
+            spans: Vec::new(),
+            gpu_ops: Vec::new(),
+            gpu_time_ns: 0,
+            unattributed_ns: 0,
+            unattributed_ops: 0,
+            stray_memory: StrayMemory::default(),
+        };
+        // Room for a node per CPU slice, the most there can be: grown by doubling, the columns
+        // held up to twice their rows, and their copies as they grew.
+        let most = trace.lanes.iter().filter(|l| !l.is_gpu());
+        forest.nodes.reserve(most.map(|l| l.slice_count()).sum());
         for lane in 0..trace.lanes.len() {
-            let t = LaneTree::build(trace, lane, &cats, &dropped, y).await;
-            if !t.is_empty() {
-                trees.push(t);
+            let start = forest.nodes.slice.len() as u32;
+            if forest
+                .nodes
+                .push_tree(trace, lane, &cats, &dropped, y)
+                .await
+                > 0
+            {
+                forest.spans.push(TreeSpan {
+                    lane: lane as u32,
+                    start,
+                });
             }
         }
 
-        let launchers = Launchers::new(trace, &cats.kinds, &trees, y).await;
-        let mut gpu_ops = Vec::new();
-        let (mut gpu_time_ns, mut unattributed_ns, mut unattributed_ops) = (0, 0, 0);
+        let launchers = Launchers::new(trace, &cats.kinds, &forest, y).await;
         for (lane, l) in trace.lanes.iter().enumerate() {
             let s = trace.slices_of(l);
             for i in 0..s.len() {
@@ -278,45 +310,75 @@ impl Forest {
                     continue;
                 }
                 let dur = s.dur_ns[i];
-                gpu_time_ns += dur;
+                forest.gpu_time_ns += dur;
                 let slice = SliceRef {
                     lane: lane as u32,
                     index: i as u32,
                 };
-                let launch = launchers.find(trace, &trees, slice);
+                let launch = launchers.find(trace, &forest, slice);
                 match launch {
                     Some(Launch { op, .. }) => {
-                        trees[op.tree as usize].device_self_ns[op.node as usize] += dur
+                        let row = forest.row(op);
+                        forest.nodes.device_self_ns[row] += dur
                     }
                     None => {
-                        unattributed_ns += dur;
-                        unattributed_ops += 1;
+                        forest.unattributed_ns += dur;
+                        forest.unattributed_ops += 1;
                     }
                 }
-                gpu_ops.push(GpuOp { slice, launch });
+                forest.gpu_ops.push(GpuOp { slice, launch });
             }
         }
+        drop(launchers);
 
         let mem = MemoryIndex::new(trace, y).await;
-        for t in &mut trees {
-            t.finish(trace, &mem, y).await;
+        if !mem.is_empty() {
+            forest.nodes.memory.reserve_exact(forest.nodes.slice.len());
         }
-        let stray_memory = mem.outside(trace, &trees, y).await;
-        Forest {
-            trees,
-            gpu_ops,
-            gpu_time_ns,
-            unattributed_ns,
-            unattributed_ops,
-            stray_memory,
+        for t in 0..forest.spans.len() {
+            let (lane, range) = (forest.spans[t].lane, forest.rows(t));
+            forest.nodes.finish_tree(trace, lane, range, &mem, y).await;
         }
+        forest.stray_memory = mem.outside(trace, &forest, y).await;
+        forest
+    }
+
+    /// How many trees: one per lane with a node.
+    pub fn tree_count(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// The `t`th tree.
+    pub fn tree(&self, t: usize) -> LaneTree<'_> {
+        self.nodes.tree(self.spans[t].lane, self.rows(t))
+    }
+
+    /// Every tree, in lane order.
+    pub fn trees(&self) -> impl ExactSizeIterator<Item = LaneTree<'_>> + Clone {
+        (0..self.spans.len()).map(|t| self.tree(t))
+    }
+
+    /// The rows of tree `t` in [`Nodes`].
+    fn rows(&self, t: usize) -> std::ops::Range<usize> {
+        let end = self
+            .spans
+            .get(t + 1)
+            .map_or(self.nodes.slice.len(), |s| s.start as usize);
+        self.spans[t].start as usize..end
+    }
+
+    /// The row of a node in [`Nodes`].
+    fn row(&self, n: NodeRef) -> usize {
+        self.spans[n.tree as usize].start as usize + n.node as usize
     }
 
     /// The trees' nodes that are rows: not folded away. Yields (tree, node).
-    pub fn kept_nodes(&self) -> impl Iterator<Item = (&LaneTree, usize)> {
-        self.trees
-            .iter()
-            .flat_map(|t| (0..t.len()).filter(|&x| !t.folded[x]).map(move |x| (t, x)))
+    pub fn kept_nodes(&self) -> impl Iterator<Item = (LaneTree<'_>, usize)> {
+        self.trees().flat_map(|t| {
+            (0..t.len())
+                .filter(move |&x| !t.folded[x])
+                .map(move |x| (t, x))
+        })
     }
 }
 
@@ -408,13 +470,13 @@ impl<'a> MemoryIndex<'a> {
 
     /// The events outside every node of every lane (nodes of all threads cover memory events, as
     /// in PyTorch). Roots hold their trees, so the union of root spans is what covers.
-    async fn outside(&self, trace: &Trace, trees: &[LaneTree], y: &mut Slicer) -> StrayMemory {
+    async fn outside(&self, trace: &Trace, forest: &Forest, y: &mut Slicer) -> StrayMemory {
         let mut out = StrayMemory::default();
         if self.is_empty() {
             return out;
         }
-        let mut spans: Vec<(i64, i64)> = trees
-            .iter()
+        let mut spans: Vec<(i64, i64)> = forest
+            .trees()
             .flat_map(|t| {
                 let s = trace.slices(t.lane as usize);
                 (0..t.len())
