@@ -376,7 +376,9 @@ pub async fn analyze_sliced(
 
     // Device figures, gaps and who waits for whom (exact, always).
     let mut attr = Attribution::new(trace, links);
-    let mut devices = Vec::new();
+    // A row per device, and one per stream below: sized at once, as doubling left 80,000
+    // device processes holding room for 131,072 rows.
+    let mut devices = Vec::with_capacity(devices_seen.len());
     let mut raw_gaps: Vec<RawGap> = Vec::new();
     let mut totals = [(0i64, 0usize); WaitKind::ALL.len()];
     for (k, device) in devices_seen.iter().enumerate() {
@@ -431,7 +433,7 @@ pub async fn analyze_sliced(
                 let w = u.last - u.first;
                 vec![temporal_entry(rank, w, w - u.busy, u.compute, 1e-3)]
             };
-            let mut idle = Vec::new();
+            let mut idle = Vec::with_capacity(gpu.len());
             for &l in &gpu {
                 idle.extend(stream_breakdown_exact(trace, links, l as usize, rank, y).await);
             }
