@@ -827,3 +827,72 @@ fn a_logdir_that_stops_answering_fails_its_requests_not_the_server() {
     }
     assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
 }
+
+/// Downloads from a LOGDIR that stops answering part-way through a file: each chunk read holds
+/// one of LOGDIR's slots of the blocking pool and fails its download at `--deadline`, so however
+/// many downloads hang, the routes that need no LOGDIR keep answering (ten stuck chunk reads
+/// had held every thread of the pool, uncounted).
+#[test]
+fn downloads_from_a_logdir_that_stops_answering_fail_alone() {
+    use std::time::{Duration, Instant};
+    let moto = Moto::started();
+    let name = "run/vm_1.1790857160456.pt.trace.json";
+    let size = 64 << 20;
+    moto.put("/traces", b"");
+    moto.put(&format!("/traces/logs/{name}"), &vec![b' '; size]);
+    let s = serve_with(moto.serve(&["--deadline", "1.5"]));
+    assert_eq!(get(s.port, "/api/runs").status, 200);
+
+    // Ten downloads, each read as fast as it comes; moto is stopped once each has its head.
+    let port = s.port;
+    let (heads, headed) = std::sync::mpsc::channel();
+    let downloads: Vec<_> = (0..10)
+        .map(|_| {
+            let heads = heads.clone();
+            std::thread::spawn(move || {
+                let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+                c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+                write!(
+                    c,
+                    "GET /logdir/{name} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+                )
+                .unwrap();
+                let mut buf = vec![0; 1 << 16];
+                let mut got = c.read(&mut buf).unwrap_or(0);
+                heads.send(()).unwrap();
+                let asked = Instant::now();
+                loop {
+                    match c.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => got += n,
+                    }
+                }
+                (got, asked.elapsed())
+            })
+        })
+        .collect();
+    for _ in 0..10 {
+        headed.recv_timeout(Duration::from_secs(20)).unwrap();
+    }
+    let pid = moto.child.id() as libc::pid_t;
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    std::thread::sleep(Duration::from_millis(500));
+    for _ in 0..3 {
+        let asked = Instant::now();
+        assert_eq!(get(s.port, "/api/none").status, 404);
+        assert!(
+            asked.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            asked.elapsed()
+        );
+    }
+    for d in downloads {
+        let (got, took) = d.join().unwrap();
+        assert!(got < size, "a download ended whole: {got} bytes");
+        assert!(
+            took < Duration::from_secs(15),
+            "a download hung for {took:?}"
+        );
+    }
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+}

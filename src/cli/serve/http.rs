@@ -35,7 +35,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::task::JoinHandle;
@@ -171,7 +171,8 @@ fn bind_error(addr: SocketAddr, e: &std::io::Error) -> String {
 struct Routes<F> {
     handle: F,
     needs_logdir: fn(&Request) -> bool,
-    /// Routes reading LOGDIR whose work has not ended (a stuck one counts until it does).
+    /// Routes reading LOGDIR, and downloads' chunk reads, whose work has not ended (a stuck one
+    /// counts until it does).
     logdir_busy: Arc<AtomicUsize>,
     deadline: Duration,
 }
@@ -462,6 +463,10 @@ where
     } else {
         None
     };
+    let reads = Reads {
+        slots: Arc::clone(&handle.logdir_busy),
+        deadline,
+    };
     let work = tokio::task::spawn_blocking(move || {
         let _slot = slot;
         (handle.handle)(&request)
@@ -476,7 +481,7 @@ where
             ))
         }
     };
-    Ok(finish(reply, &conditions, head))
+    Ok(finish(reply, &conditions, head, reads))
 }
 
 /// The size of `req`'s head as a client sends it: the request line, each header as
@@ -529,7 +534,7 @@ fn respond(
     })
 }
 
-fn finish(reply: Reply, c: &Conditions, head: bool) -> hyper::Response<ServeBody> {
+fn finish(reply: Reply, c: &Conditions, head: bool, reads: Reads) -> hyper::Response<ServeBody> {
     let Reply {
         status,
         mut headers,
@@ -588,7 +593,7 @@ fn finish(reply: Reply, c: &Conditions, head: bool) -> hyper::Response<ServeBody
     if head {
         return respond(status, &headers, ServeBody::bytes(Vec::new()), Some(len));
     }
-    respond(status, &headers, ServeBody::file(blob, range), None)
+    respond(status, &headers, ServeBody::file(blob, range, reads), None)
 }
 
 /// A strong validator from the size and the modification time (as nginx makes its ETags): a
@@ -699,28 +704,65 @@ impl ServeBody {
         ServeBody::Bytes((!b.is_empty()).then(|| Bytes::from(b)))
     }
 
-    fn file(blob: Box<dyn Blob>, range: Range<u64>) -> ServeBody {
+    fn file(blob: Box<dyn Blob>, range: Range<u64>, reads: Reads) -> ServeBody {
         ServeBody::File(FileBody {
             left: range.end - range.start,
-            state: FileState::Closed(blob, range.start),
+            state: FileState::Next(Next::Open(blob, range.start), Instant::now(), None),
+            reads,
         })
     }
+}
+
+/// What a download's chunk reads share with the routes: LOGDIR's slots of the blocking pool,
+/// and the time one read may take. A download from a LOGDIR that stopped answering (a hung
+/// network mount, an object store gone quiet) had held a pool thread per chunk read uncounted,
+/// so eight of them stopped every route.
+pub struct Reads {
+    slots: Arc<AtomicUsize>,
+    deadline: Duration,
 }
 
 pub struct FileBody {
     /// Bytes still to send: exactly the length announced, even if the file grew meanwhile.
     left: u64,
     state: FileState,
+    reads: Reads,
 }
 
 type Reader = Box<dyn Read + Send>;
 
+/// The read a download asks for next.
+enum Next {
+    /// Open the blob at this offset, then read the first chunk.
+    Open(Box<dyn Blob>, u64),
+    /// Read the next chunk from the opened blob.
+    Read(Reader),
+}
+
+impl Next {
+    fn run(self, want: usize, left: u64) -> std::io::Result<(Reader, Vec<u8>)> {
+        let reader = match self {
+            Next::Open(blob, start) => blob.read(start..start + left)?,
+            Next::Read(reader) => reader,
+        };
+        read_chunk(reader, want)
+    }
+}
+
+/// How often a download waiting for a LOGDIR slot tries again.
+const SLOT_RETRY: Duration = Duration::from_millis(25);
+
 enum FileState {
-    /// Not opened yet: the blob and the offset to start at.
-    Closed(Box<dyn Blob>, u64),
-    /// A chunk being read on the blocking pool (the next one is asked for as soon as one is
-    /// handed to hyper, so reading the disk and writing the socket overlap).
-    Reading(JoinHandle<std::io::Result<(Reader, Vec<u8>)>>),
+    /// The next read, waiting since the instant for a LOGDIR slot (the timer, when one is set,
+    /// says when to try again).
+    Next(Next, Instant, Option<Pin<Box<Sleep>>>),
+    /// A chunk being read on the blocking pool, holding a LOGDIR slot, until the timer's
+    /// deadline (the next one is asked for as soon as one is handed to hyper, so reading the
+    /// disk and writing the socket overlap).
+    Reading(
+        JoinHandle<std::io::Result<(Reader, Vec<u8>)>>,
+        Pin<Box<Sleep>>,
+    ),
     Done,
 }
 
@@ -758,47 +800,85 @@ impl FileBody {
         &mut self,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
-        if self.left == 0 {
-            self.state = FileState::Done;
-            return Poll::Ready(None);
-        }
-        let mut job = match std::mem::replace(&mut self.state, FileState::Done) {
-            FileState::Done => return Poll::Ready(None),
-            FileState::Reading(job) => job,
-            FileState::Closed(blob, start) => {
-                let (want, left) = (self.chunk(), self.left);
-                tokio::task::spawn_blocking(move || {
-                    let reader = blob.read(start..start + left)?;
-                    read_chunk(reader, want)
-                })
+        loop {
+            if self.left == 0 {
+                self.state = FileState::Done;
+                return Poll::Ready(None);
             }
-        };
-        let got = match Pin::new(&mut job).poll(cx) {
-            Poll::Pending => {
-                self.state = FileState::Reading(job);
-                return Poll::Pending;
+            match std::mem::replace(&mut self.state, FileState::Done) {
+                FileState::Done => return Poll::Ready(None),
+                FileState::Next(next, since, Some(mut timer)) => {
+                    if timer.as_mut().poll(cx).is_pending() {
+                        self.state = FileState::Next(next, since, Some(timer));
+                        return Poll::Pending;
+                    }
+                    self.state = FileState::Next(next, since, None);
+                }
+                FileState::Next(next, since, None) => {
+                    if !self.start(next, since) {
+                        if since.elapsed() >= self.reads.deadline {
+                            return Poll::Ready(Some(Err(std::io::Error::new(
+                                std::io::ErrorKind::TimedOut,
+                                "LOGDIR is not answering: earlier reads still wait for it",
+                            ))));
+                        }
+                        let FileState::Next(_, _, timer) = &mut self.state else {
+                            unreachable!("start leaves the read waiting when it takes no slot")
+                        };
+                        *timer = Some(Box::pin(tokio::time::sleep(SLOT_RETRY)));
+                    }
+                }
+                FileState::Reading(mut job, mut timer) => {
+                    let got = match Pin::new(&mut job).poll(cx) {
+                        Poll::Pending => {
+                            if timer.as_mut().poll(cx).is_ready() {
+                                // The read keeps its slot until it returns, if ever.
+                                return Poll::Ready(Some(Err(std::io::Error::new(
+                                    std::io::ErrorKind::TimedOut,
+                                    "the file system did not answer within the deadline",
+                                ))));
+                            }
+                            self.state = FileState::Reading(job, timer);
+                            return Poll::Pending;
+                        }
+                        Poll::Ready(Ok(got)) => got,
+                        Poll::Ready(Err(e)) => Err(std::io::Error::other(e.to_string())),
+                    };
+                    let (reader, chunk) = match got {
+                        Ok(got) => got,
+                        Err(e) => return Poll::Ready(Some(Err(e))),
+                    };
+                    if chunk.is_empty() {
+                        return Poll::Ready(Some(Err(std::io::Error::new(
+                            std::io::ErrorKind::UnexpectedEof,
+                            "the file is shorter than when its length was sent",
+                        ))));
+                    }
+                    self.left -= chunk.len() as u64;
+                    if self.left > 0 {
+                        self.start(Next::Read(reader), Instant::now());
+                    }
+                    return Poll::Ready(Some(Ok(Frame::data(Bytes::from(chunk)))));
+                }
             }
-            Poll::Ready(Ok(got)) => got,
-            Poll::Ready(Err(e)) => Err(std::io::Error::other(e.to_string())),
-        };
-        let (reader, chunk) = match got {
-            Ok(got) => got,
-            Err(e) => return Poll::Ready(Some(Err(e))),
-        };
-        if chunk.is_empty() {
-            return Poll::Ready(Some(Err(std::io::Error::new(
-                std::io::ErrorKind::UnexpectedEof,
-                "the file is shorter than when its length was sent",
-            ))));
         }
-        self.left -= chunk.len() as u64;
-        if self.left > 0 {
-            let want = self.chunk();
-            self.state = FileState::Reading(tokio::task::spawn_blocking(move || {
-                read_chunk(reader, want)
-            }));
-        }
-        Poll::Ready(Some(Ok(Frame::data(Bytes::from(chunk)))))
+    }
+
+    /// Starts `next` on the blocking pool if a LOGDIR slot is free (true), else leaves it
+    /// waiting, as it has since `since`.
+    fn start(&mut self, next: Next, since: Instant) -> bool {
+        let Some(slot) = Slot::take(&self.reads.slots, LOGDIR_THREADS) else {
+            self.state = FileState::Next(next, since, None);
+            return false;
+        };
+        let (want, left) = (self.chunk(), self.left);
+        let job = tokio::task::spawn_blocking(move || {
+            let _slot = slot;
+            next.run(want, left)
+        });
+        let timer = Box::pin(tokio::time::sleep(self.reads.deadline));
+        self.state = FileState::Reading(job, timer);
+        true
     }
 
     fn chunk(&self) -> usize {
