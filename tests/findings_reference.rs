@@ -1,28 +1,16 @@
-//! The findings reference, `docs/findings.md`, is the rules' declarations written out
-//! (`analysis::findings::reference`): it fails here when the two differ, and
-//! `SIGHTLINE_BLESS=1` rewrites it. Every finding the fixtures give has a declared rule.
+//! The findings reference's tables, in `docs/findings.md`, are the rules' declarations written
+//! out (`analysis::findings::reference`): it fails here when the two differ, and
+//! `SIGHTLINE_BLESS=1` rewrites them. Every finding the fixtures give has a declared rule.
 #![cfg(not(target_arch = "wasm32"))]
 
 use crate::common;
 use sightline::analysis::derived::Derived;
 use sightline::analysis::findings::reference;
 use sightline::analysis::findings::Severity;
-use std::path::Path;
 
 #[test]
 fn docs_findings_md_is_written_from_the_rules() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/findings.md");
-    let actual = reference::markdown();
-    if std::env::var_os("SIGHTLINE_BLESS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, &actual).unwrap();
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        expected == actual,
-        "docs/findings.md differs from the rules' declarations; review the difference and \
-         rewrite it with SIGHTLINE_BLESS=1"
-    );
+    common::generated_section("docs/findings.md", "rules", &reference::markdown());
 }
 
 #[test]

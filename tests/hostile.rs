@@ -2,7 +2,7 @@
 //! kind and size and never quoted; FIFOs, devices and folders are refused at once, never read or
 //! waited on; `sightline mcp` answers what is not a request as JSON-RPC says (its end with stdin
 //! is a unit test of `src/cli/mcp/stdio.rs`); `serve` keeps hidden files hidden and takes a
-//! name with `%`, an absolute-form target and its head limit as its README says.
+//! name with `%`, an absolute-form target and its head limit as docs/serve.md says.
 #![cfg(unix)]
 
 use crate::common;

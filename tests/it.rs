@@ -17,6 +17,8 @@ mod devices;
 mod diagnostics;
 #[path = "diff.rs"]
 mod diff;
+#[path = "docs.rs"]
+mod docs;
 #[path = "findings_reference.rs"]
 mod findings_reference;
 #[path = "flops.rs"]

@@ -199,7 +199,7 @@ fn ids_of(path: &Path) -> Vec<&'static str> {
         .collect()
 }
 
-/// The README's table of the profiling guides' lessons: each finding that checks one fires on a
+/// docs/findings.md's table of the profiling guides' lessons: each finding that checks one fires on a
 /// real trace that breaks the lesson, and stays silent on one that keeps it.
 #[test]
 fn the_guides_checklist_holds_on_real_traces() {

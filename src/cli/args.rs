@@ -154,7 +154,7 @@ pub enum Command {
                       modules, flops, idle, steps, step, path with what-if, memory, graphs, \
                       ranks, diff), each answering \
                       the JSON of its command's --json. Add it to a client as the command \
-                      `sightline mcp` (see the README)."
+                      `sightline mcp` (see docs/mcp.md)."
     )]
     Mcp(McpArgs),
     /// A completion script for a shell, on stdout
@@ -378,7 +378,7 @@ pub struct DiffArgs {
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
     /// Exit 1 when this holds: step_time>+5%, op:aten::copy_.self_cpu>+10%,
-    /// finding:pageable_memcpy (see the README). Repeat for several.
+    /// finding:pageable_memcpy (see docs/cli.md). Repeat for several.
     #[arg(long = "fail-if", value_name = "EXPR", value_parser = Condition::parse)]
     pub fail_if: Vec<Condition>,
 }
@@ -421,7 +421,7 @@ pub struct ServeArgs {
     /// The port (0 picks a free one)
     #[arg(long, value_name = "N", default_value_t = DEFAULT_PORT, value_parser = port)]
     pub port: u16,
-    /// The address to listen on; 0.0.0.0 shares the traces with other machines (see the README)
+    /// The address to listen on; 0.0.0.0 shares the traces with other machines (see docs/serve.md)
     #[arg(long, value_name = "H", default_value = "127.0.0.1")]
     pub host: String,
     /// Seconds a request has to list LOGDIR or open a file before it is answered 503 (a network

@@ -2,7 +2,7 @@
 #![allow(dead_code)] // Each test binary uses a different subset of these helpers.
 
 use sightline::model::Trace;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The shared fixtures folder: `$SIGHTLINE_FIXTURES`, else the nearest `shared/fixtures` above the crate.
 pub fn shared_fixtures() -> PathBuf {
@@ -315,4 +315,35 @@ pub fn analyse(
     let steps = steps::analyze_with(trace, &links);
     let a = critical::Analysis::build(trace, &links, &steps, &Default::default()).unwrap();
     (links, a)
+}
+
+/// Checks the part of a document that is written from the code: in `path` (from the repository's
+/// root), the lines between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->` must be
+/// `text`. `SIGHTLINE_BLESS=1` writes `text` there; the rest of the document is written by hand
+/// and kept.
+pub fn generated_section(path: &str, name: &str, text: &str) {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    let doc = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let (open, close) = (
+        format!("<!-- generated:{name} -->\n"),
+        format!("<!-- /generated:{name} -->"),
+    );
+    let start = doc
+        .find(&open)
+        .unwrap_or_else(|| panic!("{path}: no `{}` line", open.trim()))
+        + open.len();
+    let end = start
+        + doc[start..]
+            .find(&close)
+            .unwrap_or_else(|| panic!("{path}: no `{close}` line"));
+    if std::env::var_os("SIGHTLINE_BLESS").is_some() {
+        let blessed = format!("{}{text}{}", &doc[..start], &doc[end..]);
+        std::fs::write(&file, blessed).unwrap();
+        return;
+    }
+    assert!(
+        doc[start..end] == *text,
+        "{path}: the section `{name}` differs from what the code writes; review the difference \
+         and rewrite it with SIGHTLINE_BLESS=1"
+    );
 }

@@ -279,10 +279,20 @@ export async function opensTheSampleAndNavigates({ page, baseUrl, screenshot, ig
   assert.ok((await page.textContent("#details .slice-name")).includes("aten::"), first);
   await screenshot("viewer-sample-search");
 
-  // '?' shows the keys.
+  // '?' shows the keys, and links to the guides, which the built page carries beside it.
   await page.click("#timeline", { position: { x: 5, y: 5 } });
   await page.keyboard.press("?");
   assert.ok(await page.isVisible("#help"));
+  const guides = await page.$$eval("#help-docs a", (links) => links.map((a) => [a.textContent, a.href]));
+  assert.ok(guides.length >= 7, JSON.stringify(guides));
+  for (const [text, href] of guides) {
+    const got = await page.evaluate(async (url) => {
+      const r = await fetch(url);
+      return { status: r.status, type: r.headers.get("content-type"), head: (await r.text()).split("\n")[0] };
+    }, href);
+    assert.equal(got.status, 200, `${text}: ${href}`);
+    assert.match(got.head, /^# /, `${text}: ${href} starts with ${got.head}`);
+  }
   await page.click("#help-close");
 }
 

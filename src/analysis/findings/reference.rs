@@ -69,19 +69,10 @@ fn cell(text: &str) -> String {
         .replace('|', "\\|")
 }
 
-/// The findings reference, `docs/findings.md`.
+/// The rules' part of the findings reference, `docs/findings.md`: the severity rule and a table
+/// per theme of every rule's id, severity, meaning, thresholds and what-if.
 pub fn markdown() -> String {
-    let mut out = String::from(
-        "# Findings\n\n\
-         <!-- Written from the rules' declarations (`src/analysis/findings/reference.rs`); \
-         rewrite it with `SIGHTLINE_BLESS=1 cargo test --test it findings_reference`. -->\n\n\
-         Every finding Sightline writes, by theme. Each has an id (stable: CI gates read it), a \
-         severity, a sentence with its numbers, advice naming what exists on the trace's \
-         device, evidence (slices and time ranges the page jumps to) and, where its fix is a \
-         change of durations, the what-if that stands for the fix at its best case and what \
-         that saves per step. Shares are of the steps' time: a step is its `ProfilerStep#N` \
-         span as PyTorch records it (the whole trace where there are none).\n\n",
-    );
+    let mut out = String::new();
     out.push_str(&format!(
         "A finding of a cost whose fix saves under {MIN_WARNING_PCT}% of the step is `info`, \
          whatever its rule's severity. Notes on how the trace was recorded are facts of the \

@@ -127,7 +127,7 @@ pub async fn findings(
         out.push(Finding {
             id: SMALL_KERNELS.id,
             severity: SMALL_KERNELS.severity,
-            // Launches batched as a graph would batch them: an estimate (the README says what it
+            // Launches batched as a graph would batch them: an estimate (docs/findings.md says what it
             // assumes). Whether the steps are launch-bound is told from the critical path's time
             // in launches (`critical::savings`), never from this count.
             whatif: vec!["launches=0".into()],

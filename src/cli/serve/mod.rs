@@ -147,7 +147,7 @@ fn announce(state: &State, bound: SocketAddr, opts: &ServeArgs) -> Result<(), St
     }
     if ip.is_loopback() {
         println!(
-            "Bound to {ip} only: no other machine can connect (--host 0.0.0.0 to share; see the README)."
+            "Bound to {ip} only: no other machine can connect (--host 0.0.0.0 to share; see docs/serve.md)."
         );
     } else {
         eprintln!(
