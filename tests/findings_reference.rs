@@ -6,7 +6,7 @@
 use crate::common;
 use sightline::analysis::derived::Derived;
 use sightline::analysis::findings::reference;
-use sightline::analysis::findings::Severity;
+use sightline::analysis::findings::{Pricing, Severity};
 
 #[test]
 fn docs_findings_md_is_written_from_the_rules() {
@@ -47,6 +47,16 @@ fn every_finding_has_a_declared_rule_with_its_severity_and_kind() {
                 f.severity,
                 rule.severity
             );
+            // What its saving says is what the rule declares.
+            if let Some(s) = &a.saving {
+                assert_ne!(rule.pricing, Pricing::None, "{name}: {} is priced", f.id);
+                assert_eq!(
+                    s.bound,
+                    matches!(rule.pricing, Pricing::Bound | Pricing::Estimate),
+                    "{name}: {}",
+                    f.id
+                );
+            }
             seen.push(f.id);
         }
     }

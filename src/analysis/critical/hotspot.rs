@@ -14,7 +14,7 @@ use super::graph::{EdgeKind, Graph, NO_SLICE};
 use super::{binding_edges, is_data_loading, Analysis};
 use crate::analysis::backend;
 use crate::analysis::findings::types::{
-    Evidence, Finding, Rule, Severity, Theme, Threshold, TimeRange, Value,
+    Evidence, Finding, Pricing, Rule, Severity, Theme, Threshold, TimeRange, Value,
 };
 use crate::analysis::links::Links;
 use crate::analysis::origin::origin;
@@ -39,7 +39,8 @@ pub const HOT_OPERATOR: Rule = Rule {
               and advice for where its time goes (CPU dispatch or device work)",
     fires: "making it free saves {saving} of the step or more, and no other finding's what-if \
             names it",
-    whatif: "`NAME=0` (a bound)",
+    whatif: "`NAME=0`",
+    pricing: Pricing::Bound,
     thresholds: &[WORTH],
 };
 
@@ -51,7 +52,8 @@ pub const ALLOCATOR_CHURN: Rule = Rule {
     meaning: "the caching allocator calls `cudaMalloc`/`cudaFree` (`hipMalloc`/`hipFree`) inside \
               the steps: it missed its cache",
     fires: "those calls' path time, made free, saves {saving} of the step or more",
-    whatif: "`cudaMalloc*|cudaFree*=0` (`hipMalloc*|hipFree*=0` on ROCm; a bound)",
+    whatif: "`cudaMalloc*|cudaFree*=0` (`hipMalloc*|hipFree*=0` on ROCm)",
+    pricing: Pricing::Bound,
     thresholds: &[WORTH],
 };
 
@@ -63,7 +65,8 @@ pub const HOST_SYNC: Rule = Rule {
     meaning: "the CPU waits for the device inside the steps (`.item()`, `.cpu()`, `nonzero`, \
               synchronize, blocking copies)",
     fires: "those waits, made free, save {saving} of the step or more",
-    whatif: "`syncs=0` (a bound)",
+    whatif: "`syncs=0`",
+    pricing: Pricing::Bound,
     thresholds: &[WORTH],
 };
 

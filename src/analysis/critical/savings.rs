@@ -36,7 +36,8 @@ use super::hotspot;
 use super::whatif::{self, Edit};
 use super::Analysis;
 use crate::analysis::findings::{
-    Finding, Severity, DEVICE_EVENTS_LOST, GPU_STARVED_BY_CPU, LOW_GPU_UTILIZATION,
+    reference, Finding, Pricing, Severity, DEVICE_EVENTS_LOST, GPU_STARVED_BY_CPU,
+    LOW_GPU_UTILIZATION,
 };
 use crate::analysis::flops::rules::{LAUNCH_BOUND_PCT, SMALL_KERNELS};
 use crate::analysis::links::Links;
@@ -297,7 +298,7 @@ async fn price(
         .map(|k| {
             let d = set_of[k]?;
             let p = predicted[d].as_ref()?;
-            Some(saving(p, used[d].clone(), Kind::of(findings[k].id), whole))
+            Some(saving(p, used[d].clone(), pricing(findings[k].id), whole))
         })
         .collect()
 }
@@ -327,34 +328,15 @@ fn measurable(per_step_us: f64) -> bool {
     per_step_us * 1e3 >= 0.5
 }
 
-/// What a finding's what-if stands for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    /// The fix at its best case.
-    Fix,
-    /// The work made free: a bound on what any fix saves (a hotspot, the host work the device
-    /// waited for).
-    Bound,
-    /// Launches batched as a CUDA/HIP graph would batch them: an estimate no after-run checked.
-    Estimate,
-}
-
-impl Kind {
-    fn of(id: &str) -> Kind {
-        if id == SMALL_KERNELS.id {
-            Kind::Estimate
-        } else if CONTEXT.contains(&id) || hotspot::IDS.contains(&id) {
-            Kind::Bound
-        } else {
-            Kind::Fix
-        }
-    }
+/// What a finding's what-if stands for, as its rule declares it.
+fn pricing(id: &str) -> Pricing {
+    reference::rule(id).map_or(Pricing::Fix, |r| r.pricing)
 }
 
 fn saving(
     predictions: &[whatif::Prediction],
     edits: Vec<String>,
-    kind: Kind,
+    pricing: Pricing,
     whole: bool,
 ) -> Saving {
     let n = predictions.len() as f64;
@@ -373,19 +355,22 @@ fn saving(
         ("per step", "each step")
     };
     Saving {
-        sentence: match (measurable(per_step_us), kind) {
+        sentence: match (measurable(per_step_us), pricing) {
             (false, _) => format!("Fixing this saves nothing measurable {per}."),
-            (true, Kind::Fix) => format!("Fixing this saves about {d} {per} ({pct:.1}%)."),
-            (true, Kind::Bound) => format!(
+            // A rule priced without declaring it reads as a fix (the reference's test fails).
+            (true, Pricing::Fix | Pricing::None) => {
+                format!("Fixing this saves about {d} {per} ({pct:.1}%).")
+            }
+            (true, Pricing::Bound) => format!(
                 "If this took no time, {each} would be about {d} shorter ({pct:.1}%): a bound \
                  on what a fix saves, not a fix's saving."
             ),
-            (true, Kind::Estimate) => format!(
+            (true, Pricing::Estimate) => format!(
                 "Batching the launches as a graph would save about {d} {per} ({pct:.1}%): an \
                  estimate (each launch's CPU call and delay taken as gone)."
             ),
         },
-        bound: kind != Kind::Fix,
+        bound: matches!(pricing, Pricing::Bound | Pricing::Estimate),
         edits,
         per_step_us,
         pct,

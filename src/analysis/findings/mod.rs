@@ -35,7 +35,7 @@ pub use context::Inputs;
 /// The rules `critical::savings` treats apart: the damage that ranks first, and the device's
 /// symptoms told as context under the cause.
 pub(crate) use rules::{DEVICE_EVENTS_LOST, GPU_STARVED_BY_CPU, LOW_GPU_UTILIZATION};
-pub use types::{Evidence, Finding, Rule, Severity, TimeRange};
+pub use types::{Evidence, Finding, Pricing, Rule, Severity, TimeRange};
 
 use super::slicing::Slicer;
 use crate::model::Trace;

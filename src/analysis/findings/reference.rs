@@ -84,8 +84,8 @@ pub fn markdown() -> String {
     themes.dedup();
     for theme in themes {
         out.push_str(&format!(
-            "\n## {}\n\n| id | severity | what it says | fires when | the fix's what-if |\n\
-             |---|---|---|---|---|\n",
+            "\n## {}\n\n| id | severity | what it says | fires when | the fix's what-if | its \
+             saving |\n|---|---|---|---|---|---|\n",
             theme.title()
         ));
         for r in rules().filter(|r| r.theme == theme) {
@@ -96,11 +96,12 @@ pub fn markdown() -> String {
                 severity_word(r.severity).to_string()
             };
             out.push_str(&format!(
-                "| `{}` | {severity} | {} | {} | {} |\n",
+                "| `{}` | {severity} | {} | {} | {} | {} |\n",
                 r.id,
                 text(r.meaning),
                 text(r.fires),
-                text(r.whatif)
+                text(r.whatif),
+                r.pricing.words()
             ));
         }
     }
@@ -110,7 +111,15 @@ pub fn markdown() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::findings::types::Value;
+    use crate::analysis::findings::types::{Pricing, Value};
+
+    /// A rule is priced exactly when it names a what-if.
+    #[test]
+    fn a_rule_declares_its_pricing_with_its_what_if() {
+        for r in rules() {
+            assert_eq!(r.whatif == "-", r.pricing == Pricing::None, "{}", r.id);
+        }
+    }
 
     #[test]
     fn ids_are_unique_and_snake_case() {

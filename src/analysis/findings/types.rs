@@ -50,7 +50,37 @@ pub struct Rule {
     pub fires: &'static str,
     /// The what-if edits that price its fix, as the reference tells them (`-`: none).
     pub whatif: &'static str,
+    /// What the what-if's saving stands for: the words of its finding's sentence and
+    /// `saving.bound`.
+    pub pricing: Pricing,
     pub thresholds: &'static [Threshold],
+}
+
+/// What a rule's what-if stands for, and so what its saving means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pricing {
+    /// No what-if: its findings are not priced.
+    None,
+    /// The fix at its best case: "Fixing this saves about ...".
+    Fix,
+    /// The work made free: a bound on what any fix saves (a hotspot, or the host work the
+    /// device waited for), since removing it outright is no fix.
+    Bound,
+    /// An estimate no after-run can check (launches batched as a CUDA/HIP graph would batch
+    /// them).
+    Estimate,
+}
+
+impl Pricing {
+    /// The reference's words for it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Pricing::None => "-",
+            Pricing::Fix => "the fix at its best case",
+            Pricing::Bound => "a bound: the work made free",
+            Pricing::Estimate => "an estimate",
+        }
+    }
 }
 
 /// What a rule is about: the reference's sections, in this order.

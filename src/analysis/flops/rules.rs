@@ -6,7 +6,7 @@ use super::Flops;
 use crate::analysis::backend;
 use crate::analysis::compiled::Compiled;
 use crate::analysis::findings::types::{
-    Evidence, Finding, Rule, Severity, Theme, Threshold, Value,
+    Evidence, Finding, Pricing, Rule, Severity, Theme, Threshold, Value,
 };
 use crate::analysis::links::Links;
 use crate::analysis::slicing::Slicer;
@@ -38,6 +38,7 @@ pub const LOW_GEMM_EFFICIENCY: Rule = Rule {
     fires: "GEMMs and convolutions take {share} of the GPU time or more and reach under \
             {efficiency} of their roof, taken together",
     whatif: "-",
+    pricing: Pricing::None,
     thresholds: &[
         Threshold::new("share", Value::Share(GEMM_SHARE)),
         Threshold::new("efficiency", Value::Share(LOW_EFFICIENCY)),
@@ -55,7 +56,8 @@ pub const SMALL_KERNELS: Rule = Rule {
     fires: "{count} kernels or more, and {share} of all kernels or more, run under {ns}; it says \
             \"launch-bound\" only where launch calls and launch delays take {launch_bound} of the \
             steps' critical path or more, never from a count of kernels",
-    whatif: "`launches=0` (an estimate: launches batched as a graph would batch them)",
+    whatif: "`launches=0`",
+    pricing: Pricing::Estimate,
     thresholds: &[
         Threshold::new("count", Value::Count(SMALL_MIN_COUNT)),
         Threshold::new("share", Value::Share(SMALL_SHARE)),
@@ -72,6 +74,7 @@ pub const FP32_GEMM_ON_TENSOR_CORE_GPU: Rule = Rule {
     meaning: "FP32 GEMMs on a GPU whose Tensor/Matrix Cores would run them as TF32 or BF16",
     fires: "FP32 GEMMs or convolutions take {share} of the GPU time or more on such a GPU",
     whatif: "-",
+    pricing: Pricing::None,
     thresholds: &[Threshold::new("share", Value::Share(FP32_SHARE))],
 };
 

@@ -10,7 +10,7 @@
 use super::allocations::{pair, site_of};
 use super::{Memory, NO_EVENT};
 use crate::analysis::findings::types::{
-    Evidence, Finding, Rule, Severity, Theme, Threshold, TimeRange, Value,
+    Evidence, Finding, Pricing, Rule, Severity, Theme, Threshold, TimeRange, Value,
 };
 use crate::analysis::links::Links;
 use crate::analysis::steps::Step;
@@ -30,6 +30,7 @@ pub const MEMORY_GROWTH: Rule = Rule {
     fires: "the least allocated memory of each step (its floor) rises in every one of {steps} \
             steps or more, by {rise} or more from the first to the last",
     whatif: "-",
+    pricing: Pricing::None,
     thresholds: &[
         Threshold::new("steps", Value::Count(MIN_STEPS)),
         Threshold::new("rise", Value::Bytes(MIN_RISE_BYTES)),

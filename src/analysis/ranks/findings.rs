@@ -6,7 +6,7 @@
 use super::matching::{median, total, Matched};
 use super::{RankFinding, RankRange, RanksReport};
 use crate::analysis::digest::Digest;
-use crate::analysis::findings::types::{Rule, Severity, Theme, Threshold, Value};
+use crate::analysis::findings::types::{Pricing, Rule, Severity, Theme, Threshold, Value};
 
 /// How late a straggler is, as a share of the median step time, and at the least.
 const LATE_SHARE: f64 = 0.05;
@@ -37,6 +37,7 @@ pub const STRAGGLER_RANK: Rule = Rule {
             late, and the waits it caused in those steps total {caused} of all ranks' step time \
             or more; one finding per rank, critical from {critical}",
     whatif: "-",
+    pricing: Pricing::None,
     thresholds: &[
         Threshold::new("late", Value::Share(LATE_SHARE)),
         Threshold::new("late_min", Value::Ns(LATE_MIN_NS)),
@@ -54,6 +55,7 @@ pub const COLLECTIVE_WAIT_HEAVY: Rule = Rule {
     fires: "the ranks' waits in collectives total {share} of their step time or more (of their \
             trace spans, without steps)",
     whatif: "-",
+    pricing: Pricing::None,
     thresholds: &[Threshold::new("share", Value::Share(WAIT_SHARE))],
 };
 
@@ -66,6 +68,7 @@ pub const LOW_COMM_OVERLAP: Rule = Rule {
     fires: "a rank overlaps less than {overlap} of its communication with compute (HTA's \
             measure) and its exposed communication is {exposed} of its step time or more",
     whatif: "-",
+    pricing: Pricing::None,
     thresholds: &[
         Threshold::new("overlap", Value::Pct(LOW_OVERLAP_PCT)),
         Threshold::new("exposed", Value::Share(EXPOSED_SHARE)),
@@ -80,6 +83,7 @@ pub const UNBALANCED_RANKS: Rule = Rule {
     meaning: "ranks do unequal work: the others wait for the busiest at every collective",
     fires: "the busiest rank computes {ratio} the median rank or more, and {more} more",
     whatif: "-",
+    pricing: Pricing::None,
     thresholds: &[
         Threshold::new("ratio", Value::Times(IMBALANCE)),
         Threshold::new("more", Value::Ns(IMBALANCE_MIN_NS)),

@@ -2,7 +2,9 @@
 //! steps ([`crate::analysis::compiled`] reads the trace; these rules judge it).
 
 use super::super::context::{ms, pct, share, Context, MAX_EVIDENCE};
-use super::super::types::{Evidence, Finding, Rule, Severity, Theme, Threshold, TimeRange, Value};
+use super::super::types::{
+    Evidence, Finding, Pricing, Rule, Severity, Theme, Threshold, TimeRange, Value,
+};
 use crate::analysis::compiled::{Compile, EagerOp, Frame, FrameCompile};
 use crate::model::SliceRef;
 
@@ -71,6 +73,7 @@ pub(crate) const RECOMPILATION: Rule = Rule {
             on, or compile work for `F/C`, C > 0, lies in a step",
     whatif: "the recompile's compile ranges `=0` (`dynamo|entire_backward_compile=0`) where no \
              other compile work shares their names",
+    pricing: Pricing::Fix,
     thresholds: &[],
 };
 
@@ -180,6 +183,7 @@ pub(crate) const GRAPH_BREAK: Rule = Rule {
     fires: "a frame's region holds another frame's region (Dynamo's resume function) and eager \
             operators outside its graphs; names the regions per step and the top eager operators",
     whatif: "- (the fix saves fusion and Dynamo's per-region work, which no duration measures)",
+    pricing: Pricing::Fix,
     thresholds: &[],
 };
 
@@ -279,6 +283,7 @@ pub(crate) const COMPILE_IN_STEPS: Rule = Rule {
     fires: "compile ranges (`... (dynamo_timed)`, or holding a `..._data: compile_id=F/C` label) \
             in steps, {share} of their CPU time or more",
     whatif: "the compile ranges `=0`",
+    pricing: Pricing::Fix,
     thresholds: &[Threshold::new("share", Value::Share(COMPILE_SHARE))],
 };
 

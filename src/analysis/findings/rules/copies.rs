@@ -1,7 +1,7 @@
 //! Implicit tensor copies on the CPU, and the float64 detours they make.
 
 use super::super::context::{evidence_of, ms, pct, share, Context};
-use super::super::types::{Finding, Rule, Severity, Theme, Threshold, Value};
+use super::super::types::{Finding, Pricing, Rule, Severity, Theme, Threshold, Value};
 use crate::analysis::links::Kind;
 use crate::model::{SliceRef, StrId, Trace};
 use rustc_hash::FxHashMap;
@@ -22,6 +22,7 @@ pub(crate) const CPU_COPY_OVERHEAD: Rule = Rule {
     fires: "CPU Exec over {cpu_exec} of step time, and `aten::copy_`/`to`/`_to_copy`/`contiguous` \
             {copy_self} or more of the operators' self time and among the top {rank} names",
     whatif: "those four `=0` (inclusive: their children go too)",
+    pricing: Pricing::Fix,
     thresholds: &[
         Threshold::new("cpu_exec", Value::Share(CPU_EXEC_SHARE)),
         Threshold::new("copy_self", Value::Share(COPY_SELF_SHARE)),
@@ -87,6 +88,7 @@ pub(crate) const DTYPE_ROUND_TRIP: Rule = Rule {
             other operators run in float32, the outermost ones {share} or more of the steps, \
             after conversions to float64 (`aten::to` with dtype 7)",
     whatif: "`float64*0.5` (float64 at float32's speed, a floor on CPUs)",
+    pricing: Pricing::Fix,
     thresholds: &[Threshold::new("share", Value::Share(DTYPE_SHARE))],
 };
 

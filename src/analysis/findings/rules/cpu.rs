@@ -3,7 +3,9 @@
 //! parameters one tensor at a time.
 
 use super::super::context::{evidence_of, ms, pct, share, Context, StepLane, MAX_EVIDENCE, NONE};
-use super::super::types::{Evidence, Finding, Rule, Severity, Theme, Threshold, TimeRange, Value};
+use super::super::types::{
+    Evidence, Finding, Pricing, Rule, Severity, Theme, Threshold, TimeRange, Value,
+};
 use crate::analysis::backend::{self, Backend};
 use crate::analysis::links::Kind;
 use crate::analysis::origin::origins;
@@ -164,6 +166,7 @@ pub(crate) const SMALL_OP_STORM: Rule = Rule {
             DataLoader's own calls are judged elsewhere)",
     whatif: "`A|B+gaps*F`: the calls and the time between them, F = one call of each name a step \
              left",
+    pricing: Pricing::Fix,
     thresholds: &[
         Threshold::new("calls", Value::Count(STORM_CALLS)),
         Threshold::new("median", Value::Ns(STORM_OP_NS)),
@@ -356,6 +359,7 @@ pub(crate) const UNTRACED_CPU_TIME: Rule = Rule {
             steps or more (steps whose thread runs none of their operators are left out); names \
             the Python frame over the longest where stacks were recorded",
     whatif: "`untraced=0`",
+    pricing: Pricing::Fix,
     thresholds: &[
         Threshold::new("gap", Value::Ns(UNTRACED_GAP_NS)),
         Threshold::new("share", Value::Share(UNTRACED_SHARE)),
@@ -538,6 +542,7 @@ pub(crate) const ANNOTATION_OVERHEAD: Rule = Rule {
             a step or more, whose own time and the time between two in a row take {share} of \
             the steps or more",
     whatif: "`self:NAME+gaps=0`",
+    pricing: Pricing::Fix,
     thresholds: &[
         Threshold::new("calls", Value::Count(ANNOTATION_CALLS)),
         Threshold::new("share", Value::Share(ANNOTATION_SHARE)),
@@ -668,6 +673,7 @@ pub(crate) const OPTIMIZER_STEP_HEAVY: Rule = Rule {
             step or more, none `_foreach_`/`_fused_`",
     whatif: "`Optimizer.step#X.step*F`, F = (one dispatch per kind of call + the parameters' \
              elements at a fused kernel's pace on a CPU, 0 on a GPU host) / its time",
+    pricing: Pricing::Fix,
     thresholds: &[
         Threshold::new("share", Value::Share(OPTIMIZER_SHARE)),
         Threshold::new("ops", Value::Count(OPTIMIZER_OPS)),

@@ -1,7 +1,7 @@
 //! A trace cut short: the listed devices that lost every event.
 
 use super::super::context::Context;
-use super::super::types::{Evidence, Finding, Rule, Severity, Theme};
+use super::super::types::{Evidence, Finding, Pricing, Rule, Severity, Theme};
 
 pub(crate) const DEVICE_EVENTS_LOST: Rule = Rule {
     id: "device_events_lost",
@@ -13,6 +13,7 @@ pub(crate) const DEVICE_EVENTS_LOST: Rule = Rule {
               (`cpu_copy_overhead`, `communication_heavy`) are then not run",
     fires: "`deviceProperties` lists a device with no event left",
     whatif: "-",
+    pricing: Pricing::None,
     thresholds: &[],
 };
 

@@ -1,7 +1,9 @@
 //! The device: its utilization, communication, waiting for the host.
 
 use super::super::context::{evidence_of, ms, pct, share, Context, MAX_EVIDENCE};
-use super::super::types::{Evidence, Finding, Rule, Severity, Theme, Threshold, TimeRange, Value};
+use super::super::types::{
+    Evidence, Finding, Pricing, Rule, Severity, Theme, Threshold, TimeRange, Value,
+};
 use crate::analysis::backend;
 use crate::analysis::idle;
 use crate::analysis::summary::device_name;
@@ -94,9 +96,10 @@ pub(crate) const GPU_STARVED_BY_CPU: Rule = Rule {
     fires: "a device idle {idle} of its window or more, {host} of it or more waiting for the \
             host (gaps whose launch came after the gap began); one finding per device for at \
             most {devices} devices, any more in one",
-    whatif: "the named host work made free (a bound): up to three of `DataLoader=0`, \
+    whatif: "the named host work made free: up to three of `DataLoader=0`, \
              `untraced=0`, `syncs=0`, `launches=0`, the copies, allocator calls or operators as \
              `cpu:` edits",
+    pricing: Pricing::Bound,
     thresholds: &[
         Threshold::new("idle", Value::Share(STARVED_IDLE_SHARE)),
         Threshold::new("host", Value::Share(STARVED_HOST_SHARE)),
@@ -124,7 +127,8 @@ pub(crate) const LOW_GPU_UTILIZATION: Rule = Rule {
     fires: "kernel utilization over the steps under {low} (critical under {critical}), the device \
             not starved by the host (then `gpu_starved_by_cpu` says it); one finding per device \
             for at most {devices} devices, any more in one",
-    whatif: "the waits' work made free (a bound), launches batched included",
+    whatif: "the waits' work made free, launches batched included",
+    pricing: Pricing::Bound,
     thresholds: &[
         Threshold::new("low", Value::Share(LOW_UTILIZATION)),
         Threshold::new("critical", Value::Share(VERY_LOW_UTILIZATION)),
@@ -243,6 +247,7 @@ pub(crate) const COMMUNICATION_HEAVY: Rule = Rule {
     meaning: "communication not hidden behind computation",
     fires: "Communication over {share} of step time",
     whatif: "`communication=0`",
+    pricing: Pricing::Fix,
     thresholds: &[Threshold::new("share", Value::Share(COMMUNICATION_SHARE))],
 };
 

@@ -1,7 +1,7 @@
 //! What CUDA/HIP graphs cost inside the steps: instantiating one.
 
 use super::super::context::{evidence_of, ms, pct, share, Context};
-use super::super::types::{Finding, Rule, Severity, Theme, Threshold, Value};
+use super::super::types::{Finding, Pricing, Rule, Severity, Theme, Threshold, Value};
 
 /// The instantiations' share of the steps from which they are worth a finding.
 const GRAPH_INSTANTIATION_SHARE: f64 = 0.01;
@@ -14,6 +14,7 @@ pub(crate) const GRAPH_INSTANTIATION: Rule = Rule {
     meaning: "CUDA/HIP graphs instantiated inside the steps",
     fires: "`*GraphInstantiate*` calls in the steps take {share} of them or more",
     whatif: "`NAME=0` (the instantiation calls)",
+    pricing: Pricing::Fix,
     thresholds: &[Threshold::new(
         "share",
         Value::Share(GRAPH_INSTANTIATION_SHARE),

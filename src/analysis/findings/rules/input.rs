@@ -1,7 +1,7 @@
 //! Feeding the steps: the DataLoader, and host-device copies from pageable memory.
 
 use super::super::context::{dur, evidence_of, ms, pct, share, Context};
-use super::super::types::{Finding, Rule, Severity, Theme, Threshold, Value};
+use super::super::types::{Finding, Pricing, Rule, Severity, Theme, Threshold, Value};
 use crate::analysis::idle::WaitKind;
 
 /// The DataLoader's share of step time above which input loading holds up the steps.
@@ -19,6 +19,7 @@ pub(crate) const DATALOADER_BOUND: Rule = Rule {
     fires: "DataLoader time (the TensorBoard plugin's: no device work alongside) over {share} of \
             step time",
     whatif: "`DataLoader=0`",
+    pricing: Pricing::Fix,
     thresholds: &[Threshold::new("share", Value::Share(DATALOADER_SHARE))],
 };
 
@@ -207,6 +208,7 @@ pub(crate) const PAGEABLE_MEMCPY: Rule = Rule {
               compute",
     fires: "any `Memcpy HtoD (Pageable -> Device)` (or `Device -> Pageable`)",
     whatif: "`pageable*0.5`",
+    pricing: Pricing::Fix,
     thresholds: &[],
 };
 

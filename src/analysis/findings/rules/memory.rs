@@ -1,7 +1,9 @@
 //! Device memory near its capacity (growth step over step is `memory::growth`'s).
 
 use super::super::context::{pct, share, Context};
-use super::super::types::{Evidence, Finding, Rule, Severity, Theme, Threshold, TimeRange, Value};
+use super::super::types::{
+    Evidence, Finding, Pricing, Rule, Severity, Theme, Threshold, TimeRange, Value,
+};
 use crate::analysis::backend;
 use crate::analysis::memory::growth;
 use crate::analysis::summary::device_name;
@@ -22,6 +24,7 @@ pub(crate) const MEMORY_NEAR_CAPACITY: Rule = Rule {
     fires: "a device's peak allocated or reserved memory over {share} of its memory (critical \
             over {critical})",
     whatif: "-",
+    pricing: Pricing::None,
     thresholds: &[
         Threshold::new("share", Value::Share(MEMORY_SHARE)),
         Threshold::new("critical", Value::Share(MEMORY_CRITICAL_SHARE)),

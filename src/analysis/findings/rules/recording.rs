@@ -1,7 +1,9 @@
 //! How the trace was recorded: activities, shapes, stacks, memory profiling and the schedule.
 
 use super::super::context::Context;
-use super::super::types::{Evidence, Finding, Rule, Severity, Theme, Threshold, TimeRange, Value};
+use super::super::types::{
+    Evidence, Finding, Pricing, Rule, Severity, Theme, Threshold, TimeRange, Value,
+};
 use crate::analysis::backend;
 
 pub(crate) const NO_CPU_ACTIVITY: Rule = Rule {
@@ -17,6 +19,7 @@ pub(crate) const NO_CPU_ACTIVITY: Rule = Rule {
     fires: "device ops but no CPU operators (`cpu_op`), annotations (`user_annotation`) or Python \
             frames; runtime and driver calls do not count",
     whatif: "-",
+    pricing: Pricing::None,
     thresholds: &[],
 };
 
@@ -74,6 +77,7 @@ pub(crate) const NO_INPUT_SHAPES: Rule = Rule {
     meaning: "input shapes were not recorded (`record_shapes` off)",
     fires: "operators, none with `Input Dims`",
     whatif: "-",
+    pricing: Pricing::None,
     thresholds: &[],
 };
 
@@ -110,6 +114,7 @@ pub(crate) const MEMORY_PROFILING_ON: Rule = Rule {
     meaning: "memory profiling was on (`profile_memory=True`, roughly 15-20% overhead)",
     fires: "`[memory]` events present",
     whatif: "-",
+    pricing: Pricing::None,
     thresholds: &[],
 };
 
@@ -151,6 +156,7 @@ pub(crate) const NO_PYTHON_STACK: Rule = Rule {
     meaning: "no Python call stacks (`with_stack` off)",
     fires: "operators but no `python_function` frames",
     whatif: "-",
+    pricing: Pricing::None,
     thresholds: &[],
 };
 
@@ -188,6 +194,7 @@ pub(crate) const FEW_ACTIVE_STEPS: Rule = Rule {
     meaning: "too few active steps for step statistics (no schedule, or a short one)",
     fires: "fewer than {steps} `ProfilerStep#N` (none at all included)",
     whatif: "-",
+    pricing: Pricing::None,
     thresholds: &[Threshold::new("steps", Value::Count(MIN_ACTIVE_STEPS))],
 };
 

@@ -1,7 +1,9 @@
 //! What the steps say: a warm-up step inside the window.
 
 use super::super::context::{ms, Context};
-use super::super::types::{Evidence, Finding, Rule, Severity, Theme, Threshold, TimeRange, Value};
+use super::super::types::{
+    Evidence, Finding, Pricing, Rule, Severity, Theme, Threshold, TimeRange, Value,
+};
 use crate::analysis::backend;
 
 /// A first step's length over the median step's from which it holds warm-up work.
@@ -15,6 +17,7 @@ pub(crate) const WARMUP_OUTLIER: Rule = Rule {
     meaning: "a first step much slower than the rest: warm-up inside the recorded window",
     fires: "one of the first two of 3+ steps at {ratio} the median or more",
     whatif: "-",
+    pricing: Pricing::None,
     thresholds: &[Threshold::new("ratio", Value::Times(WARMUP_RATIO))],
 };
 
