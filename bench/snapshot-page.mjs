@@ -28,7 +28,7 @@
 import { readFileSync, writeFileSync, mkdtempSync, rmSync, copyFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { launchBrowser, startStaticServer } from "../tests/e2e/lib.mjs";
+import { CHROMIUM_PATH, launchBrowser, startStaticServer } from "../tests/e2e/lib.mjs";
 import { start, viewerPage } from "./viewer.mjs";
 
 async function inPage() {
@@ -190,6 +190,8 @@ function memoryVizHarness() {
     const onload = this.onload;
     this.onload = (e) => {
       window.bench.read_ms = performance.now() - window.bench.started;
+      // Told to the bench at once, so that it is known if the page dies unpickling the file.
+      window.benchNote("read_ms", window.bench.read_ms);
       return onload.call(this, e);
     };
     return read.call(this, blob);
@@ -209,13 +211,28 @@ function memoryVizHarness() {
   });
 }
 
-/** memory_viz on `file`, in a Chromium of its own; a failure is returned as `failed`, not thrown. */
+/** What Chromium writes when a renderer runs out of memory (V8's heap or an allocation). */
+const OOM = /V8 javascript OOM \([^)]*\)|Fatal JavaScript out of memory[^\n]*|Out of memory[^\n]*/i;
+/** V8's account of a full garbage collection, on stderr before an OOM: heap used (committed) -> after. */
+const GC = /Mark-Compact[^\n]*?[\d.]+ \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB/g;
+
+/**
+ * memory_viz on `file`, in a Chromium of its own; a failure is returned as `failed`, not thrown,
+ * with Chromium's out-of-memory line and V8's last heap size where it wrote them (its stderr goes
+ * to a file: Chromium is started through a wrapper in `site`).
+ */
 async function memoryViz(site, file, limitS) {
   const server = await startStaticServer({ root: site, prefix: "/" });
-  const browser = await launchBrowser();
+  const log = join(site, "chromium-stderr.log");
+  const wrapper = join(site, "chromium");
+  writeFileSync(log, "");
+  writeFileSync(wrapper, `#!/bin/sh\nexec ${CHROMIUM_PATH} "$@" 2>>'${log}'\n`, { mode: 0o755 });
+  const browser = await launchBrowser({ executablePath: wrapper });
   const out = {};
   try {
     const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+    const notes = {};
+    await page.exposeFunction("benchNote", (key, value) => (notes[key] = value));
     const errors = [];
     let crashed = false;
     page.on("pageerror", (e) => errors.push(String(e.message || e)));
@@ -230,22 +247,38 @@ async function memoryViz(site, file, limitS) {
     const peak = await rendererPeak(browser);
     const chosen = Date.now();
     await page.setInputFiles("#bench-file", resolve(file));
-    const drawn = page.waitForFunction(() => window.bench && window.bench.drawn_ms !== undefined, null, { timeout: limitS * 1000, polling: 500 });
-    await Promise.race([drawn.catch(() => {}), ended]);
+    let done = false;
+    const drawn = page
+      .waitForFunction(() => window.bench && window.bench.drawn_ms !== undefined, null, { timeout: limitS * 1000, polling: 500 })
+      .then(() => (done = true), () => {});
+    // The limit kept here too: the page's own wait cannot time out while a long task holds it.
+    let timer;
+    await Promise.race([drawn, ended, new Promise((r) => (timer = setTimeout(r, limitS * 1000)))]);
+    clearTimeout(timer);
     out.wall_ms = Date.now() - chosen;
     out.renderer_peak_rss_bytes = await peak.stop();
     if (errors.length) out.errors = errors.slice(0, 3);
     if (crashed) {
-      out.failed = "the renderer crashed (Aw, Snap)";
+      // The renderer's last words reach the log a moment after the crash event.
+      await new Promise((r) => setTimeout(r, 1000));
+      const stderr = readFileSync(log, "utf8");
+      const oom = OOM.exec(stderr);
+      const gcs = [...stderr.matchAll(GC)];
+      out.failed = "the renderer crashed (Aw, Snap)" + (oom ? `: ${oom[0]}` : "");
+      if (gcs.length) out.js_heap_at_crash_bytes = Math.round(Number(gcs[gcs.length - 1][1]) * 2 ** 20);
+      if (notes.read_ms !== undefined) out.read_ms = Math.round(notes.read_ms);
       return out;
     }
-    const bench = await page.evaluate(() => window.bench).catch(() => null);
-    Object.assign(out, bench ? { read_ms: bench.read_ms, scripts_done_ms: bench.scripts_done_ms, timeline_drawn_ms: bench.drawn_ms } : {});
-    if (!bench || bench.drawn_ms === undefined) out.failed = errors.length ? `an exception: ${errors[0]}` : `no timeline after ${limitS} s`;
-    if (!out.failed) {
-      out.page_js_heap_bytes = await jsHeap(page);
-      out.polygons = await page.evaluate(() => document.querySelectorAll("svg polygon").length);
+    if (!done) {
+      // Still at work, or stopped by an exception: the page is not asked again (it may never answer).
+      out.failed = errors.length ? `an exception: ${errors[0]}` : `no timeline after ${limitS} s`;
+      if (notes.read_ms !== undefined) out.read_ms = Math.round(notes.read_ms);
+      return out;
     }
+    const bench = await page.evaluate(() => window.bench);
+    Object.assign(out, { read_ms: bench.read_ms, scripts_done_ms: bench.scripts_done_ms, timeline_drawn_ms: bench.drawn_ms });
+    out.page_js_heap_bytes = await jsHeap(page);
+    out.polygons = await page.evaluate(() => document.querySelectorAll("svg polygon").length);
     for (const k of ["read_ms", "scripts_done_ms", "timeline_drawn_ms"]) if (out[k] !== undefined) out[k] = Math.round(out[k]);
     return out;
   } finally {

@@ -81,7 +81,8 @@ def rows(label, f):
         where = f"after {fmt_s(m['wall_ms'])}"
         if m.get("read_ms") is not None:
             where += f" (file read in {fmt_s(m['read_ms'])})"
-        theirs = (f"| | memory_viz | none | {where} | {fmt_mb(m['renderer_peak_rss_bytes'])} | | | "
+        heap = f"{fmt_mb(m['js_heap_at_crash_bytes'])} at the crash" if m.get("js_heap_at_crash_bytes") else ""
+        theirs = (f"| | memory_viz | none | {where} | {fmt_mb(m['renderer_peak_rss_bytes'])} | {heap} | | "
                   f"**failed**: {m['failed']} |")
         return [ours, theirs], None
     theirs = (f"| | memory_viz | {fmt_s(m['timeline_drawn_ms'])} | file read {fmt_s(m['read_ms'])}, unpickled and "
@@ -115,6 +116,10 @@ def main():
     load = os.getloadavg()[0]
     free = available()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
+                             cwd=ROOT).stdout.splitlines()
+    if [c for c in changed if c[3:] != os.path.relpath(a.out, ROOT)]:  # the figures' own file aside
+        commit += " with uncommitted changes"
     chromium = subprocess.run(["/usr/bin/chromium", "--version"], capture_output=True, text=True).stdout.strip()
     cmd = ["node", os.path.join(ROOT, "bench", "snapshot-page.mjs"), "--memory-viz", a.memory_viz,
            "--limit-s", str(a.limit_s)] + [p for p, _ in files]
