@@ -22,8 +22,9 @@
 // after them (a task posted from the next animation frame). Figures for both viewers: the time
 // from the input's change event to the timeline drawn; the largest resident memory of a renderer
 // process, sampled (Linux VmHWM; the page, its workers and its wasm memory all live in it); the
-// page's JS heap once drawn (CDP Runtime.getHeapUsage). A viewer fails when its page throws, its
-// renderer crashes ("Aw, Snap": out of memory) or no timeline is drawn within --limit-s (600).
+// page's JS heap once drawn, after a full GC (CDP Runtime.getHeapUsage). A viewer fails when its
+// page throws, its renderer crashes ("Aw, Snap": out of memory) or no timeline is drawn within
+// --limit-s (600).
 
 import { readFileSync, writeFileSync, mkdtempSync, rmSync, copyFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -120,9 +121,10 @@ async function rendererPeak(browser) {
   };
 }
 
-/** The page's JS heap in use (CDP Runtime.getHeapUsage), in bytes. */
+/** The page's JS heap in use after a full GC (CDP Runtime.getHeapUsage), in bytes: what it keeps. */
 async function jsHeap(page) {
   const s = await page.context().newCDPSession(page);
+  await s.send("HeapProfiler.collectGarbage");
   const { usedSize } = await s.send("Runtime.getHeapUsage");
   await s.detach();
   return usedSize;

@@ -135,7 +135,7 @@ def main():
         f"{os.cpu_count()} cores, load average {load:.1f} and {free / GB:.1f} GB of memory available at the start; "
         f"commit {commit}.",
         "",
-        "| file | viewer | file chosen -> timeline drawn | where the time goes | renderer's peak RSS | page's JS heap once drawn | worker's wasm memory | outcome |",
+        "| file | viewer | file chosen -> timeline drawn | where the time goes | renderer's peak RSS | page's JS heap once drawn (after a GC) | worker's wasm memory | outcome |",
         "|---|---|---|---|---|---|---|---|",
     ]
     ratios = []
