@@ -149,7 +149,7 @@ async function sightline(file) {
 }
 
 /** Imports from the CDN, as MemoryViz.js writes them; each becomes the same names read from d3's bundle. */
-const CDN_IMPORT = /^import (\* as \w+|\{[\w, ]+\}) from "https:\/\/cdn\.skypack\.dev\/d3(-[a-z]+)?@\d+";$/;
+const CDN_IMPORT = /^import (\* as \w+|\{[\w, ]+\}) from "https:\/\/[^"]+\/d3(-[a-z]+)?@\d+";$/;
 
 /**
  * A folder with memory_viz's page: `index.html` (a hidden file input, d3 5's bundle, MemoryViz.js),
