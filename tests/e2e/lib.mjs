@@ -116,13 +116,14 @@ export async function startStaticServer({ root, prefix = "/" }) {
   };
 }
 
-/** Launch headless Debian chromium through playwright-core. */
-export async function launchBrowser() {
+/** Launch headless Debian chromium through playwright-core; `more`: further launch options (a logger, say). */
+export async function launchBrowser(more = {}) {
   const { chromium } = await import("playwright-core");
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
     headless: true,
     args: CHROMIUM_ARGS,
+    ...more,
   });
 }
 
