@@ -368,14 +368,15 @@ pub async fn factors_each_sliced(
         let mut matched = vec![0usize; edits.len()];
         let len = factor.first().map_or(0, |f| f.len());
         for (j, edge) in g.edges[lo..lo + len].iter().enumerate() {
+            // Read once an edge, not once an edit: it costs a read of the node's lane.
+            let slice = g.slice(edge);
             let untraced = edge.kind == EdgeKind::Cpu
-                && g.slice(edge)
-                    .is_none_or(|r| steps[trace.columns.name[trace.row(r)].0 as usize]);
+                && slice.is_none_or(|r| steps[trace.columns.name[trace.row(r)].0 as usize]);
             for (k, e) in edits.iter().enumerate() {
                 if !applies(e) {
                     continue;
                 }
-                let hit = match (edge.kind, g.slice(edge)) {
+                let hit = match (edge.kind, slice) {
                     (EdgeKind::Cpu, _) if e.target == Target::Untraced => untraced,
                     // A blocking call's wait (a cross-stream wait carries its op, and no time).
                     (EdgeKind::Sync, None) => e.target == Target::Syncs,
