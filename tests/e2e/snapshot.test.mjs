@@ -9,7 +9,7 @@
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -65,6 +65,20 @@ export async function snapshotFiguresEqualTheCli({ page, baseUrl }) {
     // The whole trace in view: the canvas' full height is the peak.
     assert.equal(Number(await page.getAttribute("#snapshot-timeline", "data-max-bytes")), d.peak_bytes, name);
   }
+}
+
+/** A snapshot linked with `?url=` opens as one chosen does, and its progress never counts trace events. */
+export async function aSnapshotLinkedWithUrlOpens({ page, baseUrl }) {
+  const file = join(FIXTURES, "training.pickle.gz");
+  const want = cli(file);
+  // Served beside the page, as a snapshot on the same site is.
+  await page.route("**/linked/training.pickle.gz", (route) => route.fulfill({ body: readFileSync(file), contentType: "application/gzip" }));
+  await page.goto(`${baseUrl}?url=linked/training.pickle.gz`);
+  await page.waitForFunction(() => ["snapshot", "error", "ready"].includes(document.body.dataset.state), null, { timeout: 60000 });
+  assert.equal(await page.evaluate(() => document.body.dataset.state), "snapshot", await page.textContent("#error"));
+  assert.equal(Number(await page.getAttribute("#snapshot-peak", "data-peak-bytes")), want.devices[0].peak_bytes);
+  const said = await page.textContent("#progress-text");
+  assert.match(said, /read · a memory snapshot$/, said);
 }
 
 export async function snapshotTimelineHoverAndClick({ page, baseUrl, screenshot }) {

@@ -155,6 +155,8 @@ function drop(worker) {
 
 const STAGES = { reading: "Reading", building: "Building the timeline" };
 
+/** The load's progress: its stage, the bytes read and, for a trace, its events so far (`null` for
+ * a memory snapshot, whose entries are counted only once it is read). */
 function progress(stage, read, total, events) {
   document.body.dataset.stage = stage;
   stage = STAGES[stage] || stage;
@@ -163,7 +165,8 @@ function progress(stage, read, total, events) {
   if (total > 0) bar.value = Math.min(1, read / total);
   else bar.removeAttribute("value");
   const of = total > 0 ? ` of ${mb(total)}` : "";
-  $("progress-text").textContent = `${mb(read)}${of} read · ${count(events)} events`;
+  const what = events == null ? "a memory snapshot" : `${count(events)} events`;
+  $("progress-text").textContent = `${mb(read)}${of} read · ${what}`;
 }
 
 function openFile(file, startedAt = performance.now()) {
@@ -260,7 +263,7 @@ async function showSnapshot(worker, name, chunks, total, token, t) {
     onProgress: (stage, read) => {
       if (token !== app.loadToken) return;
       if (stage === "building") t.readMs = performance.now() - t.started;
-      progress(stage, read, total, 0);
+      progress(stage, read, total, null);
     },
   });
   if (token !== app.loadToken) return drop(worker);
