@@ -480,11 +480,24 @@ fn swapping_the_sides_negates_the_diff() {
                 assert_eq!((&r.base, &r.new), (&s.new, &s.base));
                 assert_eq!(r.matched_by, s.matched_by);
             }
-            let ids = |v: &[sightline::analysis::digest::DigestFinding]| {
-                v.iter().map(|f| f.id.clone()).collect::<Vec<_>>()
+            let ids = |v: &[sightline::analysis::diff::FindingDiff]| {
+                v.iter()
+                    .map(|f| {
+                        let c = f.crossed.as_ref().map(|c| (c.base, c.new, c.threshold));
+                        (f.finding.id.clone(), c)
+                    })
+                    .collect::<Vec<_>>()
             };
-            assert_eq!(ids(&ab.findings.added), ids(&ba.findings.removed));
-            assert_eq!(ids(&ab.findings.removed), ids(&ba.findings.added));
+            let swapped = |v: &[sightline::analysis::diff::FindingDiff]| {
+                v.iter()
+                    .map(|f| {
+                        let c = f.crossed.as_ref().map(|c| (c.new, c.base, c.threshold));
+                        (f.finding.id.clone(), c)
+                    })
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(ids(&ab.findings.added), swapped(&ba.findings.removed));
+            assert_eq!(ids(&ab.findings.removed), swapped(&ba.findings.added));
             assert_eq!(ab.findings.changed.len(), ba.findings.changed.len());
             let names = |d: &Diff| {
                 d.summary
@@ -727,4 +740,125 @@ fn a_change_within_the_noise_is_told_as_noise() {
         s.contributors
     );
     assert_eq!(s.contributors[0].name, "DataLoader");
+}
+
+fn judge(name: &str) -> PathBuf {
+    common::local_fixture("judge").join(name)
+}
+
+/// A finding that only crossed its threshold is not told as one that appeared: with the
+/// untraced time gone, the same optimizer loop's share of the shorter steps rises over 15%
+/// (`optimizer_step_heavy` in NEW only), and the untraced time's share falls under its
+/// threshold without going to nothing. The annotations of `annotation_overhead`'s fixed program
+/// are gone: that finding went, and says nothing of a threshold.
+#[test]
+fn a_finding_that_crossed_its_threshold_says_so_with_both_figures() {
+    let d = diff(
+        &digest(&judge("untraced_cpu_time.base.pt.trace.json.gz")),
+        &digest(&judge("untraced_cpu_time.fixed.pt.trace.json.gz")),
+        &DiffOptions::default(),
+    );
+    let added = d
+        .findings
+        .added
+        .iter()
+        .find(|f| f.finding.id == "optimizer_step_heavy")
+        .expect("optimizer_step_heavy in NEW only");
+    let c = added.crossed.as_ref().expect("it crossed its threshold");
+    assert_eq!((c.unit.as_str(), c.threshold), ("share", 0.15));
+    assert!(c.base < 0.15 && 0.15 <= c.new, "{c:?}");
+    assert_eq!(
+        c.text(),
+        format!(
+            "{:.1}% -> {:.1}% (threshold 15.0%)",
+            c.base * 100.0,
+            c.new * 100.0
+        )
+    );
+    let removed = d
+        .findings
+        .removed
+        .iter()
+        .find(|f| f.finding.id == "untraced_cpu_time")
+        .expect("untraced_cpu_time in BASE only");
+    let c = removed.crossed.as_ref().expect("it crossed its threshold");
+    assert!(
+        c.new > 0.0 && c.new < c.threshold && c.threshold <= c.base,
+        "{c:?}"
+    );
+
+    let gone = diff(
+        &digest(&judge("annotation_overhead.base.pt.trace.json.gz")),
+        &digest(&judge("annotation_overhead.fixed.pt.trace.json.gz")),
+        &DiffOptions::default(),
+    );
+    let f = &gone.findings.removed[0];
+    assert_eq!(f.finding.id, "annotation_overhead");
+    assert!(f.crossed.is_none(), "{:?}", f.crossed);
+
+    // In JSON the finding keeps its fields, and `crossed` sits beside them.
+    let v = serde_json::to_value(&d).unwrap();
+    let a = v["findings"]["added"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "optimizer_step_heavy")
+        .unwrap();
+    for k in ["id", "severity", "title", "detail"] {
+        assert!(a[k].is_string(), "{k}");
+    }
+    for k in ["base", "new", "threshold"] {
+        assert!(a["crossed"][k].is_number(), "crossed.{k}");
+    }
+    assert_eq!(a["crossed"]["unit"], "share");
+}
+
+/// A digest written before the rules' figures were kept compares as before: no `crossed`.
+#[test]
+fn a_digest_without_the_rules_figures_still_compares() {
+    let old = |p: &Path| -> Digest {
+        let mut v = serde_json::to_value(digest(p)).unwrap();
+        v.as_object_mut().unwrap().remove("measured").unwrap();
+        serde_json::from_value(v).unwrap()
+    };
+    let (b, n) = (
+        judge("untraced_cpu_time.base.pt.trace.json.gz"),
+        judge("untraced_cpu_time.fixed.pt.trace.json.gz"),
+    );
+    for (base, new) in [
+        (old(&b), digest(&n)),
+        (digest(&b), old(&n)),
+        (old(&b), old(&n)),
+    ] {
+        let d = diff(&base, &new, &DiffOptions::default());
+        assert!(d
+            .findings
+            .added
+            .iter()
+            .any(|f| f.finding.id == "optimizer_step_heavy"));
+        assert!(d
+            .findings
+            .added
+            .iter()
+            .chain(&d.findings.removed)
+            .all(|f| f.crossed.is_none()));
+    }
+}
+
+/// The CLI's text says "crossed its threshold" with both figures.
+#[test]
+fn the_cli_tells_a_crossed_threshold() {
+    let (b, n) = (
+        judge("untraced_cpu_time.base.pt.trace.json.gz"),
+        judge("untraced_cpu_time.fixed.pt.trace.json.gz"),
+    );
+    let (code, out, err) = sightline(&["diff", b.to_str().unwrap(), n.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("(optimizer_step_heavy)"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(line.starts_with("  + [warning]"), "{line}");
+    assert!(line.contains(": crossed its threshold, "), "{line}");
+    assert!(line.ends_with("(threshold 15.0%)"), "{line}");
 }

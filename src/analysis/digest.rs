@@ -24,7 +24,7 @@
 //! section existed reads with an empty one (no rank, no collectives).
 
 use super::critical::{self, StepPath};
-use super::findings::Finding;
+use super::findings::Found;
 use super::idle::IdleReport;
 use super::links::Links;
 use super::ranks::digest::{distributed, Distributed};
@@ -34,6 +34,7 @@ use super::tables::{label_table, op_table, Forest, OpTable};
 use crate::model::Trace;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The format's version: bumped when a field changes meaning or goes away.
 pub const DIGEST_VERSION: u32 = 1;
@@ -54,6 +55,20 @@ pub struct Digest {
     pub findings: Vec<DigestFinding>,
     #[serde(default)]
     pub distributed: Distributed,
+    /// What the rules with one primary figure measured against their threshold, fired or not, by
+    /// rule id: what lets a diff tell a finding that crossed its threshold from one that
+    /// appeared. Empty in a digest written before it was kept.
+    #[serde(default)]
+    pub measured: BTreeMap<String, DigestMeasure>,
+}
+
+/// A rule's figure and the threshold it is compared against, in one unit: `share` (a fraction:
+/// 0.15 is 15%), `pct`, `times`, `count`, `ns` or `bytes` ([`crate::analysis::findings::types::Value`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DigestMeasure {
+    pub value: f64,
+    pub threshold: f64,
+    pub unit: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -240,7 +255,7 @@ impl Digest {
             forest,
             steps,
             idle,
-            findings,
+            found,
             critical,
         } = *a;
         Digest {
@@ -293,7 +308,8 @@ impl Digest {
                     })
                     .collect(),
             },
-            findings: findings
+            findings: found
+                .findings
                 .iter()
                 .map(|f| DigestFinding {
                     id: f.id.to_string(),
@@ -303,6 +319,18 @@ impl Digest {
                 })
                 .collect(),
             distributed: distributed(trace, links, steps, file),
+            measured: found
+                .measured
+                .iter()
+                .map(|m| {
+                    let measure = DigestMeasure {
+                        value: m.value.number(),
+                        threshold: m.threshold.value.number(),
+                        unit: m.value.unit().to_string(),
+                    };
+                    (m.rule.to_string(), measure)
+                })
+                .collect(),
         }
     }
 
@@ -333,7 +361,8 @@ pub struct Analyses<'a> {
     pub forest: &'a Forest,
     pub steps: &'a StepsReport,
     pub idle: &'a IdleReport,
-    pub findings: &'a [Finding],
+    /// The findings, and what the rules measured.
+    pub found: &'a Found,
     /// The steps' critical-path graph (default options); `None` when it cannot be built.
     pub critical: Option<&'a critical::Analysis>,
 }
