@@ -28,7 +28,7 @@ use super::findings::Found;
 use super::idle::IdleReport;
 use super::links::Links;
 use super::ranks::digest::{distributed, Distributed};
-use super::steps::{Breakdown, StepsReport};
+use super::steps::{is_dataloader, Breakdown, StepsReport};
 use super::tables::tree::{EventKind, NO_NODE};
 use super::tables::{label_table, op_table, Forest, OpTable};
 use crate::model::Trace;
@@ -55,6 +55,12 @@ pub struct Digest {
     pub findings: Vec<DigestFinding>,
     #[serde(default)]
     pub distributed: Distributed,
+    /// Self CPU time of the operators and annotations inside DataLoader spans
+    /// ([`super::steps::is_dataloader`]), by name, most first: the part of the operator table's
+    /// self CPU time that the step breakdown counts as DataLoader time, not CPU Exec (the diff's
+    /// explanation takes it off). Empty in a digest written before it was kept.
+    #[serde(default)]
+    pub dataloader_self_cpu: Vec<(String, i64)>,
     /// What the rules with one primary figure measured against their threshold, fired or not, by
     /// rule id: what lets a diff tell a finding that crossed its threshold from one that
     /// appeared. Empty in a digest written before it was kept.
@@ -319,6 +325,7 @@ impl Digest {
                 })
                 .collect(),
             distributed: distributed(trace, links, steps, file),
+            dataloader_self_cpu: dataloader_self_cpu(trace, forest),
             measured: found
                 .measured
                 .iter()
@@ -500,5 +507,32 @@ fn kernels(trace: &Trace, forest: &Forest) -> Vec<DigestKernel> {
             .cmp(&a.total_ns)
             .then_with(|| (&a.name, &a.launcher, &a.module).cmp(&(&b.name, &b.launcher, &b.module)))
     });
+    out
+}
+
+/// Self CPU time of operators and annotations under a DataLoader span, by name, most first.
+fn dataloader_self_cpu(trace: &Trace, forest: &Forest) -> Vec<(String, i64)> {
+    let mut by: FxHashMap<&str, i64> = FxHashMap::default();
+    for t in forest.trees() {
+        // A parent comes before its children, so one pass settles each node from its parent.
+        let mut under = vec![false; t.len()];
+        for x in 0..t.len() {
+            let p = t.parent[x];
+            under[x] = p != NO_NODE
+                && (under[p as usize] || is_dataloader(t.name[p as usize].as_str(trace)));
+            if under[x]
+                && !t.folded[x]
+                && matches!(t.kind[x], EventKind::Op | EventKind::Annotation)
+            {
+                *by.entry(t.name[x].as_str(trace)).or_default() += t.self_cpu_ns[x];
+            }
+        }
+    }
+    let mut out: Vec<(String, i64)> = by
+        .into_iter()
+        .filter(|&(_, ns)| ns != 0)
+        .map(|(name, ns)| (name.to_string(), ns))
+        .collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     out
 }

@@ -89,6 +89,9 @@ fn print(a: &DiffArgs, d: &Diff, top: usize) {
     println!("base: {}", a.base);
     println!("new:  {}", a.new);
     println!("{}", d.summary.headline);
+    for line in &d.summary.explanation {
+        println!("{line}");
+    }
     println!();
     println!(
         "Steps ({per}; base {} steps, new {})",

@@ -27,8 +27,10 @@
 //! (`tests/diff.rs`); operator rows equal the difference of PyTorch's two `key_averages()`.
 //!
 //! Files: this module (the matching and the rows), [`headline`] (the few rows that explain most of
-//! the step time's change) and [`gate`] (`--fail-if` conditions parsed and checked).
+//! the step time's change), [`explain`] (the change split by step category, then operator) and
+//! [`gate`] (`--fail-if` conditions parsed and checked).
 
+pub mod explain;
 pub mod gate;
 pub mod headline;
 
@@ -378,7 +380,7 @@ pub fn diff(base: &Digest, new: &Digest, opts: &DiffOptions) -> Diff {
     let labels = labels(base, new, sb, sn);
     let idle = idle(base, new, sb, sn);
     let findings = findings(base, new);
-    let summary = headline::summarize(&steps, &ops, &idle, opts.mode);
+    let summary = headline::summarize((base, new), &steps, &ops, &idle, opts.mode);
     Diff {
         mode: opts.mode,
         by_shape: opts.by_shape,
