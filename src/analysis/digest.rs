@@ -17,6 +17,12 @@
 //! `nn.Module` around that operator: what lets a diff pair "the GEMMs of `aten::addmm` in
 //! `Linear_3`" when two libraries name those GEMMs differently.
 //!
+//! `measured` keeps what the rules with one primary figure measured against their threshold,
+//! whether they fired or not, so that a diff can tell a finding that crossed its threshold from
+//! one that appeared; `dataloader_self_cpu` the operators' self CPU time inside DataLoader spans,
+//! which the step breakdown counts as DataLoader time (the diff's explanation keeps it out of CPU
+//! Exec). Digests written before either was kept read with them empty.
+//!
 //! `distributed` is the trace as one rank of a job ([`Distributed`], defined in
 //! [`super::ranks::digest`]): rank, host, clock origin, compute and communication, collective
 //! instances. The cross-rank analyses ([`super::ranks::analyze`]) read whole digests, so one digest
