@@ -75,7 +75,8 @@ pub struct Digest {
 }
 
 /// A rule's figure and the threshold it is compared against, in one unit: `share` (a fraction:
-/// 0.15 is 15%), `pct`, `times`, `count`, `ns` or `bytes` ([`crate::analysis::findings::types::Value`]).
+/// 0.15 is 15%), `pct`, `times`, `count`, `ns` or `bytes` ([`crate::analysis::findings::types::Value`]),
+/// to six decimals.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DigestMeasure {
     pub value: f64,
@@ -251,6 +252,13 @@ fn ns(us: f64) -> i64 {
     (us * 1000.0).round() as i64
 }
 
+/// `x` to six decimals: a short decimal reads back as the same `f64` (an exact integer over a
+/// power of ten, which serde_json parses exactly), where a float's full digits may not, and a
+/// digest must read back as it was written.
+fn six_decimals(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
 /// A serde enum's snake-case word (`EventKind::Op` -> `op`).
 fn word<T: Serialize>(v: &T) -> String {
     match serde_json::to_value(v) {
@@ -337,8 +345,8 @@ impl Digest {
                 .iter()
                 .map(|m| {
                     let measure = DigestMeasure {
-                        value: m.value.number(),
-                        threshold: m.threshold.value.number(),
+                        value: six_decimals(m.value.number()),
+                        threshold: six_decimals(m.threshold.value.number()),
                         unit: m.value.unit().to_string(),
                     };
                     (m.rule.to_string(), measure)
