@@ -321,7 +321,12 @@ fn a_cuda_compiled_function_charges_its_triton_kernels_and_their_device_time() {
         .iter()
         .flat_map(|g| &g.kernels)
         .all(|k| k.kernel_file.is_none()));
-    let ids: Vec<&str> = d.found(&Default::default()).iter().map(|f| f.id).collect();
+    let ids: Vec<&str> = d
+        .found(&Default::default())
+        .findings
+        .iter()
+        .map(|f| f.id)
+        .collect();
     assert!(!IDS.iter().any(|i| ids.contains(i)), "{ids:?}");
 }
 

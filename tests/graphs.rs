@@ -181,6 +181,7 @@ fn traces_without_graphs_have_none() {
         );
         assert!(!d
             .found(&Default::default())
+            .findings
             .iter()
             .any(|f| f.id == "graph_instantiation"));
     }

@@ -86,7 +86,7 @@ fn analyses_in_slices_equal_the_analyses_in_one_go() {
             },
         );
         let flops = Flops::build(&t, &links);
-        let found = Derived::new(&t).found(&opts).to_vec();
+        let found = Derived::new(&t).found(&opts);
         let forest = Forest::build(&t);
 
         // A prime budget, so that pauses fall at odd places of every loop.
@@ -131,7 +131,12 @@ fn analyses_in_slices_equal_the_analyses_in_one_go() {
             memory: &Memory::series(&t),
         };
         let (s_found, _) = polled(findings::analyze_sliced(&t, inputs, &mut y));
-        assert_eq!(json(&s_found), json(&found), "{name}: findings");
+        assert_eq!(
+            json(&s_found.findings),
+            json(&found.findings),
+            "{name}: findings"
+        );
+        assert_eq!(s_found.measured, found.measured, "{name}: measured");
         let (s_forest, _) = polled(Forest::build_sliced(&t, &mut y));
         assert_eq!(
             format!("{s_forest:?}"),
@@ -194,7 +199,7 @@ fn the_store_filled_in_slices_holds_what_one_go_computes() {
         // rules, pause too.
         let (judged, polls) = polled(sliced.findings_sliced(&opts, &mut y));
         let slices: usize = t.lanes.iter().map(|l| l.slice_count()).sum();
-        if slices > 11 && found.iter().any(|f| !f.whatif.is_empty()) {
+        if slices > 11 && found.findings.iter().any(|f| !f.whatif.is_empty()) {
             assert!(polls > 10, "{name}: the savings paused ({polls} polls)");
             let (a, b) = (sliced.critical().unwrap(), whole.critical().unwrap());
             assert_eq!(

@@ -22,7 +22,6 @@ use super::critical::slack::SliceTimes;
 use super::critical::whatif::Edit;
 use super::critical::{Analysis, PathOptions, PathReport};
 use super::digest::{Analyses, Digest};
-use super::findings::Finding;
 use super::flops::Flops;
 use super::graphs::{Attribution, Capture, GraphReport};
 use super::idle::{self, IdleOptions, IdleReport};
@@ -64,7 +63,7 @@ pub struct Derived<T = Trace> {
     critical: OnceLock<Result<Analysis, String>>,
     slice_times: OnceLock<Result<SliceTimes, String>>,
     idle: Keyed<IdleKey, IdleReport>,
-    found: Keyed<IdleKey, Vec<Finding>>,
+    found: Keyed<IdleKey, findings::Found>,
     judged: Keyed<IdleKey, Judged>,
 }
 
@@ -317,12 +316,12 @@ impl<T: Borrow<Trace>> Derived<T> {
     }
 
     /// The findings as the rules give them, the most severe first (their evidence from idle time
-    /// counted as `opts` says).
-    pub fn found(&self, opts: &IdleOptions) -> Arc<Vec<Finding>> {
+    /// counted as `opts` says), and what the rules measured against their thresholds.
+    pub fn found(&self, opts: &IdleOptions) -> Arc<findings::Found> {
         block_on(self.found_sliced(opts, &mut Slicer::never()))
     }
 
-    pub async fn found_sliced(&self, opts: &IdleOptions, y: &mut Slicer) -> Arc<Vec<Finding>> {
+    pub async fn found_sliced(&self, opts: &IdleOptions, y: &mut Slicer) -> Arc<findings::Found> {
         let key = idle_key(opts);
         if let Some(v) = self.found.find(&key) {
             return v;
@@ -359,7 +358,7 @@ impl<T: Borrow<Trace>> Derived<T> {
         if let Some(v) = self.judged.find(&key) {
             return v;
         }
-        let found = (*self.found_sliced(opts, y).await).clone();
+        let found = self.found_sliced(opts, y).await.findings.clone();
         // Always the graph: besides the findings' what-ifs, the hotspots are read off its paths.
         let analysis = self.critical_sliced(y).await.ok();
         let links = self.links_sliced(y).await;
@@ -395,7 +394,7 @@ impl<T: Borrow<Trace>> Derived<T> {
             forest: self.forest(),
             steps: self.steps(),
             idle: &self.idle(opts),
-            findings: &self.found(opts),
+            found: &self.found(opts),
             critical: self.critical().ok(),
         };
         Digest::from_analyses(self.trace(), &analyses, file)

@@ -17,6 +17,12 @@
 //! `nn.Module` around that operator: what lets a diff pair "the GEMMs of `aten::addmm` in
 //! `Linear_3`" when two libraries name those GEMMs differently.
 //!
+//! `measured` keeps what the rules with one primary figure measured against their threshold,
+//! whether they fired or not, so that a diff can tell a finding that crossed its threshold from
+//! one that appeared; `dataloader_self_cpu` the operators' self CPU time inside DataLoader spans,
+//! which the step breakdown counts as DataLoader time (the diff's explanation keeps it out of CPU
+//! Exec). Digests written before either was kept read with them empty.
+//!
 //! `distributed` is the trace as one rank of a job ([`Distributed`], defined in
 //! [`super::ranks::digest`]): rank, host, clock origin, compute and communication, collective
 //! instances. The cross-rank analyses ([`super::ranks::analyze`]) read whole digests, so one digest
@@ -24,16 +30,17 @@
 //! section existed reads with an empty one (no rank, no collectives).
 
 use super::critical::{self, StepPath};
-use super::findings::Finding;
+use super::findings::Found;
 use super::idle::IdleReport;
 use super::links::Links;
 use super::ranks::digest::{distributed, Distributed};
-use super::steps::{Breakdown, StepsReport};
+use super::steps::{is_dataloader, Breakdown, StepsReport};
 use super::tables::tree::{EventKind, NO_NODE};
 use super::tables::{label_table, op_table, Forest, OpTable};
 use crate::model::Trace;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The format's version: bumped when a field changes meaning or goes away.
 pub const DIGEST_VERSION: u32 = 1;
@@ -54,6 +61,27 @@ pub struct Digest {
     pub findings: Vec<DigestFinding>,
     #[serde(default)]
     pub distributed: Distributed,
+    /// Self CPU time of the operators and annotations inside DataLoader spans
+    /// ([`super::steps::is_dataloader`]), by name, most first: the part of the operator table's
+    /// self CPU time that the step breakdown counts as DataLoader time, not CPU Exec (the diff's
+    /// explanation takes it off). Empty in a digest written before it was kept.
+    #[serde(default)]
+    pub dataloader_self_cpu: Vec<(String, i64)>,
+    /// What the rules with one primary figure measured against their threshold, fired or not, by
+    /// rule id: what lets a diff tell a finding that crossed its threshold from one that
+    /// appeared. Empty in a digest written before it was kept.
+    #[serde(default)]
+    pub measured: BTreeMap<String, DigestMeasure>,
+}
+
+/// A rule's figure and the threshold it is compared against, in one unit: `share` (a fraction:
+/// 0.15 is 15%), `pct`, `times`, `count`, `ns` or `bytes` ([`crate::analysis::findings::types::Value`]),
+/// to six decimals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DigestMeasure {
+    pub value: f64,
+    pub threshold: f64,
+    pub unit: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -224,6 +252,13 @@ fn ns(us: f64) -> i64 {
     (us * 1000.0).round() as i64
 }
 
+/// `x` to six decimals: a short decimal reads back as the same `f64` (an exact integer over a
+/// power of ten, which serde_json parses exactly), where a float's full digits may not, and a
+/// digest must read back as it was written.
+fn six_decimals(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
 /// A serde enum's snake-case word (`EventKind::Op` -> `op`).
 fn word<T: Serialize>(v: &T) -> String {
     match serde_json::to_value(v) {
@@ -240,7 +275,7 @@ impl Digest {
             forest,
             steps,
             idle,
-            findings,
+            found,
             critical,
         } = *a;
         Digest {
@@ -293,7 +328,8 @@ impl Digest {
                     })
                     .collect(),
             },
-            findings: findings
+            findings: found
+                .findings
                 .iter()
                 .map(|f| DigestFinding {
                     id: f.id.to_string(),
@@ -303,6 +339,19 @@ impl Digest {
                 })
                 .collect(),
             distributed: distributed(trace, links, steps, file),
+            dataloader_self_cpu: dataloader_self_cpu(trace, forest),
+            measured: found
+                .measured
+                .iter()
+                .map(|m| {
+                    let measure = DigestMeasure {
+                        value: six_decimals(m.value.number()),
+                        threshold: six_decimals(m.threshold.value.number()),
+                        unit: m.value.unit().to_string(),
+                    };
+                    (m.rule.to_string(), measure)
+                })
+                .collect(),
         }
     }
 
@@ -333,7 +382,8 @@ pub struct Analyses<'a> {
     pub forest: &'a Forest,
     pub steps: &'a StepsReport,
     pub idle: &'a IdleReport,
-    pub findings: &'a [Finding],
+    /// The findings, and what the rules measured.
+    pub found: &'a Found,
     /// The steps' critical-path graph (default options); `None` when it cannot be built.
     pub critical: Option<&'a critical::Analysis>,
 }
@@ -471,5 +521,32 @@ fn kernels(trace: &Trace, forest: &Forest) -> Vec<DigestKernel> {
             .cmp(&a.total_ns)
             .then_with(|| (&a.name, &a.launcher, &a.module).cmp(&(&b.name, &b.launcher, &b.module)))
     });
+    out
+}
+
+/// Self CPU time of operators and annotations under a DataLoader span, by name, most first.
+fn dataloader_self_cpu(trace: &Trace, forest: &Forest) -> Vec<(String, i64)> {
+    let mut by: FxHashMap<&str, i64> = FxHashMap::default();
+    for t in forest.trees() {
+        // A parent comes before its children, so one pass settles each node from its parent.
+        let mut under = vec![false; t.len()];
+        for x in 0..t.len() {
+            let p = t.parent[x];
+            under[x] = p != NO_NODE
+                && (under[p as usize] || is_dataloader(t.name[p as usize].as_str(trace)));
+            if under[x]
+                && !t.folded[x]
+                && matches!(t.kind[x], EventKind::Op | EventKind::Annotation)
+            {
+                *by.entry(t.name[x].as_str(trace)).or_default() += t.self_cpu_ns[x];
+            }
+        }
+    }
+    let mut out: Vec<(String, i64)> = by
+        .into_iter()
+        .filter(|&(_, ns)| ns != 0)
+        .map(|(name, ns)| (name.to_string(), ns))
+        .collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     out
 }

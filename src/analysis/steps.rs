@@ -198,9 +198,7 @@ fn named_category(kind: Kind, name: &str) -> Option<usize> {
             0
         });
     }
-    if (name.starts_with("enumerate(DataLoader)#") && name.ends_with(".__next__"))
-        || name.starts_with("enumerate(DataPipe)#")
-    {
+    if is_dataloader(name) {
         Some(5)
     } else if name.starts_with("ProfilerStep#") {
         None
@@ -209,6 +207,12 @@ fn named_category(kind: Kind, name: &str) -> Option<usize> {
     } else {
         Some(6)
     }
+}
+
+/// Whether a CPU span is the DataLoader's, whose time is the breakdown's DataLoader category.
+pub fn is_dataloader(name: &str) -> bool {
+    (name.starts_with("enumerate(DataLoader)#") && name.ends_with(".__next__"))
+        || name.starts_with("enumerate(DataPipe)#")
 }
 
 pub fn analyze(trace: &Trace) -> StepsReport {

@@ -89,6 +89,9 @@ fn print(a: &DiffArgs, d: &Diff, top: usize) {
     println!("base: {}", a.base);
     println!("new:  {}", a.new);
     println!("{}", d.summary.headline);
+    for line in &d.summary.explanation {
+        println!("{line}");
+    }
     println!();
     println!(
         "Steps ({per}; base {} steps, new {})",
@@ -236,11 +239,14 @@ fn print(a: &DiffArgs, d: &Diff, top: usize) {
     if f.added.is_empty() && f.removed.is_empty() && f.changed.is_empty() {
         println!("  no change");
     }
-    for x in &f.added {
-        println!("  + [{}] {} ({})", x.severity, x.title, x.id);
-    }
-    for x in &f.removed {
-        println!("  - [{}] {} ({})", x.severity, x.title, x.id);
+    for (sign, list) in [('+', &f.added), ('-', &f.removed)] {
+        for x in list {
+            let crossed = x.crossed.as_ref().map_or(String::new(), |c| {
+                format!(": crossed its threshold, {}", c.text())
+            });
+            let f = &x.finding;
+            println!("  {sign} [{}] {} ({}){crossed}", f.severity, f.title, f.id);
+        }
     }
     for x in &f.changed {
         println!(

@@ -233,7 +233,7 @@ pub fn parse_dump(bytes: &[u8], reader: sightline::parse::Reader, chunk: usize) 
 /// The findings of a trace as the rules give them (exact idle time), from its derived store.
 pub fn findings(t: &Trace) -> Vec<sightline::analysis::findings::Finding> {
     let d = sightline::analysis::derived::Derived::new(t);
-    d.found(&Default::default()).to_vec()
+    d.found(&Default::default()).findings.to_vec()
 }
 
 /// The worst input shapes for lookups by device, process, lane and depth (`tests/shapes.rs`,

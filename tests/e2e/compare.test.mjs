@@ -5,13 +5,19 @@
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 
 const H100 = "real/tracelens_h100_bert_small_stack_mem.json.gz";
 const MI300 = "real/tracelens_mi300_bert_small.json.gz";
 // Two CPU-only traces of one model (DataLoader workers 0 and 2).
 const CPU_BASE = "pytorch-cpu-pairs/workers.base.pt.trace.json.gz";
 const CPU_NEW = "pytorch-cpu-pairs/workers.new.pt.trace.json.gz";
+// A program before and after its untraced CPU time was removed (tests/fixtures/judge/): the
+// optimizer's share of the shorter steps crosses its threshold.
+const JUDGE = resolve(dirname(fileURLToPath(import.meta.url)), "..", "fixtures", "judge");
+const UNTRACED_BASE = join(JUDGE, "untraced_cpu_time.base.pt.trace.json.gz");
+const UNTRACED_FIXED = join(JUDGE, "untraced_cpu_time.fixed.pt.trace.json.gz");
 
 async function open(page, url) {
   await page.goto(url);
@@ -245,4 +251,52 @@ export async function bothTimelinesShareOneScaleAndFitWhole({ page, baseUrl, fix
     await page.keyboard.press("0");
     await check(`${a} then ${b}, after 0`);
   }
+}
+
+export async function theChangeIsExplainedAndACrossedThresholdSaysSo({ page, baseUrl, fixturesDir, screenshot }) {
+  await open(page, baseUrl);
+  await page.setInputFiles("#file-input", UNTRACED_BASE);
+  await ready(page);
+  await page.setInputFiles("#compare-input", UNTRACED_FIXED);
+  await compared(page);
+  const d = await page.evaluate(() => window.sightline.compare.diff);
+
+  // Under the headline, the change explained: the share, then a category a line, as the CLI's.
+  assert.ok(await page.isVisible("#compare-explained"));
+  const head = await page.textContent("#compare-explained-head");
+  assert.equal(head, d.summary.explanation[0]);
+  assert.match(head, /^explained: \d+% of the change by step category, then operator \(per step; .* unexplained\)$/);
+  const items = await page.$$eval("#compare-explained-list li", (li) => li.map((x) => x.textContent));
+  assert.equal(items.length, d.summary.explained.length);
+  assert.match(items[0], /^Other -\d+\.\d ms time in no operator, not named$/);
+  assert.ok(items.some((t) => /^CPU Exec -[\d.]+ ms aten::mm -/.test(t)), items.join(" | "));
+
+  // The findings table: the optimizer loop crossed its threshold (it did not appear), with both
+  // figures; the untraced time fell under its own.
+  await page.click("#compare-tabs button:has-text('Findings')");
+  await page.waitForSelector("#compare-findings-table", { state: "attached" });
+  const rows = await page.evaluate(() => {
+    const t = document.getElementById("compare-findings-table");
+    const heads = Array.from(t.tHead.rows[0].cells).map((c) => c.textContent);
+    return Array.from(t.tBodies[0].rows).map((r) => Object.fromEntries(Array.from(r.cells).map((c, i) => [heads[i], c.textContent])));
+  });
+  const optimizer = rows.find((r) => r.Id === "optimizer_step_heavy");
+  assert.ok(optimizer, JSON.stringify(rows));
+  assert.equal(optimizer.Change, "crossed its threshold");
+  const c = d.findings.added.find((f) => f.id === "optimizer_step_heavy").crossed;
+  assert.equal(optimizer.Threshold, `${(c.base * 100).toFixed(1)}% → ${(c.new * 100).toFixed(1)}% (threshold 15.0%)`);
+  const untraced = rows.find((r) => r.Id === "untraced_cpu_time");
+  assert.equal(untraced.Change, "crossed its threshold");
+  await screenshot("compare-explained");
+
+  // A change within the noise explains nothing, and the block goes.
+  await page.setInputFiles("#file-input", join(fixturesDir, CPU_BASE));
+  await ready(page);
+  assert.ok(await page.isHidden("#compare-explained"));
+  await page.setInputFiles("#compare-input", join(fixturesDir, CPU_NEW));
+  await compared(page);
+  assert.ok((await page.evaluate(() => window.sightline.compare.diff.summary.noise)) === true);
+  assert.ok(await page.isHidden("#compare-explained"));
+  await page.click("#compare-tabs button:has-text('Findings')");
+  assert.match(await page.textContent("#compare-body"), /No finding appeared, disappeared or changed severity\./);
 }

@@ -9,7 +9,7 @@
 
 import { TimelineView } from "./timeline.js";
 import { renderTable, renderTabs } from "./table.js";
-import { mb } from "./format.js";
+import { formatValue, mb } from "./format.js";
 import { connectAllowed } from "./url.js";
 import { SessionWorker } from "./worker/client.js";
 import { blobChunks, readInto, sniff, urlChunks, urlName } from "./load.js";
@@ -139,6 +139,7 @@ function compareUrlWhenReady(href) {
 
 function message(text) {
   $("compare").hidden = false;
+  $("compare-explained").hidden = true;
   $("compare").dataset.state = "error";
   $("compare-headline").textContent = text;
 }
@@ -235,7 +236,49 @@ async function rediff() {
   if (state.worker !== worker) return;
   state.diff = diff;
   $("compare-headline").textContent = diff.summary.headline;
+  explained(diff.summary);
   selectTab(state.tab);
+}
+
+/**
+ * The change explained under the headline: its lines as the CLI prints them (`explanation`, the
+ * first the share explained, then a category each), as text. None within the noise.
+ */
+function explained(summary) {
+  const [head, ...categories] = summary.explanation || [];
+  $("compare-explained").hidden = !head;
+  $("compare-explained-head").textContent = head || "";
+  $("compare-explained-list").replaceChildren(
+    ...categories.map((line) => {
+      const li = document.createElement("li");
+      li.textContent = line.trim().replace(/\s{2,}/g, " ");
+      return li;
+    }),
+  );
+}
+
+/** A rule's figure in its unit (`crossed.unit`), as the CLI writes shares, ratios and counts. */
+function figure(x, unit) {
+  switch (unit) {
+    case "share":
+      return `${(x * 100).toFixed(1)}%`;
+    case "pct":
+      return `${x.toFixed(1)}%`;
+    case "times":
+      return `${x.toFixed(2)}x`;
+    case "ns":
+    case "bytes":
+      return formatValue(unit, x);
+    default:
+      return String(x);
+  }
+}
+
+/** How a finding of one trace changed: appeared or disappeared, or crossed its threshold. */
+function presence(f, gone) {
+  if (!f.crossed) return { change: gone ? "disappeared" : "appeared", threshold: "" };
+  const { base, new: now, threshold, unit } = f.crossed;
+  return { change: "crossed its threshold", threshold: `${figure(base, unit)} → ${figure(now, unit)} (threshold ${figure(threshold, unit)})` };
 }
 
 /** The steps both traces have, to align the timelines at. */
@@ -318,6 +361,7 @@ function close() {
   Object.assign(state, { worker: null, session: null, base: null, baseDigest: null, newDigest: null, diff: null, steps: null, offset: 0 });
   state.following.clear();
   $("compare").hidden = true;
+  $("compare-explained").hidden = true;
   $("compare").dataset.state = "";
 }
 
@@ -413,9 +457,9 @@ const TABS = [
     id: "findings",
     title: "Findings",
     rows: (d) => [
-      ...d.findings.added.map((f) => ({ change: "appeared", id: f.id, severity: f.severity, title: f.title, detail: f.detail })),
-      ...d.findings.removed.map((f) => ({ change: "disappeared", id: f.id, severity: f.severity, title: f.title, detail: f.detail })),
-      ...d.findings.changed.map((f) => ({ change: "changed", id: f.id, severity: `${f.base_severity} → ${f.new_severity}`, title: f.title, detail: f.new_detail })),
+      ...d.findings.added.map((f) => ({ ...presence(f, false), id: f.id, severity: f.severity, title: f.title, detail: f.detail })),
+      ...d.findings.removed.map((f) => ({ ...presence(f, true), id: f.id, severity: f.severity, title: f.title, detail: f.detail })),
+      ...d.findings.changed.map((f) => ({ change: "changed", threshold: "", id: f.id, severity: `${f.base_severity} → ${f.new_severity}`, title: f.title, detail: f.new_detail })),
     ],
   },
 ];

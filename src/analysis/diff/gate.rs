@@ -137,10 +137,15 @@ impl Condition {
     pub fn check(&self, d: &Diff) -> Result<Verdict, String> {
         match &self.kind {
             CondKind::Finding(id) => {
-                let added = d.findings.added.iter().find(|f| &f.id == id);
+                let added = d.findings.added.iter().find(|f| &f.finding.id == id);
                 let worse = d.findings.changed.iter().find(|c| &c.id == id && c.worse());
-                let reason = if let Some(f) = added {
-                    format!("finding {id} appeared ({}): {}", f.severity, f.detail)
+                let reason = if let Some(a) = added {
+                    let how = match &a.crossed {
+                        Some(c) => format!("crossed its threshold, {}", c.text()),
+                        None => "appeared".to_string(),
+                    };
+                    let f = &a.finding;
+                    format!("finding {id} {how} ({}): {}", f.severity, f.detail)
                 } else if let Some(c) = worse {
                     format!(
                         "finding {id} rose from {} to {}: {}",

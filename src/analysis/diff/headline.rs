@@ -13,7 +13,9 @@
 //! time). They overlap (a DataLoader operator's time is also DataLoader time), so they explain the
 //! change; they do not add up to it. The largest changes, whatever their sign, are named.
 
+use super::explain::{self, Explained};
 use super::{IdleDiff, Mode, OpDiff, StepsDiff};
+use crate::analysis::digest::Digest;
 use serde::Serialize;
 
 /// Rows named in the headline.
@@ -36,6 +38,16 @@ pub struct Summary {
     pub noise: bool,
     /// The largest changes, largest first.
     pub contributors: Vec<Contributor>,
+    /// The change explained by step category, then operator, per step whatever the mode
+    /// ([`explain`]): the categories taken, largest first; empty where the change is within the
+    /// noise.
+    pub explained: Vec<Explained>,
+    /// How much of the change the named operators account for, in percent, and what they leave
+    /// (`change - explained`); absent where nothing is explained.
+    pub explained_pct: Option<f64>,
+    pub unexplained_us: Option<f64>,
+    /// The explanation as the CLI prints it under the headline, a line each.
+    pub explanation: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -65,7 +77,13 @@ pub fn time(us: f64) -> String {
     }
 }
 
-pub(super) fn summarize(steps: &StepsDiff, ops: &[OpDiff], idle: &IdleDiff, mode: Mode) -> Summary {
+pub(super) fn summarize(
+    (base, new): (&Digest, &Digest),
+    steps: &StepsDiff,
+    ops: &[OpDiff],
+    idle: &IdleDiff,
+    mode: Mode,
+) -> Summary {
     let mut c: Vec<Contributor> = steps
         .delta
         .breakdown
@@ -158,6 +176,7 @@ pub(super) fn summarize(steps: &StepsDiff, ops: &[OpDiff], idle: &IdleDiff, mode
     if !named.is_empty() {
         headline.push_str(&format!("; {per}: {}", named.join(", ")));
     }
+    let why = explain::explain(base, new, steps, delta_us, noise);
     Summary {
         headline,
         statistic: "median",
@@ -168,5 +187,9 @@ pub(super) fn summarize(steps: &StepsDiff, ops: &[OpDiff], idle: &IdleDiff, mode
         noise_us,
         noise,
         contributors: c,
+        explained: why.categories,
+        explained_pct: why.explained_pct,
+        unexplained_us: why.unexplained_us,
+        explanation: why.lines,
     }
 }

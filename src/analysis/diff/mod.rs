@@ -17,18 +17,24 @@
 //! `new - base`; ratios `new / base`, absent when the base is zero.
 //!
 //! Findings: an id in NEW only is added, in BASE only removed, in both with another severity
-//! changed (where one trace raises an id more than once, its highest severity stands).
+//! changed (where one trace raises an id more than once, its highest severity stands). An added
+//! finding whose rule measured its figure in BASE too, on the other side of its threshold
+//! (`Digest::measured`: the optimizer's 13.6% of the steps, then 16.2% against 15%), did not
+//! appear: it crossed its threshold, and says so with both figures (`crossed`); a removed one
+//! likewise. Digests without the figures (written before they were kept) compare as before.
 //!
 //! Invariant: `diff(A, A)` is all zeros and `diff(A, B)` is `diff(B, A)` negated, row for row
 //! (`tests/diff.rs`); operator rows equal the difference of PyTorch's two `key_averages()`.
 //!
 //! Files: this module (the matching and the rows), [`headline`] (the few rows that explain most of
-//! the step time's change) and [`gate`] (`--fail-if` conditions parsed and checked).
+//! the step time's change), [`explain`] (the change split by step category, then operator) and
+//! [`gate`] (`--fail-if` conditions parsed and checked).
 
+pub mod explain;
 pub mod gate;
 pub mod headline;
 
-use super::digest::{Digest, DigestFinding, DigestKernel, DigestOp};
+use super::digest::{Digest, DigestFinding, DigestKernel, DigestMeasure, DigestOp};
 use serde::{Serialize, Serializer};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -271,9 +277,64 @@ pub struct WaitDiff {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct FindingsDiff {
-    pub added: Vec<DigestFinding>,
-    pub removed: Vec<DigestFinding>,
+    pub added: Vec<FindingDiff>,
+    pub removed: Vec<FindingDiff>,
     pub changed: Vec<FindingChange>,
+}
+
+/// A finding raised in one trace only: its words, and whether it only crossed its threshold.
+#[derive(Debug, Clone, Serialize)]
+pub struct FindingDiff {
+    #[serde(flatten)]
+    pub finding: DigestFinding,
+    /// Present where the rule measured its figure in both traces, on either side of its
+    /// threshold: the finding did not appear or go, its figure crossed the threshold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crossed: Option<Crossed>,
+}
+
+/// A rule's figure in each trace and the threshold it crossed, in its unit (`share`: a fraction;
+/// `pct`, `times`, `count`, `ns`, `bytes`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Crossed {
+    pub base: f64,
+    pub new: f64,
+    /// The threshold of the trace that raised the finding.
+    pub threshold: f64,
+    pub unit: String,
+}
+
+impl Crossed {
+    /// Whether the two figures lie on either side of their thresholds; `fired` is the side that
+    /// raised the finding, whose threshold is told. Which side fires (above or below) is the
+    /// rule's; it need not be known, since only one side raised the finding.
+    fn of(base: &DigestMeasure, new: &DigestMeasure, fired: &DigestMeasure) -> Option<Crossed> {
+        let under = |m: &DigestMeasure| m.value < m.threshold;
+        (base.unit == new.unit && under(base) != under(new)).then(|| Crossed {
+            base: base.value,
+            new: new.value,
+            threshold: fired.threshold,
+            unit: fired.unit.clone(),
+        })
+    }
+
+    /// "13.6% -> 16.2% (threshold 15%)", as the CLI prints it.
+    pub fn text(&self) -> String {
+        let v = |x: f64| match self.unit.as_str() {
+            "share" => format!("{:.1}%", x * 100.0),
+            "pct" => format!("{x:.1}%"),
+            "times" => format!("{x:.2}x"),
+            "ns" => headline::time(x / 1000.0),
+            "bytes" => format!("{:.1} MiB", x / f64::from(1 << 20)),
+            _ => format!("{x}"),
+        };
+        format!(
+            "{} -> {} (threshold {})",
+            v(self.base),
+            v(self.new),
+            v(self.threshold)
+        )
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -318,8 +379,8 @@ pub fn diff(base: &Digest, new: &Digest, opts: &DiffOptions) -> Diff {
     let kernels = kernels(&base.kernels, &new.kernels, sb, sn);
     let labels = labels(base, new, sb, sn);
     let idle = idle(base, new, sb, sn);
-    let findings = findings(&base.findings, &new.findings);
-    let summary = headline::summarize(&steps, &ops, &idle, opts.mode);
+    let findings = findings(base, new);
+    let summary = headline::summarize((base, new), &steps, &ops, &idle, opts.mode);
     Diff {
         mode: opts.mode,
         by_shape: opts.by_shape,
@@ -800,8 +861,19 @@ fn by_id(fs: &[DigestFinding]) -> BTreeMap<&str, &DigestFinding> {
     out
 }
 
-fn findings(base: &[DigestFinding], new: &[DigestFinding]) -> FindingsDiff {
-    let (b, n) = (by_id(base), by_id(new));
+fn findings(base: &Digest, new: &Digest) -> FindingsDiff {
+    let (b, n) = (by_id(&base.findings), by_id(&new.findings));
+    // A finding of one side, with its figures where both sides measured them.
+    let one = |f: &DigestFinding, added: bool| {
+        let crossed = match (base.measured.get(&f.id), new.measured.get(&f.id)) {
+            (Some(mb), Some(mn)) => Crossed::of(mb, mn, if added { mn } else { mb }),
+            _ => None,
+        };
+        FindingDiff {
+            finding: f.clone(),
+            crossed,
+        }
+    };
     let mut out = FindingsDiff {
         added: Vec::new(),
         removed: Vec::new(),
@@ -809,7 +881,7 @@ fn findings(base: &[DigestFinding], new: &[DigestFinding]) -> FindingsDiff {
     };
     for (id, f) in &n {
         match b.get(id) {
-            None => out.added.push((*f).clone()),
+            None => out.added.push(one(f, true)),
             Some(old) if old.severity != f.severity => out.changed.push(FindingChange {
                 id: id.to_string(),
                 title: f.title.clone(),
@@ -824,7 +896,7 @@ fn findings(base: &[DigestFinding], new: &[DigestFinding]) -> FindingsDiff {
     out.removed = b
         .iter()
         .filter(|(id, _)| !n.contains_key(*id))
-        .map(|(_, f)| (*f).clone())
+        .map(|(_, f)| one(f, false))
         .collect();
     out
 }

@@ -1,7 +1,7 @@
 //! What the rules read: the trace, its analyses, and counts gathered in one pass over the slices
 //! ([`Census`]), so each rule is a plain function of them.
 
-use super::types::{Evidence, TimeRange};
+use super::types::{Evidence, Measure, Rule, TimeRange, Value};
 use crate::analysis::compiled::Compiled;
 use crate::analysis::graphs::GraphReport;
 use crate::analysis::idle::{self, IdleReport};
@@ -11,6 +11,7 @@ use crate::analysis::slicing::{self, Slicer, LOOKUP};
 use crate::analysis::steps::StepsReport;
 use crate::model::{SliceRef, Slices, Trace};
 use crate::ordered::grouped;
+use std::cell::RefCell;
 use std::cmp::Reverse;
 
 /// At most this many slices and ranges per finding.
@@ -51,6 +52,8 @@ pub(crate) struct Context<'a> {
     pub copies: Option<CopyTime>,
     /// The threads that run the steps, with what encloses what on them.
     pub step_lanes: Vec<StepLane>,
+    /// What the rules measured against their thresholds ([`Context::measure`]), fired or not.
+    measured: RefCell<Vec<Measure>>,
 }
 
 impl<'a> Context<'a> {
@@ -92,7 +95,29 @@ impl<'a> Context<'a> {
             step_total,
             copies,
             step_lanes,
+            measured: RefCell::new(Vec::new()),
         }
+    }
+
+    /// Keeps what `rule` measured against its threshold `name`, whether it fires or not: one
+    /// figure a rule, the one nearest to firing where it measures several (a thread, a device
+    /// each), in the threshold's unit.
+    pub fn measure(&self, rule: &Rule, name: &str, value: Value) {
+        let Some(&threshold) = rule.thresholds.iter().find(|t| t.name == name) else {
+            debug_assert!(false, "{} has no threshold {name}", rule.id);
+            return;
+        };
+        debug_assert_eq!(threshold.value.unit(), value.unit());
+        self.measured.borrow_mut().push(Measure {
+            rule: rule.id,
+            threshold,
+            value,
+        });
+    }
+
+    /// What the rules measured, in the order they ran.
+    pub fn into_measured(self) -> Vec<Measure> {
+        self.measured.into_inner()
     }
 
     /// Whether the trace uses graphs already (then a graph is not advice).

@@ -35,7 +35,7 @@ pub use context::Inputs;
 /// The rules `critical::savings` treats apart: the damage that ranks first, and the device's
 /// symptoms told as context under the cause.
 pub(crate) use rules::{DEVICE_EVENTS_LOST, GPU_STARVED_BY_CPU, LOW_GPU_UTILIZATION};
-pub use types::{Evidence, Finding, Pricing, Rule, Severity, TimeRange};
+pub use types::{Evidence, Finding, Measure, Pricing, Rule, Severity, TimeRange};
 
 use super::slicing::Slicer;
 use crate::model::Trace;
@@ -51,10 +51,21 @@ impl Finding {
     }
 }
 
+/// What the rules found, and what they measured against their thresholds whether they fired or
+/// not ([`Measure`]: what a digest keeps so that a comparison can tell a finding that crossed its
+/// threshold from one that appeared).
+#[derive(Debug, Clone, Default)]
+pub struct Found {
+    /// The most severe first.
+    pub findings: Vec<Finding>,
+    /// One a rule at most, in the order the rules ran.
+    pub measured: Vec<Measure>,
+}
+
 /// The findings of every rule, the most severe first, pausing as `y` says (see
 /// [`super::slicing`]). One entry point: the one-go form is `Derived::found`, which runs this
 /// without pauses on the analyses it keeps.
-pub async fn analyze_sliced(trace: &Trace, inputs: Inputs<'_>, y: &mut Slicer) -> Vec<Finding> {
+pub async fn analyze_sliced(trace: &Trace, inputs: Inputs<'_>, y: &mut Slicer) -> Found {
     let copies_from = rules::copies::CPU_EXEC_SHARE;
     let cx = context::Context::new(trace, inputs, copies_from, y).await;
     // A pause after each rule: most read every slice of the step threads once.
@@ -64,6 +75,7 @@ pub async fn analyze_sliced(trace: &Trace, inputs: Inputs<'_>, y: &mut Slicer) -
         out.extend(check(&cx));
         y.tick(slices).await;
     }
+    let measured = cx.into_measured();
     let Inputs {
         links,
         flops,
@@ -74,5 +86,8 @@ pub async fn analyze_sliced(trace: &Trace, inputs: Inputs<'_>, y: &mut Slicer) -
     let replays = graphs.uses_graphs();
     out.extend(super::flops::rules::findings(trace, links, flops, compiled, replays, y).await);
     out.sort_by_key(|f| Reverse(f.severity));
-    out
+    Found {
+        findings: out,
+        measured,
+    }
 }

@@ -123,7 +123,7 @@ impl Theme {
 }
 
 /// A number a rule compares against, named as its rule's `fires` names it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Threshold {
     pub name: &'static str,
     pub value: Value,
@@ -133,6 +133,19 @@ impl Threshold {
     pub const fn new(name: &'static str, value: Value) -> Threshold {
         Threshold { name, value }
     }
+}
+
+/// What a rule measured against one of its thresholds, kept whether it fired or not, so that a
+/// comparison of two runs can tell a finding that crossed its threshold (13.6% of the steps, then
+/// 16.2% against 15%) from one whose cause appeared. Only rules with one primary figure measure
+/// it (a share of the steps, a ratio, a count), and only where the thing measured is there: a
+/// trace with no optimizer step has no optimizer share.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Measure {
+    pub rule: &'static str,
+    pub threshold: Threshold,
+    /// In the threshold's unit (the same [`Value`] variant).
+    pub value: Value,
 }
 
 /// A threshold's value in its unit, as the reference writes it.
@@ -147,6 +160,29 @@ pub enum Value {
     Count(usize),
     Ns(i64),
     Bytes(i64),
+}
+
+impl Value {
+    /// The unit's word, as digests write it beside the number.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Value::Share(_) => "share",
+            Value::Pct(_) => "pct",
+            Value::Times(_) => "times",
+            Value::Count(_) => "count",
+            Value::Ns(_) => "ns",
+            Value::Bytes(_) => "bytes",
+        }
+    }
+
+    /// The number in its unit (a share as a fraction).
+    pub fn number(self) -> f64 {
+        match self {
+            Value::Share(x) | Value::Pct(x) | Value::Times(x) => x,
+            Value::Count(n) => n as f64,
+            Value::Ns(n) | Value::Bytes(n) => n as f64,
+        }
+    }
 }
 
 impl std::fmt::Display for Value {

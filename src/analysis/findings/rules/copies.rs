@@ -40,6 +40,9 @@ pub(crate) fn cpu_copy_overhead(cx: &Context) -> Vec<Finding> {
     // Walked only where the rule can fire (see `Context::new`).
     if let Some(copies) = &cx.copies {
         let copy_share = share(copies.copy_self_ns, copies.total_self_ns);
+        if copies.copy_self_ns > 0 {
+            cx.measure(&CPU_COPY_OVERHEAD, "copy_self", Value::Share(copy_share));
+        }
         if copy_share >= COPY_SELF_SHARE && copies.rank <= COPY_TOP_RANK {
             out.push(Finding {
                 id: CPU_COPY_OVERHEAD.id,
@@ -96,6 +99,7 @@ pub(crate) const DTYPE_ROUND_TRIP: Rule = Rule {
 pub(crate) fn dtype_round_trip(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
     let mut out = Vec::new();
+    let mut largest: Option<f64> = None;
     for sl in &cx.step_lanes {
         let s = sl.slices(trace);
         let n_steps = sl.steps.len().max(1) as i64;
@@ -132,6 +136,9 @@ pub(crate) fn dtype_round_trip(cx: &Context) -> Vec<Finding> {
             }
         }
         let sh = share(double_ns, steps_ns);
+        if double_ns > 0 {
+            largest = Some(largest.map_or(sh, |l| l.max(sh)));
+        }
         if sh < DTYPE_SHARE || into == 0 || float_ops == 0 {
             continue;
         }
@@ -165,6 +172,9 @@ pub(crate) fn dtype_round_trip(cx: &Context) -> Vec<Finding> {
                 .into(),
             evidence: evidence_of(trace, &doubles),
         });
+    }
+    if let Some(sh) = largest {
+        cx.measure(&DTYPE_ROUND_TRIP, "share", Value::Share(sh));
     }
     out
 }

@@ -178,6 +178,8 @@ pub(crate) const SMALL_OP_STORM: Rule = Rule {
 pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
     let mut best: Option<(f64, Finding)> = None;
+    // The costliest loop's share, whether it weighs enough or not.
+    let mut largest: Option<f64> = None;
     for sl in &cx.step_lanes {
         let s = sl.slices(trace);
         let n_steps = sl.steps.len().max(1);
@@ -262,6 +264,7 @@ pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
                 }
             }
             let sh = share(cost, steps_ns);
+            largest = Some(largest.map_or(sh, |l| l.max(sh)));
             if sh < STORM_SHARE || best.as_ref().is_some_and(|b| b.0 >= sh) {
                 continue;
             }
@@ -330,6 +333,9 @@ pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
             best = Some((sh, f));
         }
     }
+    if let Some(sh) = largest {
+        cx.measure(&SMALL_OP_STORM, "share", Value::Share(sh));
+    }
     best.map(|b| b.1).into_iter().collect()
 }
 
@@ -370,6 +376,7 @@ pub(crate) const UNTRACED_CPU_TIME: Rule = Rule {
 pub(crate) fn untraced_cpu_time(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
     let mut out = Vec::new();
+    let mut largest: Option<f64> = None;
     for sl in &cx.step_lanes {
         let s = sl.slices(trace);
         let steps_ns = sl.steps_ns(trace);
@@ -408,6 +415,9 @@ pub(crate) fn untraced_cpu_time(cx: &Context) -> Vec<Finding> {
         }
         let total: i64 = stretches.iter().map(|x| x.ns).sum();
         let sh = share(total, steps_ns);
+        if total > 0 {
+            largest = Some(largest.map_or(sh, |l| l.max(sh)));
+        }
         if sh < UNTRACED_SHARE {
             continue;
         }
@@ -468,6 +478,9 @@ pub(crate) fn untraced_cpu_time(cx: &Context) -> Vec<Finding> {
                     .collect(),
             },
         });
+    }
+    if let Some(sh) = largest {
+        cx.measure(&UNTRACED_CPU_TIME, "share", Value::Share(sh));
     }
     out
 }
@@ -553,6 +566,7 @@ pub(crate) const ANNOTATION_OVERHEAD: Rule = Rule {
 pub(crate) fn annotation_overhead(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
     let mut out = Vec::new();
+    let mut largest: Option<f64> = None;
     for sl in &cx.step_lanes {
         let s = sl.slices(trace);
         let n_steps = sl.steps.len().max(1);
@@ -622,6 +636,7 @@ pub(crate) fn annotation_overhead(cx: &Context) -> Vec<Finding> {
         }
         let cost = own + between;
         let sh = share(cost, steps_ns);
+        largest = Some(largest.map_or(sh, |l| l.max(sh)));
         if sh < ANNOTATION_SHARE {
             continue;
         }
@@ -655,6 +670,9 @@ pub(crate) fn annotation_overhead(cx: &Context) -> Vec<Finding> {
             evidence,
         });
     }
+    if let Some(sh) = largest {
+        cx.measure(&ANNOTATION_OVERHEAD, "share", Value::Share(sh));
+    }
     out
 }
 
@@ -684,6 +702,7 @@ pub(crate) const OPTIMIZER_STEP_HEAVY: Rule = Rule {
 pub(crate) fn optimizer_step_heavy(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
     let mut out = Vec::new();
+    let mut largest: Option<f64> = None;
     for sl in &cx.step_lanes {
         let s = sl.slices(trace);
         let n_steps = sl.steps.len().max(1);
@@ -711,6 +730,7 @@ pub(crate) fn optimizer_step_heavy(cx: &Context) -> Vec<Finding> {
         }
         let total: i64 = opt_slices.iter().map(|&o| s.dur_ns[o as usize]).sum();
         let sh = share(total, steps_ns);
+        largest = Some(largest.map_or(sh, |l| l.max(sh)));
         let (mut ops, mut grouped, mut fused) = (0usize, false, false);
         let mut own_times: Vec<i64> = Vec::new();
         // Per name of the optimizer's own calls (its chain children): calls, and the elements
@@ -814,6 +834,9 @@ pub(crate) fn optimizer_step_heavy(cx: &Context) -> Vec<Finding> {
                 &opt_slices.iter().map(|&o| sl.at(o)).collect::<Vec<_>>(),
             ),
         });
+    }
+    if let Some(sh) = largest {
+        cx.measure(&OPTIMIZER_STEP_HEAVY, "share", Value::Share(sh));
     }
     out
 }

@@ -153,6 +153,16 @@ pub(crate) fn low_gpu_utilization(cx: &Context) -> Vec<Finding> {
         .collect();
     // One what-if for every device's finding: the waits are the trace's.
     let whatif = waits_made_free(idle, true);
+    // The least busy device the rule judges (a starved one is `gpu_starved_by_cpu`'s).
+    if let Some(least) = steps
+        .gpu
+        .iter()
+        .filter(|g| !starving.contains(&g.device))
+        .map(|g| g.utilization)
+        .reduce(f64::min)
+    {
+        cx.measure(&LOW_GPU_UTILIZATION, "low", Value::Share(least));
+    }
     let low: Vec<&crate::analysis::steps::DeviceUtilization> = steps
         .gpu
         .iter()
@@ -259,6 +269,9 @@ pub(crate) fn communication_heavy(cx: &Context) -> Vec<Finding> {
     let step_total = cx.step_total;
     let mut out = Vec::new();
     let comm = share(steps.total.communication_ns, step_total);
+    if steps.total.communication_ns > 0 {
+        cx.measure(&COMMUNICATION_HEAVY, "share", Value::Share(comm));
+    }
     if comm > COMMUNICATION_SHARE && cx.steps.devices_without_events.is_empty() {
         out.push(Finding {
             id: COMMUNICATION_HEAVY.id,

@@ -44,6 +44,9 @@ pub(crate) fn graph_instantiation(cx: &Context) -> Vec<Finding> {
         .map(|r| trace.columns.dur_ns[trace.row(*r)])
         .sum();
     let sh = share(ns, cx.step_total);
+    if !in_steps.is_empty() {
+        cx.measure(&GRAPH_INSTANTIATION, "share", Value::Share(sh));
+    }
     if in_steps.is_empty() || sh < GRAPH_INSTANTIATION_SHARE {
         return Vec::new();
     }

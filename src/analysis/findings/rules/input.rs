@@ -32,6 +32,9 @@ pub(crate) fn dataloader_bound(cx: &Context) -> Vec<Finding> {
     let step_total = cx.step_total;
     let mut out = Vec::new();
     let dl = share(steps.total.dataloader_ns, step_total);
+    if steps.total.dataloader_ns > 0 {
+        cx.measure(&DATALOADER_BOUND, "share", Value::Share(dl));
+    }
     if dl > DATALOADER_SHARE {
         let waited = idle
             .waits

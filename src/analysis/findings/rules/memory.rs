@@ -35,6 +35,8 @@ pub(crate) const MEMORY_NEAR_CAPACITY: Rule = Rule {
 pub(crate) fn memory_near_capacity(cx: &Context) -> Vec<Finding> {
     let trace = cx.trace;
     let mut out = Vec::new();
+    // The fullest device's share, told whether it is nearly full or not.
+    let mut fullest: Option<f64> = None;
     for d in &trace.meta.device_properties {
         let Some(cap) = d.total_global_mem.filter(|&m| m > 0) else {
             continue;
@@ -56,6 +58,7 @@ pub(crate) fn memory_near_capacity(cx: &Context) -> Vec<Finding> {
         let m = &trace.memory;
         let i = series.events[p] as usize;
         let s = share(used, cap as i64);
+        fullest = Some(fullest.map_or(s, |f| f.max(s)));
         if s > MEMORY_SHARE {
             let lane = m.lane[i];
             let slice = (lane != u32::MAX)
@@ -101,6 +104,9 @@ pub(crate) fn memory_near_capacity(cx: &Context) -> Vec<Finding> {
                 },
             });
         }
+    }
+    if let Some(s) = fullest {
+        cx.measure(&MEMORY_NEAR_CAPACITY, "share", Value::Share(s));
     }
     out
 }

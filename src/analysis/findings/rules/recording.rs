@@ -208,6 +208,9 @@ pub(crate) fn few_active_steps(cx: &Context) -> Vec<Finding> {
     } else {
         steps.steps.len()
     };
+    if n_steps > 0 {
+        cx.measure(&FEW_ACTIVE_STEPS, "steps", Value::Count(n_steps));
+    }
     if n_steps < MIN_ACTIVE_STEPS && c.cpu_events + c.gpu_ops > 0 {
         let detail = if n_steps == 0 {
             "The trace has no ProfilerStep#N: it was not recorded with a schedule and prof.step(), \

@@ -28,6 +28,16 @@ pub(crate) fn warmup_outlier(cx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
     if !steps.synthetic && steps.steps.len() >= 3 {
         let median = steps.stats.median_ns;
+        if let Some(ratio) = steps
+            .stats
+            .first
+            .iter()
+            .take(2)
+            .map(|f| f.vs_median)
+            .reduce(f64::max)
+        {
+            cx.measure(&WARMUP_OUTLIER, "ratio", Value::Times(ratio));
+        }
         if let Some(f) = steps
             .stats
             .first
