@@ -7,12 +7,17 @@
 //!
 //! Streaming: a container is complete when it is attached to its parent (`APPEND(S)`,
 //! `SETITEM(S)`, a tuple), since pickle writes a value whole before the operation that stores
-//! it. At that moment a dict that is a trace entry, a block, a segment or an annotation becomes
-//! a row of the builder's columns ([`Value::Row`]), a frame dict becomes an interned frame id
-//! and a list of frames an interned stack id, so what stays on the stack is one small value
-//! per item. A list of rows keeps a run of row ids (`start`, `len`), not the rows. What the
-//! pickler batches between a `MARK` and an `APPENDS` (1,000 items) is all that is ever held
-//! generically.
+//! it. At that moment a list of frames becomes an interned stack id, and a dict that is a trace
+//! entry, a block, a segment or an annotation a row of the builder's columns ([`Value::Row`]), a
+//! frame dict an interned frame id, so what stays on the stack is one small value per item. A
+//! list of rows keeps a run of row ids (`start`, `len`), not the rows. What the pickler batches
+//! between a `MARK` and an `APPENDS` (1,000 items) is all that is ever held generically.
+//!
+//! A dict is read sooner where it can be: the pickler gives a dict's items in batches of 1,000
+//! (`SETITEMS`), so a first batch whose keys make a whole row or frame is read into it at once,
+//! from the stack, and the dict is never built ([`Value::NewDict`] until then): a trace entry,
+//! the bulk of a snapshot, costs no allocation. Keys given to it in a later batch (a dict of
+//! over 1,000 keys, the snapshot's own coming first) are counted, not read.
 //!
 //! The memo keeps what a later `GET` may ask for: strings (as interned ids), numbers, frames,
 //! stacks, rows, and generic containers up to [`MEMO_NODES`] values. A `GET` of a container that
@@ -49,9 +54,6 @@ pub(crate) enum Value {
     Str(u32),
     /// `bytes` or `bytearray`; the contents are not kept.
     Bytes,
-    List(Box<Container>),
-    Dict(Box<Container>),
-    Tuple(Box<Container>),
     /// An interned frame.
     Frame(u32),
     /// An interned stack (a list of frames).
@@ -60,6 +62,15 @@ pub(crate) enum Value {
     Row(RowKind, u32),
     /// A value that could not be kept (see the diagnostics).
     Lost,
+    // The containers last, so that telling one (`is_container`, for every item attached) is
+    // one comparison of the tag.
+    /// A dict just opened (`EMPTY_DICT`), with its memo id ([`NO_MEMO`] when none): boxed only
+    /// if its items do not make a row (see [`Machine::fill`]), so that a trace entry, the bulk of
+    /// a snapshot, never allocates.
+    NewDict(u32),
+    List(Box<Container>),
+    Dict(Box<Container>),
+    Tuple(Box<Container>),
 }
 
 /// A list, dict (keys and values alternating) or tuple.
@@ -143,6 +154,7 @@ impl Value {
             Value::Stack(s) => Value::Stack(*s),
             Value::Int(i) => Value::Int(*i),
             Value::List(_) | Value::Dict(_) | Value::Tuple(_) => return self.copy_container(),
+            Value::NewDict(_) => Value::NewDict(NO_MEMO),
             Value::None => Value::None,
             Value::Bool(b) => Value::Bool(*b),
             Value::Wide => Value::Wide,
@@ -188,6 +200,27 @@ impl Value {
         }
     }
 
+    /// Whether this is a container (finished when attached to its parent).
+    fn is_container(&self) -> bool {
+        matches!(
+            self,
+            Value::List(_) | Value::Dict(_) | Value::Tuple(_) | Value::NewDict(_)
+        )
+    }
+
+    /// A [`Value::NewDict`] as the generic dict it is, for the paths that need one (salvage,
+    /// the top-level value, an empty dict attached as it is).
+    fn boxed(self) -> Value {
+        match self {
+            Value::NewDict(memo) => {
+                let mut c = Container::new();
+                c.memo = memo;
+                Value::Dict(c)
+            }
+            v => v,
+        }
+    }
+
     pub(crate) fn type_name(&self) -> &'static str {
         match self {
             Value::None => "None",
@@ -197,7 +230,7 @@ impl Value {
             Value::Str(_) => "a string",
             Value::Bytes => "bytes",
             Value::List(_) | Value::Stack(_) => "a list",
-            Value::Dict(_) | Value::Frame(_) | Value::Row(..) => "a dict",
+            Value::Dict(_) | Value::NewDict(_) | Value::Frame(_) | Value::Row(..) => "a dict",
             Value::Tuple(_) => "a tuple",
             Value::Lost => "a value not kept",
         }
@@ -289,6 +322,41 @@ fn op_name(op: u8) -> &'static str {
 /// Memo slots per block of [`Memo`].
 const MEMO_BLOCK: usize = 1 << 16;
 
+/// One memo slot in 8 bytes: a tag and a 32-bit id (a string, frame, stack or row: nearly every
+/// slot of a snapshot), or an index into [`Memo::others`] for any other value. A 16-byte
+/// [`Value`] a slot held the pickle's size again in memory for the densest snapshots (a slot for
+/// every trace entry dict).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Slot(u64);
+
+impl Slot {
+    /// A container not finished yet, or a slot never set.
+    const PENDING: Slot = Slot(0);
+    const STR: u64 = 1;
+    const FRAME: u64 = 2;
+    const STACK: u64 = 3;
+    const OTHER: u64 = 4;
+    /// Rows: this plus the [`RowKind`].
+    const ROW: u64 = 5;
+
+    fn new(tag: u64, id: u32) -> Slot {
+        Slot(tag << 32 | id as u64)
+    }
+
+    /// The value of a slot that holds an id.
+    #[inline]
+    fn id_value(self) -> Option<Value> {
+        let id = self.0 as u32;
+        Some(match self.0 >> 32 {
+            Slot::STR => Value::Str(id),
+            Slot::FRAME => Value::Frame(id),
+            Slot::STACK => Value::Stack(id),
+            t if t >= Slot::ROW => Value::Row(RowKind::ALL[(t - Slot::ROW) as usize], id),
+            _ => return None,
+        })
+    }
+}
+
 /// The memo's slots, in blocks of [`MEMO_BLOCK`]. The pickler memoizes every dict, list and
 /// string: a 2 GB snapshot whose entries carry their own frames memoizes about 10^8, and one vector
 /// of them would double past wasm32's limit on one allocation (2 GiB; the page's worker then
@@ -296,8 +364,11 @@ const MEMO_BLOCK: usize = 1 << 16;
 /// grew. Blocks are added one at a time and never move.
 #[derive(Default)]
 struct Memo {
-    blocks: Vec<Vec<Option<Value>>>,
+    blocks: Vec<Vec<Slot>>,
     len: usize,
+    /// The values that are not an id (numbers, generic containers), which a pickler does not
+    /// memoize but a `PUT` may.
+    others: Vec<Value>,
 }
 
 impl Memo {
@@ -305,16 +376,51 @@ impl Memo {
         self.len
     }
 
-    fn get(&self, i: usize) -> Option<&Option<Value>> {
-        (i < self.len).then(|| &self.blocks[i / MEMO_BLOCK][i % MEMO_BLOCK])
+    #[inline]
+    fn get(&self, i: usize) -> Option<Slot> {
+        (i < self.len).then(|| self.blocks[i / MEMO_BLOCK][i % MEMO_BLOCK])
     }
 
-    fn get_mut(&mut self, i: usize) -> Option<&mut Option<Value>> {
-        (i < self.len).then(|| &mut self.blocks[i / MEMO_BLOCK][i % MEMO_BLOCK])
+    /// The value a slot holds; `None` while it is pending.
+    fn value(&self, slot: Slot) -> Option<Value> {
+        match slot.0 >> 32 {
+            Slot::OTHER => Some(
+                self.others[slot.0 as u32 as usize]
+                    .copy()
+                    .unwrap_or(Value::Lost),
+            ),
+            _ => slot.id_value(),
+        }
     }
 
-    /// Sets slot `i`, adding empty slots up to it.
-    fn set(&mut self, i: usize, value: Option<Value>) {
+    /// Sets slot `i` to a copy of `v` (pending when `v` is too large to copy), adding pending
+    /// slots up to it.
+    fn set(&mut self, i: usize, v: &Value) {
+        let slot = match v {
+            Value::Str(s) => Slot::new(Slot::STR, *s),
+            Value::Row(k, r) => Slot::new(Slot::ROW + *k as u64, *r),
+            Value::Frame(f) => Slot::new(Slot::FRAME, *f),
+            Value::Stack(s) => Slot::new(Slot::STACK, *s),
+            v => match v.copy() {
+                Some(copy) => self.other(copy),
+                None => Slot::PENDING,
+            },
+        };
+        self.set_slot(i, slot);
+    }
+
+    #[cold]
+    fn other(&mut self, v: Value) -> Slot {
+        self.others.push(v);
+        Slot::new(Slot::OTHER, self.others.len() as u32 - 1)
+    }
+
+    #[inline]
+    fn set_slot(&mut self, i: usize, slot: Slot) {
+        if i < self.len {
+            self.blocks[i / MEMO_BLOCK][i % MEMO_BLOCK] = slot;
+            return;
+        }
         while self.len <= i {
             if self.len.is_multiple_of(MEMO_BLOCK) {
                 self.blocks.push(Vec::with_capacity(MEMO_BLOCK));
@@ -322,10 +428,10 @@ impl Memo {
             self.blocks
                 .last_mut()
                 .expect("a block was just added")
-                .push(None);
+                .push(Slot::PENDING);
             self.len += 1;
         }
-        self.blocks[i / MEMO_BLOCK][i % MEMO_BLOCK] = value;
+        self.blocks[i / MEMO_BLOCK][i % MEMO_BLOCK] = slot;
     }
 }
 
@@ -427,87 +533,205 @@ impl Machine {
         Step::Halt
     }
 
-    /// Takes one opcode apart at `*pos` and runs it, or says more bytes are needed.
+    /// The `N` bytes after the opcode at `*pos`, moving `*pos` past them; `None` (and `*pos`
+    /// unmoved) until they have arrived.
+    #[inline]
+    fn take<const N: usize>(&self, pos: &mut usize) -> Option<[u8; N]> {
+        let a = self.buf.get(*pos + 1..*pos + 1 + N)?;
+        *pos += 1 + N;
+        Some(a.try_into().expect("N bytes"))
+    }
+
+    /// Where the argument of an opcode that gives its length in `width` bytes lies.
+    fn take_sized(&self, pos: &mut usize, width: usize) -> Option<std::ops::Range<usize>> {
+        let arg = self.buf.get(*pos + 1..)?;
+        let len = match width {
+            1 => *arg.first()? as u64,
+            4 => u32::from_le_bytes(*arg.first_chunk()?) as u64,
+            _ => u64::from_le_bytes(*arg.first_chunk()?),
+        };
+        let len = usize::try_from(len).ok()?;
+        let end = width.checked_add(len)?;
+        if arg.len() < end {
+            return None;
+        }
+        let start = *pos + 1 + width;
+        *pos += 1 + end;
+        Some(start..start + len)
+    }
+
+    /// Where the argument of a text opcode lies, up to its newline.
+    fn take_line(&self, pos: &mut usize) -> Option<std::ops::Range<usize>> {
+        let start = *pos + 1;
+        let n = memchr::memchr(b'\n', &self.buf[start..])?;
+        *pos = start + n + 1;
+        Some(start..start + n)
+    }
+
+    /// Takes one opcode apart at `*pos` and runs it, or says more bytes are needed. Each arm
+    /// takes its own argument: the opcodes of a snapshot's bulk (`BINGET`, `MEMOIZE`,
+    /// `EMPTY_DICT`, `MARK`, `SETITEMS`, small integers) go through one dispatch.
     fn step(&mut self, pos: &mut usize) -> Step {
         let Some(&op) = self.buf.get(*pos) else {
             return Step::More;
         };
         let at = self.base + *pos as u64;
         self.builder.at = at;
-        if let Some(name) = refused_name(op) {
-            self.state = State::Refused(Refusal {
-                opcode: name,
-                offset: at,
-            });
-            return Step::Halt;
-        }
-        // The argument's fixed length, or where it says its length.
-        let arg = &self.buf[*pos + 1..];
-        let fixed = |n: usize| (arg.len() >= n).then_some(n);
-        let sized = |width: usize| -> Option<usize> {
-            if arg.len() < width {
-                return None;
-            }
-            let mut le = [0u8; 8];
-            le[..width].copy_from_slice(&arg[..width]);
-            let len = usize::try_from(u64::from_le_bytes(le)).ok()?;
-            let total = width.checked_add(len)?;
-            (arg.len() >= total).then_some(total)
-        };
-        let line = || memchr::memchr(b'\n', arg).map(|n| n + 1);
-        let taken = match op {
-            0x80 | b'q' | b'h' | b'K' => fixed(1),
-            b'M' => fixed(2),
-            b'r' | b'j' | b'J' => fixed(4),
-            0x95 | b'G' => fixed(8),
-            b'X' | b'B' | b'T' | 0x8b => sized(4),
-            0x8c | b'C' | b'U' | 0x8a => sized(1),
-            0x8d | 0x8e | 0x96 => sized(8),
-            b'p' | b'g' | b'I' | b'L' | b'F' => line(),
-            _ => Some(0),
-        };
-        let Some(n) = taken else {
-            return Step::More;
-        };
-        let arg = &self.buf[*pos + 1..*pos + 1 + n];
-        *pos += 1 + n;
         match op {
+            b'j' => {
+                let Some(a) = self.take::<4>(pos) else {
+                    return Step::More;
+                };
+                self.get(at, u32::from_le_bytes(a) as u64)
+            }
+            b'h' => {
+                let Some([i]) = self.take::<1>(pos) else {
+                    return Step::More;
+                };
+                self.get(at, i as u64)
+            }
+            0x94 => {
+                *pos += 1;
+                self.put(self.memo.len() as u64)
+            }
+            b'}' => {
+                *pos += 1;
+                self.push(Value::NewDict(NO_MEMO))
+            }
+            b'(' => {
+                *pos += 1;
+                self.marks.push(self.stack.len());
+                Step::Next
+            }
+            b'K' => {
+                let Some([i]) = self.take::<1>(pos) else {
+                    return Step::More;
+                };
+                self.push(Value::Int(i as i64))
+            }
+            b'M' => {
+                let Some(a) = self.take::<2>(pos) else {
+                    return Step::More;
+                };
+                self.push(Value::Int(u16::from_le_bytes(a) as i64))
+            }
+            b'J' => {
+                let Some(a) = self.take::<4>(pos) else {
+                    return Step::More;
+                };
+                self.push(Value::Int(i32::from_le_bytes(a) as i64))
+            }
+            0x8a | 0x8b => {
+                let Some(r) = self.take_sized(pos, if op == 0x8a { 1 } else { 4 }) else {
+                    return Step::More;
+                };
+                let v = long(&self.buf[r]);
+                self.push(v)
+            }
+            b'e' | b'u' => {
+                *pos += 1;
+                let Some(m) = self.marks.pop() else {
+                    return self.malformed(format!("{} without a MARK", op_name(op)));
+                };
+                if m == 0 || m > self.stack.len() {
+                    return self.malformed(format!("{} with nothing to fill", op_name(op)));
+                }
+                self.fill(op, m)
+            }
+            b'a' | b's' => {
+                *pos += 1;
+                let k = if op == b'a' { 1 } else { 2 };
+                let floor = self.marks.last().copied().unwrap_or(0);
+                if self.stack.len() < floor + k + 1 {
+                    return self.malformed(format!("{} on a short stack", op_name(op)));
+                }
+                self.fill(op, self.stack.len() - k)
+            }
+            b'X' | 0x8c | 0x8d | b'T' | b'U' => {
+                let width = match op {
+                    b'X' | b'T' => 4,
+                    0x8d => 8,
+                    _ => 1,
+                };
+                let Some(r) = self.take_sized(pos, width) else {
+                    return Step::More;
+                };
+                let text = &self.buf[r];
+                let id = match std::str::from_utf8(text) {
+                    Ok(s) => self.builder.intern(s),
+                    Err(_) => {
+                        let s = String::from_utf8_lossy(text).into_owned();
+                        self.builder.intern(&s)
+                    }
+                };
+                self.push(Value::Str(id))
+            }
+            b'q' => {
+                let Some([i]) = self.take::<1>(pos) else {
+                    return Step::More;
+                };
+                self.put(i as u64)
+            }
+            b'r' => {
+                let Some(a) = self.take::<4>(pos) else {
+                    return Step::More;
+                };
+                self.put(u32::from_le_bytes(a) as u64)
+            }
+            b'p' | b'g' => {
+                let Some(r) = self.take_line(pos) else {
+                    return Step::More;
+                };
+                match (text_index(&self.buf[r]), op) {
+                    (Some(id), b'p') => self.put(id),
+                    (Some(id), _) => self.get(at, id),
+                    (None, b'p') => self.malformed("PUT without an index".into()),
+                    (None, _) => self.malformed("GET without an index".into()),
+                }
+            }
             0x80 => {
-                self.protocol = arg[0];
-                if arg[0] > 5 {
-                    return self.malformed(format!("pickle protocol {} is unknown", arg[0]));
+                let Some([protocol]) = self.take::<1>(pos) else {
+                    return Step::More;
+                };
+                self.protocol = protocol;
+                if protocol > 5 {
+                    return self.malformed(format!("pickle protocol {protocol} is unknown"));
                 }
                 Step::Next
             }
             // Frames only group opcodes for the reader's buffering; the opcodes follow as usual.
-            0x95 => Step::Next,
+            0x95 => match self.take::<8>(pos) {
+                Some(_) => Step::Next,
+                None => Step::More,
+            },
             b'.' => {
+                *pos += 1;
                 if self.stack.len() != 1 || !self.marks.is_empty() {
                     return self.malformed("STOP with an unfinished stack".into());
                 }
-                self.root = self.stack.pop();
+                self.root = self.stack.pop().map(Value::boxed);
                 self.state = State::Stopped;
                 Step::Halt
             }
-            b'N' => self.push(Value::None),
-            0x88 => self.push(Value::Bool(true)),
-            0x89 => self.push(Value::Bool(false)),
-            b'K' => self.push(Value::Int(arg[0] as i64)),
-            b'M' => self.push(Value::Int(u16::from_le_bytes([arg[0], arg[1]]) as i64)),
-            b'J' => self.push(Value::Int(
-                i32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]]) as i64,
-            )),
-            0x8a | 0x8b => {
-                let digits = &arg[if op == 0x8a { 1 } else { 4 }..];
-                self.push(long(digits))
+            b'N' | 0x88 | 0x89 => {
+                *pos += 1;
+                self.push(match op {
+                    b'N' => Value::None,
+                    0x88 => Value::Bool(true),
+                    _ => Value::Bool(false),
+                })
             }
             b'G' => {
-                let mut be = [0u8; 8];
-                be.copy_from_slice(arg);
-                self.push(Value::Float(f64::from_be_bytes(be)))
+                let Some(a) = self.take::<8>(pos) else {
+                    return Step::More;
+                };
+                self.push(Value::Float(f64::from_be_bytes(a)))
             }
             b'I' | b'L' | b'F' => {
-                let text = std::str::from_utf8(&arg[..arg.len() - 1]).unwrap_or("");
+                let Some(r) = self.take_line(pos) else {
+                    return Step::More;
+                };
+                let text = std::str::from_utf8(&self.buf[r]).unwrap_or("");
                 let text = text.trim_end_matches('L');
                 let v = if op == b'F' {
                     text.parse().map(Value::Float).ok()
@@ -527,31 +751,27 @@ impl Machine {
                     None => self.malformed(format!("{} without a number", op_name(op))),
                 }
             }
-            b'X' | 0x8c | 0x8d | b'T' | b'U' => {
-                let w = match op {
-                    b'X' | b'T' => 4,
-                    0x8d => 8,
-                    _ => 1,
+            b'B' | b'C' | 0x8e | 0x96 => {
+                let width = match op {
+                    b'B' => 4,
+                    b'C' => 1,
+                    _ => 8,
                 };
-                let text = &arg[w..];
-                let id = match std::str::from_utf8(text) {
-                    Ok(s) => self.builder.intern(s),
-                    Err(_) => {
-                        let s = String::from_utf8_lossy(text).into_owned();
-                        self.builder.intern(&s)
-                    }
-                };
-                self.push(Value::Str(id))
+                match self.take_sized(pos, width) {
+                    Some(_) => self.push(Value::Bytes),
+                    None => Step::More,
+                }
             }
-            b'B' | b'C' | 0x8e | 0x96 => self.push(Value::Bytes),
-            b'}' => self.push(Value::Dict(Container::new())),
-            b']' => self.push(Value::List(Container::new())),
-            b')' => self.push(Value::Tuple(Container::new())),
-            b'(' => {
-                self.marks.push(self.stack.len());
-                Step::Next
+            b']' | b')' => {
+                *pos += 1;
+                self.push(if op == b']' {
+                    Value::List(Container::new())
+                } else {
+                    Value::Tuple(Container::new())
+                })
             }
             0x85..=0x87 => {
+                *pos += 1;
                 let k = (op - 0x84) as usize;
                 if self.stack.len() < k + self.marks.last().copied().unwrap_or(0) {
                     return self.malformed(format!("{} on a short stack", op_name(op)));
@@ -560,6 +780,7 @@ impl Machine {
                 self.push(Value::Tuple(Container::with(items)))
             }
             b't' | b'l' | b'd' => {
+                *pos += 1;
                 let Some(m) = self.marks.pop() else {
                     return self.malformed(format!("{} without a MARK", op_name(op)));
                 };
@@ -581,26 +802,8 @@ impl Machine {
                     }
                 }
             }
-            b'a' | b's' => {
-                let k = if op == b'a' { 1 } else { 2 };
-                let floor = self.marks.last().copied().unwrap_or(0);
-                if self.stack.len() < floor + k + 1 {
-                    return self.malformed(format!("{} on a short stack", op_name(op)));
-                }
-                let items = self.take_items(self.stack.len() - k);
-                self.fill(op, items)
-            }
-            b'e' | b'u' => {
-                let Some(m) = self.marks.pop() else {
-                    return self.malformed(format!("{} without a MARK", op_name(op)));
-                };
-                if m == 0 || m > self.stack.len() {
-                    return self.malformed(format!("{} with nothing to fill", op_name(op)));
-                }
-                let items = self.take_items(m);
-                self.fill(op, items)
-            }
             b'0' => {
+                *pos += 1;
                 if self.marks.last() == Some(&self.stack.len()) {
                     self.marks.pop();
                 } else if self.stack.pop().is_none() {
@@ -609,6 +812,7 @@ impl Machine {
                 Step::Next
             }
             b'1' => {
+                *pos += 1;
                 let Some(m) = self.marks.pop() else {
                     return self.malformed("POP_MARK without a MARK".into());
                 };
@@ -616,6 +820,7 @@ impl Machine {
                 Step::Next
             }
             b'2' => {
+                *pos += 1;
                 let Some(top) = self.stack.last() else {
                     return self.malformed("DUP on an empty stack".into());
                 };
@@ -630,30 +835,17 @@ impl Machine {
                 };
                 self.push(copy)
             }
-            0x94 | b'p' | b'q' | b'r' => {
-                let id = match op {
-                    0x94 => Some(self.memo.len() as u64),
-                    b'q' => Some(arg[0] as u64),
-                    b'r' => Some(u32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]]) as u64),
-                    _ => text_index(arg),
-                };
-                match id {
-                    Some(id) => self.put(id),
-                    None => self.malformed("PUT without an index".into()),
+            _ => {
+                if let Some(name) = refused_name(op) {
+                    self.state = State::Refused(Refusal {
+                        opcode: name,
+                        offset: at,
+                    });
+                    return Step::Halt;
                 }
+                *pos += 1;
+                self.malformed(format!("unknown pickle opcode 0x{op:02x} at byte {at}"))
             }
-            b'g' | b'h' | b'j' => {
-                let id = match op {
-                    b'h' => Some(arg[0] as u64),
-                    b'j' => Some(u32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]]) as u64),
-                    _ => text_index(arg),
-                };
-                match id {
-                    Some(id) => self.get(at, id),
-                    None => self.malformed("GET without an index".into()),
-                }
-            }
-            _ => self.malformed(format!("unknown pickle opcode 0x{op:02x} at byte {at}")),
         }
     }
 
@@ -663,16 +855,20 @@ impl Machine {
         Step::Next
     }
 
-    /// The stack from `from` on, each value finished (see the module doc).
-    fn take_items(&mut self, from: usize) -> Vec<Value> {
-        let mut items = self.stack.split_off(from);
-        for v in &mut items {
+    /// Finishes the stack's values from `from` on where they are (see the module doc).
+    fn finish_items(&mut self, from: usize) {
+        // Most batches (a trace entry's keys and values) hold no container.
+        if !self.stack[from..].iter().any(Value::is_container) {
+            return;
+        }
+        for i in from..self.stack.len() {
             // Scalars are finished as they are.
-            if !matches!(v, Value::List(_) | Value::Dict(_) | Value::Tuple(_)) {
+            if !self.stack[i].is_container() {
                 continue;
             }
-            let done = self.finish(std::mem::replace(v, Value::None));
-            *v = match &done {
+            let v = std::mem::replace(&mut self.stack[i], Value::None);
+            let done = self.finish(v);
+            self.stack[i] = match &done {
                 Value::List(c) | Value::Dict(c) | Value::Tuple(c) if c.depth >= MAX_DEPTH => {
                     self.builder.diag(DiagKind::TooDeep, || {
                         format!("values nested deeper than {MAX_DEPTH} levels are not kept")
@@ -682,36 +878,92 @@ impl Machine {
                 _ => done,
             };
         }
-        items
     }
 
-    /// Attaches `items` to the container now on top of the stack.
-    fn fill(&mut self, op: u8, items: Vec<Value>) -> Step {
-        let Some(target) = self.stack.last_mut() else {
+    /// The stack from `from` on, each value finished.
+    fn take_items(&mut self, from: usize) -> Vec<Value> {
+        self.finish_items(from);
+        self.stack.split_off(from)
+    }
+
+    /// Attaches the stack's values from `from` on, finished, to the container below them. A
+    /// dict's first items that make a row (or a frame) are read into it here, from the stack:
+    /// no container is built for it.
+    fn fill(&mut self, op: u8, from: usize) -> Step {
+        self.finish_items(from);
+        let (below, items) = self.stack.split_at_mut(from);
+        let Some(target) = below.last_mut() else {
+            self.pop_to(from);
             return self.malformed(format!("{} with nothing to fill", op_name(op)));
         };
+        let pairs = items.len().is_multiple_of(2);
         match (op, target) {
             (b'a' | b'e', Value::List(c)) => {
                 for v in items {
-                    c.push_item(v);
+                    c.push_item(std::mem::replace(v, Value::None));
                 }
-                Step::Next
             }
-            (b's' | b'u', Value::Dict(c)) if items.len().is_multiple_of(2) => {
-                for v in &items {
-                    c.count(v);
+            (b's' | b'u', target @ Value::NewDict(_)) if pairs => {
+                let Value::NewDict(memo) = *target else {
+                    unreachable!("matched above")
+                };
+                *target = match self.builder.read_dict(items) {
+                    Some(row) => {
+                        if (memo as usize) < self.memo.len() {
+                            self.memo.set(memo as usize, &row);
+                        }
+                        row
+                    }
+                    None => {
+                        let mut c = Container::new();
+                        c.memo = memo;
+                        c.items.reserve_exact(items.len());
+                        for v in items {
+                            let v = std::mem::replace(v, Value::None);
+                            c.count(&v);
+                            c.items.push(v);
+                        }
+                        Value::Dict(c)
+                    }
+                };
+            }
+            (b's' | b'u', Value::Dict(c)) if pairs => {
+                for v in items {
+                    let v = std::mem::replace(v, Value::None);
+                    c.count(&v);
+                    c.items.push(v);
                 }
-                // A dict's one batch (every dict of a snapshot under 1,000 keys) moves in whole.
-                if c.items.is_empty() {
-                    c.items = items;
-                } else {
-                    c.items.extend(items);
-                }
-                Step::Next
+            }
+            // A pickler gives a dict of over 1,000 items in batches of 1,000: the first made it
+            // a row or a frame, and the keys of a snapshot's rows and frames come first.
+            (b's' | b'u', Value::Row(..) | Value::Frame(_)) if pairs => {
+                self.builder.diag(DiagKind::UnknownKey, || {
+                    "keys given to a dict after its first batch of items made it a row or a \
+                     frame; counted, not kept"
+                        .into()
+                });
             }
             (_, target) => {
+                // The items are not salvaged: what they were for is not known.
                 let what = target.type_name();
-                self.malformed(format!("{} on {what}", op_name(op)))
+                self.pop_to(from);
+                return self.malformed(format!("{} on {what}", op_name(op)));
+            }
+        }
+        self.pop_to(from);
+        Step::Next
+    }
+
+    /// Drops the stack's values from `from` on. Nearly all are numbers and ids by now, which
+    /// need no dropping: `truncate` would call the values' drop glue out of line for each one,
+    /// a tenth of the reading time.
+    fn pop_to(&mut self, from: usize) {
+        for v in self.stack.drain(from..) {
+            if v.is_container() {
+                drop(v);
+            } else {
+                // Forgetting a value that owns nothing leaks nothing.
+                std::mem::forget(v);
             }
         }
     }
@@ -721,13 +973,12 @@ impl Machine {
     fn finish(&mut self, v: Value) -> Value {
         let memo = match &v {
             Value::List(c) | Value::Dict(c) | Value::Tuple(c) => c.memo,
+            Value::NewDict(memo) => *memo,
             _ => NO_MEMO,
         };
-        let v = self.builder.convert(v);
-        if memo != NO_MEMO {
-            if let Some(slot) = self.memo.get_mut(memo as usize) {
-                *slot = v.copy();
-            }
+        let v = self.builder.convert(v.boxed());
+        if memo != NO_MEMO && (memo as usize) < self.memo.len() {
+            self.memo.set(memo as usize, &v);
         }
         v
     }
@@ -744,32 +995,50 @@ impl Machine {
         if i > self.memo.len() + (1 << 20) {
             return self.malformed("a memo index out of range".into());
         }
-        let value = match top.container_mut() {
-            Some(c) => {
-                // Filled in when the container is finished.
-                c.memo = i as u32;
-                None
+        // A container's slot is filled in when it is finished.
+        match top {
+            Value::NewDict(memo) => *memo = i as u32,
+            Value::List(c) | Value::Dict(c) | Value::Tuple(c) => c.memo = i as u32,
+            v => {
+                self.memo.set(i, v);
+                return Step::Next;
             }
-            None => top.copy(),
-        };
-        self.memo.set(i, value);
+        }
+        self.memo.set_slot(i, Slot::PENDING);
         Step::Next
     }
 
+    /// `GET`: a copy of what the memo holds. Inlined for the strings, frames, stacks and rows
+    /// nearly every `GET` of a snapshot gives.
+    #[inline(always)]
     fn get(&mut self, at: u64, id: u64) -> Step {
         let slot = usize::try_from(id).ok().and_then(|i| self.memo.get(i));
+        match slot.and_then(Slot::id_value) {
+            Some(v) => self.push(v),
+            None => self.get_other(at, id),
+        }
+    }
+
+    #[cold]
+    fn get_other(&mut self, at: u64, id: u64) -> Step {
+        let slot = usize::try_from(id).ok().and_then(|i| self.memo.get(i));
         let v = match slot {
-            Some(Some(v)) => v.copy().unwrap_or(Value::Lost),
-            Some(None) => {
+            Some(s) if s != Slot::PENDING => self.memo.value(s).unwrap_or(Value::Lost),
+            Some(_) => {
                 // A container not finished yet: one still on the stack without an open mark
                 // right above it (its own batch being filled) is complete, a value waiting for
                 // its parent's SETITEMS or APPENDS, and is finished now, in place.
                 // Only the top of the stack is searched (a pickler's batch is 1,000 items), so
                 // no file makes the search quadratic; marks are in stack order.
                 let low = self.stack.len().saturating_sub(SEARCHED);
-                let found = self.stack[low..].iter().rposition(
-                    |v| matches!(v, Value::List(c) | Value::Dict(c) | Value::Tuple(c) if c.memo as u64 == id),
-                ).map(|p| p + low);
+                let found = self.stack[low..]
+                    .iter()
+                    .rposition(|v| match v {
+                        Value::List(c) | Value::Dict(c) | Value::Tuple(c) => c.memo as u64 == id,
+                        Value::NewDict(memo) => *memo as u64 == id,
+                        _ => false,
+                    })
+                    .map(|p| p + low);
                 match found {
                     Some(p) if self.marks.binary_search(&(p + 1)).is_err() => {
                         let v = std::mem::replace(&mut self.stack[p], Value::None);
@@ -804,6 +1073,11 @@ impl Machine {
         }
         if self.stack.is_empty() {
             return None;
+        }
+        for v in &mut self.stack {
+            if let Value::NewDict(_) = v {
+                *v = std::mem::replace(v, Value::None).boxed();
+            }
         }
         for &m in &self.marks {
             if let Some(c) = m.checked_sub(1).and_then(|p| self.stack[p].container_mut()) {
@@ -872,20 +1146,18 @@ fn long(digits: &[u8]) -> Value {
     if digits.is_empty() {
         return Value::Int(0);
     }
-    let fill = if digits[digits.len() - 1] & 0x80 != 0 {
-        0xff
-    } else {
-        0
-    };
-    let mut le = [fill; 8];
-    le[..digits.len()].copy_from_slice(digits);
-    Value::Int(i64::from_le_bytes(le))
+    // Shifted in byte by byte: a copy of a variable length into an array is a call to
+    // `memcpy`, for two integers of nearly every trace entry.
+    let mut v = 0u64;
+    for (i, &d) in digits.iter().enumerate() {
+        v |= (d as u64) << (8 * i);
+    }
+    let unused = 64 - 8 * digits.len() as u32;
+    // Sign-extended from the last byte's top bit.
+    Value::Int(((v << unused) as i64) >> unused)
 }
 
-/// A text opcode's decimal index (`PUT`, `GET`).
+/// A text opcode's decimal index (`PUT`, `GET`), its newline taken off.
 fn text_index(arg: &[u8]) -> Option<u64> {
-    std::str::from_utf8(&arg[..arg.len().saturating_sub(1)])
-        .ok()?
-        .parse()
-        .ok()
+    std::str::from_utf8(arg).ok()?.parse().ok()
 }
