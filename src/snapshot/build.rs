@@ -11,7 +11,7 @@
 //! entry, are not part of the snapshot).
 
 use super::model::*;
-use super::pickle::{Container, Value, MAX_DEPTH};
+use super::value::{Container, Value, MAX_DEPTH};
 use crate::room::room;
 use rustc_hash::FxHashMap;
 

@@ -40,8 +40,8 @@
 //! - external annotation: `device`, `time_us`, `stage`, `name`; other metadata keys are not read.
 //!
 //! Files: this module (the [`Reader`], gzip, what a non-snapshot is), `pickle` (the opcode
-//! machine, streaming and salvage), `build` (dicts into rows, rows into the [`Snapshot`]),
-//! `model` (the columns), `analysis` (every figure: segments as `_memory_viz.segsum` counts
+//! machine, streaming and salvage), `value` (what its stack holds), `memo` (what a `GET` may ask
+//! for), `build` (dicts into rows, rows into the [`Snapshot`]), `model` (the columns), `analysis` (every figure: segments as `_memory_viz.segsum` counts
 //! them, the folded stacks of its `segments` and `memory`, the live-bytes timeline, the peak
 //! and what holds it by group, the `oom` event, the diff of two snapshots, also from each one's
 //! `Peaks`), `bands` (the Active Memory Timeline laid out for a window and a canvas, with level
@@ -50,8 +50,10 @@
 pub mod analysis;
 pub mod bands;
 mod build;
+mod memo;
 mod model;
 mod pickle;
+mod value;
 
 pub use model::*;
 pub use pickle::Refusal;
