@@ -105,6 +105,19 @@ impl Memo {
             self.blocks[i / MEMO_BLOCK][i % MEMO_BLOCK] = slot;
             return;
         }
+        // `MEMOIZE`: the next slot, in the last block.
+        if i == self.len && !i.is_multiple_of(MEMO_BLOCK) {
+            if let Some(block) = self.blocks.last_mut() {
+                block.push(slot);
+                self.len += 1;
+                return;
+            }
+        }
+        self.grow(i, slot);
+    }
+
+    #[cold]
+    fn grow(&mut self, i: usize, slot: Slot) {
         while self.len <= i {
             if self.len.is_multiple_of(MEMO_BLOCK) {
                 self.blocks.push(Vec::with_capacity(MEMO_BLOCK));

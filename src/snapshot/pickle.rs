@@ -123,8 +123,9 @@ fn op_name(op: u8) -> &'static str {
 /// The machine: a carry of bytes not yet taken apart, the stack, the marks and the memo, and the
 /// builder its rows go to.
 pub(crate) struct Machine {
-    buf: Vec<u8>,
-    /// Stream offset of `buf[0]`.
+    /// The bytes of an opcode the last chunk cut, waiting for the rest.
+    carry: Vec<u8>,
+    /// Stream offset of the first byte not yet taken apart.
     base: u64,
     stack: Vec<Value>,
     /// Stack lengths at each open `MARK`.
@@ -151,7 +152,7 @@ enum Step {
 impl Machine {
     pub fn new() -> Self {
         Machine {
-            buf: Vec::new(),
+            carry: Vec::new(),
             base: 0,
             stack: Vec::new(),
             marks: Vec::new(),
@@ -188,26 +189,63 @@ impl Machine {
             self.head.extend_from_slice(&bytes[..n]);
         }
         self.bytes += bytes.len() as u64;
-        self.buf.extend_from_slice(bytes);
+        let mut rest = bytes;
+        if !self.carry.is_empty() {
+            // The opcode the last chunk cut is completed from the start of this one, a few bytes
+            // at a time: the chunk itself is read where it lies, not copied (in the page, a
+            // 16 MB copy in wasm memory).
+            let mut carry = std::mem::take(&mut self.carry);
+            let (mut added, mut want) = (0, 64);
+            loop {
+                let upto = want.min(bytes.len());
+                carry.extend_from_slice(&bytes[added..upto]);
+                added = upto;
+                let held = carry.len() - added;
+                let Some(pos) = self.run(&carry, bytes.len() - added) else {
+                    return;
+                };
+                if pos >= held {
+                    rest = &bytes[pos - held..];
+                    carry.clear();
+                    self.carry = carry;
+                    break;
+                }
+                carry.drain(..pos);
+                if added == bytes.len() {
+                    self.carry = carry;
+                    return;
+                }
+                want *= 2;
+            }
+        }
+        if let Some(pos) = self.run(rest, 0) {
+            self.carry.extend_from_slice(&rest[pos..]);
+        }
+    }
+
+    /// Runs the opcodes `data` holds whole, `data[0]` at stream offset `self.base`; the bytes they
+    /// took, or `None` once the machine stops (`after`: the chunk's bytes past `data`, left
+    /// unread with the rest).
+    fn run(&mut self, data: &[u8], after: usize) -> Option<usize> {
         let mut pos = 0;
         loop {
-            match self.step(&mut pos) {
+            match self.step(data, &mut pos) {
                 Step::Next => {}
-                Step::More => break,
+                Step::More => {
+                    self.base += pos as u64;
+                    return Some(pos);
+                }
                 Step::Halt => {
-                    let rest = (self.buf.len() - pos) as u64;
+                    let rest = (data.len() - pos + after) as u64;
                     if self.state == State::Stopped {
                         self.trailing += rest;
                     } else {
                         self.bytes -= rest;
                     }
-                    pos = self.buf.len();
-                    break;
+                    return None;
                 }
             }
         }
-        self.buf.drain(..pos);
-        self.base += pos as u64;
     }
 
     fn malformed(&mut self, detail: String) -> Step {
@@ -221,15 +259,15 @@ impl Machine {
     /// The `N` bytes after the opcode at `*pos`, moving `*pos` past them; `None` (and `*pos`
     /// unmoved) until they have arrived.
     #[inline]
-    fn take<const N: usize>(&self, pos: &mut usize) -> Option<[u8; N]> {
-        let a = self.buf.get(*pos + 1..*pos + 1 + N)?;
+    fn take<const N: usize>(data: &[u8], pos: &mut usize) -> Option<[u8; N]> {
+        let a = data.get(*pos + 1..*pos + 1 + N)?;
         *pos += 1 + N;
         Some(a.try_into().expect("N bytes"))
     }
 
     /// Where the argument of an opcode that gives its length in `width` bytes lies.
-    fn take_sized(&self, pos: &mut usize, width: usize) -> Option<std::ops::Range<usize>> {
-        let arg = self.buf.get(*pos + 1..)?;
+    fn take_sized(data: &[u8], pos: &mut usize, width: usize) -> Option<std::ops::Range<usize>> {
+        let arg = data.get(*pos + 1..)?;
         let len = match width {
             1 => *arg.first()? as u64,
             4 => u32::from_le_bytes(*arg.first_chunk()?) as u64,
@@ -246,9 +284,9 @@ impl Machine {
     }
 
     /// Where the argument of a text opcode lies, up to its newline.
-    fn take_line(&self, pos: &mut usize) -> Option<std::ops::Range<usize>> {
+    fn take_line(data: &[u8], pos: &mut usize) -> Option<std::ops::Range<usize>> {
         let start = *pos + 1;
-        let n = memchr::memchr(b'\n', &self.buf[start..])?;
+        let n = memchr::memchr(b'\n', &data[start..])?;
         *pos = start + n + 1;
         Some(start..start + n)
     }
@@ -256,21 +294,21 @@ impl Machine {
     /// Takes one opcode apart at `*pos` and runs it, or says more bytes are needed. Each arm
     /// takes its own argument: the opcodes of a snapshot's bulk (`BINGET`, `MEMOIZE`,
     /// `EMPTY_DICT`, `MARK`, `SETITEMS`, small integers) go through one dispatch.
-    fn step(&mut self, pos: &mut usize) -> Step {
-        let Some(&op) = self.buf.get(*pos) else {
+    fn step(&mut self, data: &[u8], pos: &mut usize) -> Step {
+        let Some(&op) = data.get(*pos) else {
             return Step::More;
         };
         let at = self.base + *pos as u64;
         self.builder.at = at;
         match op {
             b'j' => {
-                let Some(a) = self.take::<4>(pos) else {
+                let Some(a) = Self::take::<4>(data, pos) else {
                     return Step::More;
                 };
                 self.get(at, u32::from_le_bytes(a) as u64)
             }
             b'h' => {
-                let Some([i]) = self.take::<1>(pos) else {
+                let Some([i]) = Self::take::<1>(data, pos) else {
                     return Step::More;
                 };
                 self.get(at, i as u64)
@@ -289,28 +327,28 @@ impl Machine {
                 Step::Next
             }
             b'K' => {
-                let Some([i]) = self.take::<1>(pos) else {
+                let Some([i]) = Self::take::<1>(data, pos) else {
                     return Step::More;
                 };
                 self.push(Value::Int(i as i64))
             }
             b'M' => {
-                let Some(a) = self.take::<2>(pos) else {
+                let Some(a) = Self::take::<2>(data, pos) else {
                     return Step::More;
                 };
                 self.push(Value::Int(u16::from_le_bytes(a) as i64))
             }
             b'J' => {
-                let Some(a) = self.take::<4>(pos) else {
+                let Some(a) = Self::take::<4>(data, pos) else {
                     return Step::More;
                 };
                 self.push(Value::Int(i32::from_le_bytes(a) as i64))
             }
             0x8a | 0x8b => {
-                let Some(r) = self.take_sized(pos, if op == 0x8a { 1 } else { 4 }) else {
+                let Some(r) = Self::take_sized(data, pos, if op == 0x8a { 1 } else { 4 }) else {
                     return Step::More;
                 };
-                let v = long(&self.buf[r]);
+                let v = long(&data[r]);
                 self.push(v)
             }
             b'e' | b'u' => {
@@ -338,10 +376,10 @@ impl Machine {
                     0x8d => 8,
                     _ => 1,
                 };
-                let Some(r) = self.take_sized(pos, width) else {
+                let Some(r) = Self::take_sized(data, pos, width) else {
                     return Step::More;
                 };
-                let text = &self.buf[r];
+                let text = &data[r];
                 let id = match std::str::from_utf8(text) {
                     Ok(s) => self.builder.intern(s),
                     Err(_) => {
@@ -352,22 +390,22 @@ impl Machine {
                 self.push(Value::Str(id))
             }
             b'q' => {
-                let Some([i]) = self.take::<1>(pos) else {
+                let Some([i]) = Self::take::<1>(data, pos) else {
                     return Step::More;
                 };
                 self.put(i as u64)
             }
             b'r' => {
-                let Some(a) = self.take::<4>(pos) else {
+                let Some(a) = Self::take::<4>(data, pos) else {
                     return Step::More;
                 };
                 self.put(u32::from_le_bytes(a) as u64)
             }
             b'p' | b'g' => {
-                let Some(r) = self.take_line(pos) else {
+                let Some(r) = Self::take_line(data, pos) else {
                     return Step::More;
                 };
-                match (text_index(&self.buf[r]), op) {
+                match (text_index(&data[r]), op) {
                     (Some(id), b'p') => self.put(id),
                     (Some(id), _) => self.get(at, id),
                     (None, b'p') => self.malformed("PUT without an index".into()),
@@ -375,7 +413,7 @@ impl Machine {
                 }
             }
             0x80 => {
-                let Some([protocol]) = self.take::<1>(pos) else {
+                let Some([protocol]) = Self::take::<1>(data, pos) else {
                     return Step::More;
                 };
                 self.protocol = protocol;
@@ -385,7 +423,7 @@ impl Machine {
                 Step::Next
             }
             // Frames only group opcodes for the reader's buffering; the opcodes follow as usual.
-            0x95 => match self.take::<8>(pos) {
+            0x95 => match Self::take::<8>(data, pos) {
                 Some(_) => Step::Next,
                 None => Step::More,
             },
@@ -407,16 +445,16 @@ impl Machine {
                 })
             }
             b'G' => {
-                let Some(a) = self.take::<8>(pos) else {
+                let Some(a) = Self::take::<8>(data, pos) else {
                     return Step::More;
                 };
                 self.push(Value::Float(f64::from_be_bytes(a)))
             }
             b'I' | b'L' | b'F' => {
-                let Some(r) = self.take_line(pos) else {
+                let Some(r) = Self::take_line(data, pos) else {
                     return Step::More;
                 };
-                let text = std::str::from_utf8(&self.buf[r]).unwrap_or("");
+                let text = std::str::from_utf8(&data[r]).unwrap_or("");
                 let text = text.trim_end_matches('L');
                 let v = if op == b'F' {
                     text.parse().map(Value::Float).ok()
@@ -442,7 +480,7 @@ impl Machine {
                     b'C' => 1,
                     _ => 8,
                 };
-                match self.take_sized(pos, width) {
+                match Self::take_sized(data, pos, width) {
                     Some(_) => self.push(Value::Bytes),
                     None => Step::More,
                 }
