@@ -783,8 +783,7 @@ fn key(v: &Value) -> Option<K> {
     if (*k as usize) < KEY_TEXT.len() {
         // Ids below `K::Large` are the keys, in order; the values interned after them (states,
         // action names) are not keys.
-        // A static, not a const: a const array is built on the stack at each call.
-        static KEYS: [K; 33] = [
+        const KEYS: [K; 33] = [
             K::Action,
             K::Addr,
             K::Size,
@@ -861,8 +860,8 @@ fn split_devices(mut all: DeviceTrace, runs: &[Vec<(u32, u32)>]) -> Vec<DeviceTr
             continue;
         };
         truncate(&mut all, (start + len) as usize);
-        // `Vec::split_off(0)` leaves a new vector of the same capacity behind: the whole table
-        // again, in wasm memory.
+        // `Vec::split_off(0)` copies the rows into a new vector while the table keeps its own
+        // buffer: the whole table twice, in wasm memory.
         out.push(if start == 0 {
             std::mem::take(&mut all)
         } else {
