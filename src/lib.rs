@@ -22,6 +22,8 @@
 //! - `web` (wasm32 only): the page's entry points, one `Session` per trace.
 //! - `ordered`: binary and exponential searches of ordered runs, and items grouped by key into
 //!   one list, for the view and the analyses.
+//! - `room`: how the columns that grow with the input are reserved from its size, for the parser
+//!   and the snapshot reader.
 //! - `cores`: work split over two cores where the process may use a second (natively), for the
 //!   parser's join and finish and the what-ifs.
 //!
@@ -36,6 +38,7 @@ pub mod native;
 mod ordered;
 pub mod parse;
 pub mod query;
+mod room;
 pub mod snapshot;
 pub mod view;
 

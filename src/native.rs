@@ -45,8 +45,9 @@ pub fn read_trace(path: &Path, threads: usize) -> io::Result<Result<Trace, Parse
 /// Reads the memory snapshot at `path` in 1 MiB reads, never holding it whole. The outer error is
 /// the file's, the inner one says why the bytes are not a snapshot (or are refused).
 pub fn read_snapshot(path: &Path) -> io::Result<Result<Snapshot, SnapshotError>> {
-    let mut file = open_regular(path)?.0;
+    let (mut file, meta) = open_regular(path)?;
     let mut reader = crate::snapshot::Reader::new();
+    reader.expect_bytes(meta.len());
     let mut buf = vec![0u8; 1 << 20];
     loop {
         let n = match file.read(&mut buf) {

@@ -738,6 +738,71 @@ fn hostile_shapes_stay_linear() {
     assert!(start.elapsed().as_secs() < 30, "{:?}", start.elapsed());
 }
 
+/// A dict whose first batch of items makes a trace entry is read from that batch: keys a second
+/// batch gives it (a pickler's batches are of 1,000 items) are counted, not read, and a dict
+/// whose first batch lacks the entry's size is read whole when it is attached, as before.
+#[test]
+fn an_entrys_later_batch_is_counted_not_read() {
+    let mut p = Pickle::new();
+    p.op(b'}')
+        .op(b'(')
+        .str("segments")
+        .op(b']')
+        .str("device_traces")
+        .op(b']')
+        .op(b']')
+        .op(b'(');
+    p.dict(&[
+        ("action", Err("alloc")),
+        ("addr", Ok(512)),
+        ("size", Ok(512)),
+        ("time_us", Ok(1)),
+    ]);
+    p.op(b'(')
+        .str("addr")
+        .int(1024)
+        .str("stream")
+        .int(7)
+        .op(b'u');
+    p.dict(&[("action", Err("free_completed")), ("addr", Ok(512))]);
+    p.op(b'(')
+        .str("size")
+        .int(512)
+        .str("time_us")
+        .int(2)
+        .op(b'u');
+    p.op(b'e').op(b'a').op(b'u').op(b'.');
+    let snap = snapshot::read(&p.0).unwrap();
+    let d = &snap.devices[0];
+    assert_eq!(d.action, [Action::Alloc, Action::FreeCompleted]);
+    assert_eq!((d.addr[0], d.stream[0], d.time_us[0]), (512, 0, 1));
+    assert_eq!((d.addr[1], d.size[1], d.time_us[1]), (512, 512, 2));
+    let later = snap
+        .diagnostics
+        .iter()
+        .find(|d| d.kind == DiagKind::UnknownKey);
+    assert_eq!(later.map(|d| d.count), Some(1), "{:?}", snap.diagnostics);
+}
+
+/// The size a reader is told to expect (right, short, far over, or none) changes only how the
+/// trace entries' columns grow, never the snapshot.
+#[test]
+fn the_expected_size_never_changes_the_snapshot() {
+    for name in ["every_key", "training"] {
+        let file = pickle(name);
+        let whole = dump(&snapshot::read(&file).unwrap());
+        let n = file.len() as u64;
+        for expect in [n, n / 3, 10 * n, 1] {
+            let mut r = Reader::new();
+            r.expect_bytes(expect);
+            for c in file.chunks(999) {
+                r.feed(c);
+            }
+            assert_eq!(dump(&r.finish().unwrap()), whole, "{name}, told {expect}");
+        }
+    }
+}
+
 /// A device trace of `n` random allocs and frees over a few hundred addresses, some freed before
 /// recording began (a `free_completed` of an address never allocated), with times.
 fn random_snapshot(n: usize, seed: u64) -> Snapshot {

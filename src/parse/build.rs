@@ -15,6 +15,7 @@ use super::Reader;
 use crate::cores::{both, two_cores};
 use crate::model::category::{self, Kind};
 use crate::model::*;
+use crate::room::{make_room, room};
 use rustc_hash::FxHashMap;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -1363,34 +1364,6 @@ fn hash_id(text: &str) -> i64 {
     let mut h = rustc_hash::FxHasher::default();
     text.hash(&mut h);
     (h.finish() >> 1) as i64
-}
-
-/// How much room to make for something `n` of which fill the room there is, `offset` bytes into
-/// the input whose range is `expect`: what the whole input will hold at the density read so far,
-/// and 5% more, once its size is known and a 64th of it is read (earlier, a trace's metadata or a
-/// first thread can be all there is); doubling before that, or without a size. At least an eighth
-/// more, so that a projection that falls short near the end costs few copies.
-fn room(expect: Option<(u64, u64)>, n: usize, offset: u64) -> usize {
-    let doubled = (2 * n).max(1024);
-    let Some((start, end)) = expect else {
-        return doubled;
-    };
-    let (read, total) = (offset.saturating_sub(start), end.saturating_sub(start));
-    if read == 0 || read < total / 64 {
-        return doubled;
-    }
-    let projected = n as f64 * (total as f64 / read as f64) * 1.05;
-    (projected as usize).max(n + (n / 8).max(1024))
-}
-
-/// Makes room in `v` as [`room`] says when it is full: for the lists that grow with the input
-/// (instants, flow points, memory events), which doubling would leave with up to twice their size
-/// spare and, in wasm, their old blocks as holes.
-fn make_room<T>(v: &mut Vec<T>, expect: Option<(u64, u64)>, offset: u64) {
-    if v.len() == v.capacity() {
-        let want = room(expect, v.len(), offset);
-        v.reserve_exact(want - v.len());
-    }
 }
 
 /// At least this many slices make the finish and the join use a second core ([`both`]): below,

@@ -1,16 +1,18 @@
 //! The builder: finished pickle values into the snapshot's columns, as the machine attaches them,
 //! and the columns into a [`Snapshot`] by where the top-level dict puts them.
 //!
-//! A dict is told by its keys when it is finished: one with `action` is a trace entry, one
-//! with `blocks` and `total_size` a segment, one with `state` and `size` a block, one with
-//! `filename`, `line` and `name` a frame, one with `device` and `time_us` (and no `action`) an
-//! external annotation. Anything else stays a generic value (`allocator_settings`, unknown
-//! keys' values). Rows are numbered in the order they finish; the top-level dict's lists say
-//! which rows are the segments and which each device's trace (rows elsewhere, such as a dict
-//! that only looks like an entry, are not part of the snapshot).
+//! A dict is told by its keys when it is finished, or by its first batch of items where those
+//! make it whole ([`Builder::read_dict`]): one with `action` is a trace entry, one with `blocks`
+//! and `total_size` a segment, one with `state` and `size` a block, one with `filename`, `line`
+//! and `name` a frame, one with `device` and `time_us` (and no `action`) an external annotation.
+//! Anything else stays a generic value (`allocator_settings`, unknown keys' values). Rows are
+//! numbered in the order they are read; the top-level dict's lists say which rows are the
+//! segments and which each device's trace (rows elsewhere, such as a dict that only looks like an
+//! entry, are not part of the snapshot).
 
 use super::model::*;
-use super::pickle::{Container, Value, MAX_DEPTH};
+use super::value::{Container, Value, MAX_DEPTH};
+use crate::room::room;
 use rustc_hash::FxHashMap;
 
 /// What kind of row a [`Value::Row`] is.
@@ -20,6 +22,16 @@ pub(crate) enum RowKind {
     Block,
     Segment,
     Annotation,
+}
+
+impl RowKind {
+    /// Every kind, in order (`ALL[k as usize] == k`).
+    pub const ALL: [RowKind; 4] = [
+        RowKind::Entry,
+        RowKind::Block,
+        RowKind::Segment,
+        RowKind::Annotation,
+    ];
 }
 
 /// The keys this reader reads, interned first so that a key is compared as a number.
@@ -137,6 +149,8 @@ pub(crate) struct Builder {
     frame_ids: FxHashMap<(u32, i64, u32), u32>,
     stacks: Stacks,
     stack_ids: FxHashMap<Box<[u32]>, u32>,
+    /// A list's frame ids, while its stack is looked up.
+    scratch: Vec<u32>,
     entries: DeviceTrace,
     blocks: Blocks,
     segments: Segments,
@@ -146,6 +160,11 @@ pub(crate) struct Builder {
     diagnostics: Vec<Diagnostic>,
     /// Offset of the opcode being run, for diagnostics.
     pub at: u64,
+    /// The pickle's size, when known before it is read: the trace entries' columns are then
+    /// reserved for the whole of it (see [`Builder::entry`]).
+    pub expect: Option<u64>,
+    /// Offset of the first trace entry: where the density of entries is measured from.
+    entries_at: u64,
 }
 
 impl Builder {
@@ -157,6 +176,7 @@ impl Builder {
             frame_ids: FxHashMap::default(),
             stacks: Stacks::default(),
             stack_ids: FxHashMap::default(),
+            scratch: Vec::new(),
             entries: DeviceTrace::default(),
             blocks: Blocks::default(),
             segments: Segments::default(),
@@ -164,6 +184,8 @@ impl Builder {
             annotations: Vec::new(),
             diagnostics: Vec::new(),
             at: 0,
+            expect: None,
+            entries_at: 0,
         };
         for k in KEY_TEXT {
             b.intern(k);
@@ -205,53 +227,45 @@ impl Builder {
                     && !c.items.is_empty()
                     && c.items.iter().all(|v| matches!(v, Value::Frame(_))) =>
             {
-                let ids: Vec<u32> = c
-                    .items
-                    .iter()
-                    .map(|v| match v {
-                        Value::Frame(f) => *f,
-                        _ => unreachable!("checked above"),
-                    })
-                    .collect();
-                Value::Stack(self.stack(ids))
+                let mut ids = std::mem::take(&mut self.scratch);
+                ids.clear();
+                ids.extend(c.items.iter().map(|v| match v {
+                    Value::Frame(f) => *f,
+                    _ => unreachable!("checked above"),
+                }));
+                let stack = self.stack(&ids);
+                self.scratch = ids;
+                Value::Stack(stack)
             }
             v => v,
         }
     }
 
-    fn stack(&mut self, ids: Vec<u32>) -> u32 {
-        if let Some(&id) = self.stack_ids.get(ids.as_slice()) {
+    fn stack(&mut self, ids: &[u32]) -> u32 {
+        if let Some(&id) = self.stack_ids.get(ids) {
             return id;
         }
         let id = self.stacks.len() as u32;
-        self.stacks.frames.extend_from_slice(&ids);
+        self.stacks.frames.extend_from_slice(ids);
         self.stacks.starts.push(self.stacks.frames.len() as u32);
-        self.stack_ids.insert(ids.into_boxed_slice(), id);
+        self.stack_ids.insert(ids.into(), id);
         id
     }
 
-    fn dict(&mut self, c: Box<Container>) -> Value {
-        let mut keys = 0u64;
-        for pair in c.items.chunks_exact(2) {
-            if let Value::Str(k) = pair[0] {
-                if k < 64 {
-                    keys |= 1 << k;
-                }
-            }
+    /// A dict's items (keys and values alternating) read as a row or a frame, where its keys
+    /// make one whole: what the machine does with a dict's first batch of items, from its stack.
+    pub fn read_dict(&mut self, items: &[Value]) -> Option<Value> {
+        let keys = keys(items);
+        // Without its size an entry is dropped, which only its last batch can tell.
+        if has(keys, K::Action) && !has(keys, K::Size) {
+            return None;
         }
-        let has = |k: K| keys & (1 << k as u32) != 0;
-        type Make = fn(&mut Builder, &Container) -> Value;
-        let (what, make): (&str, Make) = if has(K::Action) {
-            ("a trace entry", Builder::entry)
-        } else if has(K::Blocks) && has(K::TotalSize) {
-            ("a segment", Builder::segment)
-        } else if has(K::State) && has(K::Size) {
-            ("a block", Builder::block)
-        } else if has(K::Filename) && has(K::Line) && has(K::Name) {
-            ("a frame", Builder::frame)
-        } else if has(K::Device) && has(K::TimeUs) {
-            ("an annotation", Builder::annotation)
-        } else {
+        let (_, make) = kind(keys)?;
+        Some(make(self, items))
+    }
+
+    fn dict(&mut self, c: Box<Container>) -> Value {
+        let Some((what, make)) = kind(keys(&c.items)) else {
             return Value::Dict(c);
         };
         if c.unfinished {
@@ -260,24 +274,39 @@ impl Builder {
             });
             return Value::Lost;
         }
-        make(self, &c)
+        make(self, &c.items)
     }
 
+    // The field readers are inlined into the row makers, which run for nearly every dict of a
+    // snapshot; what is wrong with a field is said out of line.
+    #[inline]
     fn int(&mut self, v: &Value, what: &str) -> i64 {
         match v {
             Value::Int(i) => *i,
             Value::Bool(b) => *b as i64,
-            _ => {
-                let t = v.type_name();
-                self.diag(DiagKind::BadField, || {
-                    format!("{what} is {t}, not an integer; read as 0")
-                });
-                0
-            }
+            _ => self.not_int(v, what),
         }
     }
 
+    #[cold]
+    fn not_int(&mut self, v: &Value, what: &str) -> i64 {
+        let t = v.type_name();
+        self.diag(DiagKind::BadField, || {
+            format!("{what} is {t}, not an integer; read as 0")
+        });
+        0
+    }
+
+    #[inline]
     fn size(&mut self, v: &Value, what: &str) -> u64 {
+        match v {
+            Value::Int(i) if *i >= 0 => *i as u64,
+            _ => self.not_size(v, what),
+        }
+    }
+
+    #[cold]
+    fn not_size(&mut self, v: &Value, what: &str) -> u64 {
         let i = self.int(v, what);
         u64::try_from(i).unwrap_or_else(|_| {
             self.diag(DiagKind::BadField, || {
@@ -287,39 +316,47 @@ impl Builder {
         })
     }
 
+    #[inline]
     fn string(&mut self, v: &Value, what: &str) -> u32 {
         match v {
             Value::Str(s) => *s,
             Value::None => NO_STR,
-            _ => {
-                let t = v.type_name();
-                self.diag(DiagKind::BadField, || {
-                    format!("{what} is {t}, not a string; read as absent")
-                });
-                NO_STR
-            }
+            _ => self.not_string(v, what),
         }
     }
 
+    #[cold]
+    fn not_string(&mut self, v: &Value, what: &str) -> u32 {
+        let t = v.type_name();
+        self.diag(DiagKind::BadField, || {
+            format!("{what} is {t}, not a string; read as absent")
+        });
+        NO_STR
+    }
+
+    #[inline]
     fn frames(&mut self, v: &Value) -> u32 {
         match v {
             Value::Stack(s) => *s,
             Value::List(c) if c.items.is_empty() && c.run.is_none() => EMPTY_STACK,
-            _ => {
-                let t = v.type_name();
-                self.diag(DiagKind::BadField, || {
-                    format!("frames is {t}, not a list of frames; read as no stack")
-                });
-                EMPTY_STACK
-            }
+            _ => self.not_frames(v),
         }
     }
 
-    fn entry(&mut self, c: &Container) -> Value {
+    #[cold]
+    fn not_frames(&mut self, v: &Value) -> u32 {
+        let t = v.type_name();
+        self.diag(DiagKind::BadField, || {
+            format!("frames is {t}, not a list of frames; read as no stack")
+        });
+        EMPTY_STACK
+    }
+
+    fn entry(&mut self, items: &[Value]) -> Value {
         let (mut action, mut other, mut addr, mut size) = (None, NO_STR, None, None);
         let (mut stream, mut time, mut stack) = (0, NO_TIME, EMPTY_STACK);
         let (mut context, mut metadata, mut unknown) = (NO_STR, NO_STR, false);
-        for pair in c.items.chunks_exact(2) {
+        for pair in items.chunks_exact(2) {
             let (k, v) = (&pair[0], &pair[1]);
             match key(k) {
                 Some(K::Action) => {
@@ -349,7 +386,17 @@ impl Builder {
             });
             return Value::Lost;
         };
-        let row = self.entries.len() as u32;
+        let n = self.entries.len();
+        if n == 0 {
+            self.entries_at = self.at;
+        }
+        // Entries are the bulk of a snapshot, after its segments: their columns are reserved
+        // from the density of entries alone, measured from the first.
+        if n == self.entries.action.capacity() {
+            let expect = self.expect.map(|end| (self.entries_at, end));
+            self.entries.reserve_total(room(expect, n, self.at));
+        }
+        let row = n as u32;
         if action == Action::Other {
             self.diag(DiagKind::UnknownAction, || {
                 "trace entries with an action this reader does not know; kept as 'other'".into()
@@ -368,10 +415,10 @@ impl Builder {
         Value::Row(RowKind::Entry, row)
     }
 
-    fn block(&mut self, c: &Container) -> Value {
+    fn block(&mut self, items: &[Value]) -> Value {
         let (mut address, mut size, mut requested, mut state) = (0, 0, None, BlockState::Other);
         let (mut stack, mut unknown) = (EMPTY_STACK, false);
-        for pair in c.items.chunks_exact(2) {
+        for pair in items.chunks_exact(2) {
             let (k, v) = (&pair[0], &pair[1]);
             match key(k) {
                 Some(K::Address) => address = self.size(v, "a block's address"),
@@ -403,12 +450,12 @@ impl Builder {
         Value::Row(RowKind::Block, row)
     }
 
-    fn segment(&mut self, c: &Container) -> Value {
+    fn segment(&mut self, items: &[Value]) -> Value {
         let row = self.segments.address.len() as u32;
         let mut blocks = (self.blocks.len() as u32, 0);
         let mut s = SegmentRow::default();
         let mut unknown = false;
-        for pair in c.items.chunks_exact(2) {
+        for pair in items.chunks_exact(2) {
             let (k, v) = (&pair[0], &pair[1]);
             match key(k) {
                 Some(K::Device) => s.device = self.int(v, "a segment's device"),
@@ -502,9 +549,9 @@ impl Builder {
         }
     }
 
-    fn frame(&mut self, c: &Container) -> Value {
+    fn frame(&mut self, items: &[Value]) -> Value {
         let (mut file, mut line, mut name) = (NO_STR, 0, NO_STR);
-        for pair in c.items.chunks_exact(2) {
+        for pair in items.chunks_exact(2) {
             let (k, v) = (&pair[0], &pair[1]);
             // Other keys (the `fx_*` ones of `augment_with_fx_traces`) are not read.
             match key(k) {
@@ -524,14 +571,14 @@ impl Builder {
         Value::Frame(id)
     }
 
-    fn annotation(&mut self, c: &Container) -> Value {
+    fn annotation(&mut self, items: &[Value]) -> Value {
         let mut a = Annotation {
             device: 0,
             time_us: NO_TIME,
             stage: NO_STR,
             name: NO_STR,
         };
-        for pair in c.items.chunks_exact(2) {
+        for pair in items.chunks_exact(2) {
             let (k, v) = (&pair[0], &pair[1]);
             // The other keys are the annotation's own metadata.
             match key(k) {
@@ -694,6 +741,43 @@ struct SegmentRow {
     stack: u32,
 }
 
+/// A dict's keys this reader reads, one bit each.
+fn keys(items: &[Value]) -> u64 {
+    let mut keys = 0u64;
+    for pair in items.chunks_exact(2) {
+        if let Value::Str(k) = pair[0] {
+            if k < 64 {
+                keys |= 1 << k;
+            }
+        }
+    }
+    keys
+}
+
+fn has(keys: u64, k: K) -> bool {
+    keys & (1 << k as u32) != 0
+}
+
+type Make = fn(&mut Builder, &[Value]) -> Value;
+
+/// What a dict with these keys is (see the module doc), and what reads it.
+fn kind(keys: u64) -> Option<(&'static str, Make)> {
+    let has = |k| has(keys, k);
+    Some(if has(K::Action) {
+        ("a trace entry", Builder::entry)
+    } else if has(K::Blocks) && has(K::TotalSize) {
+        ("a segment", Builder::segment)
+    } else if has(K::State) && has(K::Size) {
+        ("a block", Builder::block)
+    } else if has(K::Filename) && has(K::Line) && has(K::Name) {
+        ("a frame", Builder::frame)
+    } else if has(K::Device) && has(K::TimeUs) {
+        ("an annotation", Builder::annotation)
+    } else {
+        return None;
+    })
+}
+
 fn key(v: &Value) -> Option<K> {
     let Value::Str(k) = v else { return None };
     if (*k as usize) < KEY_TEXT.len() {
@@ -776,7 +860,13 @@ fn split_devices(mut all: DeviceTrace, runs: &[Vec<(u32, u32)>]) -> Vec<DeviceTr
             continue;
         };
         truncate(&mut all, (start + len) as usize);
-        out.push(split_off(&mut all, start as usize));
+        // `Vec::split_off(0)` copies the rows into a new vector while the table keeps its own
+        // buffer: the whole table twice, in wasm memory.
+        out.push(if start == 0 {
+            std::mem::take(&mut all)
+        } else {
+            split_off(&mut all, start as usize)
+        });
     }
     out.reverse();
     out

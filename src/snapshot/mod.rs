@@ -40,8 +40,8 @@
 //! - external annotation: `device`, `time_us`, `stage`, `name`; other metadata keys are not read.
 //!
 //! Files: this module (the [`Reader`], gzip, what a non-snapshot is), `pickle` (the opcode
-//! machine, streaming and salvage), `build` (dicts into rows, rows into the [`Snapshot`]),
-//! `model` (the columns), `analysis` (every figure: segments as `_memory_viz.segsum` counts
+//! machine, streaming and salvage), `value` (what its stack holds), `memo` (what a `GET` may ask
+//! for), `build` (dicts into rows, rows into the [`Snapshot`]), `model` (the columns), `analysis` (every figure: segments as `_memory_viz.segsum` counts
 //! them, the folded stacks of its `segments` and `memory`, the live-bytes timeline, the peak
 //! and what holds it by group, the `oom` event, the diff of two snapshots, also from each one's
 //! `Peaks`), `bands` (the Active Memory Timeline laid out for a window and a canvas, with level
@@ -50,8 +50,10 @@
 pub mod analysis;
 pub mod bands;
 mod build;
+mod memo;
 mod model;
 mod pickle;
+mod value;
 
 pub use model::*;
 pub use pickle::Refusal;
@@ -109,6 +111,8 @@ pub struct Reader {
     stage: Stage,
     input_bytes: u64,
     gzip_error: Option<String>,
+    /// The input's size, when known before it is read.
+    expect: Option<u64>,
 }
 
 impl Default for Reader {
@@ -123,6 +127,18 @@ impl Reader {
             stage: Stage::Sniff(Vec::new()),
             input_bytes: 0,
             gzip_error: None,
+            expect: None,
+        }
+    }
+
+    /// The size of the input in bytes, when it is known before it is read (a file's length): a
+    /// plain pickle's trace entries are then reserved for the whole of it, from the density read
+    /// so far, instead of doubling as they grow (`crate::room`). Only memory and time depend on
+    /// it. A gzip input's offsets count inflated bytes, so its compressed size is not used.
+    pub fn expect_bytes(&mut self, bytes: u64) {
+        self.expect = Some(bytes);
+        if let Stage::Plain(m) = &mut self.stage {
+            m.builder.expect = Some(bytes);
         }
     }
 
@@ -143,7 +159,9 @@ impl Reader {
             self.stage = if head[..2] == [0x1f, 0x8b] {
                 Stage::Gzip(Box::new(flate2::write::MultiGzDecoder::new(machine)))
             } else {
-                Stage::Plain(Box::new(machine))
+                let mut machine = Box::new(machine);
+                machine.builder.expect = self.expect;
+                Stage::Plain(machine)
             };
             self.push(&head);
             return;

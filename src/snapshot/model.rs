@@ -211,6 +211,19 @@ impl DeviceTrace {
         self.action.is_empty()
     }
 
+    /// Room for exactly `n` rows in all, in every column.
+    pub(crate) fn reserve_total(&mut self, n: usize) {
+        let more = n.saturating_sub(self.len());
+        self.action.reserve_exact(more);
+        self.addr.reserve_exact(more);
+        self.size.reserve_exact(more);
+        self.stream.reserve_exact(more);
+        self.time_us.reserve_exact(more);
+        self.stack.reserve_exact(more);
+        self.compile_context.reserve_exact(more);
+        self.user_metadata.reserve_exact(more);
+    }
+
     pub(crate) fn push_row(&mut self, from: &DeviceTrace, i: usize) {
         self.action.push(from.action[i]);
         self.addr.push(from.addr[i]);

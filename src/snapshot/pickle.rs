@@ -7,202 +7,36 @@
 //!
 //! Streaming: a container is complete when it is attached to its parent (`APPEND(S)`,
 //! `SETITEM(S)`, a tuple), since pickle writes a value whole before the operation that stores
-//! it. At that moment a dict that is a trace entry, a block, a segment or an annotation becomes
-//! a row of the builder's columns ([`Value::Row`]), a frame dict becomes an interned frame id
-//! and a list of frames an interned stack id, so what stays on the stack is one small value
-//! per item. A list of rows keeps a run of row ids (`start`, `len`), not the rows. What the
-//! pickler batches between a `MARK` and an `APPENDS` (1,000 items) is all that is ever held
-//! generically.
+//! it. At that moment a list of frames becomes an interned stack id, and a dict that is a trace
+//! entry, a block, a segment or an annotation a row of the builder's columns ([`Value::Row`]), a
+//! frame dict an interned frame id, so what stays on the stack is one small value per item. A
+//! list of rows keeps a run of row ids (`start`, `len`), not the rows. What the pickler batches
+//! between a `MARK` and an `APPENDS` (1,000 items) is all that is ever held generically.
 //!
-//! The memo keeps what a later `GET` may ask for: strings (as interned ids), numbers, frames,
-//! stacks, rows, and generic containers up to [`MEMO_NODES`] values. A `GET` of a container that
-//! is not finished, or of a larger generic one, is `None` and counted ([`DiagKind::Reference`]);
-//! `_dump_snapshot`'s pickles only share strings, frames and frame lists.
+//! A dict is read sooner where it can be: the pickler gives a dict's items in batches of 1,000
+//! (`SETITEMS`), so a first batch whose keys make a whole row or frame is read into it at once,
+//! from the stack, and the dict is never built ([`Value::NewDict`] until then): a trace entry,
+//! the bulk of a snapshot, costs no allocation. Keys given to it in a later batch (a dict of
+//! over 1,000 keys, the snapshot's own coming first) are counted, not read.
+//!
+//! The memo (`memo`) keeps what a later `GET` may ask for: strings (as interned ids), numbers,
+//! frames, stacks, rows, and generic containers up to `value::MEMO_NODES` values. A `GET` of a
+//! container that is not finished, or of a larger generic one, is `None` and counted
+//! ([`DiagKind::Reference`]); `_dump_snapshot`'s pickles only share strings, frames and frame
+//! lists.
 //!
 //! No recursion on input structure: nesting lives on the machine's stack, and a generic value
 //! nested past [`MAX_DEPTH`] is dropped when attached, so no conversion, copy or drop of a
 //! value recurses deeper than that.
 
-use super::build::{Builder, RowKind};
+use super::build::Builder;
+use super::memo::{Memo, Slot};
 use super::model::DiagKind;
+use super::value::{Container, Value, MAX_DEPTH, NO_MEMO};
 use std::fmt;
 
-/// Generic values nested deeper than this are dropped (a snapshot nests four levels).
-pub(crate) const MAX_DEPTH: u8 = 32;
-/// Generic containers of up to this many values are copied into the memo for a later `GET`.
-const MEMO_NODES: u32 = 256;
-/// Not a memo id.
-const NO_MEMO: u32 = u32::MAX;
 /// How far down the stack a `GET` of an unfinished container looks for it.
 const SEARCHED: usize = 4096;
-
-/// One value on the machine's stack or in the memo.
-#[derive(Debug)]
-pub(crate) enum Value {
-    None,
-    Bool(bool),
-    Int(i64),
-    /// An integer wider than 64 bits; its value is not kept.
-    Wide,
-    Float(f64),
-    /// An interned string (`str`, or a protocol 1 byte string).
-    Str(u32),
-    /// `bytes` or `bytearray`; the contents are not kept.
-    Bytes,
-    List(Box<Container>),
-    Dict(Box<Container>),
-    Tuple(Box<Container>),
-    /// An interned frame.
-    Frame(u32),
-    /// An interned stack (a list of frames).
-    Stack(u32),
-    /// A row of the builder's tables.
-    Row(RowKind, u32),
-    /// A value that could not be kept (see the diagnostics).
-    Lost,
-}
-
-/// A list, dict (keys and values alternating) or tuple.
-#[derive(Debug, Default)]
-pub(crate) struct Container {
-    pub items: Vec<Value>,
-    /// A list of rows kept as a run: rows `start..start + len` of one kind; `items` is then
-    /// empty.
-    pub run: Option<(RowKind, u32, u32)>,
-    memo: u32,
-    depth: u8,
-    nodes: u32,
-    /// Left unfinished by the end of the input (set when salvaging).
-    pub unfinished: bool,
-}
-
-impl Container {
-    fn new() -> Box<Container> {
-        Box::new(Container {
-            memo: NO_MEMO,
-            depth: 1,
-            nodes: 1,
-            ..Container::default()
-        })
-    }
-
-    fn with(items: Vec<Value>) -> Box<Container> {
-        let mut c = Container::new();
-        for v in &items {
-            c.count(v);
-        }
-        c.items = items;
-        c
-    }
-
-    fn count(&mut self, v: &Value) {
-        let (d, n) = match v {
-            Value::List(c) | Value::Dict(c) | Value::Tuple(c) => (c.depth, c.nodes),
-            _ => (0, 1),
-        };
-        self.depth = self.depth.max(d.saturating_add(1));
-        self.nodes = self.nodes.saturating_add(n);
-    }
-
-    /// The list's items as values (a run of rows spelled out).
-    fn spell_out(&mut self) {
-        if let Some((kind, start, len)) = self.run.take() {
-            self.items = (start..start + len).map(|i| Value::Row(kind, i)).collect();
-        }
-    }
-
-    fn push_item(&mut self, v: Value) {
-        if let Value::Row(kind, id) = v {
-            match &mut self.run {
-                Some((k, start, len)) if *k == kind && *start + *len == id => {
-                    *len += 1;
-                    return;
-                }
-                None if self.items.is_empty() => {
-                    self.run = Some((kind, id, 1));
-                    return;
-                }
-                _ => {}
-            }
-        }
-        self.spell_out();
-        self.count(&v);
-        self.items.push(v);
-    }
-}
-
-impl Value {
-    /// A copy for the memo or `DUP`, when the value is small enough to copy. Inlined for the
-    /// strings and rows a `GET` copies for nearly every dict of a snapshot.
-    #[inline]
-    fn copy(&self) -> Option<Value> {
-        Some(match self {
-            Value::Str(s) => Value::Str(*s),
-            Value::Row(k, r) => Value::Row(*k, *r),
-            Value::Frame(f) => Value::Frame(*f),
-            Value::Stack(s) => Value::Stack(*s),
-            Value::Int(i) => Value::Int(*i),
-            Value::List(_) | Value::Dict(_) | Value::Tuple(_) => return self.copy_container(),
-            Value::None => Value::None,
-            Value::Bool(b) => Value::Bool(*b),
-            Value::Wide => Value::Wide,
-            Value::Float(f) => Value::Float(*f),
-            Value::Bytes => Value::Bytes,
-            Value::Lost => Value::Lost,
-        })
-    }
-
-    #[cold]
-    fn copy_container(&self) -> Option<Value> {
-        Some(match self {
-            Value::List(c) | Value::Dict(c) | Value::Tuple(c) => {
-                if c.nodes > MEMO_NODES {
-                    return None;
-                }
-                let mut items = Vec::with_capacity(c.items.len());
-                for v in &c.items {
-                    items.push(v.copy()?);
-                }
-                let copy = Box::new(Container {
-                    items,
-                    run: c.run,
-                    memo: NO_MEMO,
-                    depth: c.depth,
-                    nodes: c.nodes,
-                    unfinished: false,
-                });
-                match self {
-                    Value::List(_) => Value::List(copy),
-                    Value::Dict(_) => Value::Dict(copy),
-                    _ => Value::Tuple(copy),
-                }
-            }
-            other => return other.copy(),
-        })
-    }
-
-    fn container_mut(&mut self) -> Option<&mut Container> {
-        match self {
-            Value::List(c) | Value::Dict(c) | Value::Tuple(c) => Some(c),
-            _ => None,
-        }
-    }
-
-    pub(crate) fn type_name(&self) -> &'static str {
-        match self {
-            Value::None => "None",
-            Value::Bool(_) => "a boolean",
-            Value::Int(_) | Value::Wide => "an integer",
-            Value::Float(_) => "a float",
-            Value::Str(_) => "a string",
-            Value::Bytes => "bytes",
-            Value::List(_) | Value::Stack(_) => "a list",
-            Value::Dict(_) | Value::Frame(_) | Value::Row(..) => "a dict",
-            Value::Tuple(_) => "a tuple",
-            Value::Lost => "a value not kept",
-        }
-    }
-}
 
 /// An opcode that names or calls code: the file is refused, nothing of it is used.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -286,54 +120,12 @@ fn op_name(op: u8) -> &'static str {
     }
 }
 
-/// Memo slots per block of [`Memo`].
-const MEMO_BLOCK: usize = 1 << 16;
-
-/// The memo's slots, in blocks of [`MEMO_BLOCK`]. The pickler memoizes every dict, list and
-/// string: a 2 GB snapshot whose entries carry their own frames memoizes about 10^8, and one vector
-/// of them would double past wasm32's limit on one allocation (2 GiB; the page's worker then
-/// stopped with a capacity overflow), holding up to twice its slots, and the hole it left, while it
-/// grew. Blocks are added one at a time and never move.
-#[derive(Default)]
-struct Memo {
-    blocks: Vec<Vec<Option<Value>>>,
-    len: usize,
-}
-
-impl Memo {
-    fn len(&self) -> usize {
-        self.len
-    }
-
-    fn get(&self, i: usize) -> Option<&Option<Value>> {
-        (i < self.len).then(|| &self.blocks[i / MEMO_BLOCK][i % MEMO_BLOCK])
-    }
-
-    fn get_mut(&mut self, i: usize) -> Option<&mut Option<Value>> {
-        (i < self.len).then(|| &mut self.blocks[i / MEMO_BLOCK][i % MEMO_BLOCK])
-    }
-
-    /// Sets slot `i`, adding empty slots up to it.
-    fn set(&mut self, i: usize, value: Option<Value>) {
-        while self.len <= i {
-            if self.len.is_multiple_of(MEMO_BLOCK) {
-                self.blocks.push(Vec::with_capacity(MEMO_BLOCK));
-            }
-            self.blocks
-                .last_mut()
-                .expect("a block was just added")
-                .push(None);
-            self.len += 1;
-        }
-        self.blocks[i / MEMO_BLOCK][i % MEMO_BLOCK] = value;
-    }
-}
-
 /// The machine: a carry of bytes not yet taken apart, the stack, the marks and the memo, and the
 /// builder its rows go to.
 pub(crate) struct Machine {
-    buf: Vec<u8>,
-    /// Stream offset of `buf[0]`.
+    /// The bytes of an opcode the last chunk cut, waiting for the rest.
+    carry: Vec<u8>,
+    /// Stream offset of the first byte not yet taken apart.
     base: u64,
     stack: Vec<Value>,
     /// Stack lengths at each open `MARK`.
@@ -360,7 +152,7 @@ enum Step {
 impl Machine {
     pub fn new() -> Self {
         Machine {
-            buf: Vec::new(),
+            carry: Vec::new(),
             base: 0,
             stack: Vec::new(),
             marks: Vec::new(),
@@ -397,26 +189,63 @@ impl Machine {
             self.head.extend_from_slice(&bytes[..n]);
         }
         self.bytes += bytes.len() as u64;
-        self.buf.extend_from_slice(bytes);
+        let mut rest = bytes;
+        if !self.carry.is_empty() {
+            // The opcode the last chunk cut is completed from the start of this one, a few bytes
+            // at a time: the chunk itself is read where it lies, not copied (in the page, a
+            // 16 MB copy in wasm memory).
+            let mut carry = std::mem::take(&mut self.carry);
+            let (mut added, mut want) = (0, 64);
+            loop {
+                let upto = want.min(bytes.len());
+                carry.extend_from_slice(&bytes[added..upto]);
+                added = upto;
+                let held = carry.len() - added;
+                let Some(pos) = self.run(&carry, bytes.len() - added) else {
+                    return;
+                };
+                if pos >= held {
+                    rest = &bytes[pos - held..];
+                    carry.clear();
+                    self.carry = carry;
+                    break;
+                }
+                carry.drain(..pos);
+                if added == bytes.len() {
+                    self.carry = carry;
+                    return;
+                }
+                want *= 2;
+            }
+        }
+        if let Some(pos) = self.run(rest, 0) {
+            self.carry.extend_from_slice(&rest[pos..]);
+        }
+    }
+
+    /// Runs the opcodes `data` holds whole, `data[0]` at stream offset `self.base`; the bytes they
+    /// took, or `None` once the machine stops (`after`: the chunk's bytes past `data`, left
+    /// unread with the rest).
+    fn run(&mut self, data: &[u8], after: usize) -> Option<usize> {
         let mut pos = 0;
         loop {
-            match self.step(&mut pos) {
+            match self.step(data, &mut pos) {
                 Step::Next => {}
-                Step::More => break,
+                Step::More => {
+                    self.base += pos as u64;
+                    return Some(pos);
+                }
                 Step::Halt => {
-                    let rest = (self.buf.len() - pos) as u64;
+                    let rest = (data.len() - pos + after) as u64;
                     if self.state == State::Stopped {
                         self.trailing += rest;
                     } else {
                         self.bytes -= rest;
                     }
-                    pos = self.buf.len();
-                    break;
+                    return None;
                 }
             }
         }
-        self.buf.drain(..pos);
-        self.base += pos as u64;
     }
 
     fn malformed(&mut self, detail: String) -> Step {
@@ -427,87 +256,205 @@ impl Machine {
         Step::Halt
     }
 
-    /// Takes one opcode apart at `*pos` and runs it, or says more bytes are needed.
-    fn step(&mut self, pos: &mut usize) -> Step {
-        let Some(&op) = self.buf.get(*pos) else {
+    /// The `N` bytes after the opcode at `*pos`, moving `*pos` past them; `None` (and `*pos`
+    /// unmoved) until they have arrived.
+    #[inline]
+    fn take<const N: usize>(data: &[u8], pos: &mut usize) -> Option<[u8; N]> {
+        let a = data.get(*pos + 1..*pos + 1 + N)?;
+        *pos += 1 + N;
+        Some(a.try_into().expect("N bytes"))
+    }
+
+    /// Where the argument of an opcode that gives its length in `width` bytes lies.
+    fn take_sized(data: &[u8], pos: &mut usize, width: usize) -> Option<std::ops::Range<usize>> {
+        let arg = data.get(*pos + 1..)?;
+        let len = match width {
+            1 => *arg.first()? as u64,
+            4 => u32::from_le_bytes(*arg.first_chunk()?) as u64,
+            _ => u64::from_le_bytes(*arg.first_chunk()?),
+        };
+        let len = usize::try_from(len).ok()?;
+        let end = width.checked_add(len)?;
+        if arg.len() < end {
+            return None;
+        }
+        let start = *pos + 1 + width;
+        *pos += 1 + end;
+        Some(start..start + len)
+    }
+
+    /// Where the argument of a text opcode lies, up to its newline.
+    fn take_line(data: &[u8], pos: &mut usize) -> Option<std::ops::Range<usize>> {
+        let start = *pos + 1;
+        let n = memchr::memchr(b'\n', &data[start..])?;
+        *pos = start + n + 1;
+        Some(start..start + n)
+    }
+
+    /// Takes one opcode apart at `*pos` and runs it, or says more bytes are needed. Each arm
+    /// takes its own argument: the opcodes of a snapshot's bulk (`BINGET`, `MEMOIZE`,
+    /// `EMPTY_DICT`, `MARK`, `SETITEMS`, small integers) go through one dispatch.
+    fn step(&mut self, data: &[u8], pos: &mut usize) -> Step {
+        let Some(&op) = data.get(*pos) else {
             return Step::More;
         };
         let at = self.base + *pos as u64;
         self.builder.at = at;
-        if let Some(name) = refused_name(op) {
-            self.state = State::Refused(Refusal {
-                opcode: name,
-                offset: at,
-            });
-            return Step::Halt;
-        }
-        // The argument's fixed length, or where it says its length.
-        let arg = &self.buf[*pos + 1..];
-        let fixed = |n: usize| (arg.len() >= n).then_some(n);
-        let sized = |width: usize| -> Option<usize> {
-            if arg.len() < width {
-                return None;
-            }
-            let mut le = [0u8; 8];
-            le[..width].copy_from_slice(&arg[..width]);
-            let len = usize::try_from(u64::from_le_bytes(le)).ok()?;
-            let total = width.checked_add(len)?;
-            (arg.len() >= total).then_some(total)
-        };
-        let line = || memchr::memchr(b'\n', arg).map(|n| n + 1);
-        let taken = match op {
-            0x80 | b'q' | b'h' | b'K' => fixed(1),
-            b'M' => fixed(2),
-            b'r' | b'j' | b'J' => fixed(4),
-            0x95 | b'G' => fixed(8),
-            b'X' | b'B' | b'T' | 0x8b => sized(4),
-            0x8c | b'C' | b'U' | 0x8a => sized(1),
-            0x8d | 0x8e | 0x96 => sized(8),
-            b'p' | b'g' | b'I' | b'L' | b'F' => line(),
-            _ => Some(0),
-        };
-        let Some(n) = taken else {
-            return Step::More;
-        };
-        let arg = &self.buf[*pos + 1..*pos + 1 + n];
-        *pos += 1 + n;
         match op {
+            b'j' => {
+                let Some(a) = Self::take::<4>(data, pos) else {
+                    return Step::More;
+                };
+                self.get(at, u32::from_le_bytes(a) as u64)
+            }
+            b'h' => {
+                let Some([i]) = Self::take::<1>(data, pos) else {
+                    return Step::More;
+                };
+                self.get(at, i as u64)
+            }
+            0x94 => {
+                *pos += 1;
+                self.put(self.memo.len() as u64)
+            }
+            b'}' => {
+                *pos += 1;
+                self.push(Value::NewDict(NO_MEMO))
+            }
+            b'(' => {
+                *pos += 1;
+                self.marks.push(self.stack.len());
+                Step::Next
+            }
+            b'K' => {
+                let Some([i]) = Self::take::<1>(data, pos) else {
+                    return Step::More;
+                };
+                self.push(Value::Int(i as i64))
+            }
+            b'M' => {
+                let Some(a) = Self::take::<2>(data, pos) else {
+                    return Step::More;
+                };
+                self.push(Value::Int(u16::from_le_bytes(a) as i64))
+            }
+            b'J' => {
+                let Some(a) = Self::take::<4>(data, pos) else {
+                    return Step::More;
+                };
+                self.push(Value::Int(i32::from_le_bytes(a) as i64))
+            }
+            0x8a | 0x8b => {
+                let Some(r) = Self::take_sized(data, pos, if op == 0x8a { 1 } else { 4 }) else {
+                    return Step::More;
+                };
+                let v = long(&data[r]);
+                self.push(v)
+            }
+            b'e' | b'u' => {
+                *pos += 1;
+                let Some(m) = self.marks.pop() else {
+                    return self.malformed(format!("{} without a MARK", op_name(op)));
+                };
+                if m == 0 || m > self.stack.len() {
+                    return self.malformed(format!("{} with nothing to fill", op_name(op)));
+                }
+                self.fill(op, m)
+            }
+            b'a' | b's' => {
+                *pos += 1;
+                let k = if op == b'a' { 1 } else { 2 };
+                let floor = self.marks.last().copied().unwrap_or(0);
+                if self.stack.len() < floor + k + 1 {
+                    return self.malformed(format!("{} on a short stack", op_name(op)));
+                }
+                self.fill(op, self.stack.len() - k)
+            }
+            b'X' | 0x8c | 0x8d | b'T' | b'U' => {
+                let width = match op {
+                    b'X' | b'T' => 4,
+                    0x8d => 8,
+                    _ => 1,
+                };
+                let Some(r) = Self::take_sized(data, pos, width) else {
+                    return Step::More;
+                };
+                let text = &data[r];
+                let id = match std::str::from_utf8(text) {
+                    Ok(s) => self.builder.intern(s),
+                    Err(_) => {
+                        let s = String::from_utf8_lossy(text).into_owned();
+                        self.builder.intern(&s)
+                    }
+                };
+                self.push(Value::Str(id))
+            }
+            b'q' => {
+                let Some([i]) = Self::take::<1>(data, pos) else {
+                    return Step::More;
+                };
+                self.put(i as u64)
+            }
+            b'r' => {
+                let Some(a) = Self::take::<4>(data, pos) else {
+                    return Step::More;
+                };
+                self.put(u32::from_le_bytes(a) as u64)
+            }
+            b'p' | b'g' => {
+                let Some(r) = Self::take_line(data, pos) else {
+                    return Step::More;
+                };
+                match (text_index(&data[r]), op) {
+                    (Some(id), b'p') => self.put(id),
+                    (Some(id), _) => self.get(at, id),
+                    (None, b'p') => self.malformed("PUT without an index".into()),
+                    (None, _) => self.malformed("GET without an index".into()),
+                }
+            }
             0x80 => {
-                self.protocol = arg[0];
-                if arg[0] > 5 {
-                    return self.malformed(format!("pickle protocol {} is unknown", arg[0]));
+                let Some([protocol]) = Self::take::<1>(data, pos) else {
+                    return Step::More;
+                };
+                self.protocol = protocol;
+                if protocol > 5 {
+                    return self.malformed(format!("pickle protocol {protocol} is unknown"));
                 }
                 Step::Next
             }
             // Frames only group opcodes for the reader's buffering; the opcodes follow as usual.
-            0x95 => Step::Next,
+            0x95 => match Self::take::<8>(data, pos) {
+                Some(_) => Step::Next,
+                None => Step::More,
+            },
             b'.' => {
+                *pos += 1;
                 if self.stack.len() != 1 || !self.marks.is_empty() {
                     return self.malformed("STOP with an unfinished stack".into());
                 }
-                self.root = self.stack.pop();
+                self.root = self.stack.pop().map(Value::boxed);
                 self.state = State::Stopped;
                 Step::Halt
             }
-            b'N' => self.push(Value::None),
-            0x88 => self.push(Value::Bool(true)),
-            0x89 => self.push(Value::Bool(false)),
-            b'K' => self.push(Value::Int(arg[0] as i64)),
-            b'M' => self.push(Value::Int(u16::from_le_bytes([arg[0], arg[1]]) as i64)),
-            b'J' => self.push(Value::Int(
-                i32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]]) as i64,
-            )),
-            0x8a | 0x8b => {
-                let digits = &arg[if op == 0x8a { 1 } else { 4 }..];
-                self.push(long(digits))
+            b'N' | 0x88 | 0x89 => {
+                *pos += 1;
+                self.push(match op {
+                    b'N' => Value::None,
+                    0x88 => Value::Bool(true),
+                    _ => Value::Bool(false),
+                })
             }
             b'G' => {
-                let mut be = [0u8; 8];
-                be.copy_from_slice(arg);
-                self.push(Value::Float(f64::from_be_bytes(be)))
+                let Some(a) = Self::take::<8>(data, pos) else {
+                    return Step::More;
+                };
+                self.push(Value::Float(f64::from_be_bytes(a)))
             }
             b'I' | b'L' | b'F' => {
-                let text = std::str::from_utf8(&arg[..arg.len() - 1]).unwrap_or("");
+                let Some(r) = Self::take_line(data, pos) else {
+                    return Step::More;
+                };
+                let text = std::str::from_utf8(&data[r]).unwrap_or("");
                 let text = text.trim_end_matches('L');
                 let v = if op == b'F' {
                     text.parse().map(Value::Float).ok()
@@ -527,31 +474,27 @@ impl Machine {
                     None => self.malformed(format!("{} without a number", op_name(op))),
                 }
             }
-            b'X' | 0x8c | 0x8d | b'T' | b'U' => {
-                let w = match op {
-                    b'X' | b'T' => 4,
-                    0x8d => 8,
-                    _ => 1,
+            b'B' | b'C' | 0x8e | 0x96 => {
+                let width = match op {
+                    b'B' => 4,
+                    b'C' => 1,
+                    _ => 8,
                 };
-                let text = &arg[w..];
-                let id = match std::str::from_utf8(text) {
-                    Ok(s) => self.builder.intern(s),
-                    Err(_) => {
-                        let s = String::from_utf8_lossy(text).into_owned();
-                        self.builder.intern(&s)
-                    }
-                };
-                self.push(Value::Str(id))
+                match Self::take_sized(data, pos, width) {
+                    Some(_) => self.push(Value::Bytes),
+                    None => Step::More,
+                }
             }
-            b'B' | b'C' | 0x8e | 0x96 => self.push(Value::Bytes),
-            b'}' => self.push(Value::Dict(Container::new())),
-            b']' => self.push(Value::List(Container::new())),
-            b')' => self.push(Value::Tuple(Container::new())),
-            b'(' => {
-                self.marks.push(self.stack.len());
-                Step::Next
+            b']' | b')' => {
+                *pos += 1;
+                self.push(if op == b']' {
+                    Value::List(Container::new())
+                } else {
+                    Value::Tuple(Container::new())
+                })
             }
             0x85..=0x87 => {
+                *pos += 1;
                 let k = (op - 0x84) as usize;
                 if self.stack.len() < k + self.marks.last().copied().unwrap_or(0) {
                     return self.malformed(format!("{} on a short stack", op_name(op)));
@@ -560,6 +503,7 @@ impl Machine {
                 self.push(Value::Tuple(Container::with(items)))
             }
             b't' | b'l' | b'd' => {
+                *pos += 1;
                 let Some(m) = self.marks.pop() else {
                     return self.malformed(format!("{} without a MARK", op_name(op)));
                 };
@@ -581,26 +525,8 @@ impl Machine {
                     }
                 }
             }
-            b'a' | b's' => {
-                let k = if op == b'a' { 1 } else { 2 };
-                let floor = self.marks.last().copied().unwrap_or(0);
-                if self.stack.len() < floor + k + 1 {
-                    return self.malformed(format!("{} on a short stack", op_name(op)));
-                }
-                let items = self.take_items(self.stack.len() - k);
-                self.fill(op, items)
-            }
-            b'e' | b'u' => {
-                let Some(m) = self.marks.pop() else {
-                    return self.malformed(format!("{} without a MARK", op_name(op)));
-                };
-                if m == 0 || m > self.stack.len() {
-                    return self.malformed(format!("{} with nothing to fill", op_name(op)));
-                }
-                let items = self.take_items(m);
-                self.fill(op, items)
-            }
             b'0' => {
+                *pos += 1;
                 if self.marks.last() == Some(&self.stack.len()) {
                     self.marks.pop();
                 } else if self.stack.pop().is_none() {
@@ -609,6 +535,7 @@ impl Machine {
                 Step::Next
             }
             b'1' => {
+                *pos += 1;
                 let Some(m) = self.marks.pop() else {
                     return self.malformed("POP_MARK without a MARK".into());
                 };
@@ -616,6 +543,7 @@ impl Machine {
                 Step::Next
             }
             b'2' => {
+                *pos += 1;
                 let Some(top) = self.stack.last() else {
                     return self.malformed("DUP on an empty stack".into());
                 };
@@ -630,30 +558,17 @@ impl Machine {
                 };
                 self.push(copy)
             }
-            0x94 | b'p' | b'q' | b'r' => {
-                let id = match op {
-                    0x94 => Some(self.memo.len() as u64),
-                    b'q' => Some(arg[0] as u64),
-                    b'r' => Some(u32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]]) as u64),
-                    _ => text_index(arg),
-                };
-                match id {
-                    Some(id) => self.put(id),
-                    None => self.malformed("PUT without an index".into()),
+            _ => {
+                if let Some(name) = refused_name(op) {
+                    self.state = State::Refused(Refusal {
+                        opcode: name,
+                        offset: at,
+                    });
+                    return Step::Halt;
                 }
+                *pos += 1;
+                self.malformed(format!("unknown pickle opcode 0x{op:02x} at byte {at}"))
             }
-            b'g' | b'h' | b'j' => {
-                let id = match op {
-                    b'h' => Some(arg[0] as u64),
-                    b'j' => Some(u32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]]) as u64),
-                    _ => text_index(arg),
-                };
-                match id {
-                    Some(id) => self.get(at, id),
-                    None => self.malformed("GET without an index".into()),
-                }
-            }
-            _ => self.malformed(format!("unknown pickle opcode 0x{op:02x} at byte {at}")),
         }
     }
 
@@ -663,16 +578,20 @@ impl Machine {
         Step::Next
     }
 
-    /// The stack from `from` on, each value finished (see the module doc).
-    fn take_items(&mut self, from: usize) -> Vec<Value> {
-        let mut items = self.stack.split_off(from);
-        for v in &mut items {
+    /// Finishes the stack's values from `from` on where they are (see the module doc).
+    fn finish_items(&mut self, from: usize) {
+        // Most batches (a trace entry's keys and values) hold no container.
+        if !self.stack[from..].iter().any(Value::is_container) {
+            return;
+        }
+        for i in from..self.stack.len() {
             // Scalars are finished as they are.
-            if !matches!(v, Value::List(_) | Value::Dict(_) | Value::Tuple(_)) {
+            if !self.stack[i].is_container() {
                 continue;
             }
-            let done = self.finish(std::mem::replace(v, Value::None));
-            *v = match &done {
+            let v = std::mem::replace(&mut self.stack[i], Value::None);
+            let done = self.finish(v);
+            self.stack[i] = match &done {
                 Value::List(c) | Value::Dict(c) | Value::Tuple(c) if c.depth >= MAX_DEPTH => {
                     self.builder.diag(DiagKind::TooDeep, || {
                         format!("values nested deeper than {MAX_DEPTH} levels are not kept")
@@ -682,36 +601,92 @@ impl Machine {
                 _ => done,
             };
         }
-        items
     }
 
-    /// Attaches `items` to the container now on top of the stack.
-    fn fill(&mut self, op: u8, items: Vec<Value>) -> Step {
-        let Some(target) = self.stack.last_mut() else {
+    /// The stack from `from` on, each value finished.
+    fn take_items(&mut self, from: usize) -> Vec<Value> {
+        self.finish_items(from);
+        self.stack.split_off(from)
+    }
+
+    /// Attaches the stack's values from `from` on, finished, to the container below them. A
+    /// dict's first items that make a row (or a frame) are read into it here, from the stack:
+    /// no container is built for it.
+    fn fill(&mut self, op: u8, from: usize) -> Step {
+        self.finish_items(from);
+        let (below, items) = self.stack.split_at_mut(from);
+        let Some(target) = below.last_mut() else {
+            self.pop_to(from);
             return self.malformed(format!("{} with nothing to fill", op_name(op)));
         };
+        let pairs = items.len().is_multiple_of(2);
         match (op, target) {
             (b'a' | b'e', Value::List(c)) => {
                 for v in items {
-                    c.push_item(v);
+                    c.push_item(std::mem::replace(v, Value::None));
                 }
-                Step::Next
             }
-            (b's' | b'u', Value::Dict(c)) if items.len().is_multiple_of(2) => {
-                for v in &items {
-                    c.count(v);
+            (b's' | b'u', target @ Value::NewDict(_)) if pairs => {
+                let Value::NewDict(memo) = *target else {
+                    unreachable!("matched above")
+                };
+                *target = match self.builder.read_dict(items) {
+                    Some(row) => {
+                        if (memo as usize) < self.memo.len() {
+                            self.memo.set(memo as usize, &row);
+                        }
+                        row
+                    }
+                    None => {
+                        let mut c = Container::new();
+                        c.memo = memo;
+                        c.items.reserve_exact(items.len());
+                        for v in items {
+                            let v = std::mem::replace(v, Value::None);
+                            c.count(&v);
+                            c.items.push(v);
+                        }
+                        Value::Dict(c)
+                    }
+                };
+            }
+            (b's' | b'u', Value::Dict(c)) if pairs => {
+                for v in items {
+                    let v = std::mem::replace(v, Value::None);
+                    c.count(&v);
+                    c.items.push(v);
                 }
-                // A dict's one batch (every dict of a snapshot under 1,000 keys) moves in whole.
-                if c.items.is_empty() {
-                    c.items = items;
-                } else {
-                    c.items.extend(items);
-                }
-                Step::Next
+            }
+            // A pickler gives a dict of over 1,000 items in batches of 1,000: the first made it
+            // a row or a frame, and the keys of a snapshot's rows and frames come first.
+            (b's' | b'u', Value::Row(..) | Value::Frame(_)) if pairs => {
+                self.builder.diag(DiagKind::UnknownKey, || {
+                    "keys given to a dict after its first batch of items made it a row or a \
+                     frame; counted, not kept"
+                        .into()
+                });
             }
             (_, target) => {
+                // The items are not salvaged: what they were for is not known.
                 let what = target.type_name();
-                self.malformed(format!("{} on {what}", op_name(op)))
+                self.pop_to(from);
+                return self.malformed(format!("{} on {what}", op_name(op)));
+            }
+        }
+        self.pop_to(from);
+        Step::Next
+    }
+
+    /// Drops the stack's values from `from` on. Nearly all are numbers and ids by now, which
+    /// need no dropping: `truncate` would call the values' drop glue out of line for each one,
+    /// a tenth of the reading time.
+    fn pop_to(&mut self, from: usize) {
+        for v in self.stack.drain(from..) {
+            if v.is_container() {
+                drop(v);
+            } else {
+                // Forgetting a value that owns nothing leaks nothing.
+                std::mem::forget(v);
             }
         }
     }
@@ -721,13 +696,12 @@ impl Machine {
     fn finish(&mut self, v: Value) -> Value {
         let memo = match &v {
             Value::List(c) | Value::Dict(c) | Value::Tuple(c) => c.memo,
+            Value::NewDict(memo) => *memo,
             _ => NO_MEMO,
         };
-        let v = self.builder.convert(v);
-        if memo != NO_MEMO {
-            if let Some(slot) = self.memo.get_mut(memo as usize) {
-                *slot = v.copy();
-            }
+        let v = self.builder.convert(v.boxed());
+        if memo != NO_MEMO && (memo as usize) < self.memo.len() {
+            self.memo.set(memo as usize, &v);
         }
         v
     }
@@ -744,32 +718,50 @@ impl Machine {
         if i > self.memo.len() + (1 << 20) {
             return self.malformed("a memo index out of range".into());
         }
-        let value = match top.container_mut() {
-            Some(c) => {
-                // Filled in when the container is finished.
-                c.memo = i as u32;
-                None
+        // A container's slot is filled in when it is finished.
+        match top {
+            Value::NewDict(memo) => *memo = i as u32,
+            Value::List(c) | Value::Dict(c) | Value::Tuple(c) => c.memo = i as u32,
+            v => {
+                self.memo.set(i, v);
+                return Step::Next;
             }
-            None => top.copy(),
-        };
-        self.memo.set(i, value);
+        }
+        self.memo.set_slot(i, Slot::PENDING);
         Step::Next
     }
 
+    /// `GET`: a copy of what the memo holds. Inlined for the strings, frames, stacks and rows
+    /// nearly every `GET` of a snapshot gives.
+    #[inline(always)]
     fn get(&mut self, at: u64, id: u64) -> Step {
         let slot = usize::try_from(id).ok().and_then(|i| self.memo.get(i));
+        match slot.and_then(Slot::id_value) {
+            Some(v) => self.push(v),
+            None => self.get_other(at, id),
+        }
+    }
+
+    #[cold]
+    fn get_other(&mut self, at: u64, id: u64) -> Step {
+        let slot = usize::try_from(id).ok().and_then(|i| self.memo.get(i));
         let v = match slot {
-            Some(Some(v)) => v.copy().unwrap_or(Value::Lost),
-            Some(None) => {
+            Some(s) if s != Slot::PENDING => self.memo.value(s).unwrap_or(Value::Lost),
+            Some(_) => {
                 // A container not finished yet: one still on the stack without an open mark
                 // right above it (its own batch being filled) is complete, a value waiting for
                 // its parent's SETITEMS or APPENDS, and is finished now, in place.
                 // Only the top of the stack is searched (a pickler's batch is 1,000 items), so
                 // no file makes the search quadratic; marks are in stack order.
                 let low = self.stack.len().saturating_sub(SEARCHED);
-                let found = self.stack[low..].iter().rposition(
-                    |v| matches!(v, Value::List(c) | Value::Dict(c) | Value::Tuple(c) if c.memo as u64 == id),
-                ).map(|p| p + low);
+                let found = self.stack[low..]
+                    .iter()
+                    .rposition(|v| match v {
+                        Value::List(c) | Value::Dict(c) | Value::Tuple(c) => c.memo as u64 == id,
+                        Value::NewDict(memo) => *memo as u64 == id,
+                        _ => false,
+                    })
+                    .map(|p| p + low);
                 match found {
                     Some(p) if self.marks.binary_search(&(p + 1)).is_err() => {
                         let v = std::mem::replace(&mut self.stack[p], Value::None);
@@ -804,6 +796,11 @@ impl Machine {
         }
         if self.stack.is_empty() {
             return None;
+        }
+        for v in &mut self.stack {
+            if let Value::NewDict(_) = v {
+                *v = std::mem::replace(v, Value::None).boxed();
+            }
         }
         for &m in &self.marks {
             if let Some(c) = m.checked_sub(1).and_then(|p| self.stack[p].container_mut()) {
@@ -872,20 +869,18 @@ fn long(digits: &[u8]) -> Value {
     if digits.is_empty() {
         return Value::Int(0);
     }
-    let fill = if digits[digits.len() - 1] & 0x80 != 0 {
-        0xff
-    } else {
-        0
-    };
-    let mut le = [fill; 8];
-    le[..digits.len()].copy_from_slice(digits);
-    Value::Int(i64::from_le_bytes(le))
+    // Shifted in byte by byte: a copy of a variable length into an array is a call to
+    // `memcpy`, for two integers of nearly every trace entry.
+    let mut v = 0u64;
+    for (i, &d) in digits.iter().enumerate() {
+        v |= (d as u64) << (8 * i);
+    }
+    let unused = 64 - 8 * digits.len() as u32;
+    // Sign-extended from the last byte's top bit.
+    Value::Int(((v << unused) as i64) >> unused)
 }
 
-/// A text opcode's decimal index (`PUT`, `GET`).
+/// A text opcode's decimal index (`PUT`, `GET`), its newline taken off.
 fn text_index(arg: &[u8]) -> Option<u64> {
-    std::str::from_utf8(&arg[..arg.len().saturating_sub(1)])
-        .ok()?
-        .parse()
-        .ok()
+    std::str::from_utf8(arg).ok()?.parse().ok()
 }

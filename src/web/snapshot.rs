@@ -74,8 +74,12 @@ impl SnapshotSession {
         }
     }
 
-    /// The reader grows its columns as entries arrive; the size is not used.
-    pub fn expect_bytes(&mut self, _bytes: f64) {}
+    /// The file's size, before it is read: see `Reader::expect_bytes`.
+    pub fn expect_bytes(&mut self, bytes: f64) {
+        if let State::Reading(r) = &mut self.state {
+            r.expect_bytes(bytes as u64);
+        }
+    }
 
     pub fn bytes_fed(&self) -> f64 {
         match &self.state {
