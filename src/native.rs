@@ -42,12 +42,30 @@ pub fn read_trace(path: &Path, threads: usize) -> io::Result<Result<Trace, Parse
     parse_parallel(&open, len, threads)
 }
 
+/// A gzip file's inflated size from its trailer (ISIZE, modulo 4 GiB), read from its last 4
+/// bytes; `None` for a file that does not start as gzip. Leaves the file at its start.
+fn gzip_inflated_size(file: &mut std::fs::File, len: u64) -> io::Result<Option<u64>> {
+    let mut magic = [0u8; 2];
+    if len < 18 || file.read_exact(&mut magic).is_err() || magic != [0x1f, 0x8b] {
+        file.seek(SeekFrom::Start(0))?;
+        return Ok(None);
+    }
+    let mut size = [0u8; 4];
+    file.seek(SeekFrom::Start(len - 4))?;
+    file.read_exact(&mut size)?;
+    file.seek(SeekFrom::Start(0))?;
+    Ok(Some(u32::from_le_bytes(size) as u64))
+}
+
 /// Reads the memory snapshot at `path` in 1 MiB reads, never holding it whole. The outer error is
 /// the file's, the inner one says why the bytes are not a snapshot (or are refused).
 pub fn read_snapshot(path: &Path) -> io::Result<Result<Snapshot, SnapshotError>> {
     let (mut file, meta) = open_regular(path)?;
     let mut reader = crate::snapshot::Reader::new();
     reader.expect_bytes(meta.len());
+    if let Some(inflated) = gzip_inflated_size(&mut file, meta.len())? {
+        reader.expect_inflated_bytes(inflated);
+    }
     let mut buf = vec![0u8; 1 << 20];
     loop {
         let n = match file.read(&mut buf) {

@@ -803,6 +803,42 @@ fn the_expected_size_never_changes_the_snapshot() {
     }
 }
 
+/// A gzip snapshot told its inflated size (right, short, far over), before or after its first
+/// bytes, reads the same as untold; and the CLI reads a gzip file's size from its trailer.
+#[test]
+fn the_expected_inflated_size_never_changes_a_gzip_snapshot() {
+    use std::io::Write;
+    for name in ["every_key", "training"] {
+        let file = pickle(name);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&file).unwrap();
+        let gz = gz.finish().unwrap();
+        let whole = dump(&snapshot::read(&gz).unwrap());
+        let n = file.len() as u64;
+        for expect in [n, n / 3, 10 * n] {
+            for after_first in [false, true] {
+                let mut r = Reader::new();
+                if !after_first {
+                    r.expect_inflated_bytes(expect);
+                }
+                for (k, c) in gz.chunks(999).enumerate() {
+                    r.feed(c);
+                    if after_first && k == 0 {
+                        r.expect_inflated_bytes(expect);
+                    }
+                }
+                let read = dump(&r.finish().unwrap());
+                assert_eq!(read, whole, "{name}, told {expect}, after: {after_first}");
+            }
+        }
+        let dir = crate::serve::scratch("inflated");
+        let path = dir.join(format!("{name}.pickle.gz"));
+        std::fs::write(&path, &gz).unwrap();
+        let cli = sightline::native::read_snapshot(&path).unwrap().unwrap();
+        assert_eq!(dump(&cli), whole, "{name}: the CLI's read");
+    }
+}
+
 /// A device trace of `n` random allocs and frees over a few hundred addresses, some freed before
 /// recording began (a `free_completed` of an address never allocated), with times.
 fn random_snapshot(n: usize, seed: u64) -> Snapshot {

@@ -113,6 +113,8 @@ pub struct Reader {
     gzip_error: Option<String>,
     /// The input's size, when known before it is read.
     expect: Option<u64>,
+    /// A gzip input's inflated size, when known before it is read.
+    expect_inflated: Option<u64>,
 }
 
 impl Default for Reader {
@@ -128,6 +130,7 @@ impl Reader {
             input_bytes: 0,
             gzip_error: None,
             expect: None,
+            expect_inflated: None,
         }
     }
 
@@ -139,6 +142,17 @@ impl Reader {
         self.expect = Some(bytes);
         if let Stage::Plain(m) = &mut self.stage {
             m.builder.expect = Some(bytes);
+        }
+    }
+
+    /// A gzip input's inflated size, when it is known before it is read (the gzip trailer's
+    /// ISIZE: the size modulo 4 GiB, of the last member): its trace entries are reserved from it
+    /// as [`Reader::expect_bytes`] reserves a plain input's. A wrong size costs memory or time,
+    /// never a figure.
+    pub fn expect_inflated_bytes(&mut self, bytes: u64) {
+        self.expect_inflated = Some(bytes);
+        if let Stage::Gzip(g) = &mut self.stage {
+            g.get_mut().builder.expect = Some(bytes);
         }
     }
 
@@ -157,6 +171,8 @@ impl Reader {
             let head = std::mem::take(head);
             let machine = Machine::new();
             self.stage = if head[..2] == [0x1f, 0x8b] {
+                let mut machine = machine;
+                machine.builder.expect = self.expect_inflated;
                 Stage::Gzip(Box::new(flate2::write::MultiGzDecoder::new(machine)))
             } else {
                 let mut machine = Box::new(machine);

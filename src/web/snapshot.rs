@@ -81,6 +81,13 @@ impl SnapshotSession {
         }
     }
 
+    /// A gzip file's inflated size, before it is read: see `Reader::expect_inflated_bytes`.
+    pub fn expect_inflated_bytes(&mut self, bytes: f64) {
+        if let State::Reading(r) = &mut self.state {
+            r.expect_inflated_bytes(bytes as u64);
+        }
+    }
+
     pub fn bytes_fed(&self) -> f64 {
         match &self.state {
             State::Reading(r) => r.bytes_fed() as f64,

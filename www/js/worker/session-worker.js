@@ -60,7 +60,18 @@ async function readFile(id, blob, start, end, size) {
   if (!session) throw new Error("this worker holds no session");
   // Told the size up front, the parser reserves the model's columns once instead of doubling them
   // (a wasm memory keeps its high-water mark).
-  if (session.bytes_fed() === 0) session.expect_bytes(end - start);
+  if (session.bytes_fed() === 0) {
+    session.expect_bytes(end - start);
+    // A gzip snapshot's inflated size is in its trailer's last 4 bytes (modulo 4 GiB): its rows
+    // are reserved from that, as a plain file's are from its size.
+    if (session.expect_inflated_bytes && start === 0 && end >= 18) {
+      const magic = new Uint8Array(await blob.slice(0, 2).arrayBuffer());
+      if (magic[0] === 0x1f && magic[1] === 0x8b) {
+        const tail = new DataView(await blob.slice(end - 4, end).arrayBuffer());
+        session.expect_inflated_bytes(tail.getUint32(0, true));
+      }
+    }
+  }
   const reader = blob.slice(start, end).stream().getReader();
   let off = start;
   for (;;) {
