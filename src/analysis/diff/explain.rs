@@ -163,20 +163,11 @@ pub(super) fn explain(
         return Explanation::default();
     }
     let floor = FLOOR * delta_us.abs();
-    let category_noise = |k: &str| {
-        let of = |side: &super::StepSide| {
-            side.breakdown_mad
-                .iter()
-                .find(|c| c.category == k)
-                .map_or(0.0, |c| c.us)
-        };
-        of(&steps.base).max(of(&steps.new))
-    };
     let mut moved: Vec<(usize, &'static str, f64)> = CATEGORIES
         .iter()
         .enumerate()
         .map(|(i, &c)| (i, c, category_median(new, c) - category_median(base, c)))
-        .filter(|&(_, c, d)| d != 0.0 && d.abs() >= floor.max(category_noise(c)))
+        .filter(|&(_, c, d)| d != 0.0 && d.abs() >= floor.max(steps.category_noise_us(c)))
         .collect();
     // Largest first; ties in the breakdown's order, so a diff and its reverse agree.
     moved.sort_by(|a, b| b.2.abs().total_cmp(&a.2.abs()).then(a.0.cmp(&b.0)));

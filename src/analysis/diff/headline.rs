@@ -116,18 +116,9 @@ pub(super) fn summarize(
     let delta_us = n.median_us - b.median_us;
     let noise = delta_us.abs() < noise_us;
     // A row that moved less than it differs from step to step explains nothing.
-    let category_noise = |k: &str| {
-        let of = |side: &super::StepSide| {
-            side.breakdown_mad
-                .iter()
-                .find(|c| c.category == k)
-                .map_or(0.0, |c| c.us)
-        };
-        of(b).max(of(n))
-    };
     c.retain(|x| {
         let floor = if x.source == "step" {
-            category_noise(&x.name)
+            steps.category_noise_us(&x.name)
         } else {
             noise_us
         };

@@ -119,6 +119,20 @@ pub struct StepsDiff {
     pub pairs: Vec<StepPair>,
 }
 
+impl StepsDiff {
+    /// How much a breakdown category varies from step to step: the larger of the two runs'
+    /// median absolute deviations of it. A category that moved less explains nothing.
+    pub(super) fn category_noise_us(&self, category: &str) -> f64 {
+        let of = |side: &StepSide| {
+            side.breakdown_mad
+                .iter()
+                .find(|c| c.category == category)
+                .map_or(0.0, |c| c.us)
+        };
+        of(&self.base).max(of(&self.new))
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct StepPair {
     pub index: usize,
