@@ -392,14 +392,22 @@ fn idle_steps_and_findings_say_the_devices_name() {
         let idle = idle_report(&t, Mode::Exact);
         assert_eq!(idle.device_word, word, "{name}");
         let device = format!("{word} {}", idle.devices[0].device);
-        assert_eq!(idle.devices[0].name, device, "{name}");
-        assert!(idle.gaps.iter().all(|g| g.device_name == device), "{name}");
+        assert_eq!(idle.devices[0].name.to_string(), device, "{name}");
+        assert!(
+            idle.gaps
+                .iter()
+                .all(|g| g.device_name.to_string() == device),
+            "{name}"
+        );
         if let Some(s) = idle.waits_sentence() {
             assert!(s.starts_with(&format!("the {word} waited")), "{name}: {s}");
         }
         let steps = steps::analyze(&t);
         assert_eq!(steps.device_word, word, "{name}");
-        assert!(steps.gpu.iter().all(|g| g.name == device), "{name}");
+        assert!(
+            steps.gpu.iter().all(|g| g.name.to_string() == device),
+            "{name}"
+        );
         let mut text = String::new();
         for f in crate::common::findings(&t) {
             text += &format!("{} {} {}\n", f.title, f.detail, f.advice);

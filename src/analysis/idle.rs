@@ -54,6 +54,7 @@
 
 use super::links::{Kind, Links};
 use super::slicing::{self, block_on, Slicer, LOOKUP};
+use crate::model::category::DeviceName;
 use crate::model::{ArgsId, LaneKind, SliceRef, Slices, StrId, Trace, NO_ID};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -246,7 +247,7 @@ pub const DEVICE_WINDOW: &str = "device_active";
 pub struct DeviceIdle {
     pub device: i64,
     /// `GPU 0`, `MTIA 0`, ... ([`super::summary::device_name`]).
-    pub name: String,
+    pub name: DeviceName,
     pub streams: usize,
     pub busy_ops: usize,
     pub start_ns: i64,
@@ -280,7 +281,7 @@ pub struct WaitTotal {
 pub struct Gap {
     pub device: i64,
     /// `GPU 0`, `MTIA 0`, ... ([`super::summary::device_name`]).
-    pub device_name: String,
+    pub device_name: DeviceName,
     pub start_ns: i64,
     pub end_ns: i64,
     pub dur_ns: i64,

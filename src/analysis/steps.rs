@@ -30,7 +30,7 @@ use super::idle::{op_class, OpClass};
 use super::links::{Kind, Kinds, Links};
 use super::slicing::{self, block_on, Slicer};
 use super::tables::kernels::uses_tensor_cores;
-use crate::model::category::is_dma_transfer;
+use crate::model::category::{is_dma_transfer, DeviceName};
 use crate::model::{LaneKind, SliceRef, Trace};
 use serde::Serialize;
 
@@ -133,7 +133,7 @@ impl Breakdown {
 pub struct DeviceUtilization {
     pub device: i64,
     /// `GPU 0`, `MTIA 0`, ... ([`super::summary::device_name`]).
-    pub name: String,
+    pub name: DeviceName,
     pub kernel_ns: i64,
     pub span_ns: i64,
     pub utilization: f64,

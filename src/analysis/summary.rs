@@ -4,6 +4,7 @@
 //! `observations` lists the facts of healthy traces (flows whose start was lost, slices that
 //! overlap without nesting), each with what it means (see [`crate::model::DiagKind::is_damage`]).
 
+use crate::model::category::DeviceName;
 use crate::model::{DeviceProperties, DiagKind, Diagnostic, LaneKind, Trace};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -210,7 +211,7 @@ pub fn devices_without_events(trace: &Trace) -> Vec<String> {
         .device_properties
         .iter()
         .filter(|d| !with_events.contains(&d.id))
-        .map(|d| device_name(trace, d.id))
+        .map(|d| device_name(trace, d.id).to_string())
         .collect()
 }
 
@@ -222,7 +223,7 @@ fn devices(trace: &Trace) -> Vec<DeviceProperties> {
             if listed.insert(device) {
                 out.push(DeviceProperties {
                     id: device,
-                    name: device_name(trace, device),
+                    name: device_name(trace, device).to_string(),
                     ..Default::default()
                 });
             }
@@ -232,8 +233,8 @@ fn devices(trace: &Trace) -> Vec<DeviceProperties> {
 }
 
 /// A device as its users call it: `GPU 0`, `MTIA 0`, `XPU 1` (the word of its process's label).
-pub fn device_name(trace: &Trace, device: i64) -> String {
-    format!("{} {device}", word_of_device(trace, device))
+pub fn device_name(trace: &Trace, device: i64) -> DeviceName {
+    DeviceName::new(word_of_device(trace, device), device)
 }
 
 /// The word of a device (by its index): its process's, as [`device_word`] reads it; `GPU` when

@@ -220,7 +220,8 @@ pub(crate) fn low_gpu_utilization(cx: &Context) -> Vec<Finding> {
     if let Some(busiest) = rest.iter().map(|g| g.utilization).reduce(f64::max) {
         let least = rest.iter().map(|g| g.utilization).fold(busiest, f64::min);
         let devices = some_of(
-            rest.iter().map(|g| device_name(trace, g.device)),
+            rest.iter()
+                .map(|g| device_name(trace, g.device).to_string()),
             rest.len(),
         );
         out.push(Finding {
@@ -382,7 +383,8 @@ pub(crate) fn gpu_starved_by_cpu(cx: &Context) -> Vec<Finding> {
     if !rest.is_empty() {
         let waited: i64 = rest.iter().map(|d| d.host_wait_ns).sum();
         let devices = some_of(
-            rest.iter().map(|d| device_name(trace, d.device)),
+            rest.iter()
+                .map(|d| device_name(trace, d.device).to_string()),
             rest.len(),
         );
         out.push(Finding {
