@@ -40,6 +40,7 @@ pub mod parse;
 pub mod query;
 mod room;
 pub mod snapshot;
+pub mod units;
 pub mod view;
 
 #[cfg(target_arch = "wasm32")]

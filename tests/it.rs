@@ -65,6 +65,8 @@ mod snapshot;
 mod tables;
 #[path = "text_outputs.rs"]
 mod text_outputs;
+#[path = "units.rs"]
+mod units;
 #[path = "view_fixtures.rs"]
 mod view_fixtures;
 
