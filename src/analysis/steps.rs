@@ -224,36 +224,69 @@ pub fn analyze_with(trace: &Trace, links: &Links) -> StepsReport {
 }
 
 /// [`analyze_with`] pausing as `y` says (see [`super::slicing`]), in passes: the steps on
-/// the host (`host_steps`), the device ops with their launches' spans (`device_ops`), each
-/// step's span extended to the device work it launched (`step_spans`), the time breakdown of
-/// each span (`breakdowns`), then the steps with their device utilization.
+/// the host (`host_steps`), the device ops with their launches' spans (`device_ops`), one step
+/// over the whole trace when there is none (`whole_trace_step`), each step's span extended to the
+/// device work it launched (`step_spans`), the time breakdown of each span (`breakdowns`), the
+/// steps' rows with their breakdowns' total (`step_rows`), then the device utilization of each
+/// step and of all of them (`step_utilization`).
 pub async fn analyze_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> StepsReport {
     let kinds = &links.kinds;
     let (mut host, cpu_span) = host_steps(trace, kinds, y).await;
     let synthetic = host.is_empty();
     let gpu_ops = device_ops(trace, links, y).await;
     if synthetic {
-        // One step over the whole trace: the CPU's span, else the device ops'.
-        let span = cpu_span.or_else(|| {
-            let first = gpu_ops.iter().map(|g| g.0).min();
-            let last = gpu_ops.iter().map(|g| g.1).max();
-            first.zip(last)
-        });
-        if let Some((a, b)) = span {
-            host.push((
-                a,
-                b,
-                SliceRef {
-                    lane: u32::MAX,
-                    index: u32::MAX,
-                },
-            ));
-        }
+        host.extend(whole_trace_step(cpu_span, &gpu_ops));
     }
     let (spans, matched, dropped_tail_steps) = step_spans(&host, &gpu_ops, y).await;
-    let n = spans.len();
     let breakdowns = breakdowns(trace, kinds, &spans, y).await;
+    let (mut steps, total) = step_rows(trace, &host, synthetic, &spans, &matched, &breakdowns);
+    let gpu = step_utilization(trace, links, &mut steps, &spans, synthetic, y).await;
+    StepsReport {
+        gpu,
+        devices_without_events: super::summary::devices_without_events(trace),
+        device_word: super::summary::devices_word(trace),
+        stats: stats(&steps),
+        steps,
+        synthetic,
+        dropped_tail_steps,
+        total,
+    }
+}
 
+/// The one step of a trace without `ProfilerStep#N`: over the CPU's span, else the device ops',
+/// with no slice; none when the trace has neither.
+fn whole_trace_step(
+    cpu_span: Option<(i64, i64)>,
+    gpu_ops: &[OpSpan],
+) -> Option<(i64, i64, SliceRef)> {
+    let span = cpu_span.or_else(|| {
+        let first = gpu_ops.iter().map(|g| g.0).min();
+        let last = gpu_ops.iter().map(|g| g.1).max();
+        first.zip(last)
+    });
+    span.map(|(a, b)| {
+        (
+            a,
+            b,
+            SliceRef {
+                lane: u32::MAX,
+                index: u32::MAX,
+            },
+        )
+    })
+}
+
+/// The steps kept (one per span), each with its name, spans, device ops and breakdown (`other_ns`
+/// the rest of its span), and the sum of their breakdowns; device utilization is added later.
+fn step_rows(
+    trace: &Trace,
+    host: &[(i64, i64, SliceRef)],
+    synthetic: bool,
+    spans: &[(i64, i64)],
+    matched: &[usize],
+    breakdowns: &[Breakdown],
+) -> (Vec<Step>, Breakdown) {
+    let n = spans.len();
     let mut steps = Vec::with_capacity(n);
     let mut total = Breakdown::default();
     for k in 0..n {
@@ -288,28 +321,30 @@ pub async fn analyze_sliced(trace: &Trace, links: &Links, y: &mut Slicer) -> Ste
             gpu: Vec::new(),
         });
     }
+    (steps, total)
+}
 
+/// The device utilization of each step (into its row; not for the synthetic step) and over all
+/// the steps' spans (returned).
+async fn step_utilization(
+    trace: &Trace,
+    links: &Links,
+    steps: &mut [Step],
+    spans: &[(i64, i64)],
+    synthetic: bool,
+    y: &mut Slicer,
+) -> Vec<DeviceUtilization> {
     let kernels = device_kernels(trace, links, y).await;
     if !synthetic {
-        for st in &mut steps {
+        for st in steps.iter_mut() {
             st.gpu = utilization(trace, &kernels, (st.start_ns, st.end_ns), STEP_WINDOW, y).await;
         }
     }
-    let gpu = match (spans.first(), spans.last()) {
+    match (spans.first(), spans.last()) {
         (Some(first), Some(last)) => {
             utilization(trace, &kernels, (first.0, last.1), STEPS_WINDOW, y).await
         }
         _ => Vec::new(),
-    };
-    StepsReport {
-        gpu,
-        devices_without_events: super::summary::devices_without_events(trace),
-        device_word: super::summary::devices_word(trace),
-        stats: stats(&steps),
-        steps,
-        synthetic,
-        dropped_tail_steps,
-        total,
     }
 }
 

@@ -227,7 +227,8 @@ impl Ids for Remap<'_> {
 }
 
 /// A part's slices and args where they lie: in the builder that read them ([`Owned`]), or in
-/// the buffer a part was written to (`codec::Encoded`, which reads its own format).
+/// the buffer a part was written to (implemented where that buffer's format is, which this file
+/// does not know).
 pub(crate) trait PartSlices {
     /// Appends the slices to `slices` and the args to `args`, with their ids mapped by `ids`;
     /// args whose bytes are adopted later, with the buffer they lie in, are [`Pending`].

@@ -3,11 +3,18 @@
 //! `SharedArrayBuffer` and no cross-origin isolation is needed).
 //!
 //! Layout, all little-endian: the magic `SLPART`, a format version (`u16`), the part's first
-//! byte offset in the file, its length and first bytes, then the splitter's state and the builder's, field by field. Columns
-//! are written whole (a length, then the raw values), strings as a length and UTF-8, so a part
-//! costs about what its columns hold in memory and reading it back is a copy, not a parse. Maps
-//! that the builder derives (lane and counter lookups) are rebuilt, not written; scratch buffers
-//! are not written.
+//! byte offset in the file, its length and first bytes, then the splitter's state and the
+//! builder's, section by section (strings, args, lanes, slices, processes, flow points, instants,
+//! counters, memory events, metadata, diagnostics, counts), field by field. Columns are written
+//! whole (a length, then the raw values), strings as a length and UTF-8, so a part costs about
+//! what its columns hold in memory and reading it back is a copy, not a parse. Maps that the
+//! builder derives (lane and counter lookups) are rebuilt, not written; scratch buffers are not
+//! written. Each section's write and read lie side by side (`write_lanes` then `read_lanes`, ...),
+//! and `write_builder` and `read_builder` list the sections in one order.
+//!
+//! This file owns the format, and the dependency goes one way: it imports `build`'s types,
+//! writes and reads them, and copies a part's columns from its buffer into a joining builder
+//! (`PartSlices` for [`Encoded`]); `build` imports nothing of it.
 //!
 //! Reading checks everything later code indexes with: lengths against the bytes left (before
 //! allocating), enum codes, every string, args and lane id against its table, column lengths,
@@ -407,80 +414,10 @@ fn read_splitter(r: &mut Reader<'_>) -> Result<Splitter, PartError> {
 }
 
 // ---- the builder ---------------------------------------------------------------------------
-
-fn diag_code(k: DiagKind) -> u8 {
-    match k {
-        DiagKind::Truncated => 0,
-        DiagKind::UnreadableEvent => 1,
-        DiagKind::RepairedEvent => 2,
-        DiagKind::NotAnObject => 3,
-        DiagKind::MissingField => 4,
-        DiagKind::UnmatchedEnd => 5,
-        DiagKind::UnclosedBegin => 6,
-        DiagKind::OverlappingSlice => 7,
-        DiagKind::UnboundFlow => 8,
-        DiagKind::FlowWithoutStart => 9,
-        DiagKind::IgnoredPhase => 10,
-        DiagKind::NegativeDuration => 11,
-        DiagKind::TimeOutOfRange => 12,
-        DiagKind::LargeMetadata => 13,
-        DiagKind::TrailingData => 14,
-        DiagKind::DuplicateKey => 15,
-        DiagKind::LongName => 16,
-        DiagKind::DeepNesting => 17,
-    }
-}
-
-const DIAGS: [DiagKind; 18] = [
-    DiagKind::Truncated,
-    DiagKind::UnreadableEvent,
-    DiagKind::RepairedEvent,
-    DiagKind::NotAnObject,
-    DiagKind::MissingField,
-    DiagKind::UnmatchedEnd,
-    DiagKind::UnclosedBegin,
-    DiagKind::OverlappingSlice,
-    DiagKind::UnboundFlow,
-    DiagKind::FlowWithoutStart,
-    DiagKind::IgnoredPhase,
-    DiagKind::NegativeDuration,
-    DiagKind::TimeOutOfRange,
-    DiagKind::LargeMetadata,
-    DiagKind::TrailingData,
-    DiagKind::DuplicateKey,
-    DiagKind::LongName,
-    DiagKind::DeepNesting,
-];
-
-fn write_slices(w: &mut Writer, s: &FileSlices) {
-    w.col(&s.lane, u32::to_le_bytes);
-    w.col(&s.start_ns, i64::to_le_bytes);
-    w.col(&s.dur_ns, i64::to_le_bytes);
-    w.ids(&s.name);
-    w.ids(&s.cat);
-    w.col(&s.args, |a| a.0.to_le_bytes());
-    w.col(&s.external_id, i64::to_le_bytes);
-    w.col(&s.correlation, i64::to_le_bytes);
-    w.ids(&s.input_dims);
-}
-
-/// The slice columns' bytes, of one length each; their values are checked by the caller.
-type SliceBytes<'a> = [&'a [u8]; 9];
-
-fn read_slices<'a>(r: &mut Reader<'a>) -> Result<SliceBytes<'a>, PartError> {
-    // Each column's value size, in `FileSlices`' order.
-    const SIZES: [usize; 9] = [4, 8, 8, 4, 4, 4, 8, 8, 4];
-    let mut s: SliceBytes<'a> = [&[]; 9];
-    for (column, size) in s.iter_mut().zip(SIZES) {
-        let n = r.len(size)?;
-        *column = r.take(n * size)?;
-    }
-    let n = s[0].len() / 4;
-    if s.iter().zip(SIZES).any(|(c, size)| c.len() != n * size) {
-        return bad("slice columns of different lengths");
-    }
-    Ok(s)
-}
+//
+// The builder is written section by section, in the order `write_builder` lists them and
+// `read_builder` reads them; each section's write and read lie side by side below, so a change of
+// the layout is made to both at once (and bumps `VERSION`).
 
 /// At least the bytes [`write_builder`] writes for `b`, closely: the buffer is made that size at
 /// once. An estimate that fell short (it left out flow points, instants and memory events) made
@@ -519,19 +456,108 @@ fn encoded_len(b: &Builder) -> usize {
 }
 
 fn write_builder(w: &mut Writer, b: &Builder) {
-    w.len(b.strings.len());
-    for s in b.strings.strings() {
+    write_strings(w, &b.strings);
+    write_args(w, &b.args);
+    write_lanes(w, &b.lanes);
+    write_slices(w, &b.slices);
+    write_processes(w, b);
+    write_flow_points(w, &b.flow_points);
+    write_instants(w, &b.instants);
+    write_counters(w, &b.counters);
+    write_memory(w, &b.memory, &b.memory_threads);
+    w.bool(b.saw_begin_end);
+    write_meta(w, &b.meta);
+    write_diagnostics(w, &b.diagnostics);
+    write_counts(w, b);
+}
+
+/// [`write_builder`]'s sections read back, each checked as it is read, then what spans sections:
+/// every time within the parser's bounds, every count in range.
+fn read_builder<'a>(r: &mut Reader<'a>) -> Result<(Builder, Encoded<'a>), PartError> {
+    let mut b = Builder::new();
+    b.strings = read_strings(r)?;
+    let (args_bytes, args_ends) = read_args(r)?;
+    let limits = Limits {
+        strings: b.strings.len() as u32,
+        args: u32::try_from(args_ends.len() / 8).or_else(|_| bad("too many args records"))?,
+        lanes: 0,
+    };
+    read_lanes(r, &limits, &mut b)?;
+    let limits = Limits {
+        lanes: b.lanes.len() as u32,
+        ..limits
+    };
+    let encoded = read_slices(r, &limits, args_bytes, args_ends)?;
+    read_processes(r, &mut b)?;
+    b.flow_points = read_flow_points(r, &limits)?;
+    b.instants = read_instants(r, &limits)?;
+    read_counters(r, &mut b)?;
+    (b.memory, b.memory_threads) = read_memory(r)?;
+    b.saw_begin_end = r.bool()?;
+    b.meta = read_meta(r)?;
+    b.diagnostics = read_diagnostics(r)?;
+    read_counts(r, &limits, &mut b)?;
+
+    check_times(&b, &encoded)?;
+    let counts = [b.events_total, b.with_phase, b.non_objects];
+    let diags = b.diagnostics.items.iter().map(|d| &d.count);
+    for &n in counts.iter().chain(diags).chain(&b.cat_counts) {
+        check_count(n)?;
+    }
+    Ok((b, encoded))
+}
+
+// -- the string table: a count, then each string; read into an interner, which refuses repeats.
+
+fn write_strings(w: &mut Writer, strings: &Interner) {
+    w.len(strings.len());
+    for s in strings.strings() {
         w.str(s);
     }
-    let (len, blocks) = b.args.flat_bytes();
+}
+
+fn read_strings(r: &mut Reader<'_>) -> Result<Interner, PartError> {
+    let n = r.len(8)?;
+    let mut strings = Vec::with_capacity(n);
+    for _ in 0..n {
+        strings.push(r.string()?);
+    }
+    match Interner::from_strings(strings) {
+        Some(interner) => Ok(interner),
+        None => bad("a string table that repeats a string or does not start empty"),
+    }
+}
+
+// -- the args store: its bytes, then each record's end; the ends rising and within the bytes.
+
+fn write_args(w: &mut Writer, args: &ArgStore) {
+    let (len, blocks) = args.flat_bytes();
     w.len(len);
     blocks.for_each(|block| w.0.extend_from_slice(block));
-    let ends = b.args.flat_ends();
+    let ends = args.flat_ends();
     w.len(ends.len());
     ends.for_each(|e| w.0.extend_from_slice(&e.to_le_bytes()));
+}
 
-    w.len(b.lanes.len());
-    for l in &b.lanes {
+/// The args' bytes and their records' ends (little-endian u64s), as they lie in the buffer.
+fn read_args<'a>(r: &mut Reader<'a>) -> Result<(&'a [u8], &'a [u8]), PartError> {
+    let args_bytes = r.bytes()?;
+    let n = r.len(8)?;
+    let args_ends = r.take(n * 8)?;
+    let ends = || i64s(args_ends).map(|e| e as u64);
+    // Rising, within the bytes: each record can be read.
+    let rising = ends().zip(ends().skip(1)).all(|(a, b)| a <= b);
+    if !rising || ends().last().is_some_and(|e| e > args_bytes.len() as u64) {
+        return bad("args records out of order");
+    }
+    Ok((args_bytes, args_ends))
+}
+
+// -- the lanes, each with its open `B`s; the lane map rebuilt, each (pid, tid) once.
+
+fn write_lanes(w: &mut Writer, lanes: &[LaneBuilder]) {
+    w.len(lanes.len());
+    for l in lanes {
         w.i64(l.pid);
         w.i64(l.tid);
         w.opt_str(l.tid_label.as_deref());
@@ -548,9 +574,115 @@ fn write_builder(w: &mut Writer, b: &Builder) {
         w.bool(l.gpu);
         w.bool(l.cpu);
     }
-    write_slices(w, &b.slices);
+}
 
-    // Hash maps in a fixed order, so the same part always gives the same bytes.
+fn read_lanes(r: &mut Reader<'_>, limits: &Limits, b: &mut Builder) -> Result<(), PartError> {
+    let n = r.len(16)?;
+    for l in 0..n {
+        let pid = r.i64()?;
+        let tid = r.i64()?;
+        let tid_label = r.opt_string()?;
+        let k = r.len(40)?;
+        let mut open = Vec::with_capacity(k);
+        for _ in 0..k {
+            let o = OpenBegin {
+                ts: r.i64()?,
+                name: StrId(r.u32()?),
+                cat: StrId(r.u32()?),
+                args: ArgsId(r.u32()?),
+                external_id: r.i64()?,
+                correlation: r.i64()?,
+                input_dims: StrId(r.u32()?),
+            };
+            limits.str(&[o.name, o.cat, o.input_dims])?;
+            limits.args(&[o.args])?;
+            open.push(o);
+        }
+        let gpu = r.bool()?;
+        let cpu = r.bool()?;
+        if b.lane_map.insert((pid, tid), l as u32).is_some() {
+            return bad(format!("lane pid {pid} tid {tid} twice"));
+        }
+        b.lanes.push(LaneBuilder {
+            pid,
+            tid,
+            tid_label,
+            open,
+            gpu,
+            cpu,
+        });
+    }
+    Ok(())
+}
+
+// -- the slice columns, whole, in `FileSlices`' order; read where they lie ([`Encoded`]).
+
+/// Each slice column's value size, in `FileSlices`' order (as [`write_slices`] writes them).
+const SLICE_SIZES: [usize; 9] = [4, 8, 8, 4, 4, 4, 8, 8, 4];
+
+fn write_slices(w: &mut Writer, s: &FileSlices) {
+    w.col(&s.lane, u32::to_le_bytes);
+    w.col(&s.start_ns, i64::to_le_bytes);
+    w.col(&s.dur_ns, i64::to_le_bytes);
+    w.ids(&s.name);
+    w.ids(&s.cat);
+    w.col(&s.args, |a| a.0.to_le_bytes());
+    w.col(&s.external_id, i64::to_le_bytes);
+    w.col(&s.correlation, i64::to_le_bytes);
+    w.ids(&s.input_dims);
+}
+
+/// The slice columns as they lie in the buffer, of one length each, every lane, string and args
+/// id checked against its table; with the args store read before them, the part's [`Encoded`].
+fn read_slices<'a>(
+    r: &mut Reader<'a>,
+    limits: &Limits,
+    args_bytes: &'a [u8],
+    args_ends: &'a [u8],
+) -> Result<Encoded<'a>, PartError> {
+    let mut s: [&'a [u8]; 9] = [&[]; 9];
+    for (column, size) in s.iter_mut().zip(SLICE_SIZES) {
+        let n = r.len(size)?;
+        *column = r.take(n * size)?;
+    }
+    let n = s[0].len() / 4;
+    if s.iter()
+        .zip(SLICE_SIZES)
+        .any(|(c, size)| c.len() != n * size)
+    {
+        return bad("slice columns of different lengths");
+    }
+    let [lane, start_ns, dur_ns, name, cat, args, external_id, correlation, input_dims] = s;
+    if let Some(l) = u32s(lane).find(|&l| l >= limits.lanes) {
+        limits.lane(l)?;
+    }
+    for ids in [name, cat, input_dims] {
+        if let Some(x) = u32s(ids).find(|&x| x >= limits.strings) {
+            limits.str(&[StrId(x)])?;
+        }
+    }
+    if let Some(a) = u32s(args).find(|&a| a != ArgsId::NONE.0 && a >= limits.args) {
+        limits.args(&[ArgsId(a)])?;
+    }
+    Ok(Encoded {
+        args_bytes,
+        args_ends,
+        lane,
+        start_ns,
+        dur_ns,
+        name,
+        cat,
+        args,
+        external_id,
+        correlation,
+        input_dims,
+    })
+}
+
+// -- the processes: synthetic ids of string pids and tids, process and thread metadata. Hash
+// maps are written in a fixed order, so the same part always gives the same bytes.
+
+fn write_processes(w: &mut Writer, b: &Builder) {
     let mut synthetic: Vec<(&String, &i64)> = b.synthetic_ids.iter().collect();
     synthetic.sort_by_key(|s| std::cmp::Reverse(*s.1));
     w.len(synthetic.len());
@@ -577,9 +709,47 @@ fn write_builder(w: &mut Writer, b: &Builder) {
         w.opt_str(name.as_deref());
         w.opt_i64(*sort);
     }
+}
 
-    w.len(b.flow_points.len());
-    for f in &b.flow_points {
+fn read_processes(r: &mut Reader<'_>, b: &mut Builder) -> Result<(), PartError> {
+    let n = r.len(16)?;
+    for k in 0..n {
+        let label = r.string()?;
+        let id = r.i64()?;
+        // Synthetic ids are -1, -2, ... in first-seen order (`Builder::id_of`).
+        if id != -1 - k as i64 || b.synthetic_ids.insert(label, id).is_some() {
+            return bad("synthetic ids out of order");
+        }
+    }
+    let n = r.len(8)?;
+    for _ in 0..n {
+        let pid = r.i64()?;
+        let p = ProcMeta {
+            pid_label: r.opt_string()?,
+            name: r.opt_string()?,
+            labels: r.opt_string()?,
+            sort_index: r.opt_i64()?,
+        };
+        if b.procs.insert(pid, p).is_some() {
+            return bad(format!("process {pid} twice"));
+        }
+    }
+    let n = r.len(16)?;
+    for _ in 0..n {
+        let key = (r.i64()?, r.i64()?);
+        let value = (r.opt_string()?, r.opt_i64()?);
+        if b.threads.insert(key, value).is_some() {
+            return bad("a thread twice");
+        }
+    }
+    Ok(())
+}
+
+// -- the flow points, field by field.
+
+fn write_flow_points(w: &mut Writer, flow_points: &[FlowPoint]) {
+    w.len(flow_points.len());
+    for f in flow_points {
         w.u32(f.cat.0);
         w.i64(f.id);
         w.u8(f.phase);
@@ -588,23 +758,102 @@ fn write_builder(w: &mut Writer, b: &Builder) {
         w.bool(f.enclosing);
         w.u64(f.offset);
     }
-    w.len(b.instants.len());
-    for i in &b.instants {
+}
+
+fn read_flow_points(r: &mut Reader<'_>, limits: &Limits) -> Result<Vec<FlowPoint>, PartError> {
+    let n = r.len(34)?;
+    let mut flow_points = Vec::with_capacity(n);
+    for _ in 0..n {
+        let f = FlowPoint {
+            cat: StrId(r.u32()?),
+            id: r.i64()?,
+            phase: r.u8()?,
+            ts: r.i64()?,
+            lane: r.u32()?,
+            enclosing: r.bool()?,
+            offset: r.u64()?,
+        };
+        limits.str(&[f.cat])?;
+        limits.lane(f.lane)?;
+        if f.phase > 2 {
+            return bad("a flow phase out of range");
+        }
+        flow_points.push(f);
+    }
+    Ok(flow_points)
+}
+
+// -- the instants, field by field.
+
+fn write_instants(w: &mut Writer, instants: &[Instant]) {
+    w.len(instants.len());
+    for i in instants {
         w.i64(i.ts_ns);
         w.u32(i.lane);
         w.u32(i.name.0);
         w.u32(i.cat.0);
         w.u32(i.args.0);
     }
-    w.len(b.counters.len());
-    for c in &b.counters {
+}
+
+fn read_instants(r: &mut Reader<'_>, limits: &Limits) -> Result<Vec<Instant>, PartError> {
+    let n = r.len(24)?;
+    let mut instants = Vec::with_capacity(n);
+    for _ in 0..n {
+        let i = Instant {
+            ts_ns: r.i64()?,
+            lane: r.u32()?,
+            name: StrId(r.u32()?),
+            cat: StrId(r.u32()?),
+            args: ArgsId(r.u32()?),
+        };
+        limits.str(&[i.name, i.cat])?;
+        limits.args(&[i.args])?;
+        limits.lane(i.lane)?;
+        instants.push(i);
+    }
+    Ok(instants)
+}
+
+// -- the counter series, each with its columns whole; the counter map rebuilt, each series once.
+
+fn write_counters(w: &mut Writer, counters: &[CounterSeries]) {
+    w.len(counters.len());
+    for c in counters {
         w.i64(c.pid);
         w.str(&c.name);
         w.str(&c.series);
         w.col(&c.ts_ns, i64::to_le_bytes);
         w.col(&c.values, f64::to_le_bytes);
     }
-    let m = &b.memory;
+}
+
+fn read_counters(r: &mut Reader<'_>, b: &mut Builder) -> Result<(), PartError> {
+    let n = r.len(40)?;
+    for _ in 0..n {
+        let c = CounterSeries {
+            pid: r.i64()?,
+            name: r.string()?,
+            series: r.string()?,
+            ts_ns: r.i64s()?,
+            values: r.col(f64::from_le_bytes)?,
+        };
+        if c.ts_ns.len() != c.values.len() {
+            return bad("a counter's columns of different lengths");
+        }
+        let key = (c.pid, c.name.clone(), c.series.clone());
+        if b.counter_map.insert(key, b.counters.len()).is_some() {
+            return bad("a counter series twice");
+        }
+        b.counters.push(c);
+    }
+    Ok(())
+}
+
+// -- the memory events' columns whole (their lanes are found at the finish, so not written), then
+// each event's thread; all of one length.
+
+fn write_memory(w: &mut Writer, m: &MemoryEvents, memory_threads: &[(i64, i64)]) {
     w.col(&m.ts_ns, i64::to_le_bytes);
     w.col(&m.device_type, i8::to_le_bytes);
     w.col(&m.device_id, i16::to_le_bytes);
@@ -612,39 +861,51 @@ fn write_builder(w: &mut Writer, b: &Builder) {
     w.col(&m.total_allocated, i64::to_le_bytes);
     w.col(&m.total_reserved, i64::to_le_bytes);
     w.col(&m.addr, i64::to_le_bytes);
-    w.len(b.memory_threads.len());
-    for &(pid, tid) in &b.memory_threads {
+    w.len(memory_threads.len());
+    for &(pid, tid) in memory_threads {
         w.i64(pid);
         w.i64(tid);
     }
-    w.bool(b.saw_begin_end);
-
-    write_meta(w, &b.meta);
-    w.len(b.diagnostics.items.len());
-    for d in &b.diagnostics.items {
-        w.u8(diag_code(d.kind));
-        w.u64(d.count);
-        w.u64(d.first_offset);
-        w.str(&d.detail);
-    }
-    w.u64(b.events_total);
-    w.u64(b.with_phase);
-    w.u64(b.non_objects);
-    let mut phases = b.phases.counts();
-    phases.sort();
-    w.len(phases.len());
-    for (ph, n) in phases {
-        w.str(&ph);
-        w.u64(n);
-    }
-    w.col(&b.cat_counts, u64::to_le_bytes);
-    w.i64(b.min_ts);
-    w.i64(b.max_ts);
-    w.len(b.top_keys.len());
-    for k in &b.top_keys {
-        w.str(k);
-    }
 }
+
+/// The memory events and each one's thread.
+type MemoryPart = (MemoryEvents, Vec<(i64, i64)>);
+
+fn read_memory(r: &mut Reader<'_>) -> Result<MemoryPart, PartError> {
+    let m = MemoryEvents {
+        ts_ns: r.i64s()?,
+        lane: Vec::new(),
+        device_type: r.col(i8::from_le_bytes)?,
+        device_id: r.col(i16::from_le_bytes)?,
+        bytes: r.i64s()?,
+        total_allocated: r.i64s()?,
+        total_reserved: r.i64s()?,
+        addr: r.i64s()?,
+    };
+    let n = r.len(16)?;
+    let mut memory_threads = Vec::with_capacity(n);
+    for _ in 0..n {
+        memory_threads.push((r.i64()?, r.i64()?));
+    }
+    let k = m.ts_ns.len();
+    let same = [
+        m.device_type.len(),
+        m.device_id.len(),
+        m.bytes.len(),
+        m.total_allocated.len(),
+        m.total_reserved.len(),
+        m.addr.len(),
+        memory_threads.len(),
+    ]
+    .iter()
+    .all(|&x| x == k);
+    if !same {
+        return bad("memory columns of different lengths");
+    }
+    Ok((m, memory_threads))
+}
+
+// -- the trace's metadata, field by field (JSON values as text).
 
 fn write_meta(w: &mut Writer, m: &TraceMeta) {
     w.str(&m.schema);
@@ -726,6 +987,143 @@ fn read_meta(r: &mut Reader<'_>) -> Result<TraceMeta, PartError> {
     })
 }
 
+// -- the diagnostics, each kind as its code (an unknown code is damage).
+
+fn diag_code(k: DiagKind) -> u8 {
+    match k {
+        DiagKind::Truncated => 0,
+        DiagKind::UnreadableEvent => 1,
+        DiagKind::RepairedEvent => 2,
+        DiagKind::NotAnObject => 3,
+        DiagKind::MissingField => 4,
+        DiagKind::UnmatchedEnd => 5,
+        DiagKind::UnclosedBegin => 6,
+        DiagKind::OverlappingSlice => 7,
+        DiagKind::UnboundFlow => 8,
+        DiagKind::FlowWithoutStart => 9,
+        DiagKind::IgnoredPhase => 10,
+        DiagKind::NegativeDuration => 11,
+        DiagKind::TimeOutOfRange => 12,
+        DiagKind::LargeMetadata => 13,
+        DiagKind::TrailingData => 14,
+        DiagKind::DuplicateKey => 15,
+        DiagKind::LongName => 16,
+        DiagKind::DeepNesting => 17,
+    }
+}
+
+const DIAGS: [DiagKind; 18] = [
+    DiagKind::Truncated,
+    DiagKind::UnreadableEvent,
+    DiagKind::RepairedEvent,
+    DiagKind::NotAnObject,
+    DiagKind::MissingField,
+    DiagKind::UnmatchedEnd,
+    DiagKind::UnclosedBegin,
+    DiagKind::OverlappingSlice,
+    DiagKind::UnboundFlow,
+    DiagKind::FlowWithoutStart,
+    DiagKind::IgnoredPhase,
+    DiagKind::NegativeDuration,
+    DiagKind::TimeOutOfRange,
+    DiagKind::LargeMetadata,
+    DiagKind::TrailingData,
+    DiagKind::DuplicateKey,
+    DiagKind::LongName,
+    DiagKind::DeepNesting,
+];
+
+fn write_diagnostics(w: &mut Writer, d: &Diagnostics) {
+    w.len(d.items.len());
+    for d in &d.items {
+        w.u8(diag_code(d.kind));
+        w.u64(d.count);
+        w.u64(d.first_offset);
+        w.str(&d.detail);
+    }
+}
+
+fn read_diagnostics(r: &mut Reader<'_>) -> Result<Diagnostics, PartError> {
+    let n = r.len(25)?;
+    let mut items = Vec::with_capacity(n);
+    for _ in 0..n {
+        let Some(&kind) = DIAGS.get(r.u8()? as usize) else {
+            return bad("an unknown diagnostic kind");
+        };
+        items.push(Diagnostic {
+            kind,
+            count: r.u64()?,
+            first_offset: r.u64()?,
+            detail: r.string()?,
+        });
+    }
+    Ok(Diagnostics { items })
+}
+
+// -- the counts: events, events with a phase, non-objects, events per phase (sorted, each phase
+// once) and per category, the time span, and the top-level keys.
+
+fn write_counts(w: &mut Writer, b: &Builder) {
+    w.u64(b.events_total);
+    w.u64(b.with_phase);
+    w.u64(b.non_objects);
+    let mut phases = b.phases.counts();
+    phases.sort();
+    w.len(phases.len());
+    for (ph, n) in phases {
+        w.str(&ph);
+        w.u64(n);
+    }
+    w.col(&b.cat_counts, u64::to_le_bytes);
+    w.i64(b.min_ts);
+    w.i64(b.max_ts);
+    w.len(b.top_keys.len());
+    for k in &b.top_keys {
+        w.str(k);
+    }
+}
+
+fn read_counts(r: &mut Reader<'_>, limits: &Limits, b: &mut Builder) -> Result<(), PartError> {
+    b.events_total = r.u64()?;
+    b.with_phase = r.u64()?;
+    b.non_objects = r.u64()?;
+    let n = r.len(16)?;
+    let mut phases = Vec::with_capacity(n);
+    for _ in 0..n {
+        let ph = r.string()?;
+        let count = r.u64()?;
+        // Checked before they are added up: in range, and each phase once (as written).
+        check_count(count)?;
+        phases.push((ph, count));
+    }
+    phases.sort_unstable();
+    if phases.windows(2).any(|w| w[0].0 == w[1].0) {
+        return bad("a phase twice");
+    }
+    b.phases = PhaseCounts::default();
+    for (ph, count) in phases {
+        b.phases.add_n(ph, count);
+    }
+    b.cat_counts = r.col(u64::from_le_bytes)?;
+    if b.cat_counts.len() > limits.strings as usize {
+        return bad("category counts for more strings than the table holds");
+    }
+    b.min_ts = r.i64()?;
+    b.max_ts = r.i64()?;
+    let min_ok = b.min_ts == i64::MAX || (MIN_TS_NS..=MAX_TS_NS).contains(&b.min_ts);
+    let max_ok = b.max_ts == i64::MIN || (MIN_TS_NS..=MAX_TS_NS + MAX_DUR_NS).contains(&b.max_ts);
+    if !min_ok || !max_ok {
+        return bad("the time span out of range");
+    }
+    let n = r.len(8)?;
+    for _ in 0..n {
+        b.top_keys.push(r.string()?);
+    }
+    Ok(())
+}
+
+// ---- checks across sections ----------------------------------------------------------------
+
 /// Checks ids against their tables once everything is read.
 struct Limits {
     strings: u32,
@@ -784,274 +1182,6 @@ fn check_times(b: &Builder, e: &Encoded<'_>) -> Result<(), PartError> {
         return bad("a time out of range");
     }
     Ok(())
-}
-
-fn read_builder<'a>(r: &mut Reader<'a>) -> Result<(Builder, Encoded<'a>), PartError> {
-    let mut b = Builder::new();
-    let n = r.len(8)?;
-    let mut strings = Vec::with_capacity(n);
-    for _ in 0..n {
-        strings.push(r.string()?);
-    }
-    let Some(interner) = Interner::from_strings(strings) else {
-        return bad("a string table that repeats a string or does not start empty");
-    };
-    b.strings = interner;
-    let args_bytes = r.bytes()?;
-    let n = r.len(8)?;
-    let args_ends = r.take(n * 8)?;
-    let ends = || i64s(args_ends).map(|e| e as u64);
-    // Rising, within the bytes: each record can be read.
-    let rising = ends().zip(ends().skip(1)).all(|(a, b)| a <= b);
-    if !rising || ends().last().is_some_and(|e| e > args_bytes.len() as u64) {
-        return bad("args records out of order");
-    }
-    let limits = Limits {
-        strings: b.strings.len() as u32,
-        args: u32::try_from(n).or_else(|_| bad("too many args records"))?,
-        lanes: 0,
-    };
-
-    let n = r.len(16)?;
-    for l in 0..n {
-        let pid = r.i64()?;
-        let tid = r.i64()?;
-        let tid_label = r.opt_string()?;
-        let k = r.len(40)?;
-        let mut open = Vec::with_capacity(k);
-        for _ in 0..k {
-            let o = OpenBegin {
-                ts: r.i64()?,
-                name: StrId(r.u32()?),
-                cat: StrId(r.u32()?),
-                args: ArgsId(r.u32()?),
-                external_id: r.i64()?,
-                correlation: r.i64()?,
-                input_dims: StrId(r.u32()?),
-            };
-            limits.str(&[o.name, o.cat, o.input_dims])?;
-            limits.args(&[o.args])?;
-            open.push(o);
-        }
-        let gpu = r.bool()?;
-        let cpu = r.bool()?;
-        if b.lane_map.insert((pid, tid), l as u32).is_some() {
-            return bad(format!("lane pid {pid} tid {tid} twice"));
-        }
-        b.lanes.push(LaneBuilder {
-            pid,
-            tid,
-            tid_label,
-            open,
-            gpu,
-            cpu,
-        });
-    }
-    let limits = Limits {
-        lanes: b.lanes.len() as u32,
-        ..limits
-    };
-    let [lane, start_ns, dur_ns, name, cat, args, external_id, correlation, input_dims] =
-        read_slices(r)?;
-    if let Some(l) = u32s(lane).find(|&l| l >= limits.lanes) {
-        limits.lane(l)?;
-    }
-    for ids in [name, cat, input_dims] {
-        if let Some(x) = u32s(ids).find(|&x| x >= limits.strings) {
-            limits.str(&[StrId(x)])?;
-        }
-    }
-    if let Some(a) = u32s(args).find(|&a| a != ArgsId::NONE.0 && a >= limits.args) {
-        limits.args(&[ArgsId(a)])?;
-    }
-    let encoded = Encoded {
-        args_bytes,
-        args_ends,
-        lane,
-        start_ns,
-        dur_ns,
-        name,
-        cat,
-        args,
-        external_id,
-        correlation,
-        input_dims,
-    };
-
-    let n = r.len(16)?;
-    for k in 0..n {
-        let label = r.string()?;
-        let id = r.i64()?;
-        // Synthetic ids are -1, -2, ... in first-seen order (`Builder::id_of`).
-        if id != -1 - k as i64 || b.synthetic_ids.insert(label, id).is_some() {
-            return bad("synthetic ids out of order");
-        }
-    }
-    let n = r.len(8)?;
-    for _ in 0..n {
-        let pid = r.i64()?;
-        let p = ProcMeta {
-            pid_label: r.opt_string()?,
-            name: r.opt_string()?,
-            labels: r.opt_string()?,
-            sort_index: r.opt_i64()?,
-        };
-        if b.procs.insert(pid, p).is_some() {
-            return bad(format!("process {pid} twice"));
-        }
-    }
-    let n = r.len(16)?;
-    for _ in 0..n {
-        let key = (r.i64()?, r.i64()?);
-        let value = (r.opt_string()?, r.opt_i64()?);
-        if b.threads.insert(key, value).is_some() {
-            return bad("a thread twice");
-        }
-    }
-
-    let n = r.len(34)?;
-    b.flow_points.reserve(n);
-    for _ in 0..n {
-        let f = FlowPoint {
-            cat: StrId(r.u32()?),
-            id: r.i64()?,
-            phase: r.u8()?,
-            ts: r.i64()?,
-            lane: r.u32()?,
-            enclosing: r.bool()?,
-            offset: r.u64()?,
-        };
-        limits.str(&[f.cat])?;
-        limits.lane(f.lane)?;
-        if f.phase > 2 {
-            return bad("a flow phase out of range");
-        }
-        b.flow_points.push(f);
-    }
-    let n = r.len(24)?;
-    b.instants.reserve(n);
-    for _ in 0..n {
-        let i = Instant {
-            ts_ns: r.i64()?,
-            lane: r.u32()?,
-            name: StrId(r.u32()?),
-            cat: StrId(r.u32()?),
-            args: ArgsId(r.u32()?),
-        };
-        limits.str(&[i.name, i.cat])?;
-        limits.args(&[i.args])?;
-        limits.lane(i.lane)?;
-        b.instants.push(i);
-    }
-    let n = r.len(40)?;
-    for _ in 0..n {
-        let c = CounterSeries {
-            pid: r.i64()?,
-            name: r.string()?,
-            series: r.string()?,
-            ts_ns: r.i64s()?,
-            values: r.col(f64::from_le_bytes)?,
-        };
-        if c.ts_ns.len() != c.values.len() {
-            return bad("a counter's columns of different lengths");
-        }
-        let key = (c.pid, c.name.clone(), c.series.clone());
-        if b.counter_map.insert(key, b.counters.len()).is_some() {
-            return bad("a counter series twice");
-        }
-        b.counters.push(c);
-    }
-    let m = MemoryEvents {
-        ts_ns: r.i64s()?,
-        lane: Vec::new(),
-        device_type: r.col(i8::from_le_bytes)?,
-        device_id: r.col(i16::from_le_bytes)?,
-        bytes: r.i64s()?,
-        total_allocated: r.i64s()?,
-        total_reserved: r.i64s()?,
-        addr: r.i64s()?,
-    };
-    let n = r.len(16)?;
-    let mut memory_threads = Vec::with_capacity(n);
-    for _ in 0..n {
-        memory_threads.push((r.i64()?, r.i64()?));
-    }
-    let k = m.ts_ns.len();
-    let same = [
-        m.device_type.len(),
-        m.device_id.len(),
-        m.bytes.len(),
-        m.total_allocated.len(),
-        m.total_reserved.len(),
-        m.addr.len(),
-        memory_threads.len(),
-    ]
-    .iter()
-    .all(|&x| x == k);
-    if !same {
-        return bad("memory columns of different lengths");
-    }
-    b.memory = m;
-    b.memory_threads = memory_threads;
-    b.saw_begin_end = r.bool()?;
-
-    b.meta = read_meta(r)?;
-    let n = r.len(25)?;
-    let mut items = Vec::with_capacity(n);
-    for _ in 0..n {
-        let Some(&kind) = DIAGS.get(r.u8()? as usize) else {
-            return bad("an unknown diagnostic kind");
-        };
-        items.push(Diagnostic {
-            kind,
-            count: r.u64()?,
-            first_offset: r.u64()?,
-            detail: r.string()?,
-        });
-    }
-    b.diagnostics = Diagnostics { items };
-    b.events_total = r.u64()?;
-    b.with_phase = r.u64()?;
-    b.non_objects = r.u64()?;
-    let n = r.len(16)?;
-    let mut phases = Vec::with_capacity(n);
-    for _ in 0..n {
-        let ph = r.string()?;
-        let count = r.u64()?;
-        // Checked before they are added up: in range, and each phase once (as written).
-        check_count(count)?;
-        phases.push((ph, count));
-    }
-    phases.sort_unstable();
-    if phases.windows(2).any(|w| w[0].0 == w[1].0) {
-        return bad("a phase twice");
-    }
-    b.phases = PhaseCounts::default();
-    for (ph, count) in phases {
-        b.phases.add_n(ph, count);
-    }
-    b.cat_counts = r.col(u64::from_le_bytes)?;
-    if b.cat_counts.len() > limits.strings as usize {
-        return bad("category counts for more strings than the table holds");
-    }
-    b.min_ts = r.i64()?;
-    b.max_ts = r.i64()?;
-    let min_ok = b.min_ts == i64::MAX || (MIN_TS_NS..=MAX_TS_NS).contains(&b.min_ts);
-    let max_ok = b.max_ts == i64::MIN || (MIN_TS_NS..=MAX_TS_NS + MAX_DUR_NS).contains(&b.max_ts);
-    if !min_ok || !max_ok {
-        return bad("the time span out of range");
-    }
-    let n = r.len(8)?;
-    for _ in 0..n {
-        b.top_keys.push(r.string()?);
-    }
-    check_times(&b, &encoded)?;
-    let counts = [b.events_total, b.with_phase, b.non_objects];
-    let diags = b.diagnostics.items.iter().map(|d| &d.count);
-    for &n in counts.iter().chain(diags).chain(&b.cat_counts) {
-        check_count(n)?;
-    }
-    Ok((b, encoded))
 }
 
 #[cfg(test)]

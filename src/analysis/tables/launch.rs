@@ -4,8 +4,7 @@
 //! folding: [`super::node::LaneTree::launching_ancestor`]); the External id fallback to the node of the slice
 //! the rule names (or the node it was folded into).
 
-use super::node::{Launch, NodeRef, NO_NODE};
-use super::tree::Forest;
+use super::node::{Launch, NodeRef, Nodes, NO_NODE};
 use crate::analysis::launch::LaunchIndex;
 use crate::analysis::slicing::Slicer;
 use crate::model::category::Kinds;
@@ -25,12 +24,12 @@ impl Launchers {
     pub(crate) async fn new(
         trace: &Trace,
         kinds: &Kinds,
-        forest: &Forest,
+        nodes: &Nodes,
         y: &mut Slicer,
     ) -> Launchers {
         let mut tree_of_lane = vec![(NO_NODE, 0); trace.lanes.len()];
         let mut node_of = Vec::new();
-        for (ti, t) in forest.trees().enumerate() {
+        for (ti, t) in nodes.trees().enumerate() {
             let base = node_of.len();
             tree_of_lane[t.lane as usize] = (ti as u32, base as u32);
             node_of.resize(base + trace.slices(t.lane as usize).len(), NO_NODE);
@@ -56,13 +55,13 @@ impl Launchers {
     }
 
     /// Where a GPU op was launched from, if the rule leads to a node.
-    pub(crate) fn find(&self, trace: &Trace, forest: &Forest, op: SliceRef) -> Option<Launch> {
+    pub(crate) fn find(&self, trace: &Trace, nodes: &Nodes, op: SliceRef) -> Option<Launch> {
         if let Some(r) = self
             .index
             .call(trace, op)
             .and_then(|(call, _)| self.node(trace, call))
         {
-            let t = forest.tree(r.tree as usize);
+            let t = nodes.tree(r.tree as usize);
             if let Some(node) = t.launching_ancestor(r.node) {
                 let site = NodeRef {
                     node: t.kept(r.node),
@@ -77,7 +76,7 @@ impl Launchers {
         let ext = trace.columns.external_id[trace.row(op)];
         let r = self.node(trace, self.index.by_external_id(ext)?)?;
         let op = NodeRef {
-            node: forest.tree(r.tree as usize).kept(r.node),
+            node: nodes.tree(r.tree as usize).kept(r.node),
             ..r
         };
         Some(Launch { site: op, op })

@@ -8,8 +8,9 @@
 //! the trace and the forest, returning serde structures that the CLI prints and the viewer renders.
 //!
 //! Files: [`tree`] (the [`Forest`]: per-lane trees built, folded and named as PyTorch's
-//! `EventList._build_tree` does, with GPU time charged), `node` (the tree's node types, which
-//! `tree` re-exports: read by `tree` and `launch` alike, so neither imports the other's), `launch` (the project's one
+//! `EventList._build_tree` does, with GPU time charged), `node` (the tree's node types and
+//! every tree's rows, which `tree` re-exports: read by `tree` and `launch` alike, so `tree` calls
+//! `launch` and `launch` imports nothing of `tree`), `launch` (the project's one
 //! kernel-to-launcher rule, `analysis::launch`, mapped onto the tree's nodes), [`ops`] (the
 //! operator table, `key_averages()` and `group_by_input_shape`), [`kernels`] (GPU ops by name,
 //! with HTA's kinds and the TensorBoard plugin's occupancy and SM efficiency), [`labels`]

@@ -1,7 +1,8 @@
 //! The nodes of the operator tree as the tables and the launch rule read them: what a node is
-//! ([`EventKind`]), its row name ([`NameKey`]), a lane's tree column by column ([`LaneTree`]) and
-//! where a GPU op was launched from ([`Launch`]). Building the tree is `tree`'s, finding the
-//! launcher `launch`'s; both read these types, and neither reads the other through them.
+//! ([`EventKind`]), its row name ([`NameKey`]), every tree's rows ([`Nodes`]), a lane's tree
+//! column by column ([`LaneTree`]) and where a GPU op was launched from ([`Launch`]). Building the
+//! tree is `tree`'s, finding the launcher `launch`'s; both read these types, and neither imports
+//! the other (`tree` calls `launch`; `launch` reads the trees as [`Nodes`], not the `Forest`).
 
 use crate::model::{SliceRef, StrId, Trace};
 use serde::Serialize;
@@ -68,9 +69,11 @@ pub struct NodeMemory {
 /// Every lane's tree, column by column over the whole forest: a tree is a run of rows, in tree
 /// order (start, then longer first), so a parent always comes before its children. Nine vectors
 /// per lane were nine allocations per thread, and 19x the file on a trace of one slice per
-/// thread; a tree is read through [`LaneTree`], a view of its rows.
+/// thread; a tree is read through [`LaneTree`], a view of its rows ([`Nodes::tree`]).
 #[derive(Debug, Default)]
 pub struct Nodes {
+    /// Each tree's lane and first row, in lane order: lanes without a node have no tree.
+    pub(crate) spans: Vec<TreeSpan>,
     /// Index of each node's slice in its lane.
     pub slice: Vec<u32>,
     pub kind: Vec<EventKind>,
@@ -128,8 +131,37 @@ impl Nodes {
         self.device_total_ns.reserve_exact(n);
     }
 
+    /// How many trees: one per lane with a node.
+    pub(crate) fn tree_count(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// The `t`th tree.
+    pub(crate) fn tree(&self, t: usize) -> LaneTree<'_> {
+        self.view(self.spans[t].lane, self.rows(t))
+    }
+
+    /// Every tree, in lane order.
+    pub(crate) fn trees(&self) -> impl ExactSizeIterator<Item = LaneTree<'_>> + Clone {
+        (0..self.spans.len()).map(|t| self.tree(t))
+    }
+
+    /// The rows of tree `t`.
+    pub(crate) fn rows(&self, t: usize) -> std::ops::Range<usize> {
+        let end = self
+            .spans
+            .get(t + 1)
+            .map_or(self.slice.len(), |s| s.start as usize);
+        self.spans[t].start as usize..end
+    }
+
+    /// The row of a node.
+    pub(crate) fn row(&self, n: NodeRef) -> usize {
+        self.spans[n.tree as usize].start as usize + n.node as usize
+    }
+
     /// The tree of `lane` on rows `rows`.
-    pub(crate) fn tree(&self, lane: u32, rows: std::ops::Range<usize>) -> LaneTree<'_> {
+    fn view(&self, lane: u32, rows: std::ops::Range<usize>) -> LaneTree<'_> {
         LaneTree {
             lane,
             slice: &self.slice[rows.clone()],

@@ -246,10 +246,8 @@ pub struct StrayMemory {
 /// All lane trees of a trace, with the GPU ops charged to them: what every table reads.
 #[derive(Debug)]
 pub struct Forest {
-    /// Every tree's nodes; [`Forest::tree`] reads one tree.
+    /// Every tree's nodes, and where each tree's rows start; [`Forest::tree`] reads one tree.
     nodes: Nodes,
-    /// Each tree's lane and first row, in lane order: lanes without a node have no tree.
-    spans: Vec<TreeSpan>,
     /// Every GPU op (kernel, memcpy, memset) of the trace, lane by lane.
     pub gpu_ops: Vec<GpuOp>,
     /// Sum of the durations of all GPU ops.
@@ -274,7 +272,6 @@ impl Forest {
             .collect();
         let mut forest = Forest {
             nodes: Nodes::default(),
-            spans: Vec::new(),
             gpu_ops: Vec::new(),
             gpu_time_ns: 0,
             unattributed_ns: 0,
@@ -293,14 +290,14 @@ impl Forest {
                 .await
                 > 0
             {
-                forest.spans.push(TreeSpan {
+                forest.nodes.spans.push(TreeSpan {
                     lane: lane as u32,
                     start,
                 });
             }
         }
 
-        let launchers = Launchers::new(trace, &cats.kinds, &forest, y).await;
+        let launchers = Launchers::new(trace, &cats.kinds, &forest.nodes, y).await;
         for (lane, l) in trace.lanes.iter().enumerate() {
             let s = trace.slices_of(l);
             for i in 0..s.len() {
@@ -315,10 +312,10 @@ impl Forest {
                     lane: lane as u32,
                     index: i as u32,
                 };
-                let launch = launchers.find(trace, &forest, slice);
+                let launch = launchers.find(trace, &forest.nodes, slice);
                 match launch {
                     Some(Launch { op, .. }) => {
-                        let row = forest.row(op);
+                        let row = forest.nodes.row(op);
                         forest.nodes.device_self_ns[row] += dur
                     }
                     None => {
@@ -335,8 +332,8 @@ impl Forest {
         if !mem.is_empty() {
             forest.nodes.memory.reserve_exact(forest.nodes.slice.len());
         }
-        for t in 0..forest.spans.len() {
-            let (lane, range) = (forest.spans[t].lane, forest.rows(t));
+        for t in 0..forest.nodes.tree_count() {
+            let (lane, range) = (forest.nodes.spans[t].lane, forest.nodes.rows(t));
             forest.nodes.finish_tree(trace, lane, range, &mem, y).await;
         }
         forest.stray_memory = mem.outside(trace, &forest, y).await;
@@ -345,31 +342,17 @@ impl Forest {
 
     /// How many trees: one per lane with a node.
     pub fn tree_count(&self) -> usize {
-        self.spans.len()
+        self.nodes.tree_count()
     }
 
     /// The `t`th tree.
     pub fn tree(&self, t: usize) -> LaneTree<'_> {
-        self.nodes.tree(self.spans[t].lane, self.rows(t))
+        self.nodes.tree(t)
     }
 
     /// Every tree, in lane order.
     pub fn trees(&self) -> impl ExactSizeIterator<Item = LaneTree<'_>> + Clone {
-        (0..self.spans.len()).map(|t| self.tree(t))
-    }
-
-    /// The rows of tree `t` in [`Nodes`].
-    fn rows(&self, t: usize) -> std::ops::Range<usize> {
-        let end = self
-            .spans
-            .get(t + 1)
-            .map_or(self.nodes.slice.len(), |s| s.start as usize);
-        self.spans[t].start as usize..end
-    }
-
-    /// The row of a node in [`Nodes`].
-    fn row(&self, n: NodeRef) -> usize {
-        self.spans[n.tree as usize].start as usize + n.node as usize
+        self.nodes.trees()
     }
 
     /// The trees' nodes that are rows: not folded away. Yields (tree, node).
