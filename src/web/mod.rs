@@ -43,7 +43,8 @@
 //!   `range-table.js`, `roofline.js`, `details.js`, `source-links.js` (a Python frame's editor
 //!   link: the configured prefix, schemes that run or embed content refused, then the
 //!   percent-encoded path and line), `notice.js` (damage as a notice, observations quietly),
-//!   `pyframes.js` (the "Hide Python frames" toggle), `header.js`, `format.js`.
+//!   `pyframes.js` (the "Hide Python frames" toggle), `header.js`, `format.js`, `dom.js`
+//!   (`el()`, the one element-making helper, text set as text only).
 //! - Features beside the page, each a module with small hooks in `app.js`: `memory.js`,
 //!   `memory-chart.js`, `memory-panels.js` (the chart is a layer of the timeline, painted as one
 //!   `ImageData`); `critical.js` (the critical-path toggle, panel and what-if); `compare.js` (a

@@ -12,15 +12,9 @@
 // set as text.
 
 import { bytes, count } from "./format.js";
+import { el } from "./dom.js";
 
 const POLL_MS = 5000;
-
-const el = (tag, cls, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
 
 /** The URL of a listed file, relative to the page (each path segment encoded). */
 export const fileUrl = (path) => "logdir/" + path.split("/").map(encodeURIComponent).join("/");

@@ -8,6 +8,7 @@
 
 import { STEP_PARTS, stepRange } from "./charts.js";
 import { count, duration, percent } from "./format.js";
+import { el } from "./dom.js";
 
 /** How many findings the overview lists; the Findings panel has them all. */
 const TOP_FINDINGS = 5;
@@ -156,11 +157,4 @@ function topFindings(findings, { onEvidence, findingsPanel }) {
   });
   box.append(more);
   return box;
-}
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
 }

@@ -16,17 +16,12 @@ import { duration, mb } from "./format.js";
 import { SessionWorker } from "./worker/client.js";
 import { blobChunks, readInto, urlChunks, urlName } from "./load.js";
 import { analyse as analyseInSlices } from "./analyses.js";
+import { el } from "./dom.js";
 
 /** Ranks with a full timeline (and a live worker) at most; the others keep only their digest. */
 const MAX_SHOWN = 8;
 
 const $ = (id) => document.getElementById(id);
-const el = (tag, cls, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
 const isTraceName = (name) => /\.json(\.gz)?$/i.test(name);
 const ms = (us) => duration(us * 1e3);
 

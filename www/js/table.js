@@ -3,6 +3,7 @@
 // numbers formatted by unit. Values from the trace are set as text, never as HTML.
 
 import { formatValue, kindOf, label, shortName } from "./format.js";
+import { el } from "./dom.js";
 
 const MAX_ROWS = 1000;
 
@@ -153,13 +154,6 @@ function download(name, text) {
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 1000);
-}
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
 }
 
 /**
