@@ -54,6 +54,9 @@
 //!   `logdir.js` (the start screen of `sightline serve LOGDIR`); `url.js`, `embed.js` and
 //!   `sightline-trace.js` (links, Perfetto's postMessage protocol, the `<sightline-trace>`
 //!   element with its own Session in its own worker).
+//! - `types.d.ts` (beside `js/`, so it does not ship): what the scripts use that none of them
+//!   defines, for `tsc --noEmit` (`tsconfig.json`, `tsconfig.worker.json`): this module's
+//!   wasm-bindgen glue, loaded by URL at run time, and the page's globals for tests.
 //!
 //! The wasm module is `examples/web.rs`, an empty program that links the library (the lib and the
 //! `sightline` bin share a target name, so Trunk cannot pick the lib's cdylib by name); every

@@ -41,7 +41,7 @@ const TYPING_MS = 120;
 /** hooks: { app, view, pick(lane, index), showRange(t0, t1) }. Returns the page's critical path controller. */
 export function startCritical({ app, view, pick, showRange }) {
   const $ = (id) => document.getElementById(id);
-  const button = $("critical-path");
+  const button = /** @type {HTMLButtonElement} */ ($("critical-path"));
   const panel = $("critical-panel");
   const state = {
     session: null,

@@ -43,7 +43,7 @@ const lead = (run) => runSpans(run)[0];
 
 /** Starts the start screen when the page is served by `sightline serve` with a LOGDIR. */
 export function startLogdir() {
-  const meta = document.querySelector('meta[name="sightline-serve"]');
+  const meta = /** @type {HTMLMetaElement | null} */ (document.querySelector('meta[name="sightline-serve"]'));
   if (!meta || meta.content !== "logdir") return;
   document.body.dataset.serve = "logdir";
   const section = el("section", "logdir");
@@ -189,7 +189,7 @@ function runBlock(run) {
       row.append(cell);
       // The whole row opens the span, as the tables' rows select theirs.
       row.addEventListener("click", (ev) => {
-        if (!ev.target.closest("a")) a.click();
+        if (!(/** @type {Element} */ (ev.target).closest("a"))) a.click();
       });
       const rank = el("td", "num", s.rank === null || s.rank === undefined ? "–" : String(s.rank));
       if (s.rank_source) rank.title = s.rank_source === "distributedInfo" ? `from the trace's distributedInfo${s.world_size ? ` (world size ${s.world_size})` : ""}` : "from the file name";

@@ -16,6 +16,7 @@ const TOP_FINDINGS = 5;
 const MAX_STEPS = 100;
 
 /** The device figures in the plugin's order: field, label, how to read it, tooltip. */
+/** @type {[key: string, label: string, show: (v: number) => string, help: string][]} */
 const FIGURES = [
   ["utilization", "GPU utilization over the steps", (v) => percent(100 * v), "Share of the steps' span (first step's start to last step's end, as the TensorBoard plugin counts) in which a kernel ran on the device. The idle panel's busy share counts from the device's first op to its last instead (HTA's window)."],
   ["est_sm_efficiency_pct", "Est. SM efficiency", percent, "Estimated share of SMs busy over the steps' span: min(blocks per SM, 1) of the running kernels, idle counted as 0 (TensorBoard plugin)"],

@@ -49,8 +49,9 @@ export function startRanks(h) {
   hooks = h;
   window.sightline.ranks = state;
   $("folder-input").addEventListener("change", (ev) => {
-    const files = Array.from(ev.target.files).filter((f) => isTraceName(f.name));
-    ev.target.value = "";
+    const input = /** @type {HTMLInputElement} */ (ev.target);
+    const files = Array.from(input.files).filter((f) => isTraceName(f.name));
+    input.value = "";
     openFiles(files);
   });
   $("ranks-close").addEventListener("click", () => {
@@ -58,7 +59,7 @@ export function startRanks(h) {
     hooks.setState(hooks.app.active ? "ready" : "empty");
   });
   $("ranks-align").addEventListener("change", (ev) => {
-    state.align = ev.target.value;
+    state.align = (/** @type {HTMLSelectElement} */ (ev.target)).value;
     analyse(state.token);
   });
   // Another trace opened (or an error shown) ends the job and its workers.
