@@ -43,7 +43,8 @@
 //!   `range-table.js`, `roofline.js`, `details.js`, `source-links.js` (a Python frame's editor
 //!   link: the configured prefix, schemes that run or embed content refused, then the
 //!   percent-encoded path and line), `notice.js` (damage as a notice, observations quietly),
-//!   `pyframes.js` (the "Hide Python frames" toggle), `header.js`, `format.js`.
+//!   `pyframes.js` (the "Hide Python frames" toggle), `header.js`, `format.js`, `dom.js`
+//!   (`el()`, the one element-making helper, text set as text only).
 //! - Features beside the page, each a module with small hooks in `app.js`: `memory.js`,
 //!   `memory-chart.js`, `memory-panels.js` (the chart is a layer of the timeline, painted as one
 //!   `ImageData`); `critical.js` (the critical-path toggle, panel and what-if); `compare.js` (a
@@ -53,6 +54,9 @@
 //!   `logdir.js` (the start screen of `sightline serve LOGDIR`); `url.js`, `embed.js` and
 //!   `sightline-trace.js` (links, Perfetto's postMessage protocol, the `<sightline-trace>`
 //!   element with its own Session in its own worker).
+//! - `types.d.ts` (beside `js/`, so it does not ship): what the scripts use that none of them
+//!   defines, for `tsc --noEmit` (`tsconfig.json`, `tsconfig.worker.json`): this module's
+//!   wasm-bindgen glue, loaded by URL at run time, and the page's globals for tests.
 //!
 //! The wasm module is `examples/web.rs`, an empty program that links the library (the lib and the
 //! `sightline` bin share a target name, so Trunk cannot pick the lib's cdylib by name); every

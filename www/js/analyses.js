@@ -11,6 +11,14 @@ export const settings = { memoryLimit: 0 };
 export class AnalysesTooLarge extends Error {}
 
 /**
+ * @typedef {object} AnalysesProgress
+ * @property {number} steps
+ * @property {string} phase
+ * @property {string | null} last
+ * @property {number[]} stepMs
+ */
+
+/**
  * Runs the analyses of `session`. `onAnalyses()` is awaited once the reports (steps, idle,
  * findings) are ready; resolves once the operator forest the tables read is built, or with
  * `until: "analyses"`, once the reports are ready (the forest is then not built).
@@ -18,9 +26,11 @@ export class AnalysesTooLarge extends Error {}
  * `phase` ("analyses", then "tables"), `last` (what the last call returned: "" while a phase
  * is under way) and `stepMs` (each call, from posting it to its answer: with no frames asked
  * for meanwhile, its slice plus the round trip).
+ * @param {RemoteCalls} session
+ * @param {{ onAnalyses?: () => unknown, until?: string, progress?: AnalysesProgress | {} }} [options]
  */
 export async function analyse(session, { onAnalyses, until = "tables", progress = {} } = {}) {
-  Object.assign(progress, { steps: 0, phase: "analyses", last: null, stepMs: [] });
+  const record = /** @type {AnalysesProgress} */ (Object.assign(progress, { steps: 0, phase: "analyses", last: null, stepMs: [] }));
   // A module out of memory stops dead, taking the timeline with it: analyses that would not fit
   // are not started (Session::analyses_room).
   const room = await session.analyses_room(settings.memoryLimit);
@@ -29,11 +39,11 @@ export async function analyse(session, { onAnalyses, until = "tables", progress 
     const posted = performance.now();
     // 0: the Session's own slice size.
     const done = await session.analyse_step(0);
-    progress.stepMs.push(performance.now() - posted);
-    progress.steps++;
-    progress.last = done;
+    record.stepMs.push(performance.now() - posted);
+    record.steps++;
+    record.last = done;
     if (done === "analyses") {
-      progress.phase = "tables";
+      record.phase = "tables";
       if (onAnalyses) await onAnalyses();
     }
     if (done === until || done === "tables") return;

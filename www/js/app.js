@@ -37,7 +37,7 @@ import { startSnapshots } from "./snapshot.js";
 // (starting.js), and opened at the end of this script.
 const starting = queueOpens();
 
-const boot = document.querySelector("script[data-bindings]");
+const boot = /** @type {HTMLScriptElement} */ (document.querySelector("script[data-bindings]"));
 // The paths are relative to the page, not to this module. They name the simd128 build; Bindings
 // loads the plain one instead where the browser has no wasm SIMD or the address says `?wasm=plain`
 // (wasm-choice.js). Which one runs: `body[data-wasm-build]`.
@@ -115,7 +115,7 @@ function setState(state) {
   $("error-box").hidden = state !== "error";
   $("viewer").hidden = state !== "ready";
   $("snapshot").hidden = state !== "snapshot";
-  for (const id of ["search", "search-prev", "search-next"]) $(id).disabled = state !== "ready";
+  for (const id of ["search", "search-prev", "search-next"]) (/** @type {HTMLInputElement | HTMLButtonElement} */ ($(id))).disabled = state !== "ready";
 }
 
 /**
@@ -161,7 +161,7 @@ function progress(stage, read, total, events) {
   document.body.dataset.stage = stage;
   stage = STAGES[stage] || stage;
   $("progress-stage").textContent = stage;
-  const bar = $("progress");
+  const bar = /** @type {HTMLProgressElement} */ ($("progress"));
   if (total > 0) bar.value = Math.min(1, read / total);
   else bar.removeAttribute("value");
   const of = total > 0 ? ` of ${mb(total)}` : "";
@@ -380,7 +380,7 @@ async function show(loaded) {
   loaded.tablesBuilt.catch(() => {});
   $("file-name").textContent = name;
   $("file-name").title = name;
-  $("search").value = "";
+  (/** @type {HTMLInputElement} */ ($("search"))).value = "";
   $("search-count").textContent = "";
   showNotice(summary);
   for (const id of ["overview-summary", "findings", "steps-chart", "idle-chart"]) $(id).replaceChildren(analysing());
@@ -615,7 +615,7 @@ async function highlight(name) {
   if (!s) return;
   critical.pickName(name);
   const n = await view.call(() => s.highlight_name(name));
-  $("search").value = "";
+  (/** @type {HTMLInputElement} */ ($("search"))).value = "";
   $("search-count").textContent = n === undefined ? "" : `${count(n)} × ${name.length > 40 ? name.slice(0, 40) + "…" : name}`;
   $("search-count").title = n === undefined ? "" : `${count(n)} × ${name}`;
   step(true);
@@ -628,7 +628,7 @@ let searchTimer = 0;
 async function runSearch() {
   const s = app.active && app.active.session;
   if (!s) return;
-  const q = $("search").value;
+  const q = (/** @type {HTMLInputElement} */ ($("search"))).value;
   const n = await view.call(() => s.search(q));
   $("search-count").textContent = q ? `${count(n ?? 0)} match${n === 1 ? "" : "es"}` : "";
   $("search-count").title = $("search-count").textContent;
@@ -664,8 +664,9 @@ $("search-prev").addEventListener("click", () => step(false));
 
 $("file-input").addEventListener("change", (ev) => {
   const started = performance.now();
-  const files = Array.from(ev.target.files);
-  ev.target.value = ""; // the same file can be chosen again
+  const input = /** @type {HTMLInputElement} */ (ev.target);
+  const files = Array.from(input.files);
+  input.value = ""; // the same file can be chosen again
   // Several files: the ranks of one job (ranks.js); two: a job or a pair, as a drop of them is.
   if (files.length === 2) return openTwo(files);
   if (files.length > 1) return openFiles(files);
@@ -674,12 +675,12 @@ $("file-input").addEventListener("change", (ev) => {
 for (const id of ["sample-link", "sample-link-2"]) {
   $(id).addEventListener("click", (ev) => {
     ev.preventDefault();
-    openUrl(ev.currentTarget.getAttribute("href"));
+    openUrl(/** @type {HTMLAnchorElement} */ (ev.currentTarget).getAttribute("href"));
   });
 }
 $("cancel").addEventListener("click", cancel);
-$("help-button").addEventListener("click", () => $("help").showModal());
-$("help-close").addEventListener("click", () => $("help").close());
+$("help-button").addEventListener("click", () => (/** @type {HTMLDialogElement} */ ($("help"))).showModal());
+$("help-close").addEventListener("click", () => (/** @type {HTMLDialogElement} */ ($("help"))).close());
 
 let dragDepth = 0;
 const hasFiles = (ev) => ev.dataTransfer && Array.from(ev.dataTransfer.types || []).includes("Files");
@@ -728,7 +729,7 @@ function openEarly(open) {
 
 document.addEventListener("keydown", (ev) => {
   const t = ev.target;
-  if (t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement || $("help").open) return;
+  if (t instanceof HTMLInputElement || t instanceof HTMLTextAreaElement || (/** @type {HTMLDialogElement} */ ($("help"))).open) return;
   if ((ev.ctrlKey || ev.metaKey) && ev.key.toLowerCase() === "f" && app.active) {
     ev.preventDefault();
     $("search").focus();
@@ -740,7 +741,7 @@ document.addEventListener("keydown", (ev) => {
     $("search").focus();
   } else if (ev.key === "?") {
     ev.preventDefault();
-    $("help").showModal();
+    (/** @type {HTMLDialogElement} */ ($("help"))).showModal();
   } else if (document.body.dataset.state === "ready" && view.key(ev)) {
     ev.preventDefault();
   }

@@ -3,6 +3,7 @@
 // width. Text from the trace goes in with textContent only.
 
 import { count, duration, shortName } from "./format.js";
+import { el } from "./dom.js";
 
 /** Step breakdown categories, in the TensorBoard plugin's priority order, with their colours. */
 export const STEP_PARTS = [
@@ -144,11 +145,4 @@ export function renderIdle(host, report, phrases, onRange) {
     host.append(ul);
   }
   for (const n of report.notes || []) host.append(el("p", "muted", n));
-}
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
 }

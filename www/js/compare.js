@@ -51,22 +51,23 @@ export function startCompare(h) {
   hooks = h;
   window.sightline.compare = state;
   $("compare-input").addEventListener("change", (ev) => {
-    const file = ev.target.files[0];
-    ev.target.value = "";
+    const input = /** @type {HTMLInputElement} */ (ev.target);
+    const file = input.files[0];
+    input.value = "";
     if (file) compareWith(file.name, blobChunks(file), file.size);
   });
   $("compare-close").addEventListener("click", close);
   $("compare-total").addEventListener("change", (ev) => {
-    state.total = ev.target.checked;
+    state.total = (/** @type {HTMLInputElement} */ (ev.target)).checked;
     rediff();
   });
   $("compare-shape").addEventListener("change", (ev) => {
-    state.byShape = ev.target.checked;
+    state.byShape = (/** @type {HTMLInputElement} */ (ev.target)).checked;
     rediff();
   });
-  $("compare-align").addEventListener("change", (ev) => align(Number(ev.target.value)));
+  $("compare-align").addEventListener("change", (ev) => align(Number((/** @type {HTMLSelectElement} */ (ev.target)).value)));
   for (const [id, choice] of [["choice-compare", "compare"], ["choice-first", 0], ["choice-second", 1]]) {
-    $(id).addEventListener("click", () => $("compare-choice").close(String(choice)));
+    $(id).addEventListener("click", () => (/** @type {HTMLDialogElement} */ ($("compare-choice"))).close(String(choice)));
   }
   // The main view's frames steer NEW's window (and NEW's steer BASE's, below).
   const onFrame = hooks.view.cb.onFrame;
@@ -89,7 +90,7 @@ export function dropped(files) {
   $("choice-first").textContent = `Open ${a.name}`;
   $("choice-second").textContent = `Open ${b.name}`;
   $("choice-names").textContent = `${a.name} (before) and ${b.name} (after)`;
-  const dialog = $("compare-choice");
+  const dialog = /** @type {HTMLDialogElement} */ ($("compare-choice"));
   dialog.returnValue = "";
   dialog.onclose = async () => {
     const choice = dialog.returnValue;
@@ -304,7 +305,7 @@ function steps() {
 async function align(i) {
   const { b, n } = state.steps || { b: [], n: [] };
   const k = i >= 0 && i < Math.min(b.length, n.length) ? i : -1;
-  $("compare-align").value = String(k);
+  (/** @type {HTMLSelectElement} */ ($("compare-align"))).value = String(k);
   state.offset = k >= 0 ? n[k].start_ns - b[k].start_ns : 0;
   await follow(hooks.view, state.view, -1);
 }

@@ -7,6 +7,7 @@
 // (`Session::what_if`, the CLI's `--what-if` syntax). Text from the trace is set as text only.
 
 import { count, duration, percent, shortName } from "./format.js";
+import { el } from "./dom.js";
 
 /** The path's categories (`analysis::critical`) as the panel words and colours them. */
 const CATEGORY = {
@@ -40,7 +41,7 @@ const TYPING_MS = 120;
 /** hooks: { app, view, pick(lane, index), showRange(t0, t1) }. Returns the page's critical path controller. */
 export function startCritical({ app, view, pick, showRange }) {
   const $ = (id) => document.getElementById(id);
-  const button = $("critical-path");
+  const button = /** @type {HTMLButtonElement} */ ($("critical-path"));
   const panel = $("critical-panel");
   const state = {
     session: null,
@@ -377,11 +378,4 @@ export function startCritical({ app, view, pick, showRange }) {
   }
 
   return { attach, analysed, pickName, pickEdits, state };
-}
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
 }

@@ -7,11 +7,14 @@ const SAMPLE = "samples/tracelens_h100_bert_small_stack_mem.json.gz";
 // timeEnd count seconds in that clock.
 const ORIGIN_S = 1419247.332500684;
 
-const frame = document.getElementById("posted");
+const frame = /** @type {HTMLIFrameElement} */ (document.getElementById("posted"));
 const viewer = new URL(frame.src, location.href).origin;
 const $ = (id) => document.getElementById(id);
 
-/** Resolves once the frame answers 'PONG' (it does once its page has started). */
+/**
+ * Resolves once the frame answers 'PONG' (it does once its page has started).
+ * @returns {Promise<void>}
+ */
 function handshake(win) {
   return new Promise((resolve) => {
     const ping = setInterval(() => win.postMessage("PING", viewer), 50);
@@ -28,18 +31,18 @@ window.addEventListener("message", (ev) => {
   if (ev.source !== frame.contentWindow || !ev.data || !ev.data.sightline) return;
   const s = ev.data.sightline;
   $("posted-status").textContent = s.status === "ready" ? `ready: ${s.name}, ${s.events} events` : s.status === "error" ? `error: ${s.message}` : s.status;
-  for (const id of ["zoom-embeddings", "zoom-perfetto", "zoom-all"]) $(id).disabled = s.status !== "ready";
+  for (const id of ["zoom-embeddings", "zoom-perfetto", "zoom-all"]) (/** @type {HTMLButtonElement} */ ($(id))).disabled = s.status !== "ready";
 });
 
 $("send").addEventListener("click", async () => {
-  $("send").disabled = true;
+  (/** @type {HTMLButtonElement} */ ($("send"))).disabled = true;
   $("posted-status").textContent = "fetching…";
   const buffer = await (await fetch(SAMPLE)).arrayBuffer();
   await handshake(frame.contentWindow);
   const message = { perfetto: { buffer, title: "BERT-small inference", fileName: SAMPLE.split("/").pop(), url: new URL(SAMPLE, location.href).href } };
   // Transferring the buffer hands it over without a copy.
   frame.contentWindow.postMessage(message, viewer, [buffer]);
-  $("send").disabled = false;
+  (/** @type {HTMLButtonElement} */ ($("send"))).disabled = false;
 });
 
 const post = (data) => frame.contentWindow.postMessage(data, viewer);

@@ -18,10 +18,10 @@ export function startHeader() {
   });
   // A choice in the menu (a click on one of its buttons or labels) closes it.
   menu.addEventListener("click", (ev) => {
-    if (ev.target.closest("button, label")) show(false);
+    if (/** @type {Element} */ (ev.target).closest("button, label")) show(false);
   });
   document.addEventListener("click", (ev) => {
-    if (!menu.contains(ev.target) && ev.target !== button) show(false);
+    if (!menu.contains(/** @type {Node} */ (ev.target)) && ev.target !== button) show(false);
   });
   document.addEventListener("keydown", (ev) => {
     if (ev.key === "Escape") show(false);

@@ -12,15 +12,9 @@
 // set as text.
 
 import { bytes, count } from "./format.js";
+import { el } from "./dom.js";
 
 const POLL_MS = 5000;
-
-const el = (tag, cls, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
 
 /** The URL of a listed file, relative to the page (each path segment encoded). */
 export const fileUrl = (path) => "logdir/" + path.split("/").map(encodeURIComponent).join("/");
@@ -49,7 +43,7 @@ const lead = (run) => runSpans(run)[0];
 
 /** Starts the start screen when the page is served by `sightline serve` with a LOGDIR. */
 export function startLogdir() {
-  const meta = document.querySelector('meta[name="sightline-serve"]');
+  const meta = /** @type {HTMLMetaElement | null} */ (document.querySelector('meta[name="sightline-serve"]'));
   if (!meta || meta.content !== "logdir") return;
   document.body.dataset.serve = "logdir";
   const section = el("section", "logdir");
@@ -195,7 +189,7 @@ function runBlock(run) {
       row.append(cell);
       // The whole row opens the span, as the tables' rows select theirs.
       row.addEventListener("click", (ev) => {
-        if (!ev.target.closest("a")) a.click();
+        if (!(/** @type {Element} */ (ev.target).closest("a"))) a.click();
       });
       const rank = el("td", "num", s.rank === null || s.rank === undefined ? "–" : String(s.rank));
       if (s.rank_source) rank.title = s.rank_source === "distributedInfo" ? `from the trace's distributedInfo${s.world_size ? ` (world size ${s.world_size})` : ""}` : "from the file name";

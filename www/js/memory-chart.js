@@ -22,9 +22,25 @@ export class MemoryChart {
    * when the events show no device memory worth a chart;
    * onPick(device, t_ns): a click on a strip (t_ns NaN: the device's peak, from the legend).
    * onZoom(x, factor), onPan(dx): wheel and drag over the chart, forwarded to the timeline.
+   * @param {object} parts
+   * @param {HTMLElement} parts.box
+   * @param {HTMLCanvasElement} parts.canvas
+   * @param {HTMLElement} parts.tooltip
+   * @param {HTMLElement} parts.legend
+   * @param {HTMLElement} parts.note
+   * @param {(device: string, t_ns: number) => unknown} parts.onPick
+   * @param {(x: number, factor: number) => unknown} parts.onZoom
+   * @param {(dx: number) => unknown} parts.onPan
    */
   constructor({ box, canvas, tooltip, legend, note, onPick, onZoom, onPan }) {
-    Object.assign(this, { box, canvas, tooltip, legend, note, onPick, onZoom, onPan });
+    this.box = box;
+    this.canvas = canvas;
+    this.tooltip = tooltip;
+    this.legend = legend;
+    this.note = note;
+    this.onPick = onPick;
+    this.onZoom = onZoom;
+    this.onPan = onPan;
     this.ctx = canvas.getContext("2d");
     this.session = null;
     this.devices = [];
@@ -323,9 +339,12 @@ function fitText(ctx, text, width) {
   return s + "…";
 }
 
+/** The one-pixel canvas `rgba` reads colours back from, made on first use. */
+let probe = null;
+
 /** A CSS colour as [r, g, b, a] (a in 0..1), read back from a one-pixel canvas. */
 function rgba(colour) {
-  const c = rgba.canvas || (rgba.canvas = new OffscreenCanvas(1, 1).getContext("2d", { willReadFrequently: true }));
+  const c = (probe ??= new OffscreenCanvas(1, 1).getContext("2d", { willReadFrequently: true }));
   c.clearRect(0, 0, 1, 1);
   c.fillStyle = "#000";
   c.fillStyle = colour;
@@ -341,6 +360,7 @@ function over(top, under) {
 }
 
 /** An opaque colour as one little-endian RGBA pixel. */
+/** @param {number[]} rgb */
 function pack([r, g, b]) {
   return (255 << 24) | (b << 16) | (g << 8) | r;
 }

@@ -5,6 +5,7 @@
 
 import { renderTable } from "./table.js";
 import { bytes, count, duration } from "./format.js";
+import { el } from "./dom.js";
 
 // A row's allocating slice, kept under a symbol so that the table neither shows it as a column nor
 // writes it to the CSV.
@@ -94,11 +95,4 @@ export function renderAllocations(host, table, { device, devices, onDevice, onSl
     pick.addEventListener("change", () => onDevice(pick.value));
     host.querySelector(".table-tools").prepend(pick);
   }
-}
-
-function el(tag, className = "", text) {
-  const e = document.createElement(tag);
-  if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
 }

@@ -27,7 +27,10 @@ export function startMemory({ app, view, pick, fail }) {
     tables: {},
     /** Milliseconds of each memory_live call (the first pairs the allocations), for benchmarks. */
     liveMs: [],
-    /** Resolves once the shown trace's devices are known. */
+    /**
+     * Resolves once the shown trace's devices are known.
+     * @type {Promise<any[] | void>}
+     */
     ready: Promise.resolve(),
   };
   const failed = (session) => (err) => {
@@ -39,7 +42,7 @@ export function startMemory({ app, view, pick, fail }) {
   };
   const chart = new MemoryChart({
     box: $("memory"),
-    canvas: $("memory-chart"),
+    canvas: /** @type {HTMLCanvasElement} */ ($("memory-chart")),
     tooltip: $("memory-tooltip"),
     legend: $("memory-legend"),
     note: $("memory-note"),

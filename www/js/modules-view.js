@@ -9,6 +9,7 @@
 // (textContent, SVG <title>).
 
 import { count, formatValue } from "./format.js";
+import { el } from "./dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const ROW_PX = 18;
@@ -229,11 +230,4 @@ function button(text) {
   b.type = "button";
   b.textContent = text;
   return b;
-}
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
 }

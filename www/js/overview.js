@@ -8,6 +8,7 @@
 
 import { STEP_PARTS, stepRange } from "./charts.js";
 import { count, duration, percent } from "./format.js";
+import { el } from "./dom.js";
 
 /** How many findings the overview lists; the Findings panel has them all. */
 const TOP_FINDINGS = 5;
@@ -15,6 +16,7 @@ const TOP_FINDINGS = 5;
 const MAX_STEPS = 100;
 
 /** The device figures in the plugin's order: field, label, how to read it, tooltip. */
+/** @type {[key: string, label: string, show: (v: number) => string, help: string][]} */
 const FIGURES = [
   ["utilization", "GPU utilization over the steps", (v) => percent(100 * v), "Share of the steps' span (first step's start to last step's end, as the TensorBoard plugin counts) in which a kernel ran on the device. The idle panel's busy share counts from the device's first op to its last instead (HTA's window)."],
   ["est_sm_efficiency_pct", "Est. SM efficiency", percent, "Estimated share of SMs busy over the steps' span: min(blocks per SM, 1) of the running kernels, idle counted as 0 (TensorBoard plugin)"],
@@ -156,11 +158,4 @@ function topFindings(findings, { onEvidence, findingsPanel }) {
   });
   box.append(more);
   return box;
-}
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
 }

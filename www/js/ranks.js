@@ -16,17 +16,12 @@ import { duration, mb } from "./format.js";
 import { SessionWorker } from "./worker/client.js";
 import { blobChunks, readInto, urlChunks, urlName } from "./load.js";
 import { analyse as analyseInSlices } from "./analyses.js";
+import { el } from "./dom.js";
 
 /** Ranks with a full timeline (and a live worker) at most; the others keep only their digest. */
 const MAX_SHOWN = 8;
 
 const $ = (id) => document.getElementById(id);
-const el = (tag, cls, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
 const isTraceName = (name) => /\.json(\.gz)?$/i.test(name);
 const ms = (us) => duration(us * 1e3);
 
@@ -54,8 +49,9 @@ export function startRanks(h) {
   hooks = h;
   window.sightline.ranks = state;
   $("folder-input").addEventListener("change", (ev) => {
-    const files = Array.from(ev.target.files).filter((f) => isTraceName(f.name));
-    ev.target.value = "";
+    const input = /** @type {HTMLInputElement} */ (ev.target);
+    const files = Array.from(input.files).filter((f) => isTraceName(f.name));
+    input.value = "";
     openFiles(files);
   });
   $("ranks-close").addEventListener("click", () => {
@@ -63,7 +59,7 @@ export function startRanks(h) {
     hooks.setState(hooks.app.active ? "ready" : "empty");
   });
   $("ranks-align").addEventListener("change", (ev) => {
-    state.align = ev.target.value;
+    state.align = (/** @type {HTMLSelectElement} */ (ev.target)).value;
     analyse(state.token);
   });
   // Another trace opened (or an error shown) ends the job and its workers.

@@ -8,6 +8,7 @@
 
 import { inferColumns, renderTable } from "./table.js";
 import { duration, count, percent } from "./format.js";
+import { el } from "./dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const W = 720;
@@ -65,13 +66,6 @@ export function withFlops(opsRows, report) {
 /** The rows drawn as points: kernel time, a rate and bytes (so an intensity) known. */
 export function plotted(report) {
   return report.rows.map((r, i) => ({ ...r, row: i })).filter((r) => r.kernel_us > 0 && r.tflops_s > 0 && r.intensity > 0);
-}
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
 }
 
 function svg(tag, attrs = {}, parent = null) {

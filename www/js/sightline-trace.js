@@ -30,6 +30,7 @@ import { count, duration, mb } from "./format.js";
 import { Bindings, LocalSession, SessionWorker, workersAllowed } from "./worker/client.js";
 import { responseChunks, readInto, urlName } from "./load.js";
 import { analyse } from "./analyses.js";
+import { el } from "./dom.js";
 
 const BINDINGS = new Bindings(new URL("../sightline.js", import.meta.url).href, new URL("../sightline_bg.wasm", import.meta.url));
 const VIEWER = new URL("../index.html", import.meta.url);
@@ -128,13 +129,6 @@ function styles() {
     sheet.replaceSync(CSS);
   }
   return sheet;
-}
-
-function el(tag, className, text) {
-  const e = document.createElement(tag);
-  if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
 }
 
 export class SightlineTrace extends HTMLElement {

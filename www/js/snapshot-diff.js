@@ -24,8 +24,9 @@ export function startSnapshotDiff(hooks) {
   const state = { worker: null, token: 0, diff: null, grouping: "by_frame", name: "" };
   window.sightline.snapshotDiff = state;
   $("snapshot-compare-input").addEventListener("change", (ev) => {
-    const file = ev.target.files[0];
-    ev.target.value = "";
+    const input = /** @type {HTMLInputElement} */ (ev.target);
+    const file = input.files[0];
+    input.value = "";
     if (file) compareWith(file);
   });
 

@@ -16,12 +16,32 @@ export class BandsChart {
   /**
    * canvas; tooltip: an element for hover tips; caption: where the window's figures are written;
    * onPick(hit): a click on a band (the hit as `bands_hit` returns it).
+   * @param {object} parts
+   * @param {HTMLCanvasElement} parts.canvas
+   * @param {HTMLElement} parts.tooltip
+   * @param {HTMLElement} parts.caption
+   * @param {(hit: any) => unknown} parts.onPick
    */
   constructor({ canvas, tooltip, caption, onPick }) {
-    Object.assign(this, { canvas, tooltip, caption, onPick });
+    this.canvas = canvas;
+    this.tooltip = tooltip;
+    this.caption = caption;
+    this.onPick = onPick;
     this.ctx = canvas.getContext("2d");
+    /** @type {RemoteCalls | null} */
     this.session = null;
     this.palette = [];
+    // What `attach` sets: the device shown, its number of positions (trace entries, plus one),
+    // the window in positions, and the last layout painted.
+    /** @type {number | undefined} */
+    this.device = undefined;
+    /** @type {number | undefined} */
+    this.positions = undefined;
+    /** @type {number | undefined} */
+    this.start = undefined;
+    /** @type {number | undefined} */
+    this.end = undefined;
+    this.layout = undefined;
     /** Layouts asked for and painted, for tests and benchmarks: { ms, rects } each. */
     this.painted = [];
     this.pending = null;

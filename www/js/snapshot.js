@@ -32,14 +32,14 @@ const state = {
  */
 export function startSnapshots(hooks) {
   state.chart = new BandsChart({
-    canvas: $("snapshot-timeline"),
+    canvas: /** @type {HTMLCanvasElement} */ ($("snapshot-timeline")),
     tooltip: $("snapshot-tooltip"),
     caption: $("snapshot-timeline-caption"),
     onPick: showAllocation,
   });
   state.diff = startSnapshotDiff({ bindings: hooks.bindings, base: () => state.active });
   window.sightline.snapshot = state;
-  $("snapshot-device").addEventListener("change", (ev) => showDevice(Number(ev.target.value)));
+  $("snapshot-device").addEventListener("change", (ev) => showDevice(Number((/** @type {HTMLSelectElement} */ (ev.target)).value)));
   window.addEventListener("resize", () => state.active && state.chart.request());
   return { show, close, shown: () => !!state.active, compareWith: (file) => state.diff.compareWith(file) };
 }
@@ -64,7 +64,7 @@ async function show(loaded) {
   const damage = r.diagnostics.filter((d) => d.kind !== "unknown_key" && d.kind !== "unknown_action");
   $("snapshot-notice").hidden = damage.length === 0;
   $("snapshot-notice").textContent = damage.map((d) => `${d.detail} (${count(d.count)}×, first at byte ${count(d.first_offset)})`).join(" · ");
-  const select = $("snapshot-device");
+  const select = /** @type {HTMLSelectElement} */ ($("snapshot-device"));
   select.replaceChildren(...r.devices.map((d, i) => Object.assign(document.createElement("option"), { value: String(i), textContent: `device ${d.device}` })));
   select.disabled = r.devices.length < 2;
   renderSegments(r.segments);

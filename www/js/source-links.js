@@ -8,6 +8,8 @@
 // and `?` too), and its scheme is the configured prefix's, which may not be a scheme that runs or
 // embeds content in the page (javascript:, data:, ...).
 
+import { el } from "./dom.js";
+
 const KEY = "sightline.editorLinkPrefix";
 export const DEFAULT_PREFIX = "vscode://file/";
 /** Schemes a link prefix may not use: they run script, embed content or read local files. */
@@ -160,11 +162,4 @@ async function copyText(text, box, status) {
     field.select();
     status.textContent = "The page may not write the clipboard here: copy it from the field (Ctrl+C).";
   }
-}
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
 }

@@ -41,7 +41,7 @@ function nameOf(files) {
  * opened (and shown as starting meanwhile).
  */
 export function queueOpens() {
-  const inputs = [$("file-input"), $("folder-input")];
+  const inputs = /** @type {HTMLInputElement[]} */ ([$("file-input"), $("folder-input")]);
   const links = [$("sample-link"), $("sample-link-2")];
   let open = null;
   let replaced = false;

@@ -3,13 +3,20 @@
 // numbers formatted by unit. Values from the trace are set as text, never as HTML.
 
 import { formatValue, kindOf, label, shortName } from "./format.js";
+import { el } from "./dom.js";
 
 const MAX_ROWS = 1000;
 
 /**
- * Renders `rows` into `host` (emptied first) and returns the table element.
- * options: { id, columns: [{key, label, kind, title}], onRowClick(row, tr), csvName, caption }
+ * A table's column: the row's key, its header (`label`, else the key), how its values are
+ * formatted and sorted (`kind`, format.js `kindOf`), and the header's hover text.
+ * @typedef {object} Column
+ * @property {string} key
+ * @property {string} [label]
+ * @property {string} [kind]
+ * @property {string} [title]
  */
+
 /** Fills `nav` with one tab button per entry of `tabs` ({id, title}), `selected` marked; a click
  * calls `onSelect(id)`, which is expected to call this again. */
 export function renderTabs(nav, tabs, selected, onSelect) {
@@ -25,6 +32,10 @@ export function renderTabs(nav, tabs, selected, onSelect) {
   }
 }
 
+/**
+ * Renders `rows` into `host` (emptied first) and returns the table element.
+ * options: { id, columns: [{key, label, kind, title}], onRowClick(row, tr), csvName, caption }
+ */
 export function renderTable(host, rows, options = {}) {
   host.replaceChildren();
   const columns = options.columns || inferColumns(rows);
@@ -110,7 +121,10 @@ export function renderTable(host, rows, options = {}) {
   return table;
 }
 
-/** Columns from the keys of the first rows whose values are scalars. */
+/**
+ * Columns from the keys of the first rows whose values are scalars.
+ * @returns {Column[]}
+ */
 export function inferColumns(rows) {
   const keys = [];
   const sample = {};
@@ -153,13 +167,6 @@ function download(name, text) {
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 1000);
-}
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
 }
 
 /**

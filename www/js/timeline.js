@@ -176,7 +176,7 @@ export class TimelineView {
     for (;;) {
       if (this.drawing) await this.drawing;
       else if (this.fetching) await this.fetching.replies;
-      else if (this.queued || this.pending || this.arrived) await new Promise((resolve) => requestAnimationFrame(() => resolve()));
+      else if (this.queued || this.pending || this.arrived) await /** @type {Promise<void>} */ (new Promise((resolve) => requestAnimationFrame(() => resolve())));
       else return;
     }
   }

@@ -56,7 +56,7 @@ export function readLink(loc = location) {
  * `*.example.com`. 'self' is this page's origin.
  */
 export function connectAllowed(url, doc = document) {
-  const meta = doc.querySelector('meta[http-equiv="Content-Security-Policy" i]');
+  const meta = /** @type {HTMLMetaElement | null} */ (doc.querySelector('meta[http-equiv="Content-Security-Policy" i]'));
   if (!meta) return true;
   const policy = meta.content.split(";").map((d) => d.trim().split(/\s+/));
   const directive = policy.find((d) => d[0] === "connect-src") || policy.find((d) => d[0] === "default-src");

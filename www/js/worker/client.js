@@ -51,6 +51,13 @@ export function workersAllowed() {
   return WORKER_URL.origin === location.origin && typeof Worker === "function";
 }
 
+/**
+ * An object whose every method `NAME(...args)` is `call(target, NAME, ...args)`; `then` is absent,
+ * so the object is not taken for a promise.
+ * @param {(target: string, method: string, ...args: any[]) => Promise<any>} call
+ * @param {string} target
+ * @returns {RemoteCalls}
+ */
 function proxy(call, target) {
   return new Proxy(
     {},
@@ -66,7 +73,8 @@ function portableArgs(args) {
     if (a instanceof MessagePort) transfer.push(a);
     if (!ArrayBuffer.isView(a)) return a;
     const whole = a.byteOffset === 0 && a.byteLength === a.buffer.byteLength;
-    const own = whole ? a : a.slice();
+    // Every view the page passes is a typed array (a DataView has no `slice`).
+    const own = whole ? a : /** @type {Uint8Array} */ (a).slice();
     transfer.push(own.buffer);
     return own;
   });
@@ -198,11 +206,13 @@ export class SessionWorker {
  */
 export class LocalSession {
   static async start(bindings) {
+    /** @type {SightlineGlue} */
     const m = await import(bindings.glue);
     await m.default({ module_or_path: await bindings.module() });
     return new LocalSession(m);
   }
 
+  /** @param {SightlineGlue} wasm */
   constructor(wasm) {
     this.wasm = wasm;
     this.inner = null;

@@ -15,7 +15,7 @@
 const CHUNK = 4 << 20;
 const IN_FLIGHT = 4;
 
-self.addEventListener("message", (ev) => {
+self.addEventListener("message", (/** @type {MessageEvent} */ ev) => {
   const { blob, port } = ev.data;
   inflate(blob, port).catch((err) => port.postMessage({ failed: (err && err.message) || String(err) }));
 });

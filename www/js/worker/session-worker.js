@@ -30,12 +30,15 @@
 
 import { portable } from "./portable.js";
 
+/** @type {SightlineGlue | null} */
 let wasm = null;
+/** @type {WasmSession | null} */
 let session = null;
+/** @type {Promise<void>} */
 const ready = new Promise((resolve, reject) => {
   self.addEventListener(
     "message",
-    async (ev) => {
+    async (/** @type {MessageEvent} */ ev) => {
       try {
         const { glue, module } = ev.data.init;
         const m = await import(glue);
@@ -143,7 +146,7 @@ function target(kind, method, id) {
   return (...args) => session[method](...args);
 }
 
-self.addEventListener("message", async (ev) => {
+self.addEventListener("message", async (/** @type {MessageEvent} */ ev) => {
   const { id, target: kind, method, args } = ev.data;
   if (id === undefined) return;
   try {
