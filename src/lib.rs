@@ -16,6 +16,8 @@
 //! - [`query`]: the questions a user asks (report, ops, path, diff, ...), each a request type
 //!   answered from a trace's `Derived` store: what the CLI, `sightline mcp`, Python and the page
 //!   call.
+//! - [`units`]: durations in words, the one rule of the findings, the comparison and every other
+//!   text outside a table, the page's `format.js` rule.
 //! - [`view`]: what the page draws for a viewport (a draw list), hit testing, search, details.
 //! - `native` (not on wasm32): reading trace files, the library's only file I/O, for the CLI and
 //!   the Python package.

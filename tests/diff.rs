@@ -732,7 +732,7 @@ fn the_headline_tells_the_median_step() {
     assert!(!s.noise, "{}", s.headline);
     assert!(
         s.headline
-            .starts_with("median step 176.3 ms -> 125.1 ms, -51.2 ms"),
+            .starts_with("median step 176 ms -> 125 ms, -51.2 ms"),
         "{}",
         s.headline
     );

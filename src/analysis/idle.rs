@@ -497,7 +497,13 @@ impl IdleReport {
             .iter()
             .filter(|w| w.kind.is_host())
             .take(4)
-            .map(|w| format!("{:.1} ms for {}", w.ns as f64 / 1e6, w.kind.phrase()))
+            .map(|w| {
+                format!(
+                    "{} for {}",
+                    crate::units::duration(w.ns as f64),
+                    w.kind.phrase()
+                )
+            })
             .collect();
         (!parts.is_empty()).then(|| format!("the {} waited {}", self.device_word, parts.join(", ")))
     }

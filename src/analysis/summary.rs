@@ -166,11 +166,11 @@ pub fn cut(trace: &Trace) -> Option<Cut> {
     }
     let lost = devices_without_events(trace);
     let mut sentence = format!(
-        "The file is truncated: it ends after {:.1} MB of JSON, {} events, {:.3} ms into the trace; \
+        "The file is truncated: it ends after {:.1} MB of JSON, {} events, {} into the trace; \
          what came after is lost.",
         s.json_bytes as f64 / 1e6,
         s.events_total,
-        trace.span_ns() as f64 / 1e6
+        crate::units::duration(trace.span_ns() as f64)
     );
     if !lost.is_empty() {
         sentence.push_str(&format!(

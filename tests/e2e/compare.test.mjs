@@ -187,7 +187,7 @@ export async function urlAndCompareParametersOpenBoth({ page, baseUrl, ignore })
   assert.equal(d.steps.delta.step_time_us, 0);
   assert.ok(d.ops.every((o) => o.delta_self_cpu_us === 0 && o.status === "both"));
   assert.equal(d.findings.added.length + d.findings.removed.length + d.findings.changed.length, 0);
-  assert.match(await page.textContent("#compare-headline"), /\+0\.0 us/);
+  assert.match(await page.textContent("#compare-headline"), /\+0 ns/);
   // A step to align at: both traces have ProfilerStep#6.
   const options = await page.evaluate(() => Array.from(document.querySelectorAll("#compare-align option")).map((o) => o.textContent));
   assert.ok(options.includes("ProfilerStep#6"), options.join(","));

@@ -323,10 +323,6 @@ impl Words<'_> {
     }
 }
 
-fn ms(ns: f64) -> String {
-    super::savings::duration(ns)
-}
-
 /// The slices and, for a viewer to zoom to, their time ranges.
 fn evidence(trace: &Trace, t: &Tally) -> Evidence {
     let ranges = t
@@ -375,12 +371,12 @@ fn hot_operator(w: &Words, name: &str, t: &Tally, steps: i64, step_ns: i64) -> F
         detail: format!(
             "`{name}` holds {} of the critical path {} ({:.1}% of {}): {} on the CPU and {} in \
              the {device} work it launched.{origin}",
-            ms((t.ns / steps) as f64),
+            crate::units::duration((t.ns / steps) as f64),
             w.per,
             100.0 * t.ns as f64 / step_ns as f64,
             w.whole,
-            ms((t.cpu_ns / steps) as f64),
-            ms((on_device / steps) as f64),
+            crate::units::duration((t.cpu_ns / steps) as f64),
+            crate::units::duration((on_device / steps) as f64),
         ),
         advice,
         evidence: evidence(w.trace, t),
@@ -409,7 +405,7 @@ fn allocator_churn(w: &Words, t: &Tally, steps: i64, step_ns: i64) -> Finding {
             "Device memory allocation and release calls ({calls}) hold {} of the critical path \
              {} ({:.1}% of {}): the caching allocator missed its cache and went to the \
              runtime, whose free also waits for the {}.",
-            ms((t.ns / steps) as f64),
+            crate::units::duration((t.ns / steps) as f64),
             w.per,
             100.0 * t.ns as f64 / step_ns as f64,
             w.whole,

@@ -80,30 +80,6 @@ pub struct Saving {
 /// Below this share of the step (in percent), a saving makes its finding `info`.
 pub const MIN_WARNING_PCT: f64 = 1.0;
 
-/// A duration as the page prints it (`www/js/format.js`'s `duration`): ns, µs, ms or s, with
-/// three significant digits (no decimals from 100 on).
-pub fn duration(ns: f64) -> String {
-    let a = ns.abs();
-    let (unit, name) = if a >= 1e9 {
-        (1e9, "s")
-    } else if a >= 1e6 {
-        (1e6, "ms")
-    } else if a >= 1e3 {
-        (1e3, "µs")
-    } else {
-        (1.0, "ns")
-    };
-    let v = ns / unit;
-    let d = if unit == 1.0 || v.abs() >= 100.0 {
-        0
-    } else if v.abs() >= 10.0 {
-        1
-    } else {
-        2
-    };
-    format!("{v:.d$} {name}")
-}
-
 /// The findings with their savings, the largest first; those without one keep their order
 /// after. `analysis` is the critical-path graph of the default path options (`None`: no finding
 /// is priced); on it, the hotspots ([`hotspot`]) join the findings where their bound is worth
@@ -348,7 +324,7 @@ fn saving(
     } else {
         0.0
     };
-    let d = duration(per_step_us * 1e3);
+    let d = crate::units::duration(per_step_us * 1e3);
     let (per, each) = if whole {
         ("over the trace", "the trace")
     } else {

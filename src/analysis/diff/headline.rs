@@ -59,22 +59,14 @@ pub struct Contributor {
     pub delta_us: f64,
 }
 
-/// Milliseconds with a sign, one decimal; microseconds under a millisecond.
+/// A change given in µs (the digests' scale), in the words of [`crate::units::signed_duration`].
 pub fn signed_time(us: f64) -> String {
-    if us.abs() >= 1000.0 {
-        format!("{:+.1} ms", us / 1000.0)
-    } else {
-        format!("{us:+.1} us")
-    }
+    crate::units::signed_duration(us * 1e3)
 }
 
-/// The same without a sign.
+/// A duration given in µs, in the words of [`crate::units::duration`].
 pub fn time(us: f64) -> String {
-    if us.abs() >= 1000.0 {
-        format!("{:.1} ms", us / 1000.0)
-    } else {
-        format!("{us:.1} us")
-    }
+    crate::units::duration(us * 1e3)
 }
 
 pub(super) fn summarize(

@@ -159,8 +159,9 @@ impl<'a> Context<'a> {
     }
 }
 
-pub(super) fn ms(ns: i64) -> String {
-    format!("{:.1} ms", ns as f64 / 1e6)
+/// A duration in the findings' words ([`crate::units::duration`]).
+pub(super) fn duration(ns: i64) -> String {
+    crate::units::duration(ns as f64)
 }
 
 pub(super) fn pct(x: f64) -> String {

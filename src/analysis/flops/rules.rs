@@ -211,10 +211,10 @@ pub async fn findings(
                 whatif: Vec::new(),
                 title: "GEMMs run far under the GPU's peak".into(),
                 detail: format!(
-                    "GEMMs and convolutions take {:.1}% of the GPU time ({:.2} ms) and reach \
+                    "GEMMs and convolutions take {:.1}% of the GPU time ({}) and reach \
                      {:.1}% of their roof on {} taken together.",
                     100.0 * share,
-                    gemm_ns as f64 / 1e6,
+                    crate::units::duration(gemm_ns as f64),
                     100.0 * efficiency,
                     peaks.device
                 ),
@@ -246,11 +246,11 @@ pub async fn findings(
                 }
                 .into(),
                 detail: format!(
-                    "{} FP32 GEMM/convolution calls take {:.1}% of the GPU time ({:.2} ms); {} \
+                    "{} FP32 GEMM/convolution calls take {:.1}% of the GPU time ({}); {} \
                      runs them {:.0}x faster as TF32 and {:.0}x as BF16.",
                     fp32.len(),
                     100.0 * share,
-                    fp32_ns as f64 / 1e6,
+                    crate::units::duration(fp32_ns as f64),
                     peaks.device,
                     (peaks.tf32 / peaks.fp32_matrix).max(1.0),
                     peaks.bf16 / peaks.fp32_matrix

@@ -99,8 +99,9 @@ pub const RULES: [&Rule; 4] = [
 ];
 const MAX_EVIDENCE: usize = 10;
 
-fn ms(us: f64) -> String {
-    format!("{:.1} ms", us / 1e3)
+/// A duration given in µs, in the findings' words ([`crate::units::duration`]).
+fn time(us: f64) -> String {
+    crate::units::duration(us * 1e3)
 }
 
 /// What the straggler's own critical path in a step ran through: "; its critical path in
@@ -121,7 +122,7 @@ fn path_quote(d: Option<&Digest>, step: &str) -> String {
             } else {
                 p.name.as_str()
             };
-            format!("{name} {} ({})", ms(p.ns as f64 / 1e3), p.bound_by)
+            format!("{name} {} ({})", time(p.ns as f64 / 1e3), p.bound_by)
         })
         .collect();
     format!("; its critical path in {step}: {}", items.join(", "))
@@ -219,12 +220,12 @@ pub fn analyze(r: &RanksReport, digests: &[&Digest], matched: &[Matched]) -> Vec
             title: format!("Rank {rank} holds the others back"),
             detail: format!(
                 "rank {rank} is {} late into the {} of {}; in {} step(s) ({}) the other ranks waited {} in all for it ({:.1}% of all ranks' step time); {}",
-                ms(worst.late_us),
+                time(worst.late_us),
                 worst.collective,
                 worst.step,
                 late.len(),
                 names.join(", "),
-                ms(caused),
+                time(caused),
                 100.0 * share,
                 worst.cause
             ) + &path_quote(by_rank(rank).copied(), &worst.step),
@@ -256,9 +257,9 @@ pub fn analyze(r: &RanksReport, digests: &[&Digest], matched: &[Matched]) -> Vec
             title: "Ranks spend much of their time waiting in collectives".to_string(),
             detail: format!(
                 "the ranks waited {} in collectives for the last rank to arrive, {:.1}% of their {} of step time",
-                ms(total_wait as f64 / 1e3),
+                time(total_wait as f64 / 1e3),
                 100.0 * total_wait as f64 / total_time as f64,
-                ms(total_time as f64 / 1e3)
+                time(total_time as f64 / 1e3)
             ),
             advice: "Waiting is skew between ranks, not transfer: find the rank that arrives last (see \
                      stragglers) and what delays it."
@@ -295,7 +296,7 @@ pub fn analyze(r: &RanksReport, digests: &[&Digest], matched: &[Matched]) -> Vec
                     "rank {} {:.1}% ({} exposed)",
                     d.distributed.rank.unwrap_or(-1),
                     p,
-                    ms(d.distributed.exposed_communication_ns as f64 / 1e3)
+                    time(d.distributed.exposed_communication_ns as f64 / 1e3)
                 )
             })
             .collect();
@@ -341,8 +342,8 @@ pub fn analyze(r: &RanksReport, digests: &[&Digest], matched: &[Matched]) -> Vec
                     detail: format!(
                         "rank {} computes {} against the median rank's {} ({:.2}x); every collective waits for the busiest rank",
                         top.distributed.rank.unwrap_or(-1),
-                        ms(top.distributed.compute_ns as f64 / 1e3),
-                        ms(med as f64 / 1e3),
+                        time(top.distributed.compute_ns as f64 / 1e3),
+                        time(med as f64 / 1e3),
                         top.distributed.compute_ns as f64 / med as f64
                     ),
                     advice: "Balance the work across ranks: shard sizes, sequence lengths per batch, \

@@ -119,9 +119,9 @@ fn cause(mine: &[Activity], theirs: &[&[Activity]], late_ns: i64) -> String {
                 label => format!("record_function {label}"),
             };
             format!(
-                "{what}: {:.1} ms, {:.1} ms more than the other ranks' median",
-                a.ns as f64 / 1e6,
-                excess as f64 / 1e6
+                "{what}: {}, {} more than the other ranks' median",
+                crate::units::duration(a.ns as f64),
+                crate::units::duration(excess as f64)
             )
         }
         _ => "no activity before the collective stands out against the other ranks (the delay may be \

@@ -1,7 +1,7 @@
 //! `torch.compile` in the recorded steps: recompilations, graph breaks, compile work inside the
 //! steps ([`crate::analysis::compiled`] reads the trace; these rules judge it).
 
-use super::super::context::{ms, pct, share, Context, MAX_EVIDENCE};
+use super::super::context::{duration, pct, share, Context, MAX_EVIDENCE};
 use super::super::types::{
     Evidence, Finding, Pricing, Rule, Severity, Theme, Threshold, TimeRange, Value,
 };
@@ -21,16 +21,6 @@ fn steps_cpu_ns(cx: &Context) -> i64 {
 /// The compile ranges inside the steps.
 fn compiles_in_steps<'c>(cx: &'c Context) -> impl Iterator<Item = &'c Compile> {
     cx.compiled.compiles.iter().filter(|c| c.step.is_some())
-}
-
-/// A duration as `ms` writes it, or in µs under a millisecond (eager operators between regions
-/// take microseconds on a CPU).
-fn time_text(ns: i64) -> String {
-    if ns >= 1_000_000 {
-        ms(ns)
-    } else {
-        format!("{:.0} µs", ns as f64 / 1e3)
-    }
 }
 
 fn range_of(c: &Compile) -> TimeRange {
@@ -129,11 +119,11 @@ pub(crate) fn recompilation(cx: &Context) -> Vec<Finding> {
             }
             format!(
                 "compiling it again took {} inside {} ({})",
-                ms(compile_ns),
+                duration(compile_ns),
                 steps.join(", "),
                 compiled_again
                     .iter()
-                    .map(|c| format!("{} {}", c.name, ms(c.dur_ns)))
+                    .map(|c| format!("{} {}", c.name, duration(c.dur_ns)))
                     .collect::<Vec<_>>()
                     .join(", ")
             )
@@ -214,7 +204,7 @@ pub(crate) fn graph_break(cx: &Context) -> Vec<Finding> {
     let top: Vec<String> = ops
         .iter()
         .take(5)
-        .map(|e| format!("{} ({} calls, {})", e.name, e.calls, time_text(e.cpu_ns)))
+        .map(|e| format!("{} ({} calls, {})", e.name, e.calls, duration(e.cpu_ns)))
         .collect();
     let frames: Vec<String> = broken
         .iter()
@@ -242,7 +232,7 @@ pub(crate) fn graph_break(cx: &Context) -> Vec<Finding> {
             "Each step runs {per_step} compiled regions ({}), with eager operators between them: \
              {} a step ({} of the steps), mostly {}.",
             frames.join("; "),
-            time_text(eager_ns / steps.len().max(1) as i64),
+            duration(eager_ns / steps.len().max(1) as i64),
             pct(share(eager_ns, steps_ns)),
             top.join(", ")
         ),
@@ -299,7 +289,7 @@ pub(crate) fn compile_in_steps(cx: &Context) -> Vec<Finding> {
     let autotune_ns: i64 = inside.iter().filter(|c| c.autotune).map(|c| c.dur_ns).sum();
     let mut by_step: Vec<String> = Vec::new();
     for s in cx.compiled.steps.iter().filter(|s| s.compile_ns > 0) {
-        by_step.push(format!("{} {}", s.name, ms(s.compile_ns)));
+        by_step.push(format!("{} {}", s.name, duration(s.compile_ns)));
     }
     let mut longest = inside.clone();
     longest.sort_by_key(|c| std::cmp::Reverse(c.dur_ns));
@@ -311,9 +301,9 @@ pub(crate) fn compile_in_steps(cx: &Context) -> Vec<Finding> {
         detail: format!(
             "{} of compile work{} ran inside the steps ({}), {} of their time: these steps \
              measure the compiler, not the model.",
-            ms(compile_ns),
+            duration(compile_ns),
             if autotune_ns > 0 {
-                format!(", {} of it autotuning,", ms(autotune_ns))
+                format!(", {} of it autotuning,", duration(autotune_ns))
             } else {
                 String::new()
             },

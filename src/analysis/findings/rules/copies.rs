@@ -1,6 +1,6 @@
 //! Implicit tensor copies on the CPU, and the float64 detours they make.
 
-use super::super::context::{evidence_of, ms, pct, share, Context};
+use super::super::context::{duration, evidence_of, pct, share, Context};
 use super::super::types::{Finding, Pricing, Rule, Severity, Theme, Threshold, Value};
 use crate::analysis::links::Kind;
 use crate::model::{SliceRef, StrId, Trace};
@@ -55,7 +55,7 @@ pub(crate) fn cpu_copy_overhead(cx: &Context) -> Vec<Finding> {
                      operators).",
                     pct(cpu_exec),
                     pct(copy_share),
-                    ms(copies.copy_self_ns),
+                    duration(copies.copy_self_ns),
                     copies.calls,
                     copies.rank
                 ),
@@ -161,7 +161,7 @@ pub(crate) fn dtype_round_trip(cx: &Context) -> Vec<Finding> {
                 doubles.len() as i64 / n_steps,
                 list.join(", "),
                 if named.len() > 4 { ", ..." } else { "" },
-                ms(double_ns / n_steps),
+                duration(double_ns / n_steps),
                 pct(sh),
                 (into as i64 / n_steps).max(1),
             ),

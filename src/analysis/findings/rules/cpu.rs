@@ -2,7 +2,9 @@
 //! time outside every operator, annotations in tight loops, and an optimizer that updates its
 //! parameters one tensor at a time.
 
-use super::super::context::{evidence_of, ms, pct, share, Context, StepLane, MAX_EVIDENCE, NONE};
+use super::super::context::{
+    duration, evidence_of, pct, share, Context, StepLane, MAX_EVIDENCE, NONE,
+};
 use super::super::types::{
     Evidence, Finding, Pricing, Rule, Severity, Theme, Threshold, TimeRange, Value,
 };
@@ -310,13 +312,14 @@ pub(crate) fn small_op_storm(cx: &Context) -> Vec<Finding> {
                 whatif,
                 title: "A Python loop of tiny operators".into(),
                 detail: format!(
-                    "{} operators a step ({} calls at the top: {}), median {median_us:.1} µs a \
+                    "{} operators a step ({} calls at the top: {}), median {} a \
                      call, take {} a step with the Python time between them ({} of the steps), \
                      {place_text}.",
                     per_step(all_ops as i64),
                     per_step(calls as i64),
                     names_text(trace, &tiny_per_step),
-                    ms(per_step(cost)),
+                    crate::units::duration(median_us * 1e3),
+                    duration(per_step(cost)),
                     pct(sh),
                 ),
                 advice: format!(
@@ -446,12 +449,12 @@ pub(crate) fn untraced_cpu_time(cx: &Context) -> Vec<Finding> {
                 "{} a step ({} of the steps, in {} stretches of {} or more) runs on thread {} \
                  inside no operator, annotation or runtime call; the longest, {}, lies between \
                  {} and {}{frame}.",
-                ms(total / n_steps),
+                duration(total / n_steps),
                 pct(sh),
                 stretches.len(),
-                ms(UNTRACED_GAP_NS),
+                duration(UNTRACED_GAP_NS),
                 trace.lanes[sl.lane].tid,
-                ms(top.ns),
+                duration(top.ns),
                 name(top.before, "the step's start"),
                 name(top.after, "the step's end"),
             ),
@@ -653,14 +656,14 @@ pub(crate) fn annotation_overhead(cx: &Context) -> Vec<Finding> {
             title: "Annotations in a tight loop".into(),
             detail: format!(
                 "{} annotation ranges a step ({}) cost {} a step ({} of the steps): {} inside \
-                 them outside any operator and {} between two in a row, about {:.1} µs a range.",
+                 them outside any operator and {} between two in a row, about {} a range.",
                 per,
                 names_text(trace, &dense),
-                ms(cost / n_steps as i64),
+                duration(cost / n_steps as i64),
                 pct(sh),
-                ms(own / n_steps as i64),
-                ms(between / n_steps as i64),
-                cost as f64 / calls.max(1) as f64 / 1e3,
+                duration(own / n_steps as i64),
+                duration(between / n_steps as i64),
+                crate::units::duration(cost as f64 / calls.max(1) as f64),
             ),
             advice: "While profiling, each record_function range is recorded (and with \
                      with_stack, unwound): label phases such as forward, backward, optimizer and \
@@ -818,11 +821,11 @@ pub(crate) fn optimizer_step_heavy(cx: &Context) -> Vec<Finding> {
                  {} of Python between them: a per-parameter loop (foreach=False, or an \
                  optimizer without a grouped implementation).",
                 optimizer,
-                ms(total / n_steps as i64),
+                duration(total / n_steps as i64),
                 pct(sh),
                 ops / n_steps,
                 names_text(trace, &common),
-                ms(python_own / n_steps as i64),
+                duration(python_own / n_steps as i64),
             ),
             advice: format!(
                 "Use torch.optim.{class}(..., foreach=True) (one kernel per operation over all \

@@ -41,12 +41,12 @@ pub(crate) fn device_events_lost(cx: &Context) -> Vec<Finding> {
                 }
             ),
             detail: format!(
-                "The file ends after {:.1} MB of JSON, {:.3} ms into the trace. The profiler \
+                "The file ends after {:.1} MB of JSON, {} into the trace. The profiler \
                  writes device events after the host's, so {} lost all of theirs: no figure \
                  here compares host time with device time, and the step breakdown counts the \
                  host only.",
                 trace.stats.json_bytes as f64 / 1e6,
-                trace.span_ns() as f64 / 1e6,
+                crate::units::duration(trace.span_ns() as f64),
                 lost.join(", ")
             ),
             advice: "Record the trace again and let the profiler finish writing it (the process \

@@ -1,6 +1,6 @@
 //! The device: its utilization, communication, waiting for the host.
 
-use super::super::context::{evidence_of, ms, pct, share, Context, MAX_EVIDENCE};
+use super::super::context::{duration, evidence_of, pct, share, Context, MAX_EVIDENCE};
 use super::super::types::{
     Evidence, Finding, Pricing, Rule, Severity, Theme, Threshold, TimeRange, Value,
 };
@@ -189,8 +189,8 @@ pub(crate) fn low_gpu_utilization(cx: &Context) -> Vec<Finding> {
             ),
             detail: format!(
                 "Kernels ran {} of the {} spanned by the steps on {} ({} utilization).",
-                ms(g.kernel_ns),
-                ms(g.span_ns),
+                duration(g.kernel_ns),
+                duration(g.span_ns),
                 device_name(trace, g.device),
                 pct(g.utilization)
             ),
@@ -281,8 +281,8 @@ pub(crate) fn communication_heavy(cx: &Context) -> Vec<Finding> {
             title: "Communication takes a large share of each step".into(),
             detail: format!(
                 "Communication not hidden behind computation took {} of {} of step time ({}).",
-                ms(steps.total.communication_ns),
-                ms(step_total),
+                duration(steps.total.communication_ns),
+                duration(step_total),
                 pct(comm)
             ),
             advice: "Overlap communication with computation (DDP bucket sizes, gradient \
@@ -331,7 +331,7 @@ pub(crate) fn gpu_starved_by_cpu(cx: &Context) -> Vec<Finding> {
             .iter()
             .filter(|w| w.kind.is_host())
             .take(3)
-            .map(|w| format!("{} ({})", w.kind.phrase(), ms(w.ns)))
+            .map(|w| format!("{} ({})", w.kind.phrase(), duration(w.ns)))
             .collect();
         let gaps: Vec<&idle::Gap> = idle
             .gaps
@@ -352,8 +352,8 @@ pub(crate) fn gpu_starved_by_cpu(cx: &Context) -> Vec<Finding> {
                 "{} was idle {} of its {} window ({}), and {} of that idle time it waited for \
                  the host to launch work; meanwhile the CPU was in {}.",
                 device_name(trace, d.device),
-                ms(d.idle_ns),
-                ms(d.window_ns),
+                duration(d.idle_ns),
+                duration(d.window_ns),
                 pct(idle_share),
                 pct(host_share),
                 if host_waits.is_empty() {
@@ -396,7 +396,7 @@ pub(crate) fn gpu_starved_by_cpu(cx: &Context) -> Vec<Finding> {
                 "{devices} were idle at least {} of their windows, mostly waiting for the host to \
                  launch work ({} in all).",
                 pct(STARVED_IDLE_SHARE),
-                ms(waited)
+                duration(waited)
             ),
             advice: "Take the CPU work they wait for off the critical path (sightline idle names \
                      it): a faster input pipeline, fewer synchronizations."

@@ -1,6 +1,6 @@
 //! What CUDA/HIP graphs cost inside the steps: instantiating one.
 
-use super::super::context::{evidence_of, ms, pct, share, Context};
+use super::super::context::{duration, evidence_of, pct, share, Context};
 use super::super::types::{Finding, Pricing, Rule, Severity, Theme, Threshold, Value};
 
 /// The instantiations' share of the steps from which they are worth a finding.
@@ -65,7 +65,7 @@ pub(crate) fn graph_instantiation(cx: &Context) -> Vec<Finding> {
             "{} graph instantiations ({}) take {} inside the steps ({} of them, {:.1} a step).",
             in_steps.len(),
             names[0],
-            ms(ns),
+            duration(ns),
             pct(sh),
             in_steps.len() as f64 / per_step as f64,
         ),

@@ -1,6 +1,6 @@
 //! Feeding the steps: the DataLoader, and host-device copies from pageable memory.
 
-use super::super::context::{dur, evidence_of, ms, pct, share, Context};
+use super::super::context::{dur, duration, evidence_of, pct, share, Context};
 use super::super::types::{Finding, Pricing, Rule, Severity, Theme, Threshold, Value};
 use crate::analysis::idle::WaitKind;
 
@@ -46,7 +46,7 @@ pub(crate) fn dataloader_bound(cx: &Context) -> Vec<Finding> {
             format!(
                 "; the {} sat idle {} waiting for it",
                 idle.device_word,
-                ms(waited)
+                duration(waited)
             )
         } else {
             String::new()
@@ -77,11 +77,11 @@ pub(crate) fn dataloader_bound(cx: &Context) -> Vec<Finding> {
                 "The DataLoader's `__next__` took {} of {} of step time ({}, over {} calls; {} \
                  of it with no device work alongside, the TensorBoard plugin's DataLoader \
                  time){also}.{said}",
-                ms(spans_ns),
-                ms(step_total),
+                duration(spans_ns),
+                duration(step_total),
                 pct(share(spans_ns, step_total)),
                 c.dataloader.len(),
-                ms(steps.total.dataloader_ns),
+                duration(steps.total.dataloader_ns),
             ),
             advice,
             evidence: evidence_of(trace, &c.dataloader),
@@ -106,7 +106,7 @@ impl Part {
         match self {
             Part::Workers(ns) => format!(
                 "It is the main process waiting for the worker processes ({}).",
-                ms(ns)
+                duration(ns)
             ),
             Part::InProcess {
                 fetch_ns,
@@ -121,8 +121,8 @@ impl Part {
                     "Most of it is {what}: {} fetching, {} collating, in the main process \
                      (told apart by the operators' order: one run of the same calls per sample, \
                      then the collate).",
-                    ms(fetch_ns),
-                    ms(collate_ns)
+                    duration(fetch_ns),
+                    duration(collate_ns)
                 )
             }
         }
@@ -232,7 +232,7 @@ pub(crate) fn pageable_memcpy(cx: &Context) -> Vec<Finding> {
                 "{} host-device copies ({} on the {}) used pageable memory: they go through a \
                  staging buffer and cannot overlap with compute.",
                 c.pageable.len(),
-                ms(total),
+                duration(total),
                 idle.device_word
             ),
             advice: "Pin host memory: DataLoader(pin_memory=True) or tensor.pin_memory(), then \

@@ -1,6 +1,6 @@
 //! What the steps say: a warm-up step inside the window.
 
-use super::super::context::{ms, Context};
+use super::super::context::{duration, Context};
 use super::super::types::{
     Evidence, Finding, Pricing, Rule, Severity, Theme, Threshold, TimeRange, Value,
 };
@@ -57,9 +57,9 @@ pub(crate) fn warmup_outlier(cx: &Context) -> Vec<Finding> {
                     "{} took {}, {:.1}x the median step ({}): warm-up work ({}) falls inside the \
                      recorded window.",
                     first.name,
-                    ms(first.dur_ns),
+                    duration(first.dur_ns),
                     first.vs_median,
-                    ms(median as i64),
+                    duration(median as i64),
                     backend::warmup_work(backend::of_trace(trace))
                 ),
                 advice: "Skip warm-up iterations with schedule(wait=1, warmup=2, ...) so that the \
