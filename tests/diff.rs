@@ -834,6 +834,42 @@ fn a_finding_that_crossed_its_threshold_says_so_with_both_figures() {
     assert_eq!(a["crossed"]["unit"], "share");
 }
 
+/// A finding raised by both traces at another severity tells the rule's figure in each: what
+/// moved it. BASE is the untraced-time trace's digest; NEW the same with that finding one step
+/// more severe and its figure doubled, as a second run of a worse program would record.
+#[test]
+fn a_finding_that_changed_severity_tells_both_figures() {
+    let base = digest(&judge("untraced_cpu_time.base.pt.trace.json.gz"));
+    let mut new = base.clone();
+    let id = "untraced_cpu_time";
+    let f = new.findings.iter_mut().find(|f| f.id == id).unwrap();
+    f.severity = if f.severity == "critical" {
+        "warning".into()
+    } else {
+        "critical".into()
+    };
+    let m = new.measured.get_mut(id).expect("the rule's figure is kept");
+    m.value *= 2.0;
+    let d = diff(&base, &new, &DiffOptions::default());
+    let c = d
+        .findings
+        .changed
+        .iter()
+        .find(|c| c.id == id)
+        .expect("its severity changed");
+    let moved = c.measured.as_ref().expect("both measured it");
+    let b = base.measured[id].value;
+    assert_eq!((moved.base, moved.new), (b, 2.0 * b));
+    assert_eq!(moved.unit, base.measured[id].unit);
+    assert_eq!(
+        moved.text(),
+        format!("{:.1}% -> {:.1}%", b * 100.0, b * 200.0)
+    );
+    let v = serde_json::to_value(&d).unwrap();
+    let row = &v["findings"]["changed"][0];
+    assert_eq!(row["measured"]["new"].as_f64(), Some(2.0 * b));
+}
+
 /// A digest written before the rules' figures were kept compares as before: no `crossed`.
 #[test]
 fn a_digest_without_the_rules_figures_still_compares() {

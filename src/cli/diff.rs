@@ -249,8 +249,12 @@ fn print(a: &DiffArgs, d: &Diff, top: usize) {
         }
     }
     for x in &f.changed {
+        let moved = x
+            .measured
+            .as_ref()
+            .map_or(String::new(), |m| format!(": {}", m.text()));
         println!(
-            "  ~ [{} -> {}] {} ({})",
+            "  ~ [{} -> {}] {} ({}){moved}",
             x.base_severity, x.new_severity, x.title, x.id
         );
     }

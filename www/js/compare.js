@@ -460,7 +460,7 @@ const TABS = [
     rows: (d) => [
       ...d.findings.added.map((f) => ({ ...presence(f, false), id: f.id, severity: f.severity, title: f.title, detail: f.detail })),
       ...d.findings.removed.map((f) => ({ ...presence(f, true), id: f.id, severity: f.severity, title: f.title, detail: f.detail })),
-      ...d.findings.changed.map((f) => ({ change: "changed", threshold: "", id: f.id, severity: `${f.base_severity} → ${f.new_severity}`, title: f.title, detail: f.new_detail })),
+      ...d.findings.changed.map((f) => ({ change: "changed severity", threshold: f.measured ? `${figure(f.measured.base, f.measured.unit)} → ${figure(f.measured.new, f.measured.unit)}` : "", id: f.id, severity: `${f.base_severity} → ${f.new_severity}`, title: f.title, detail: f.new_detail })),
     ],
   },
 ];

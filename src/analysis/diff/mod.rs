@@ -334,14 +334,7 @@ impl Crossed {
 
     /// "13.6% -> 16.2% (threshold 15%)", as the CLI prints it.
     pub fn text(&self) -> String {
-        let v = |x: f64| match self.unit.as_str() {
-            "share" => format!("{:.1}%", x * 100.0),
-            "pct" => format!("{x:.1}%"),
-            "times" => format!("{x:.2}x"),
-            "ns" => headline::time(x / 1000.0),
-            "bytes" => format!("{:.1} MiB", x / f64::from(1 << 20)),
-            _ => format!("{x}"),
-        };
+        let v = |x: f64| figure(x, &self.unit);
         format!(
             "{} -> {} (threshold {})",
             v(self.base),
@@ -359,6 +352,48 @@ pub struct FindingChange {
     pub new_severity: String,
     pub base_detail: String,
     pub new_detail: String,
+    /// The rule's figure in each trace, where both measured it: what moved the severity.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured: Option<Moved>,
+}
+
+/// A rule's figure in each trace, in its unit (as [`Crossed`]'s), for a finding raised by both.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Moved {
+    pub base: f64,
+    pub new: f64,
+    pub unit: String,
+}
+
+impl Moved {
+    fn of(base: &DigestMeasure, new: &DigestMeasure) -> Option<Moved> {
+        (base.unit == new.unit).then(|| Moved {
+            base: base.value,
+            new: new.value,
+            unit: new.unit.clone(),
+        })
+    }
+
+    /// "13.6% -> 16.2%", as the CLI prints it.
+    pub fn text(&self) -> String {
+        format!(
+            "{} -> {}",
+            figure(self.base, &self.unit),
+            figure(self.new, &self.unit)
+        )
+    }
+}
+
+/// A rule's figure in its unit: `share` a fraction, `pct`, `times`, `ns`, `bytes`, a count.
+fn figure(x: f64, unit: &str) -> String {
+    match unit {
+        "share" => format!("{:.1}%", x * 100.0),
+        "pct" => format!("{x:.1}%"),
+        "times" => format!("{x:.2}x"),
+        "ns" => crate::units::duration(x),
+        "bytes" => format!("{:.1} MiB", x / f64::from(1 << 20)),
+        _ => format!("{x}"),
+    }
 }
 
 /// `new / base`, absent when the base is zero.
@@ -903,6 +938,10 @@ fn findings(base: &Digest, new: &Digest) -> FindingsDiff {
                 new_severity: f.severity.clone(),
                 base_detail: old.detail.clone(),
                 new_detail: f.detail.clone(),
+                measured: match (base.measured.get(*id), new.measured.get(*id)) {
+                    (Some(mb), Some(mn)) => Moved::of(mb, mn),
+                    _ => None,
+                },
             }),
             Some(_) => {}
         }
