@@ -870,6 +870,35 @@ fn a_finding_that_changed_severity_tells_both_figures() {
     assert_eq!(row["measured"]["new"].as_f64(), Some(2.0 * b));
 }
 
+/// Compile work inside the steps is measured wherever compiled code runs: compiled once before
+/// the steps (0%), it crosses the threshold in the trace that recompiles inside them (99.9%).
+/// FP32 GEMMs' share is measured on a GPU with Tensor Cores (the H100) whether it fires or not.
+#[test]
+fn compile_work_and_fp32_gemms_are_measured_where_they_can_be() {
+    let compiled = |name: &str| digest(&common::local_fixture(&format!("compiled/{name}.json.gz")));
+    let d = diff(
+        &compiled("compiled_once"),
+        &compiled("recompiles"),
+        &DiffOptions::default(),
+    );
+    let f = d
+        .findings
+        .added
+        .iter()
+        .find(|f| f.finding.id == "compile_in_steps")
+        .expect("compile_in_steps in NEW only");
+    let c = f.crossed.as_ref().expect("it crossed its threshold");
+    assert_eq!((c.base, c.threshold, c.unit.as_str()), (0.0, 0.05, "share"));
+    assert!(c.new > 0.9, "{c:?}");
+
+    let h100 = digest(&real("tracelens_h100_bert_small_stack_mem.json.gz"));
+    let m = &h100.measured["fp32_gemm_on_tensor_core_gpu"];
+    assert_eq!((m.threshold, m.unit.as_str()), (0.05, "share"));
+    assert!((0.0..0.05).contains(&m.value), "{m:?}");
+    // No torch.compile, no share of compile work.
+    assert!(!h100.measured.contains_key("compile_in_steps"));
+}
+
 /// A digest written before the rules' figures were kept compares as before: no `crossed`.
 #[test]
 fn a_digest_without_the_rules_figures_still_compares() {

@@ -103,16 +103,9 @@ impl<'a> Context<'a> {
     /// figure a rule, the one nearest to firing where it measures several (a thread, a device
     /// each), in the threshold's unit.
     pub fn measure(&self, rule: &Rule, name: &str, value: Value) {
-        let Some(&threshold) = rule.thresholds.iter().find(|t| t.name == name) else {
-            debug_assert!(false, "{} has no threshold {name}", rule.id);
-            return;
-        };
-        debug_assert_eq!(threshold.value.unit(), value.unit());
-        self.measured.borrow_mut().push(Measure {
-            rule: rule.id,
-            threshold,
-            value,
-        });
+        self.measured
+            .borrow_mut()
+            .extend(Measure::of(rule, name, value));
     }
 
     /// What the rules measured, in the order they ran.

@@ -75,7 +75,7 @@ pub async fn analyze_sliced(trace: &Trace, inputs: Inputs<'_>, y: &mut Slicer) -
         out.extend(check(&cx));
         y.tick(slices).await;
     }
-    let measured = cx.into_measured();
+    let mut measured = cx.into_measured();
     let Inputs {
         links,
         flops,
@@ -84,7 +84,10 @@ pub async fn analyze_sliced(trace: &Trace, inputs: Inputs<'_>, y: &mut Slicer) -
         ..
     } = inputs;
     let replays = graphs.uses_graphs();
-    out.extend(super::flops::rules::findings(trace, links, flops, compiled, replays, y).await);
+    out.extend(
+        super::flops::rules::findings(trace, links, flops, compiled, replays, &mut measured, y)
+            .await,
+    );
     out.sort_by_key(|f| Reverse(f.severity));
     Found {
         findings: out,

@@ -148,6 +148,22 @@ pub struct Measure {
     pub value: Value,
 }
 
+impl Measure {
+    /// What `rule` measured against its threshold `name`, in the threshold's unit.
+    pub fn of(rule: &Rule, name: &str, value: Value) -> Option<Measure> {
+        let Some(&threshold) = rule.thresholds.iter().find(|t| t.name == name) else {
+            debug_assert!(false, "{} has no threshold {name}", rule.id);
+            return None;
+        };
+        debug_assert_eq!(threshold.value.unit(), value.unit());
+        Some(Measure {
+            rule: rule.id,
+            threshold,
+            value,
+        })
+    }
+}
+
 /// A threshold's value in its unit, as the reference writes it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Value {

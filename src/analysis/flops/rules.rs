@@ -6,7 +6,7 @@ use super::Flops;
 use crate::analysis::backend;
 use crate::analysis::compiled::Compiled;
 use crate::analysis::findings::types::{
-    Evidence, Finding, Pricing, Rule, Severity, Theme, Threshold, Value,
+    Evidence, Finding, Measure, Pricing, Rule, Severity, Theme, Threshold, Value,
 };
 use crate::analysis::links::Links;
 use crate::analysis::slicing::Slicer;
@@ -88,13 +88,14 @@ pub const RULES: [&Rule; 3] = [
 const MAX_EVIDENCE: usize = 10;
 
 /// The roofline's findings; `replays` says graph replays run most of the device time (then a
-/// graph is not advice).
+/// graph is not advice). What the rules with one figure measured goes to `measured`.
 pub async fn findings(
     trace: &Trace,
     links: &Links,
     flops: &Flops,
     compiled: &Compiled,
     replays: bool,
+    measured: &mut Vec<Measure>,
     y: &mut Slicer,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -234,6 +235,11 @@ pub async fn findings(
             gemms.iter().filter(|i| i.cost.dtype == "fp32").collect();
         let fp32_ns: i64 = fp32.iter().map(|i| i.kernel_ns).sum();
         let share = fp32_ns as f64 / gpu_ns as f64;
+        measured.extend(Measure::of(
+            &FP32_GEMM_ON_TENSOR_CORE_GPU,
+            "share",
+            Value::Share(share),
+        ));
         if share >= FP32_SHARE {
             out.push(Finding {
                 id: FP32_GEMM_ON_TENSOR_CORE_GPU.id,

@@ -283,6 +283,12 @@ pub(crate) fn compile_in_steps(cx: &Context) -> Vec<Finding> {
     let compile_ns: i64 = cx.compiled.steps.iter().map(|s| s.compile_ns).sum();
     let steps_ns = steps_cpu_ns(cx);
     let sh = share(compile_ns, steps_ns);
+    // Measured where compiled code runs or compiles, and steps share its time: a trace without
+    // torch.compile has no such share.
+    let compiled = !cx.compiled.frames.is_empty() || !cx.compiled.compiles.is_empty();
+    if compiled && steps_ns > 0 {
+        cx.measure(&COMPILE_IN_STEPS, "share", Value::Share(sh));
+    }
     if inside.is_empty() || sh < COMPILE_SHARE {
         return Vec::new();
     }
