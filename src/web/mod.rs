@@ -47,7 +47,9 @@
 //!   (`el()`, the one element-making helper, text set as text only).
 //! - Features beside the page, each a module with small hooks in `app.js`: `memory.js`,
 //!   `memory-chart.js`, `memory-panels.js` (the chart is a layer of the timeline, painted as one
-//!   `ImageData`); `critical.js` (the critical-path toggle, panel and what-if); `compare.js` (a
+//!   `ImageData`); `critical.js` (the critical-path toggle and panel, its
+//!   controller), `critical-summary.js` (what bounds the steps), `whatif.js` (the what-if's
+//!   controls and answer); `compare.js` (a
 //!   second trace in a second worker, the two views kept on one time span); `pair.js` (two files
 //!   chosen together: two ranks or a pair to compare, by their `distributedInfo`); `ranks.js` (a
 //!   job's ranks, each in its own worker, at most 8 kept; the rest keep their digest only);
