@@ -1,6 +1,6 @@
 // Types the page's JavaScript uses that no module of it defines: the wasm-bindgen glue Trunk
 // builds into dist/ (sightline.js and its plain twin, imported at run time by URL, so tsc never
-// sees them), the globals the page sets for tests, and the worker's call protocol. Read by
+// sees them) and the worker's call protocol; the page's own globals are in page.d.ts. Read by
 // `tsc --noEmit` only (tsconfig.json, tsconfig.worker.json); it lies outside www/js, so
 // nothing ships it.
 //
@@ -39,25 +39,6 @@ interface WasmSession {
  */
 type RemoteCalls = Record<string, (...args: any[]) => Promise<any>>;
 
-interface Window {
-  /** The page's state, for tests and benchmarks: app.js sets it, the other views add to it. */
-  sightline: {
-    app: any;
-    view: any;
-    workers: any;
-    version: string;
-    wasmBuild: string;
-    memory: any;
-    critical: any;
-    compare?: any;
-    logdir?: any;
-    ranks?: any;
-    snapshot?: any;
-    snapshotDiff?: any;
-  };
-  /** Set once app.js has run to its end (tests wait for it). */
-  sightlineReady: boolean;
-}
 
 // `globalThis.sightlineWasm = "plain"` forces a build before the module loads (wasm-choice.js).
 declare var sightlineWasm: string | undefined;

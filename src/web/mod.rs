@@ -45,7 +45,9 @@
 //!   percent-encoded path and line), `notice.js` (damage as a notice, observations quietly),
 //!   `pyframes.js` (the "Hide Python frames" toggle), `header.js`, `format.js`, `dom.js`
 //!   (`el()`, the one element-making helper, text set as text only).
-//! - Features beside the page, each a module with small hooks in `app.js`: `memory.js`,
+//! - `context.js`: the page's one application context (its typed `PageContext`), made once by
+//!   `app.js`, handed to every feature, which adds the state it owns; `window.sightline` for tests.
+//! - Features beside the page, each a module started with the context by `app.js`: `memory.js`,
 //!   `memory-chart.js`, `memory-panels.js` (the chart is a layer of the timeline, painted as one
 //!   `ImageData`); `critical.js` (the critical-path toggle and panel, its
 //!   controller), `critical-summary.js` (what bounds the steps), `whatif.js` (the what-if's

@@ -90,18 +90,42 @@ const view = new TimelineView($("timeline"), $("overview"), { constants: JSON.pa
   },
   onError: fail,
 });
+// The one context every feature is handed (context.js); features add the state they own. For
+// tests and benchmarks it is `window.sightline`.
+/** @type {import("./context.js").PageContext} */
+const cx = {
+  app,
+  view,
+  bindings,
+  workers,
+  version,
+  wasmBuild: bindings.build,
+  pick,
+  fail,
+  showRange,
+  tableOf,
+  withTable,
+  highlight,
+  showTabs,
+  captured,
+  openUrl,
+  openBuffer,
+  openFile,
+  setState,
+  stopLoading,
+  openAddress: false,
+};
+window.sightline = cx;
 // The memory chart under the timeline, its panel and its tab (memory.js).
-const memory = startMemory({ app, view, pick, fail });
+const memory = (cx.memory = startMemory(cx));
 // The Modules tab, listed once the shown trace's module table has rows (modules-view.js).
-const modules = startModules({ app, tableOf, withTable, highlight, showTabs });
-const graphs = startGraphs({ app, tableOf, withTable, highlight, pick, showTabs, bindings, captured });
-const compiled = startCompiled({ app, tableOf, withTable, highlight, showTabs });
+const modules = (cx.modules = startModules(cx));
+const graphs = (cx.graphs = startGraphs(cx));
+const compiled = (cx.compiled = startCompiled(cx));
 // The Critical path toggle, its panel and the what-if (critical.js).
-const critical = startCritical({ app, view, pick, showRange });
-// For tests and benchmarks: the page's state, and the workers.
-window.sightline = { app, view, workers, version, wasmBuild: bindings.build, memory, critical };
+const critical = (cx.critical = startCritical(cx));
 // A memory snapshot, opened in place of a trace (snapshot.js).
-const snapshots = startSnapshots({ bindings });
+const snapshots = (cx.snapshots = startSnapshots(cx));
 
 $("version").textContent = `v${version}`;
 $("version").title = `wasm module: ${bindings.build}`;
@@ -756,16 +780,16 @@ if (!early.address && !(early.open && early.open.href)) setState("empty");
 window.sightlineReady = true;
 document.body.dataset.wasm = "ready";
 // Links (`?url=`, `#url=`, time range and selection in the hash) and embedding (`?mode=embedded`,
-// the postMessage protocol) live in url.js and embed.js; these are the page's hooks for them.
-// `openAddress`: whether what the address asks to open (`url`, `compare`) is to be opened.
-const hooks = { app, view, bindings, openUrl, openBuffer, openFile, fail, setState, stopLoading, snapshots, openAddress: !early.replaced };
-startEmbedding(hooks);
-startLinks(hooks);
-startCompare(hooks);
-startRanks(hooks);
+// the postMessage protocol) live in url.js and embed.js. Whether what the address asks to open
+// (`url`, `compare`) is to be opened: not when a choice made while starting replaced it.
+cx.openAddress = !early.replaced;
+startEmbedding(cx);
+startLinks(cx);
+startCompare(cx);
+startRanks(cx);
 startHeader();
 // Served by `sightline serve LOGDIR`: the runs to open, on the start screen (logdir.js).
-startLogdir();
+startLogdir(cx);
 if (early.open) openEarly(early.open);
 // While the page waits for a file, its first worker reads a small synthetic trace (load.js
 // `warmUp`). Not when the page opens a trace itself (its address, a choice made while it started,

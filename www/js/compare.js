@@ -46,10 +46,13 @@ const state = {
 
 let hooks = null;
 
-/** Wires the compare controls; `h` is the page's hooks (app, view, bindings, openFile, fail). */
+/**
+ * Wires the compare controls.
+ * @param {import("./context.js").PageContext} h the page's context (context.js)
+ */
 export function startCompare(h) {
   hooks = h;
-  window.sightline.compare = state;
+  h.compare = state;
   $("compare-input").addEventListener("change", (ev) => {
     const input = /** @type {HTMLInputElement} */ (ev.target);
     const file = input.files[0];

@@ -9,9 +9,9 @@
 import { renderTable } from "./table.js";
 
 /**
- * hooks (app.js): { app, tableOf(kind), withTable(host, kind, render), highlight(name), showTabs() }.
- * Returns { tab, analysed(loaded) }: `tab` goes in the page's tab list, `analysed` is called once
+ * The Compiled tab. Returns { tab, analysed(loaded) }: `tab` goes in the page's tab list, `analysed` is called once
  * the shown trace's tables are built.
+ * @param {import("./context.js").PageContext} cx the page's context (context.js)
  */
 export function startCompiled({ app, tableOf, withTable, highlight, showTabs }) {
   const state = { loaded: null, has: false };

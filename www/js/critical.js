@@ -10,7 +10,10 @@ import { el } from "./dom.js";
 import { breakdownBar, segmentTable, stepTable } from "./critical-summary.js";
 import { composed, renderKept, showAnswer, whatIfForm } from "./whatif.js";
 
-/** hooks: { app, view, pick(lane, index), showRange(t0, t1) }. Returns the page's critical path controller. */
+/**
+ * The Critical path toggle and panel. Returns the page's critical path controller.
+ * @param {import("./context.js").PageContext} cx the page's context (context.js): its view, pick and showRange
+ */
 export function startCritical({ app, view, pick, showRange }) {
   const $ = (id) => document.getElementById(id);
   const button = /** @type {HTMLButtonElement} */ ($("critical-path"));

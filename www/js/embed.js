@@ -47,6 +47,10 @@ function fromFileSeconds(seconds, originNs) {
   return (seconds - Number(whole)) * 1e9 - rest;
 }
 
+/**
+ * Embedding: `?mode=embedded` and the postMessage protocol.
+ * @param {import("./context.js").PageContext} h the page's context (context.js)
+ */
 export function startEmbedding(h) {
   const params = new URLSearchParams(location.search);
   if (params.get("mode") === "embedded") document.body.dataset.mode = "embedded";

@@ -33,9 +33,9 @@ function capturesAsked(loaded) {
 }
 
 /**
- * hooks (app.js): { app, tableOf(kind), withTable(host, kind, render), highlight(name), pick(lane,
- * index), showTabs() }. Returns { tab, analysed(loaded) }: `tab` goes in the page's tab list,
+ * The Graphs tab. Returns { tab, analysed(loaded) }: `tab` goes in the page's tab list,
  * `analysed` is called once the shown trace's tables are built.
+ * @param {import("./context.js").PageContext} cx the page's context (context.js)
  */
 export function startGraphs({ app, tableOf, withTable, highlight, pick, showTabs, bindings, captured }) {
   const state = { loaded: null, has: false };

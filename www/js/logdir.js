@@ -42,7 +42,8 @@ function runSpans(run) {
 const lead = (run) => runSpans(run)[0];
 
 /** Starts the start screen when the page is served by `sightline serve` with a LOGDIR. */
-export function startLogdir() {
+/** @param {import("./context.js").PageContext} cx */
+export function startLogdir(cx) {
   const meta = /** @type {HTMLMetaElement | null} */ (document.querySelector('meta[name="sightline-serve"]'));
   if (!meta || meta.content !== "logdir") return;
   document.body.dataset.serve = "logdir";
@@ -54,7 +55,7 @@ export function startLogdir() {
   empty.prepend(section);
 
   const state = { text: null, listing: null };
-  window.sightline.logdir = state;
+  cx.logdir = state;
   let busy = false;
   async function refresh() {
     if (busy || document.hidden || document.body.dataset.state !== "empty") return;

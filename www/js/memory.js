@@ -12,7 +12,10 @@ import { renderAllocations, renderLive } from "./memory-panels.js";
 
 const LIVE_ROWS = 50;
 
-/** hooks: { app, view, pick(lane, index), fail(err) }. Returns the page's memory controller. */
+/**
+ * The memory chart, its panel and its tab. Returns the page's memory controller.
+ * @param {import("./context.js").PageContext} cx the page's context (context.js): its app, view, pick and fail
+ */
 export function startMemory({ app, view, pick, fail }) {
   const $ = (id) => document.getElementById(id);
   const state = {

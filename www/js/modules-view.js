@@ -20,10 +20,10 @@ const OPEN_DEPTH = 3;
 export const frameName = (row) => `nn.Module: ${row.name}`;
 
 /**
- * The Modules tab of the page's tables. hooks (app.js): { app, tableOf(kind), withTable(host, kind,
- * render), highlight(name) -> promise of the count, showTabs() } . Returns { tab, analysed(loaded) }:
- * `tab` goes in the page's tab list (hidden while the shown trace has no module rows), `analysed`
- * is called once the shown trace's tables are built.
+ * The Modules tab of the page's tables. Returns { tab, analysed(loaded) }: `tab` goes in the
+ * page's tab list (hidden while the shown trace has no module rows), `analysed` is called once the
+ * shown trace's tables are built.
+ * @param {import("./context.js").PageContext} cx the page's context (context.js)
  */
 export function startModules({ app, tableOf, withTable, highlight, showTabs }) {
   const state = { loaded: null, has: false };

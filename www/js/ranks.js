@@ -44,10 +44,13 @@ const state = {
 
 let hooks = null;
 
-/** Wires the job controls; `h` is the page's hooks (app, bindings, openFile, setState, stopLoading). */
+/**
+ * Wires the job controls.
+ * @param {import("./context.js").PageContext} h the page's context (context.js)
+ */
 export function startRanks(h) {
   hooks = h;
-  window.sightline.ranks = state;
+  h.ranks = state;
   $("folder-input").addEventListener("change", (ev) => {
     const input = /** @type {HTMLInputElement} */ (ev.target);
     const files = Array.from(input.files).filter((f) => isTraceName(f.name));

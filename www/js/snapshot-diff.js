@@ -19,10 +19,15 @@ const DIFF_COLUMNS = [
   { label: "Change", kind: "delta", value: (r) => r.delta_bytes },
 ];
 
-/** `hooks`: { bindings, base() (the shown snapshot: { session }) }. Returns { compareWith(file), close() }. */
-export function startSnapshotDiff(hooks) {
+/**
+ * The comparison of two snapshots; `base()` is the shown snapshot ({ session }). Returns
+ * { compareWith(file), close() }.
+ * @param {import("./context.js").PageContext} cx
+ * @param {() => any} base
+ */
+export function startSnapshotDiff(cx, base) {
   const state = { worker: null, token: 0, diff: null, grouping: "by_frame", name: "" };
-  window.sightline.snapshotDiff = state;
+  cx.snapshotDiff = state;
   $("snapshot-compare-input").addEventListener("change", (ev) => {
     const input = /** @type {HTMLInputElement} */ (ev.target);
     const file = input.files[0];
@@ -50,8 +55,8 @@ export function startSnapshotDiff(hooks) {
   }
 
   async function compareWith(file) {
-    const base = hooks.base();
-    if (!base) return;
+    const shown = base();
+    if (!shown) return;
     close();
     const token = state.token;
     state.name = file.name;
@@ -61,12 +66,12 @@ export function startSnapshotDiff(hooks) {
     try {
       const { kind, chunks } = await sniff(blobChunks(file));
       if (kind !== "snapshot") return say(`${file.name} is not a memory snapshot: a profiler trace (or another file) is opened on its own, or compared with another trace.`, "error");
-      worker = await SessionWorker.start(hooks.bindings);
+      worker = await SessionWorker.start(cx.bindings);
       if (token !== state.token) return worker.terminate();
       state.worker = worker;
       worker.onfailure = (text) => state.worker === worker && say(`${file.name} could not be compared: ${text}`, "error");
       await readSnapshotInto(worker, chunks, { onProgress: (stage, read) => token === state.token && say(stage === "reading" ? `Reading ${count(read)} bytes…` : "Building…", "loading") });
-      const [b, n] = await Promise.all([base.session.peaks(), worker.session.peaks()]);
+      const [b, n] = await Promise.all([shown.session.peaks(), worker.session.peaks()]);
       const diff = JSON.parse(await worker.module.diff_snapshots(b, n, SNAPSHOT_TOP));
       if (token !== state.token) return;
       state.diff = diff;

@@ -27,8 +27,8 @@ const state = {
 };
 
 /**
- * Wires the snapshot view; `hooks`: the page's { bindings, fail }. Returns { show(loaded), close(),
- * shown(), compareWith(file) }.
+ * Wires the snapshot view. Returns { show(loaded), close(), shown(), compareWith(file) }.
+ * @param {import("./context.js").PageContext} hooks the page's context (context.js)
  */
 export function startSnapshots(hooks) {
   state.chart = new BandsChart({
@@ -37,8 +37,8 @@ export function startSnapshots(hooks) {
     caption: $("snapshot-timeline-caption"),
     onPick: showAllocation,
   });
-  state.diff = startSnapshotDiff({ bindings: hooks.bindings, base: () => state.active });
-  window.sightline.snapshot = state;
+  state.diff = startSnapshotDiff(hooks, () => state.active);
+  hooks.snapshot = state;
   $("snapshot-device").addEventListener("change", (ev) => showDevice(Number((/** @type {HTMLSelectElement} */ (ev.target)).value)));
   window.addEventListener("resize", () => state.active && state.chart.request());
   return { show, close, shown: () => !!state.active, compareWith: (file) => state.diff.compareWith(file) };

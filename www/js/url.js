@@ -116,6 +116,10 @@ function shortHref(href) {
   return u.pathname.startsWith(dir) ? u.pathname.slice(dir.length) + u.search : u.pathname + u.search;
 }
 
+/**
+ * Links: the address opens a trace and follows the view.
+ * @param {import("./context.js").PageContext} h the page's context (context.js)
+ */
 export function startLinks(h) {
   const { app } = h;
   /** The load a link started, so a later hashchange with the same url only moves the view. */
