@@ -398,11 +398,25 @@ fn open_path(py: Python<'_>, path: String) -> PyResult<PyTrace> {
     Ok(PyTrace::new(model, path, start.elapsed().as_secs_f64()))
 }
 
-/// A trace file's name split as `tensorboard_trace_handler` names it and `sightline serve` lists
-/// it: `(worker, span)`, the span the digits before `.pt.trace.json` or `None`.
+/// The traces a run folder stands for, by the rule `sightline serve` lists runs by
+/// (`analysis::ranks::runs::run_order`): of `names` (the folder's files), the indices of each
+/// worker's latest span, by rank, workers without one last. The rank is read from the name
+/// (`rank3`, `worker3`; no file is read here); names that are not `*.json[.gz]` are skipped.
 #[pyfunction]
-fn worker_and_span(name: &str) -> (String, Option<String>) {
-    sightline::analysis::ranks::worker_and_span(name)
+fn run_latest(names: Vec<String>) -> Vec<usize> {
+    use sightline::analysis::ranks::{digest::rank_in_file_name, runs};
+    let traces: Vec<usize> = (0..names.len())
+        .filter(|&k| runs::is_trace_file_name(&names[k]))
+        .collect();
+    let files: Vec<runs::RunFile> = traces
+        .iter()
+        .map(|&k| runs::RunFile {
+            file: &names[k],
+            rank: rank_in_file_name(&names[k]),
+        })
+        .collect();
+    let order = runs::run_order(&files);
+    order.latest.iter().map(|&k| traces[k]).collect()
 }
 
 /// An `OSError` of the class `open` would raise, with errno, message and path as it gives them.
@@ -435,6 +449,6 @@ fn _sightline(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(job_path_json, m)?)?;
     m.add_function(wrap_pyfunction!(compare::ranks_json, m)?)?;
     m.add_function(wrap_pyfunction!(compare::diff_json, m)?)?;
-    m.add_function(wrap_pyfunction!(worker_and_span, m)?)?;
+    m.add_function(wrap_pyfunction!(run_latest, m)?)?;
     Ok(())
 }
