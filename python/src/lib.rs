@@ -18,6 +18,9 @@
 //!   `native::trace_files` and `native::job`; `diff_json` digests BASE (a `Trace`, a trace's bytes
 //!   or file, or a digest's JSON: `query::across::digest_of_bytes`, `native::digest_of`), drops
 //!   it, then NEW, and answers `query::Diff`; both return the CLI's `--json` object as text.
+//!   `ranks_of_digests_json` compares digests a caller kept (`Trace.digest_json`, the rows of
+//!   `sightline.ray`) as `ranks` does, with each rank against the median rank's
+//!   (`analysis::ranks::versus_median`).
 //! - `snapshot.rs`: `Snapshot`, a memory snapshot (`torch.cuda.memory._dump_snapshot`) read by
 //!   the core, its methods the `sightline snapshot` command's JSON.
 //! - `columns.rs`: a table's rows (serialized as for `--json`, fields in declared order through
@@ -164,6 +167,21 @@ impl PyTrace {
     /// `sightline summary --json`.
     fn summary_json(&self, py: Python<'_>) -> PyResult<String> {
         serde_json::to_string(&self.ask(py, &query::Summary {})?).map_err(json_err)
+    }
+
+    /// `sightline digest`'s JSON: the digest `diff` and `ranks` read. `file` names the trace in
+    /// it (the rank is read from that name when the trace has none); by default its source.
+    #[pyo3(signature = (file = None))]
+    fn digest_json(&self, py: Python<'_>, file: Option<String>) -> PyResult<String> {
+        let file = file.unwrap_or_else(|| self.source.clone());
+        let opened = Opened {
+            file: &file,
+            ..self.opened()
+        };
+        let digest = py
+            .allow_threads(|| query::Digest {}.answer(&opened))
+            .map_err(PyValueError::new_err)?;
+        serde_json::to_string(&digest).map_err(json_err)
     }
 
     /// `sightline ops --json [--by-shape]`.
@@ -448,6 +466,7 @@ fn _sightline(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(open_path, m)?)?;
     m.add_function(wrap_pyfunction!(job_path_json, m)?)?;
     m.add_function(wrap_pyfunction!(compare::ranks_json, m)?)?;
+    m.add_function(wrap_pyfunction!(compare::ranks_of_digests_json, m)?)?;
     m.add_function(wrap_pyfunction!(compare::diff_json, m)?)?;
     m.add_function(wrap_pyfunction!(run_latest, m)?)?;
     Ok(())

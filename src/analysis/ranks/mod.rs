@@ -10,6 +10,8 @@
 //! - [`align`]: clock offsets from matched collectives.
 //! - `stragglers`: per step, the rank the others waited for, and why.
 //! - `findings`: `straggler_rank`, `collective_wait_heavy`, `low_comm_overlap`, `unbalanced_ranks`.
+//! - [`versus`]: each rank's step and idle time against the median rank's, and the slowest (the
+//!   Python package's `sightline.ray.across_ranks`).
 //! - `intervals`: unions and overlaps of spans, checked against a pointwise oracle.
 //! - [`runs`]: a log folder by file name: each file's worker and span, a run's workers and the
 //!   traces it stands for (each worker's latest span, by rank); `sightline serve`'s listing and
@@ -31,11 +33,13 @@ pub(crate) mod intervals;
 pub mod matching;
 pub mod runs;
 mod stragglers;
+pub mod versus;
 
 pub use crate::analysis::digest::Digest;
 pub use align::Align;
 use digest::Distributed;
 pub use runs::{is_trace_file_name, worker_and_span};
+pub use versus::{versus_median, RankVersus};
 
 use crate::analysis::findings::Severity;
 use matching::{match_all, median, total, Matched};
