@@ -298,8 +298,24 @@ fn graphs_with_a_capture_are_the_clis_rows() {
         got["captured_ops"].as_array().unwrap()[..],
         cli["captured_ops"].as_array().unwrap()[..3]
     );
-    // The op-by-op replay stays out of the tool's answer: 544 entries.
+    // The op-by-op replay stays out of the tool's answer unless asked for: 544 entries.
     assert!(got.get("first_replays").is_none());
+
+    // The capture was this answer's only: the kept trace's tables and graphs are charged with
+    // none, as the CLI's are with `--capture none` (which finds none beside the trace).
+    let ops = s.json("ops", json!({ "file": replay, "top": 5 }));
+    let cli = cli_json(&["ops", &replay, "--capture", "none", "--json", "--top", "5"]);
+    assert_eq!(ops["rows"], cli["rows"]);
+    let bare = s.json("graphs", json!({ "file": replay, "top": 3 }));
+    let cli = cli_json(&["graphs", &replay, "--capture", "none", "--json"]);
+    assert_eq!(bare["graphs"], cli["graphs"]);
+    assert!(bare.get("captured_ops").is_none() && cli.get("captured_ops").is_none());
+    // The request's own fields are the tool's: `replays` is the CLI's op-by-op first replays.
+    let replays = s.json(
+        "graphs",
+        json!({ "file": replay, "replays": true, "top": 1 }),
+    );
+    assert_eq!(replays["first_replays"], cli["first_replays"]);
 }
 
 /// `step`, a question added as a request type and its answer (`sightline::query::Step`): one

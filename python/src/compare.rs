@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use sightline::analysis::diff::gate::Condition;
 use sightline::analysis::digest::Digest;
-use sightline::analysis::ranks::Align;
+use sightline::analysis::ranks::{self, Align};
 use sightline::native;
 use sightline::query::{self, across::digest_of_bytes};
 use std::path::Path;
@@ -24,11 +24,7 @@ pub fn ranks_json(
     whole_trace: bool,
 ) -> PyResult<String> {
     let q = query::Ranks {
-        align: Some(Align::parse(align).ok_or_else(|| {
-            PyValueError::new_err(format!(
-                "align takes 'auto', 'none' or 'collectives', not '{align}'"
-            ))
-        })?),
+        align: Some(parse_align(align)?),
         whole_trace,
     };
     if paths.is_empty() {
@@ -43,6 +39,49 @@ pub fn ranks_json(
         .allow_threads(|| native::job(files, q.align(), q.scope()))
         .map_err(NotATrace::new_err)?;
     serde_json::to_string(&report).map_err(crate::json_err)
+}
+
+/// `sightline ranks --json` of digests already made (`Trace.digest_json`'s), each named by the
+/// same entry of `files` in the report (in place of the name it holds), as
+/// `{"ranks": report, "versus_median": [...]}`: the report and each of its ranks' step and idle
+/// time against the median rank's, in the report's rank order.
+#[pyfunction]
+#[pyo3(signature = (digests, files, align = "auto", whole_trace = false))]
+pub fn ranks_of_digests_json(
+    py: Python<'_>,
+    digests: Vec<String>,
+    files: Vec<String>,
+    align: &str,
+    whole_trace: bool,
+) -> PyResult<String> {
+    let q = query::Ranks {
+        align: Some(parse_align(align)?),
+        whole_trace,
+    };
+    if digests.len() != files.len() {
+        return Err(PyValueError::new_err("one file name per digest"));
+    }
+    let out = py.allow_threads(|| {
+        let mut all = Vec::with_capacity(digests.len());
+        for (text, file) in digests.iter().zip(files) {
+            let mut d: Digest = serde_json::from_str(text).map_err(|e| format!("{file}: {e}"))?;
+            d.distributed.file = file;
+            all.push(d);
+        }
+        let report = ranks::analyze_with(&all, q.align(), q.scope());
+        let versus = ranks::versus_median(&report.ranks);
+        serde_json::to_string(&serde_json::json!({ "ranks": report, "versus_median": versus }))
+            .map_err(|e| e.to_string())
+    });
+    out.map_err(PyValueError::new_err)
+}
+
+fn parse_align(align: &str) -> PyResult<Align> {
+    Align::parse(align).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "align takes 'auto', 'none' or 'collectives', not '{align}'"
+        ))
+    })
 }
 
 /// The digest of a `Trace`, of a trace's bytes or file, or one that `sightline digest` wrote (as

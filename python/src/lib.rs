@@ -18,6 +18,9 @@
 //!   `native::trace_files` and `native::job`; `diff_json` digests BASE (a `Trace`, a trace's bytes
 //!   or file, or a digest's JSON: `query::across::digest_of_bytes`, `native::digest_of`), drops
 //!   it, then NEW, and answers `query::Diff`; both return the CLI's `--json` object as text.
+//!   `ranks_of_digests_json` compares digests a caller kept (`Trace.digest_json`, the rows of
+//!   `sightline.ray`) as `ranks` does, with each rank against the median rank's
+//!   (`analysis::ranks::versus_median`).
 //! - `snapshot.rs`: `Snapshot`, a memory snapshot (`torch.cuda.memory._dump_snapshot`) read by
 //!   the core, its methods the `sightline snapshot` command's JSON.
 //! - `columns.rs`: a table's rows (serialized as for `--json`, fields in declared order through
@@ -164,6 +167,21 @@ impl PyTrace {
     /// `sightline summary --json`.
     fn summary_json(&self, py: Python<'_>) -> PyResult<String> {
         serde_json::to_string(&self.ask(py, &query::Summary {})?).map_err(json_err)
+    }
+
+    /// `sightline digest`'s JSON: the digest `diff` and `ranks` read. `file` names the trace in
+    /// it (the rank is read from that name when the trace has none); by default its source.
+    #[pyo3(signature = (file = None))]
+    fn digest_json(&self, py: Python<'_>, file: Option<String>) -> PyResult<String> {
+        let file = file.unwrap_or_else(|| self.source.clone());
+        let opened = Opened {
+            file: &file,
+            ..self.opened()
+        };
+        let digest = py
+            .allow_threads(|| query::Digest {}.answer(&opened))
+            .map_err(PyValueError::new_err)?;
+        serde_json::to_string(&digest).map_err(json_err)
     }
 
     /// `sightline ops --json [--by-shape]`.
@@ -398,11 +416,25 @@ fn open_path(py: Python<'_>, path: String) -> PyResult<PyTrace> {
     Ok(PyTrace::new(model, path, start.elapsed().as_secs_f64()))
 }
 
-/// A trace file's name split as `tensorboard_trace_handler` names it and `sightline serve` lists
-/// it: `(worker, span)`, the span the digits before `.pt.trace.json` or `None`.
+/// The traces a run folder stands for, by the rule `sightline serve` lists runs by
+/// (`analysis::ranks::runs::run_order`): of `names` (the folder's files), the indices of each
+/// worker's latest span, by rank, workers without one last. The rank is read from the name
+/// (`rank3`, `worker3`; no file is read here); names that are not `*.json[.gz]` are skipped.
 #[pyfunction]
-fn worker_and_span(name: &str) -> (String, Option<String>) {
-    sightline::analysis::ranks::worker_and_span(name)
+fn run_latest(names: Vec<String>) -> Vec<usize> {
+    use sightline::analysis::ranks::{digest::rank_in_file_name, runs};
+    let traces: Vec<usize> = (0..names.len())
+        .filter(|&k| runs::is_trace_file_name(&names[k]))
+        .collect();
+    let files: Vec<runs::RunFile> = traces
+        .iter()
+        .map(|&k| runs::RunFile {
+            file: &names[k],
+            rank: rank_in_file_name(&names[k]),
+        })
+        .collect();
+    let order = runs::run_order(&files);
+    order.latest.iter().map(|&k| traces[k]).collect()
 }
 
 /// An `OSError` of the class `open` would raise, with errno, message and path as it gives them.
@@ -434,7 +466,8 @@ fn _sightline(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(open_path, m)?)?;
     m.add_function(wrap_pyfunction!(job_path_json, m)?)?;
     m.add_function(wrap_pyfunction!(compare::ranks_json, m)?)?;
+    m.add_function(wrap_pyfunction!(compare::ranks_of_digests_json, m)?)?;
     m.add_function(wrap_pyfunction!(compare::diff_json, m)?)?;
-    m.add_function(wrap_pyfunction!(worker_and_span, m)?)?;
+    m.add_function(wrap_pyfunction!(run_latest, m)?)?;
     Ok(())
 }

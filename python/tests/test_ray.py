@@ -4,6 +4,7 @@ a bad file is a row of its own, and the aggregations read the digests."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -75,6 +76,11 @@ def test_digests_equal_the_package_on_one_machine(cluster: None, corpus: Path, t
     assert good["events"] == t.summary()["events"]["total"]
     assert good["rank"] == 3 and good["finding_ids"] == [f["id"] for f in t.findings().to_pylist()]
     assert good["idle_us"] == sightline.table_meta(t.idle())["temporal"][0]["idle_us"]
+    # The digest is the core's, and the communication time is its.
+    digest = json.loads(good["digest"])
+    assert digest == json.loads(t._native.digest_json(DLRM[3].name))
+    assert good["communication_us"] == digest["distributed"]["communication_ns"] / 1e3
+    assert json.loads(good["collectives"]) == sightline.ranks(str(DLRM[3]))["collectives"]
 
     # Parquet keeps every row and column.
     out = tmp_path / "digests"
@@ -111,6 +117,14 @@ def test_across_ranks_finds_the_straggler(cluster: None, corpus: Path) -> None:
     assert min(comm, key=comm.get) == 2
     local = sray.across_ranks([sray.digest(str(p)) for p in sray.list_traces(str(corpus / "gloo"))])
     assert local.to_pylist() == t
+    # The figures are the core's comparison of the ranks, as `sightline ranks` makes it.
+    core = sightline.ranks(str(corpus / "gloo"))["ranks"]
+    fields = ("rank", "step_time_us", "idle_us", "communication_us")
+    assert [tuple(r[k] for k in fields) for r in t] == [tuple(r[k] for k in fields) for r in core]
+    assert [Path(r["path"]).name for r in t] == [r["file"] for r in core]
+    # Against the median rank's: one rank's own figure, so it has a ratio of exactly 1.
+    assert 1.0 in [r["step_time_vs_median"] for r in t]
+    assert sum(r["slowest"] for r in t) >= 1
 
 
 def test_run_over_run(cluster: None) -> None:

@@ -96,11 +96,15 @@ def test_run_files_pick_each_workers_latest_span(tmp_path: Path) -> None:
         "h_1.100.pt.trace.json.gz",
         "h_1.200.pt.trace.json.gz",
         "h_2.150.pt.trace.json",
+        "h_2.99.pt.trace.json",
         "rank3.json",
         "notes.txt",
     ]:
         (tmp_path / name).write_bytes(b"{}")
-    assert [p.name for p in run_files(tmp_path)] == ["h_1.200.pt.trace.json.gz", "h_2.150.pt.trace.json", "rank3.json"]
+    (tmp_path / "folder.json").mkdir()
+    # The core's rule, as `sightline serve` lists the run: spans by number, workers with a rank
+    # (here from the name) first.
+    assert [p.name for p in run_files(tmp_path)] == ["rank3.json", "h_1.200.pt.trace.json.gz", "h_2.150.pt.trace.json"]
     assert [p.name for p in run_files(LOGDIR / "cnn")] == [
         "vm_14499.1790857160456.pt.trace.json.gz",
         "vm_23924.1790857300789.pt.trace.json.gz",

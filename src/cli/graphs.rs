@@ -120,7 +120,10 @@ pub fn find_capture(loaded: &Loaded, file: &str) -> Option<(PathBuf, Capture)> {
 pub fn run(opts: &GraphsArgs) -> Result<(), String> {
     let loaded = load(&opts.trace.file)?;
     apply_capture(&loaded, &opts.trace.file, opts.capture.as_deref())?;
-    let out = loaded.ask(&Graphs { replays: true })?;
+    let out = loaded.ask(&Graphs {
+        replays: true,
+        ..Graphs::default()
+    })?;
     if opts.trace.json {
         return print_json(&out);
     }

@@ -29,7 +29,6 @@ use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabiliti
 use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, ServerHandler};
 use serde::Deserialize;
 use sightline::analysis::critical::PathReport;
-use sightline::analysis::graphs::{Attribution, GraphsOutput};
 use sightline::query::{Compiled, Diff, Flops, Graphs, Idle, Kernels, Labels, Memory, Modules};
 use sightline::query::{Opened, Ops, Path, Ranks, Report, Step, Steps, Summary};
 use std::path::{Path as FilePath, PathBuf};
@@ -291,6 +290,8 @@ pub struct GraphsParams {
     /// names the operator of each replayed op
     pub capture: Option<String>,
     #[serde(flatten)]
+    pub question: Graphs,
+    #[serde(flatten)]
     pub page: Page,
 }
 
@@ -516,7 +517,8 @@ impl Sightline {
                        launches, ops per replay, device time and launch CPU time, its ops by time, \
                        instantiations; with `capture` (the trace recorded while the graphs were \
                        captured), the operators that issued the replayed ops, as table rows \
-                       (`sightline graphs --json`, without the op-by-op first replays)."
+                       (`sightline graphs --json`; the op-by-op first replays only with \
+                       `replays`)."
     )]
     async fn graphs(
         &self,
@@ -524,16 +526,13 @@ impl Sightline {
     ) -> Result<CallToolResult, ErrorData> {
         self.answer(move |s| {
             let loaded = s.trace(&a.file)?;
-            let d = &loaded.derived;
-            // A capture asked for here is this answer's only: the kept trace is not given it.
-            let mut out = match a.capture.as_deref() {
-                Some(path) => {
-                    let capture =
-                        Attribution::new(d.trace(), d.graphs(), graphs::read_capture(path)?);
-                    GraphsOutput::of(d.trace(), d.graphs(), Some(&capture), false)
-                }
-                None => loaded.ask(&Graphs::default())?,
-            };
+            // A capture asked for here is this answer's only (the request's own): the kept trace
+            // is not given it, so the session's later questions are not charged with it.
+            let capture = a.capture.as_deref().map(graphs::read_capture).transpose()?;
+            let mut out = loaded.ask(&Graphs {
+                capture,
+                ..a.question
+            })?;
             let note = match &mut out.captured_ops {
                 Some(rows) => page(rows, "captured_ops", a.page.offset, a.page.top),
                 None => None,

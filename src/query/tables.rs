@@ -1,13 +1,14 @@
 //! The tables: operators (`key_averages()`), device ops by name with their FLOPs, `record_function`
 //! labels, `nn.Module`s, FLOPs per op and shape, CUDA/HIP graph replays. Each table is charged
 //! with the capture its store was given (`Derived::set_capture`), which a front end reads from a
-//! file before asking.
+//! file before asking; the graphs can also be asked with a capture of the request's own, which
+//! charges that answer only.
 
 use super::{flag, text_opt, Opened, Question};
 use crate::analysis::critical::slack;
 use crate::analysis::flops::kernels::annotate;
 use crate::analysis::flops::FlopsReport;
-use crate::analysis::graphs::GraphsOutput;
+use crate::analysis::graphs::{Attribution, Capture, GraphsOutput};
 use crate::analysis::tables::{
     label_table, KernelTable, LabelTable, ModuleTable, OpColumn, OpTable,
 };
@@ -120,8 +121,8 @@ impl<'a> Question<'a> for Compiled {
 }
 
 /// CUDA/HIP graph replays (`cudaGraphLaunch`, `hipGraphLaunch`): each graph's launches, ops per
-/// replay, device and launch time, instantiations; with the store's capture, the operators that
-/// issued the replayed ops.
+/// replay, device and launch time, instantiations; with a capture (the request's own, else the
+/// store's), the operators that issued the replayed ops.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default)]
@@ -129,16 +130,27 @@ pub struct Graphs {
     /// Each graph's first replay op by op (544 entries for one SGLang decode graph)
     #[serde(deserialize_with = "flag")]
     pub replays: bool,
+    /// A capture for this answer alone, in place of the store's (`Derived::set_capture`): what a
+    /// front end that keeps a trace for later questions asks with (`sightline mcp`'s graphs tool),
+    /// since a capture given to the store charges its tables from then on. Read from a file by
+    /// the front end; not part of the request's JSON.
+    #[serde(skip)]
+    #[cfg_attr(feature = "schema", schemars(skip))]
+    pub capture: Option<Capture>,
 }
 
 impl<'a> Question<'a> for Graphs {
     type Answer = GraphsOutput;
     fn answer(&self, t: &Opened<'a>) -> Result<GraphsOutput, String> {
         let d = t.derived;
+        let own = self
+            .capture
+            .clone()
+            .map(|c| Attribution::new(d.trace(), d.graphs(), c));
         Ok(GraphsOutput::of(
             d.trace(),
             d.graphs(),
-            d.attribution(),
+            own.as_ref().or_else(|| d.attribution()),
             self.replays,
         ))
     }

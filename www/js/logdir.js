@@ -6,8 +6,9 @@
 //
 // Every choice is a plain link to the page's existing address forms, so it opens as a link would
 // (and Back returns here): a span is `?url=logdir/RUN/FILE`, a whole run the ranks view
-// (`?url=A&url=B...`, each worker's latest span), two runs the comparison (`?url=A&compare=B`,
-// each run's rank 0, else its first worker). A span of a run with a `capture_traces/` folder also
+// (`?url=A&url=B...`: the run's `latest`, each worker's latest span by rank), two runs the comparison
+// (`?url=A&compare=B`: each run's `lead`, rank 0, else its first worker). Which spans those are is the
+// server's listing's (the core's rule, src/analysis/ranks/runs.rs); this module picks none. A span of a run with a `capture_traces/` folder also
 // names its captures (`&capture=...`), which the Graphs tab reads. Names from files are only ever
 // set as text.
 
@@ -32,14 +33,8 @@ function when(ms) {
 /** A span's name: the handler's timestamp (ms) as a time, else the name as it is. */
 const spanTime = (span) => (span && /^\d{12,14}$/.test(span) ? when(Number(span)) : span || "–");
 
-const latest = (worker) => worker.spans[worker.spans.length - 1];
-/** The run's workers' latest spans, by rank where known. */
-function runSpans(run) {
-  const spans = run.workers.map(latest);
-  return spans.slice().sort((a, b) => (a.rank ?? Infinity) - (b.rank ?? Infinity));
-}
-/** The trace a run stands for in a comparison: rank 0 (or the lowest), else its first worker. */
-const lead = (run) => runSpans(run)[0];
+/** A listed path's file name (its last segment). */
+const fileOf = (path) => path.slice(path.lastIndexOf("/") + 1);
 
 /** Starts the start screen when the page is served by `sightline serve` with a LOGDIR. */
 /** @param {import("./context.js").PageContext} cx */
@@ -120,10 +115,10 @@ function compareForm(runs) {
   go.id = "logdir-compare";
   const note = el("span", "muted");
   const update = () => {
-    const a = lead(runs[Number(before.value)]);
-    const b = lead(runs[Number(after.value)]);
-    go.href = pageLink([["url", fileUrl(a.path)], ["compare", fileUrl(b.path)]]);
-    note.textContent = `${a.file} with ${b.file}`;
+    const a = runs[Number(before.value)].lead;
+    const b = runs[Number(after.value)].lead;
+    go.href = pageLink([["url", fileUrl(a)], ["compare", fileUrl(b)]]);
+    note.textContent = `${fileOf(a)} with ${fileOf(b)}`;
   };
   before.addEventListener("change", update);
   after.addEventListener("change", update);
@@ -162,9 +157,8 @@ function runBlock(run) {
   const captured = caps ? `, ${count(caps)} graph capture${caps === 1 ? "" : "s"} (capture_traces/)` : "";
   head.append(el("span", "muted", `${count(workers)} worker${workers === 1 ? "" : "s"}, ${count(run.files)} file${run.files === 1 ? "" : "s"}, ${bytes(run.size)}, last written ${when(run.mtime_ms)}${captured}`));
   if (workers > 1) {
-    const spans = runSpans(run);
     const open = el("a", "button logdir-open-run", `Open the ${workers} workers as one job`);
-    open.href = pageLink(spans.map((s) => ["url", fileUrl(s.path)]));
+    open.href = pageLink(run.latest.map((path) => ["url", fileUrl(path)]));
     open.title = "The ranks view: each worker's latest span, one band per rank";
     head.append(open);
   }

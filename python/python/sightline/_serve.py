@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, List, Optional, Union
 
 from ._web import WEB
-from ._sightline import worker_and_span as _worker_and_span
+from ._sightline import run_latest as _run_latest
 
 PathArg = Union[str, "os.PathLike[str]"]
 
@@ -145,15 +145,7 @@ def _stop_all() -> None:
 def run_files(folder: Path) -> List[Path]:
     """The traces of a run folder as the ranks view opens them: each worker's latest span, the
     worker and span named as ``tensorboard_trace_handler`` names them (``{worker}.{ms}.pt.trace.json``;
-    other ``*.json[.gz]`` files are a worker each)."""
-    latest = {}
-    for p in sorted(folder.iterdir()):
-        name = p.name
-        if not p.is_file() or not name.endswith((".json", ".json.gz")):
-            continue
-        # The rule `sightline serve` lists runs by, from the core (one rule, not a second copy).
-        worker, digits = _worker_and_span(name)
-        span = int(digits or 0)
-        if worker not in latest or span >= latest[worker][0]:
-            latest[worker] = (span, p)
-    return [p for _, p in sorted(latest.values(), key=lambda sp: sp[1].name)]
+    other ``*.json[.gz]`` files are a worker each), by rank (``rank3`` / ``worker3`` in the name),
+    the others after them. The rule is the core's, the one ``sightline serve`` lists runs by."""
+    files = [p for p in sorted(folder.iterdir()) if p.is_file()]
+    return [files[k] for k in _run_latest([p.name for p in files])]

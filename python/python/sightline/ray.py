@@ -8,21 +8,24 @@ retries a task whose worker died (its tasks' ``max_retries`` is -1, unlimited, f
 and a retried task recomputes its whole batch of files, whose first attempt produced nothing, so a
 file is neither lost nor counted twice.
 
-The rows aggregate: :func:`across_ranks` (per job: each rank's step time and idle time against the
-job's median, the slowest rank) and :func:`run_over_run` (two sets of runs matched by rank: step
-time, idle time and findings, before and after). ``Dataset.write_parquet(uri)`` stores the digests.
+Every figure of a row is the core's: the tables' and reports' JSON, and the trace's digest (the one
+``sightline digest`` writes and ``diff`` and ``ranks`` read, in the ``digest`` column). The rows
+aggregate: :func:`across_ranks` (per job: the core's comparison of the ranks' digests, as
+``sightline ranks`` makes it, with each rank's step time and idle time against the median rank's and
+the slowest) and :func:`run_over_run` (two sets of runs matched by rank: step time, idle time and
+findings, before and after). ``Dataset.write_parquet(uri)`` stores the digests.
 """
 
 from __future__ import annotations
 
 import json
-import statistics
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
 import sightline
+from ._sightline import ranks_of_digests_json as _ranks_of_digests_json
 
 #: File names read as traces when a directory or prefix is listed.
 TRACE_SUFFIXES = (".json", ".json.gz")
@@ -62,11 +65,10 @@ SCHEMA = pa.schema(
         ("top_kernels", pa.string()),
         ("findings", pa.string()),
         ("collectives", pa.string()),
+        # The trace's digest as ``sightline digest`` writes it: what :func:`across_ranks` compares.
+        ("digest", pa.string()),
     ]
 )
-
-#: Collective operators on the CPU (gloo, NCCL, c10d) by name prefix.
-COLLECTIVE_OPS = ("c10d::", "gloo:", "nccl:", "record_param_comms")
 
 
 def _empty(path: str) -> Dict[str, Any]:
@@ -93,12 +95,11 @@ def digest_trace(trace: "sightline.Trace", path: str) -> Dict[str, Any]:
     findings = trace.findings().to_pylist()
     stats = steps_meta["stats"]
     temporal = idle_meta["temporal"]
-    comm_kernels = [r for r in kernels.to_pylist() if r["kind"] == "communication"]
-    comm_ops = [r for r in ops.to_pylist() if r["name"].startswith(COLLECTIVE_OPS)]
-    collectives = {
-        "kernels": [{k: r[k] for k in ("name", "calls", "total_us")} for r in comm_kernels],
-        "ops": [{k: r[k] for k in ("name", "calls", "cpu_total_us")} for r in comm_ops],
-    }
+    # The digest names the file by its name (its rank when the trace has none), as `ranks` does.
+    digest_text = trace._native.digest_json(path.rsplit("/", 1)[-1])
+    dist = json.loads(digest_text)["distributed"]
+    # The trace's collectives as the core's comparison of ranks groups them, for this rank alone.
+    alone = json.loads(_ranks_of_digests_json([digest_text], [path]))["ranks"]
     row.update(
         ok=True,
         events=s["events"]["total"],
@@ -116,8 +117,7 @@ def digest_trace(trace: "sightline.Trace", path: str) -> Dict[str, Any]:
         idle_pct=temporal[0]["idle_pct"] if len(temporal) == 1 else None,
         gpu_time_us=ops_meta["gpu_time_us"],
         self_cpu_total_us=ops_meta["self_cpu_total_us"],
-        communication_us=sum(r["total_us"] for r in comm_kernels)
-        + sum(r["cpu_total_us"] for r in comm_ops),
+        communication_us=dist["communication_ns"] / 1e3,
         finding_ids=[f["id"] for f in findings],
         summary=json.dumps(s),
         steps_report=json.dumps({**steps_meta, "steps": steps.to_pylist()}),
@@ -125,7 +125,8 @@ def digest_trace(trace: "sightline.Trace", path: str) -> Dict[str, Any]:
         top_ops=json.dumps(ops.slice(0, TOP).to_pylist()),
         top_kernels=json.dumps(kernels.slice(0, TOP).to_pylist()),
         findings=json.dumps(findings),
-        collectives=json.dumps(collectives),
+        collectives=json.dumps(alone["collectives"]),
+        digest=digest_text,
     )
     return row
 
@@ -224,33 +225,33 @@ def _job(path: str) -> str:
 
 
 def across_ranks(digests_: Any, job: Any = _job) -> pa.Table:
-    """Cross-rank view of digests, one row per (job, rank): step time and idle time against the
-    job's median rank (ratio), and whether it is the job's slowest. ``job(path)`` groups files into
-    jobs (default: their directory)."""
+    """Cross-rank view of digests, one row per (job, rank): the core's comparison of the job's
+    digests (``sightline ranks``: one trace per rank, by rank; files without a rank and a rank's
+    duplicates left out), with each rank's step time and idle time against the median rank's
+    (ratio) and whether it is the job's slowest. ``job(path)`` groups files into jobs (default:
+    their directory)."""
     groups: Dict[str, List[Dict[str, Any]]] = {}
     for r in _rows(digests_):
         if r["ok"]:
+            if not r.get("digest"):
+                raise ValueError(f"{r['path']}: a row without its digest (made before it was kept): digest it again")
             groups.setdefault(job(r["path"]), []).append(r)
     out = []
     for name, rows in sorted(groups.items()):
-        steps = [r["step_time_us"] for r in rows if r["step_time_us"] is not None]
-        idles = [r["idle_us"] for r in rows if r["idle_us"] is not None]
-        med_step = statistics.median(steps) if steps else None
-        med_idle = statistics.median(idles) if idles else None
-        slowest = max(steps) if steps else None
-        for r in sorted(rows, key=lambda r: (r["rank"], r["path"])):
-            st, idle = r["step_time_us"], r["idle_us"]
+        both = json.loads(_ranks_of_digests_json([r["digest"] for r in rows], [r["path"] for r in rows]))
+        ranks = both["ranks"]["ranks"]
+        for r, v in zip(ranks, both["versus_median"]):
             out.append(
                 {
                     "job": name,
                     "rank": r["rank"],
-                    "path": r["path"],
-                    "ranks": len(rows),
-                    "step_time_us": st,
-                    "step_time_vs_median": st / med_step if st is not None and med_step else None,
-                    "idle_us": idle,
-                    "idle_vs_median": idle / med_idle if idle is not None and med_idle else None,
-                    "slowest": st is not None and st == slowest,
+                    "path": r["file"],
+                    "ranks": len(ranks),
+                    "step_time_us": r["step_time_us"] if r["steps"] else None,
+                    "step_time_vs_median": v["step_time_vs_median"],
+                    "idle_us": r["idle_us"],
+                    "idle_vs_median": v["idle_vs_median"],
+                    "slowest": v["slowest"],
                     "communication_us": r["communication_us"],
                 }
             )

@@ -10,7 +10,12 @@
 //! - [`align`]: clock offsets from matched collectives.
 //! - `stragglers`: per step, the rank the others waited for, and why.
 //! - `findings`: `straggler_rank`, `collective_wait_heavy`, `low_comm_overlap`, `unbalanced_ranks`.
+//! - [`versus`]: each rank's step and idle time against the median rank's, and the slowest (the
+//!   Python package's `sightline.ray.across_ranks`).
 //! - `intervals`: unions and overlaps of spans, checked against a pointwise oracle.
+//! - [`runs`]: a log folder by file name: each file's worker and span, a run's workers and the
+//!   traces it stands for (each worker's latest span, by rank); `sightline serve`'s listing and
+//!   the Python package's run folders use it. No I/O.
 //! - this module: the job (below), [`digest_all`] (files digested a core's worth at a time, up to
 //!   8, through a function the caller gives, so the I/O stays at the edge) and the report.
 //!
@@ -26,11 +31,15 @@ pub mod digest;
 pub(crate) mod findings;
 pub(crate) mod intervals;
 pub mod matching;
+pub mod runs;
 mod stragglers;
+pub mod versus;
 
 pub use crate::analysis::digest::Digest;
 pub use align::Align;
 use digest::Distributed;
+pub use runs::{is_trace_file_name, worker_and_span};
+pub use versus::{versus_median, RankVersus};
 
 use crate::analysis::findings::Severity;
 use matching::{match_all, median, total, Matched};
@@ -66,30 +75,6 @@ pub struct RanksReport {
 pub struct Unreadable {
     pub file: String,
     pub error: String,
-}
-
-/// Whether a file in a folder is taken as a trace: `*.json` or `*.json.gz` (a file named
-/// explicitly is taken whatever its name).
-pub fn is_trace_file_name(name: &str) -> bool {
-    name.ends_with(".json") || name.ends_with(".json.gz")
-}
-
-/// A trace file's name split as the TensorBoard plugin splits it: (worker, span).
-/// `torch.profiler.tensorboard_trace_handler` writes `{worker}.{ms}.pt.trace.json[.gz]`, so the
-/// digits before `.pt.trace.json` are the span and the rest the worker; another `*.json[.gz]`
-/// file is a worker of its own (its name without the extension) with no span. The one rule of
-/// `sightline serve`'s listing and the Python package's run folders.
-pub fn worker_and_span(file: &str) -> (String, Option<String>) {
-    let base = file.strip_suffix(".gz").unwrap_or(file);
-    let Some(stem) = base.strip_suffix(".pt.trace.json") else {
-        return (base.strip_suffix(".json").unwrap_or(base).to_string(), None);
-    };
-    if let Some((worker, span)) = stem.rsplit_once('.') {
-        if !worker.is_empty() && !span.is_empty() && span.bytes().all(|b| b.is_ascii_digit()) {
-            return (worker.to_string(), Some(span.to_string()));
-        }
-    }
-    (stem.to_string(), None)
 }
 
 /// Digests every file with `digest_file` (which reads and parses it: the I/O stays with the

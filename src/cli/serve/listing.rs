@@ -6,12 +6,16 @@
 //! LOGDIR (`.` for LOGDIR itself); a file's worker is its name up to an optional `.{digits}` before
 //! `.pt.trace.json`, and those digits are its span. Other `*.json[.gz]` files (the ones
 //! `sightline ranks` reads) are listed too, as a worker named by the file's stem with no span.
+//! Each run also names the traces it stands for: `latest`, each worker's latest span by rank, and
+//! `lead`, the first of them (what the start screen opens as one job and compares). The grouping,
+//! the span order and that choice are the core's rule (`sightline::analysis::ranks::runs`), which
+//! the Python package's run folders use too; the page reads them from here.
 //!
 //! The rank is the one `sightline ranks` would find: `distributedInfo` in the trace's header (read
 //! from its first bytes, without parsing the trace), else the file name (`rank3`, `worker3`).
 
 use serde::Serialize;
-use sightline::analysis::ranks::worker_and_span;
+use sightline::analysis::ranks::runs::{run_order, worker_and_span, RunFile};
 use std::collections::BTreeMap;
 
 /// A trace file somewhere under LOGDIR, as a store lists it.
@@ -46,6 +50,12 @@ pub struct Run {
     pub size: u64,
     /// The newest file's mtime.
     pub mtime_ms: Option<i64>,
+    /// The `path` of each worker's latest span, by rank (lowest first, spans without a rank last,
+    /// equal ranks in worker order): the traces the run stands for as one job.
+    pub latest: Vec<String>,
+    /// The `path` of the trace the run stands for in a comparison: the first of `latest` (rank 0,
+    /// else the lowest rank, else its first worker's latest span).
+    pub lead: String,
     pub workers: Vec<Worker>,
     /// The traces in its `capture_traces/` folder (TraceLens' layout: recorded while the CUDA/HIP
     /// graphs its traces replay were captured), listed with the run and not as a run of their own.
@@ -108,16 +118,17 @@ pub fn rank_in_header(head: &[u8]) -> HeaderRank {
     }
 }
 
-/// Groups `entries` into runs, workers and spans, sorted by name (spans by time). `header` gives
-/// the header rank of an entry (cached by the caller).
+/// Groups `entries` into runs, workers and spans, sorted by name (spans by time), and names each
+/// run's latest spans and lead, all by the core's rule (`analysis::ranks::runs::run_order`).
+/// `header` gives the header rank of an entry (cached by the caller).
 pub fn build(logdir: &str, entries: &[Entry], header: &dyn Fn(&Entry) -> HeaderRank) -> Listing {
-    let mut runs: BTreeMap<String, BTreeMap<String, Vec<Span>>> = BTreeMap::new();
+    let mut runs: BTreeMap<String, Vec<Span>> = BTreeMap::new();
     for e in entries {
         let (dir, file) = match e.path.rsplit_once('/') {
             Some((d, f)) => (d.to_string(), f.to_string()),
             None => (".".to_string(), e.path.clone()),
         };
-        let (worker, span) = worker_and_span(&file);
+        let (_, span) = worker_and_span(&file);
         let head = header(e);
         let named = sightline::analysis::ranks::digest::rank_in_file_name(&file);
         let (rank, rank_source) = match (head.rank, named) {
@@ -125,20 +136,16 @@ pub fn build(logdir: &str, entries: &[Entry], header: &dyn Fn(&Entry) -> HeaderR
             (None, Some(r)) => (Some(r), Some("file_name")),
             (None, None) => (None, None),
         };
-        runs.entry(dir)
-            .or_default()
-            .entry(worker)
-            .or_default()
-            .push(Span {
-                path: e.path.clone(),
-                file,
-                span,
-                size: e.size,
-                mtime_ms: e.mtime_ms,
-                rank,
-                rank_source,
-                world_size: head.world_size,
-            });
+        runs.entry(dir).or_default().push(Span {
+            path: e.path.clone(),
+            file,
+            span,
+            size: e.size,
+            mtime_ms: e.mtime_ms,
+            rank,
+            rank_source,
+            world_size: head.world_size,
+        });
     }
     // A run's `capture_traces/` belongs to the run, when the run has traces of its own.
     let mut captures: BTreeMap<String, Vec<Span>> = BTreeMap::new();
@@ -152,22 +159,34 @@ pub fn build(logdir: &str, entries: &[Entry], header: &dyn Fn(&Entry) -> HeaderR
         if !runs.contains_key(&parent) {
             continue;
         }
-        let workers = runs.remove(&dir).unwrap_or_default();
-        let mut spans: Vec<Span> = workers.into_values().flatten().collect();
+        let mut spans = runs.remove(&dir).unwrap_or_default();
         spans.sort_by(|a, b| a.file.cmp(&b.file));
         captures.insert(parent, spans);
     }
     let runs = runs
         .into_iter()
-        .map(|(run, workers)| {
-            let workers: Vec<Worker> = workers
+        .map(|(run, spans)| {
+            let files: Vec<RunFile> = spans
+                .iter()
+                .map(|s| RunFile {
+                    file: &s.file,
+                    rank: s.rank,
+                })
+                .collect();
+            let order = run_order(&files);
+            let latest: Vec<String> = order
+                .latest
+                .iter()
+                .map(|&k| spans[k].path.clone())
+                .collect();
+            let lead = latest.first().cloned().unwrap_or_default();
+            let mut spans: Vec<Option<Span>> = spans.into_iter().map(Some).collect();
+            let workers: Vec<Worker> = order
+                .workers
                 .into_iter()
-                .map(|(worker, mut spans)| {
-                    spans.sort_by(|a, b| {
-                        let key = |s: &Span| s.span.as_ref().and_then(|t| t.parse::<u128>().ok());
-                        key(a).cmp(&key(b)).then_with(|| a.file.cmp(&b.file))
-                    });
-                    Worker { worker, spans }
+                .map(|(worker, ks)| Worker {
+                    worker,
+                    spans: ks.iter().filter_map(|&k| spans[k].take()).collect(),
                 })
                 .collect();
             let spans = || workers.iter().flat_map(|w| &w.spans);
@@ -177,6 +196,8 @@ pub fn build(logdir: &str, entries: &[Entry], header: &dyn Fn(&Entry) -> HeaderR
                 files: spans().count(),
                 size: spans().map(|s| s.size).sum(),
                 mtime_ms: spans().filter_map(|s| s.mtime_ms).max(),
+                latest,
+                lead,
                 workers,
                 captures,
             }
@@ -225,22 +246,6 @@ mod tests {
     }
 
     #[test]
-    fn names_split_as_the_plugin_splits_them() {
-        let s = |f: &str| worker_and_span(f);
-        assert_eq!(
-            s("node-7_1234.1690000000000.pt.trace.json.gz"),
-            ("node-7_1234".into(), Some("1690000000000".into()))
-        );
-        assert_eq!(
-            s("host_1.2.3.pt.trace.json"),
-            ("host_1.2".into(), Some("3".into()))
-        );
-        assert_eq!(s("worker0.pt.trace.json.gz"), ("worker0".into(), None));
-        assert_eq!(s("rank3.json"), ("rank3".into(), None));
-        assert_eq!(s("a.b.json.gz"), ("a.b".into(), None));
-    }
-
-    #[test]
     fn rank_from_the_header_only() {
         let head = br#"{"schemaVersion": 1, "distributedInfo": {"backend": "gloo", "rank": 2, "world_size": 4}, "traceEvents": ["#;
         assert_eq!(
@@ -286,6 +291,12 @@ mod tests {
             .map(|s| s.span.clone().unwrap())
             .collect();
         assert_eq!(spans, ["10", "20"]);
+        assert_eq!(
+            b.latest,
+            ["b/h_1.10.pt.trace.json.gz", "b/h_2.20.pt.trace.json.gz"]
+        );
+        assert_eq!(b.lead, "b/h_1.10.pt.trace.json.gz");
+        assert_eq!(l.runs[1].lead, "a/x/rank1.json");
         assert_eq!(l.runs[1].workers[0].spans[0].rank, Some(1));
         assert_eq!(l.runs[1].workers[0].spans[0].rank_source, Some("file_name"));
     }
