@@ -135,6 +135,22 @@ def test_run_over_run(cluster: None) -> None:
     assert len(t) == 1
     r = t[0]
     assert r["step_time_delta_us"] == pytest.approx(r["new_step_time_us"] - r["base_step_time_us"])
+    # CPU traces: no device, so no idle time to compare.
+    assert r["base_idle_us"] is None and r["idle_delta_us"] is None
     hist = sray.history([base, new, base]).to_pylist()
     assert [h["run"] for h in hist] == [0, 1, 2]
     assert hist[0]["step_time_us"] == hist[2]["step_time_us"] == r["base_step_time_us"]
+
+
+def test_run_over_run_is_the_diff_of_each_ranks_digests(cluster: None) -> None:
+    # The V100 DataLoader pair as rank 0 of two runs: the figures `sightline diff --total` gives.
+    gpu = SHARED / "gpu-training"
+    base = [sray.digest(str(SHARED / "real" / "kineto_v100_resnet50_legacy_pt19.pt.trace.json.gz"))]
+    new = [sray.digest(str(gpu / "kineto_v100_resnet50_num_workers4_pt19.pt.trace.json.gz"))]
+    [r] = sray.run_over_run(base, new).to_pylist()
+    d = sightline.diff(base[0]["path"], new[0]["path"], per_step=False)
+    assert r["base_step_time_us"] == d["summary"]["step_time_base_us"] == pytest.approx(176273.0)
+    assert r["new_step_time_us"] == d["summary"]["step_time_new_us"] == pytest.approx(125087.0)
+    assert r["idle_delta_us"] == d["idle"]["delta"]["idle_us"] < 0
+    assert r["findings_gone"] == sorted(f["id"] for f in d["findings"]["removed"])
+    assert "dataloader_bound" in r["findings_gone"]

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 import sightline
+from ._sightline import diff_json as _diff_json
 from ._sightline import ranks_of_digests_json as _ranks_of_digests_json
 
 #: File names read as traces when a directory or prefix is listed.
@@ -259,30 +260,35 @@ def across_ranks(digests_: Any, job: Any = _job) -> pa.Table:
 
 
 def run_over_run(base: Any, new: Any) -> pa.Table:
-    """Two runs (digests of each) matched by rank: step time and idle time before and after, their
-    change, and the findings that appeared or went away. One row per rank present in both."""
+    """Two runs (digests of each) matched by rank, as ``sightline diff --total`` compares each
+    rank's two digests: the median step and the devices' idle time before and after, their change,
+    and the findings that appeared or went away (one that only crossed its threshold is among
+    them, as the diff lists it). One row per rank present in both; idle is None on a trace
+    without devices."""
     before = {r["rank"]: r for r in _rows(base) if r["ok"]}
     after = {r["rank"]: r for r in _rows(new) if r["ok"]}
-
-    def delta(a: Optional[float], b: Optional[float]) -> Optional[float]:
-        return None if a is None or b is None else b - a
-
     out = []
     for rank in sorted(before.keys() & after.keys()):
         a, b = before[rank], after[rank]
+        for r in (a, b):
+            if not r.get("digest"):
+                raise ValueError(f"{r['path']}: a row without its digest (made before it was kept): digest it again")
+        d = json.loads(_diff_json(a["digest"].encode(), b["digest"].encode(), True, False, None, [], a["path"], b["path"]))
+        s, idle = d["summary"], d["idle"]
+        with_devices = idle["base"]["devices"] > 0 and idle["new"]["devices"] > 0
         out.append(
             {
                 "rank": rank,
                 "base_path": a["path"],
                 "new_path": b["path"],
-                "base_step_time_us": a["step_time_us"],
-                "new_step_time_us": b["step_time_us"],
-                "step_time_delta_us": delta(a["step_time_us"], b["step_time_us"]),
-                "base_idle_us": a["idle_us"],
-                "new_idle_us": b["idle_us"],
-                "idle_delta_us": delta(a["idle_us"], b["idle_us"]),
-                "findings_new": sorted(set(b["finding_ids"]) - set(a["finding_ids"])),
-                "findings_gone": sorted(set(a["finding_ids"]) - set(b["finding_ids"])),
+                "base_step_time_us": s["step_time_base_us"],
+                "new_step_time_us": s["step_time_new_us"],
+                "step_time_delta_us": s["step_time_delta_us"],
+                "base_idle_us": idle["base"]["idle_us"] if idle["base"]["devices"] else None,
+                "new_idle_us": idle["new"]["idle_us"] if idle["new"]["devices"] else None,
+                "idle_delta_us": idle["delta"]["idle_us"] if with_devices else None,
+                "findings_new": sorted(f["id"] for f in d["findings"]["added"]),
+                "findings_gone": sorted(f["id"] for f in d["findings"]["removed"]),
             }
         )
     return pa.Table.from_pylist(out)
