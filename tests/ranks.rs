@@ -640,3 +640,37 @@ fn cli_digest_has_the_rank_section() {
     );
     assert!(v["steps"]["per_step"][0]["cpu_start_ns"].is_i64());
 }
+
+/// A rank's step time is the median of its steps' lengths (their `ProfilerStep` spans), as
+/// `sightline steps` and the diff give it for the same file, not of the plugin's spans extended
+/// to the device work (`dur_ns`): on the DLRM job's ranks the two differ.
+#[test]
+fn a_ranks_step_time_is_the_steps_median_length() {
+    let real = shared_fixtures().join("real");
+    let digests: Vec<Digest> = (0..4)
+        .map(|r| digest_file(&real.join(format!("param_dlrm_v100_rank{r}of8.pt.trace.json.gz"))))
+        .collect();
+    let report = ranks::analyze(&digests, Align::Auto);
+    let mut differ = false;
+    for row in &report.ranks {
+        let d = digests
+            .iter()
+            .find(|d| d.distributed.rank == Some(row.rank))
+            .unwrap();
+        let mut lengths: Vec<f64> = d.real_steps().iter().map(|s| s.length_ns as f64).collect();
+        lengths.sort_by(f64::total_cmp);
+        let n = lengths.len();
+        let median = (lengths[(n - 1) / 2] + lengths[n / 2]) / 2.0 / 1e3;
+        assert!(
+            (row.step_time_us - median).abs() < 1e-6,
+            "rank {}: {} against {median}",
+            row.rank,
+            row.step_time_us
+        );
+        differ |= d.real_steps().iter().any(|s| s.dur_ns != s.length_ns);
+    }
+    assert!(
+        differ,
+        "the plugin's spans equal the lengths: the test tells nothing"
+    );
+}

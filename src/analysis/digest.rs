@@ -138,6 +138,18 @@ pub struct DigestStep {
     pub path: Vec<DigestPathItem>,
 }
 
+impl DigestStep {
+    /// The step's length: its `ProfilerStep` span, the one length every view uses; in a digest
+    /// written before it was kept, the plugin's span.
+    pub fn length(&self) -> i64 {
+        if self.length_ns > 0 {
+            self.length_ns
+        } else {
+            self.dur_ns
+        }
+    }
+}
+
 /// How many of a step's critical path parts a digest keeps.
 pub const PATH_ITEMS: usize = 3;
 

@@ -443,14 +443,9 @@ pub fn diff(base: &Digest, new: &Digest, opts: &DiffOptions) -> Diff {
     }
 }
 
-/// A step's length in µs: its `ProfilerStep` span; in a digest without it, the plugin's.
+/// A step's length in µs ([`super::digest::DigestStep::length`]).
 fn step_us(s: &super::digest::DigestStep) -> f64 {
-    let ns = if s.length_ns > 0 {
-        s.length_ns
-    } else {
-        s.dur_ns
-    };
-    ns as f64 / 1000.0
+    s.length() as f64 / 1000.0
 }
 
 /// The median of `v` (sorted here); 0 for none.

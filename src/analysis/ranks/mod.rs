@@ -42,7 +42,7 @@ pub use runs::{is_trace_file_name, worker_and_span};
 pub use versus::{versus_median, RankVersus};
 
 use crate::analysis::findings::Severity;
-use matching::{match_all, median, total, Matched};
+use matching::{match_all, total, Matched};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -140,8 +140,9 @@ pub struct RankRow {
     pub host: Option<String>,
     pub basis: digest::Basis,
     pub steps: usize,
-    /// Median step duration.
+    /// The median step's length (`ProfilerStep` spans, as the steps' statistics), µs.
     pub step_time_us: f64,
+    /// Each step's length, µs.
     pub step_times_us: Vec<f64>,
     pub compute_us: f64,
     pub communication_us: f64,
@@ -432,12 +433,16 @@ pub fn analyze_with(all: &[Digest], mode: Align, scope: OverlapScope) -> RanksRe
 }
 
 fn rank_row(d: &Digest, wait_ns: i64) -> RankRow {
-    let mut durs: Vec<i64> = d.real_steps().iter().map(|s| s.dur_ns).collect();
-    let step_times_us = durs.iter().map(|&n| us(n)).collect();
-    let step_time_us = if durs.is_empty() {
-        0.0
-    } else {
-        us(median(&mut durs))
+    // The steps' lengths (their `ProfilerStep` spans), as the steps' statistics and the diff take
+    // them: the median of an even count is the mean of the two middle ones.
+    let mut lengths: Vec<i64> = d.real_steps().iter().map(|s| s.length()).collect();
+    let step_times_us = lengths.iter().map(|&n| us(n)).collect();
+    lengths.sort_unstable();
+    let n = lengths.len();
+    let step_time_us = match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => us(lengths[n / 2]),
+        _ => (us(lengths[n / 2 - 1]) + us(lengths[n / 2])) / 2.0,
     };
     RankRow {
         rank: d.distributed.rank.unwrap_or(-1),
