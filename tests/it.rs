@@ -7,6 +7,8 @@ mod common;
 
 #[path = "cli.rs"]
 mod cli;
+#[path = "columns.rs"]
+mod columns;
 #[path = "compiled.rs"]
 mod compiled;
 #[path = "critical.rs"]

@@ -1,9 +1,9 @@
-//! Snapshots of the CLI's text outputs (`report`, `ops`, `kernels`, `steps`, `idle`, `path`) on
-//! five traces of different kinds: a CPU training loop, CUDA training, ROCm training with stacks,
-//! one rank of an 8-rank DLRM job and CUDA inference with stacks and memory. Each output is kept
-//! in `tests/text_outputs/`; a change shows as a diff of that file. `SIGHTLINE_BLESS=1` rewrites them.
-//! Times it took to parse and analyse are the only text that changes from run to run: they read
-//! `N s` here.
+//! Snapshots of the CLI's text outputs (`report`, `ops`, `kernels`, `labels`, `modules`, `flops`,
+//! `steps`, `idle`, `path`) on five traces of different kinds: a CPU training loop, CUDA training,
+//! ROCm training with stacks, one rank of an 8-rank DLRM job and CUDA inference with stacks and
+//! memory. Each output is kept in `tests/text_outputs/`; a change shows as a diff of that file.
+//! `SIGHTLINE_BLESS=1` rewrites them. Times it took to parse and analyse are the only text that
+//! changes from run to run: they read `N s` here.
 #![cfg(not(target_arch = "wasm32"))]
 
 use crate::common;
@@ -29,7 +29,9 @@ const TRACES: [(&str, &str); 5] = [
     ),
 ];
 
-const COMMANDS: [&str; 6] = ["report", "ops", "kernels", "steps", "idle", "path"];
+const COMMANDS: [&str; 9] = [
+    "report", "ops", "kernels", "labels", "modules", "flops", "steps", "idle", "path",
+];
 
 /// `text` with the seconds a run took (`parsed in 0.12 s`, `analysed in 0.03 s`) as `N s`.
 fn without_times(text: &str) -> String {

@@ -206,6 +206,9 @@ fn session_reads_the_sample_and_answers_the_page() {
         .unwrap()
         .iter()
         .any(|r| r["name"] == "aten::addmm"));
+    // The declared columns beside the rows (`analysis::columns`), which the page lays out.
+    assert_eq!(ops["columns"][0]["key"], "name");
+    assert_eq!(ops["sort"]["key"], "self_device_us");
     let findings: serde_json::Value = serde_json::from_str(&s.report("findings").unwrap()).unwrap();
     assert!(findings.is_array());
     assert!(s.table("nope", false).is_err());

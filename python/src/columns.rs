@@ -1,11 +1,18 @@
 //! A table's rows (the analysis structures as serde serializes them for `--json`) cut into Arrow
 //! columns. Flat columns (integers, floats, booleans, strings) are written straight into Python
 //! `bytes` objects laid out as Arrow buffers, which `pyarrow.Array.from_buffers` wraps without a
-//! copy; nested columns (lists, objects) go over as JSON text and pyarrow infers their type.
+//! copy; nested columns (lists, objects) go over as JSON text.
+//!
+//! A table whose rows declare their columns (`sightline::analysis::columns`: operators, kernels,
+//! labels, modules, graphs) is cut by its declaration ([`declared`]): its columns and their types
+//! are the declared ones whatever the data (an empty table, a column of nulls), nested columns
+//! carry their declared type for pyarrow to build, and a `Json` column is its values' JSON text.
+//! Other tables ([`columns`]) take their columns from the rows and their types from the values.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use serde_json::{Map, Value};
+use sightline::analysis::columns::{Column, Type};
 
 /// What every value of a column is (nulls aside).
 #[derive(Clone, Copy, PartialEq)]
@@ -168,4 +175,66 @@ pub fn columns<'py>(py: Python<'py>, rows: &[Value]) -> PyResult<Bound<'py, PyLi
         out.append(tuple)?;
     }
     Ok(out)
+}
+
+/// One tuple per declared column (`columns`, those the request asked for), in declared order:
+/// `(name, kind, null_count, validity, buffer...)` for flat types, whatever the values;
+/// `(name, "typed", type_json, values_json)` for lists and objects, built by pyarrow as the
+/// declared type; a [`Type::Json`] column is a `utf8` column of its values' JSON text.
+pub fn declared<'py, 'c>(
+    py: Python<'py>,
+    rows: &[Value],
+    columns: impl Iterator<Item = &'c Column>,
+) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for c in columns {
+        let values: Vec<&Value> = rows
+            .iter()
+            .map(|r| r.get(c.key).unwrap_or(&Value::Null))
+            .collect();
+        let name = c.key;
+        let (valid, nulls) = validity(py, &values);
+        let valid = valid.map(Bound::into_any);
+        let tuple = match c.ty {
+            Type::Bool => {
+                let bits = bitmap(py, &values, |v| v.as_bool() == Some(true));
+                (name, "bool", nulls, valid, bits).into_pyobject(py)?
+            }
+            Type::Int => {
+                let data = fixed(py, &values, |v| v.as_i64().unwrap_or(0).to_le_bytes());
+                (name, "int64", nulls, valid, data).into_pyobject(py)?
+            }
+            Type::Float => {
+                let data = fixed(py, &values, |v| v.as_f64().unwrap_or(0.0).to_le_bytes());
+                (name, "float64", nulls, valid, data).into_pyobject(py)?
+            }
+            Type::Str => {
+                let (offsets, data) = strings(py, &values)?;
+                (name, "utf8", nulls, valid, offsets, data).into_pyobject(py)?
+            }
+            Type::Json => {
+                let texts: Vec<Value> = values
+                    .iter()
+                    .map(|v| match v {
+                        Value::Null => Value::Null,
+                        v => Value::String(v.to_string()),
+                    })
+                    .collect();
+                let refs: Vec<&Value> = texts.iter().collect();
+                let (offsets, data) = strings(py, &refs)?;
+                (name, "utf8", nulls, valid, offsets, data).into_pyobject(py)?
+            }
+            Type::List(_) | Type::Struct(_) => {
+                let ty = serde_json::to_string(&c.ty).map_err(value_err)?;
+                let text = serde_json::to_string(&values).map_err(value_err)?;
+                (name, "typed", ty, text).into_pyobject(py)?
+            }
+        };
+        out.append(tuple)?;
+    }
+    Ok(out)
+}
+
+fn value_err(e: serde_json::Error) -> PyErr {
+    pyo3::exceptions::PyValueError::new_err(e.to_string())
 }

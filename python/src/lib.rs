@@ -140,12 +140,34 @@ fn table<'py, T: Serialize>(
     value: &T,
     rows: &str,
 ) -> PyResult<Bound<'py, PyTuple>> {
+    split(py, value, rows, |py, list| columns::columns(py, list))
+}
+
+/// [`table`] of a table whose rows declare their columns (`query::tables::DECLARED`, by the
+/// command's name): the declared columns and types, whatever the rows hold.
+fn declared_table<'py, T: Serialize>(
+    py: Python<'py>,
+    value: &T,
+    name: &str,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let t = query::tables::declared(name).expect("a declared table");
+    split(py, value, t.rows, |py, list| {
+        columns::declared(py, list, t.shown(&[]))
+    })
+}
+
+fn split<'py, T: Serialize>(
+    py: Python<'py>,
+    value: &T,
+    rows: &str,
+    cut: impl FnOnce(Python<'py>, &[Value]) -> PyResult<Bound<'py, pyo3::types::PyList>>,
+) -> PyResult<Bound<'py, PyTuple>> {
     let mut v = serde_json::to_value(value).map_err(json_err)?;
     let list = match v.as_object_mut().and_then(|o| o.shift_remove(rows)) {
         Some(Value::Array(a)) => a,
         _ => Vec::new(),
     };
-    let cols = columns::columns(py, &list)?;
+    let cols = cut(py, &list)?;
     let meta = serde_json::to_string(&v).map_err(json_err)?;
     (list.len(), cols, meta).into_pyobject(py)
 }
@@ -190,28 +212,28 @@ impl PyTrace {
             by_shape,
             ..query::Ops::default()
         };
-        table(py, &self.ask(py, &q)?, "rows")
+        declared_table(py, &self.ask(py, &q)?, "ops")
     }
 
     /// `sightline kernels --json`.
     fn kernels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        table(py, &self.ask(py, &query::Kernels::default())?, "rows")
+        declared_table(py, &self.ask(py, &query::Kernels::default())?, "kernels")
     }
 
     /// `sightline labels --json`.
     fn labels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        table(py, &self.ask(py, &query::Labels {})?, "rows")
+        declared_table(py, &self.ask(py, &query::Labels {})?, "labels")
     }
 
     /// `sightline modules --json`.
     fn modules<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        table(py, &self.ask(py, &query::Modules {})?, "rows")
+        declared_table(py, &self.ask(py, &query::Modules {})?, "modules")
     }
 
     /// `sightline graphs --json` (with the capture `use_capture` gave, if any, its captured
     /// operators in the metadata), its `graphs` as the table.
     fn graphs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        table(py, &self.ask(py, &query::Graphs::default())?, "graphs")
+        declared_table(py, &self.ask(py, &query::Graphs::default())?, "graphs")
     }
 
     /// Applies `capture`, the trace recorded while this trace's CUDA/HIP graphs were captured

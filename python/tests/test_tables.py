@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import sightline
-from conftest import LOCAL, cli_json, cli_path, fixture_id, split_fixtures, strip_nulls
+from conftest import LOCAL, SHARED, cli_json, cli_path, fixture_id, split_fixtures, strip_nulls
 
 FIXTURES, REFUSED = split_fixtures()
 # Run-to-run figures: the time this run took, not a property of the trace.
@@ -122,6 +122,25 @@ def test_a_capture_given_names_the_replayed_ops_as_the_cli_does() -> None:
     del cli["first_replays"]  # op by op: the CLI's alone, as the mcp tool leaves it out too
     assert_table(t.graphs(), cli, "graphs")
     assert sightline.table_meta(t.graphs())["captured_ops"][0]["name"] == "aten::mm"
+
+
+def test_declared_tables_have_one_schema_whatever_the_data() -> None:
+    """A table whose columns are declared (``docs/columns.md``) has the same Arrow schema on a
+    CPU trace, where it is empty or its device columns are null, as on a GPU trace."""
+    cpu = sightline.open(SHARED / "pytorch-cpu" / "cnn_dataloader_sched.pt.trace.json.gz")
+    gpu = sightline.open(SHARED / "real" / "tracelens_h100_bert_small_stack_mem.json.gz")
+    for name in ["ops", "kernels", "labels", "modules", "graphs"]:
+        a, b = getattr(cpu, name)(), getattr(gpu, name)()
+        assert a.schema.remove_metadata() == b.schema.remove_metadata(), name
+        assert not any(pa.types.is_null(f.type) for f in a.schema), name
+    kernels = cpu.kernels()
+    assert kernels.num_rows == 0
+    assert kernels.schema.field("total_us").type == pa.float64()
+    assert kernels.schema.field("launched_by").type == pa.list_(
+        pa.struct([("name", pa.string()), ("calls", pa.int64()), ("total_us", pa.float64())])
+    )
+    # Input shapes, which have no one Arrow type (a list of tensors nests deeper), are JSON text.
+    assert cpu.ops(by_shape=True).schema.field("input_shapes").type == pa.string()
 
 
 def test_compiled(case: Any) -> None:

@@ -33,6 +33,7 @@
 //! device time of its replayed ops.
 
 use super::links::{Kind, Links};
+use crate::analysis::columns::{Column, Row, Sort, Type, Unit, SLICE_REF};
 use crate::model::{SliceRef, Trace};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
@@ -93,6 +94,61 @@ pub struct Graph {
     pub first_launch: SliceRef,
     /// The replay's ops by name, most device time first (at most [`TOP_OPS`]).
     pub top_ops: Vec<NamedTime>,
+}
+
+impl Row for Graph {
+    const COLUMNS: &'static [Column] = &[
+        Column::new(
+            "index",
+            "Graph",
+            Unit::Count,
+            "0, 1, ... in order of first launch",
+        ),
+        Column::new(
+            "graph_id",
+            "Graph id",
+            Unit::Count,
+            "CUPTI's `graph id`, where the trace has it",
+        ),
+        Column::new("launches", "Launches", Unit::Count, "Its replays"),
+        Column::new(
+            "ops_per_replay",
+            "Ops a replay",
+            Unit::Count,
+            "Device ops of one replay (the first)",
+        ),
+        Column::new(
+            "device_ns",
+            "Device time",
+            Unit::Ns,
+            "Device time of all its replays",
+        ),
+        Column::new(
+            "launch_cpu_ns",
+            "Launch CPU",
+            Unit::Ns,
+            "CPU time of its launch calls",
+        ),
+        Column::new(
+            "first_launch",
+            "First launch",
+            Unit::Data,
+            "Its first launch call",
+        )
+        .typed(SLICE_REF),
+        Column::new(
+            "top_ops",
+            "Replayed ops",
+            Unit::Data,
+            "The replay's ops by name, most device time first (at most 10)",
+        )
+        .typed(Type::List(&Type::Struct(&[
+            ("name", Type::Str),
+            ("calls", Type::Int),
+            ("device_ns", Type::Int),
+        ]))),
+    ];
+    const SORT: Sort = Sort::Smallest("index");
 }
 
 /// How many of a graph's kinds of op to list.

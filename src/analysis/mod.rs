@@ -48,6 +48,9 @@
 //!   the `record_function` range, the Python frame).
 //! - `digest`: the per-trace digest, the interface between single-trace and cross-trace analyses
 //!   (see its doc); built from the analyses `Derived` keeps.
+//! - `columns`: the tables' columns declared once beside each row type (key, label, unit, type,
+//!   meaning, default sort), which the CLI's text, the page, Python's Arrow schema and
+//!   `docs/columns.md` are laid out from.
 //! - `tables/`: the operator table (`key_averages()`), kernel, label and `nn.Module` tables and the
 //!   call tree, all from one `Forest`. `findings/`: the rules, their evidence and the what-if
 //!   edits that price their fixes. `flops/`: FLOPs, bytes and the roofline. `memory/`: memory over
@@ -56,6 +59,7 @@
 //!   one distributed job, from their digests.
 
 pub mod backend;
+pub mod columns;
 pub mod compiled;
 pub mod critical;
 pub mod derived;

@@ -1,8 +1,10 @@
-//! `sightline flops FILE [--json] [--top N]`: FLOPs, bytes and the roofline per op and shape.
+//! `sightline flops FILE [--json] [--top N]`: FLOPs, bytes and the roofline per op and shape,
+//! headed and formatted as [`FlopsRow`] declares its columns.
 
 use super::args::Listed;
-use super::table::{fmt_time, layout, truncate_name, Column};
+use super::table::{declared, truncate_name, Shown};
 use super::{load, print_json};
+use sightline::analysis::flops::FlopsRow;
 use sightline::query::Flops;
 
 pub fn run(opts: &Listed) -> Result<(), String> {
@@ -29,41 +31,30 @@ pub fn run(opts: &Listed) -> Result<(), String> {
         (Some(d), None) => println!("{d}: not in the peak table; no roofline"),
         _ => println!("no deviceProperties in the trace; no roofline"),
     }
-    let cols = [
-        Column::left("Name", 40),
-        Column::left("Input shapes", 44),
-        Column::right("dtype", 6),
-        Column::right("Calls", 6),
-        Column::right("GFLOPs", 12),
-        Column::right("MB", 10),
-        Column::right("Kernel", 12),
-        Column::right("TFLOP/s", 9),
-        Column::right("TB/s", 7),
-        Column::right("FLOP/B", 8),
-        Column::right("bound", 8),
-        Column::right("% peak", 7),
+    let shown = [
+        Shown::left("name", 40),
+        Shown::left("input_shapes", 44),
+        Shown::right("dtype", 6),
+        Shown::right("calls", 6),
+        Shown::right("gflops", 12),
+        Shown::right("bytes", 10).fit(),
+        Shown::right("kernel_us", 12),
+        Shown::right("tflops_s", 9),
+        Shown::right("tb_s", 7),
+        Shown::right("intensity", 8),
+        Shown::right("bound", 8),
+        Shown::right("pct_of_peak", 7).fit(),
     ];
-    let opt = |x: Option<f64>, d: usize| x.map_or("-".to_string(), |v| format!("{v:.d$}"));
-    let rows = report.rows.iter().take(top.unwrap_or(30)).map(|r| {
-        vec![
-            truncate_name(&r.name, 40),
-            truncate_name(&r.input_shapes.to_string(), 44),
-            r.dtype.clone(),
-            r.calls.to_string(),
-            format!("{:.4}", r.gflops),
-            opt(r.bytes.map(|b| b as f64 / 1e6), 2),
-            fmt_time(r.kernel_us),
-            opt(r.tflops_s, 2),
-            opt(r.tb_s, 3),
-            opt(r.intensity, 1),
-            r.bound.unwrap_or("-").to_string(),
-            opt(r.pct_of_peak, 1),
-        ]
+    let rows = report.rows.iter().take(top.unwrap_or(30));
+    let text = declared(&shown, rows, "", |r: &FlopsRow, key, _| match key {
+        "name" => Some(truncate_name(&r.name, 40)),
+        "input_shapes" => Some(truncate_name(&r.input_shapes.to_string(), 44)),
+        _ => None,
     });
-    print!("{}", layout(&cols, rows));
+    print!("{text}");
     println!(
-        "GFLOPs and MB per call (MB = 10^6 bytes); Kernel: device time of all calls; % peak: of the \
-         roof at the op's arithmetic intensity"
+        "Kernel: device time of all calls; % of peak: of the roof at the op's arithmetic \
+         intensity"
     );
     Ok(())
 }

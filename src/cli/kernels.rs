@@ -4,14 +4,12 @@
 //! without knowing.
 
 use super::args::KernelsArgs;
-use super::table::{fmt_time, layout, name_width, share, truncate_name, Column};
+use super::table::{declared, fmt_time, name_width, share, truncate_name, Shown};
 use super::{load, print_json};
 use sightline::analysis::backend;
 use sightline::analysis::summary::devices_word;
+use sightline::analysis::tables::KernelRow;
 use sightline::query::Kernels;
-
-/// The index of the Tensor Cores column.
-const TENSOR_CORES: usize = 9;
 
 pub fn run(opts: &KernelsArgs) -> Result<(), String> {
     let top = opts.listed.top;
@@ -33,95 +31,47 @@ pub fn run(opts: &KernelsArgs) -> Result<(), String> {
     let launcher_width = 40;
     let word = devices_word(trace);
     let units = backend::matrix_units(backend::of_trace(trace));
-    let tensor_cores = units.is_some();
-    let share_title = format!("{word} time %");
-    let mut cols = vec![
-        Column::right("Name", name_width),
-        Column::right("Kind", 13),
-        Column::right("# of Calls", 12),
-        Column::right("Total", 12),
-        Column::right("Avg", 12),
-        Column::right("Min", 12),
-        Column::right("Median", 12),
-        Column::right("Max", 12),
-        Column::right(share_title.as_str(), 12.max(share_title.len())),
-        Column::right(units.unwrap_or("Tensor Cores"), 12),
-        Column::right("Occupancy", 12),
-        Column::right("SM eff.", 8),
-        Column::right("Grid/block", 12),
-        Column::right("GFLOPs/call", 12),
-        Column::right("TFLOP/s", 9),
-        Column::right("TB/s", 7),
-        Column::left("Launched by", launcher_width),
+    let mut shown = vec![
+        Shown::right("name", name_width),
+        Shown::right("kind", 13),
+        Shown::right("calls", 12),
+        Shown::right("total_us", 12),
+        Shown::right("avg_us", 12),
+        Shown::right("min_us", 12),
+        Shown::right("median_us", 12),
+        Shown::right("max_us", 12),
+        Shown::right("gpu_time_pct", 12).fit(),
     ];
+    if let Some(units) = units {
+        shown.push(Shown::right("tensor_cores", 12).titled(units));
+    }
+    shown.extend([
+        Shown::right("mean_occupancy_pct", 12),
+        Shown::right("est_sm_efficiency_pct", 8),
+        Shown::right("launch_configs", 12),
+        Shown::right("gflops", 12),
+        Shown::right("tflops_s", 9),
+        Shown::right("tb_s", 7),
+    ]);
     // The path columns go before the launcher, which stays last.
-    let path = table.rows.iter().any(|r| r.path.is_some());
-    if path {
-        let at = cols.len() - 1;
-        cols.insert(at, Column::right("Slack", 12));
-        cols.insert(at, Column::right("On path", 12));
+    if table.rows.iter().any(|r| r.path.is_some()) {
+        shown.push(Shown::right("on_path_us", 12));
+        shown.push(Shown::right("slack_us", 12));
     }
-    if !tensor_cores {
-        cols.remove(TENSOR_CORES);
-    }
-    let opt = |x: Option<f64>, d: usize| x.map_or("-".to_string(), |v| format!("{v:.d$}"));
-    let rows = table.rows.iter().take(top.unwrap_or(30)).map(|r| {
-        let launcher = match r.launched_by.first() {
-            Some(l) => {
-                let name = l.name.as_deref().unwrap_or("(no operator)");
-                let more = r.launched_by.len() - 1;
-                let name = truncate_name(
-                    name,
-                    if more > 0 {
-                        launcher_width - 8
-                    } else {
-                        launcher_width
-                    },
-                );
-                if more > 0 {
-                    format!("{name} (+{more})")
-                } else {
-                    name
-                }
-            }
-            None => String::new(),
-        };
-        let mut cells = vec![
-            truncate_name(&r.name, 55),
-            r.kind.as_str().to_string(),
-            r.calls.to_string(),
-            fmt_time(r.total_us),
-            fmt_time(r.avg_us),
-            fmt_time(r.min_us),
-            fmt_time(r.median_us),
-            fmt_time(r.max_us),
-            share(r.gpu_time_pct, table.gpu_time_us),
-            if r.tensor_cores { "yes" } else { "no" }.to_string(),
-            r.mean_occupancy_pct
-                .map_or("-".to_string(), |o| format!("{o:.1}%")),
-            r.est_sm_efficiency_pct
-                .map_or("-".to_string(), |o| format!("{o:.1}%")),
-            match r.launch_configs.len() {
-                0 => "-".to_string(),
-                1 => "1 variant".to_string(),
-                n => format!("{n} variants"),
-            },
-            opt(r.flops.gflops, 4),
-            opt(r.flops.tflops_s, 2),
-            opt(r.flops.tb_s, 3),
-            launcher,
-        ];
-        if let Some(p) = r.path.filter(|_| path) {
-            let at = cells.len() - 1;
-            cells.insert(at, p.slack_us.map_or_else(|| "-".to_string(), fmt_time));
-            cells.insert(at, fmt_time(p.on_path_us));
-        }
-        if !tensor_cores {
-            cells.remove(TENSOR_CORES);
-        }
-        cells
+    shown.push(Shown::left("launched_by", launcher_width));
+    let rows = table.rows.iter().take(top.unwrap_or(30));
+    let text = declared(&shown, rows, &word, |r: &KernelRow, key, _| match key {
+        "name" => Some(truncate_name(&r.name, 55)),
+        "gpu_time_pct" => Some(share(r.gpu_time_pct, table.gpu_time_us)),
+        "launch_configs" => Some(match r.launch_configs.len() {
+            0 => "-".to_string(),
+            1 => "1 variant".to_string(),
+            n => format!("{n} variants"),
+        }),
+        "launched_by" => Some(launcher(r, launcher_width)),
+        _ => None,
     });
-    print!("{}", layout(&cols, rows));
+    print!("{text}");
     let kinds: Vec<String> = table
         .by_kind
         .iter()
@@ -143,4 +93,18 @@ pub fn run(opts: &KernelsArgs) -> Result<(), String> {
          time among the kernels of one call; see `sightline flops`)"
     );
     Ok(())
+}
+
+/// The operator that launched most of the kernel's time, cut to `width`, and how many others did.
+fn launcher(r: &KernelRow, width: usize) -> String {
+    let Some(l) = r.launched_by.first() else {
+        return String::new();
+    };
+    let name = l.name.as_deref().unwrap_or("(no operator)");
+    let more = r.launched_by.len() - 1;
+    if more > 0 {
+        format!("{} (+{more})", truncate_name(name, width - 8))
+    } else {
+        truncate_name(name, width)
+    }
 }

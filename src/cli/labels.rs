@@ -2,10 +2,11 @@
 //! which the text names as the trace does (`GPU`, `MTIA`, `XPU`).
 
 use super::args::Listed;
-use super::table::{fmt_time, layout, name_width, truncate_name, Column};
+use super::table::{declared, name_width, truncate_name, Shown};
 use super::{load, print_json};
+use sightline::analysis::columns::Unit;
 use sightline::analysis::summary::devices_word;
-use sightline::analysis::tables::labels::Spread;
+use sightline::analysis::tables::LabelRow;
 use sightline::query::Labels;
 
 pub fn run(opts: &Listed) -> Result<(), String> {
@@ -25,43 +26,28 @@ pub fn run(opts: &Listed) -> Result<(), String> {
     }
     let name_width = name_width(table.rows.iter().map(|r| r.name.as_str()));
     let word = devices_word(trace);
-    let device_col = |what: &str| {
-        let title = format!("{word} {what}");
-        let width = title.len().max(12);
-        Column::right(title, width)
-    };
-    let cols = [
-        Column::right("Name", name_width),
-        Column::right("# of Calls", 12),
-        Column::right("CPU total", 12),
-        Column::right("Self CPU", 12),
-        Column::right("CPU min", 12),
-        Column::right("CPU median", 12),
-        Column::right("CPU max", 12),
-        device_col("inside"),
-        device_col("spans"),
-        device_col("total"),
-        device_col("median"),
+    let shown = [
+        Shown::right("name", name_width),
+        Shown::right("calls", 12),
+        Shown::right("cpu_total_us", 12),
+        Shown::right("self_cpu_us", 12),
+        Shown::right("cpu_instance_us", 12).part("min", Unit::Us),
+        Shown::right("cpu_instance_us", 12).part("median", Unit::Us),
+        Shown::right("cpu_instance_us", 12).part("max", Unit::Us),
+        Shown::right("device_us", 12).fit(),
+        Shown::right("gpu_calls", 12).fit(),
+        Shown::right("gpu_span_total_us", 12).fit(),
+        Shown::right("gpu_instance_us", 12)
+            .part("median", Unit::Us)
+            .fit(),
     ];
-    let spread = |s: &Option<Spread>, pick: fn(&Spread) -> f64| {
-        s.as_ref().map_or("-".to_string(), |s| fmt_time(pick(s)))
-    };
-    let rows = table.rows.iter().take(top.unwrap_or(30)).map(|r| {
-        vec![
-            truncate_name(&r.name, 55),
-            r.calls.to_string(),
-            fmt_time(r.cpu_total_us),
-            fmt_time(r.self_cpu_us),
-            spread(&r.cpu_instance_us, |s| s.min),
-            spread(&r.cpu_instance_us, |s| s.median),
-            spread(&r.cpu_instance_us, |s| s.max),
-            fmt_time(r.device_us),
-            r.gpu_calls.to_string(),
-            fmt_time(r.gpu_span_total_us),
-            spread(&r.gpu_instance_us, |s| s.median),
-        ]
-    });
-    print!("{}", layout(&cols, rows));
+    let rows = table.rows.iter().take(top.unwrap_or(30));
+    print!(
+        "{}",
+        declared(&shown, rows, &word, |r: &LabelRow, key, _| {
+            (key == "name").then(|| truncate_name(&r.name, 55))
+        })
+    );
     println!(
         "{word} inside: {word} time of the kernels, memcpy and memset launched inside the label; \
          {word} spans/total/median: the label's spans on the {word} timeline"

@@ -3,9 +3,10 @@
 //! indents each module under its parent and names the device as the trace does.
 
 use super::args::ModulesArgs;
-use super::table::{fmt_time, layout, name_width, truncate_name, Column};
+use super::table::{declared, fmt_time, name_width, truncate_name, Shown};
 use super::{load, print_json};
 use sightline::analysis::summary::devices_word;
+use sightline::analysis::tables::ModuleRow;
 use sightline::query::Modules;
 
 pub fn run(args: &ModulesArgs) -> Result<(), String> {
@@ -31,48 +32,28 @@ pub fn run(args: &ModulesArgs) -> Result<(), String> {
     let labels: Vec<String> = table.rows.iter().map(|r| label(r.depth, &r.name)).collect();
     let name_width = name_width(labels.iter().map(String::as_str)).min(70);
     let word = devices_word(trace);
-    let device_col = |what: &str| {
-        let title = format!("{word} {what}");
-        let width = title.len().max(12);
-        Column::right(title, width)
-    };
     // A CPU-only trace has no device columns to show.
     let device = table.device_time_us > 0.0;
-    let mut cols = vec![
-        Column::left("Module", name_width),
-        Column::right("# of Calls", 12),
-        Column::right("Host total", 12),
-        Column::right("Host self", 12),
-        device_col("total"),
-        device_col("self"),
-        Column::right("Bwd host", 12),
-        device_col("bwd"),
+    let mut shown = vec![
+        Shown::left("module", name_width),
+        Shown::right("calls", 12),
+        Shown::right("host_total_us", 12),
+        Shown::right("host_self_us", 12),
     ];
-    let rows = table
-        .rows
-        .iter()
-        .zip(&labels)
-        .take(top.unwrap_or(usize::MAX))
-        .map(|(r, l)| {
-            let mut cells = vec![
-                truncate_name(l, 70),
-                r.calls.to_string(),
-                fmt_time(r.host_total_us),
-                fmt_time(r.host_self_us),
-                fmt_time(r.device_total_us),
-                fmt_time(r.device_self_us),
-                fmt_time(r.backward_host_total_us),
-                fmt_time(r.backward_device_total_us),
-            ];
-            if !device {
-                drop_device(&mut cells);
-            }
-            cells
-        });
-    if !device {
-        drop_device(&mut cols);
+    if device {
+        shown.push(Shown::right("device_total_us", 12).fit());
+        shown.push(Shown::right("device_self_us", 12).fit());
     }
-    print!("{}", layout(&cols, rows));
+    shown.push(Shown::right("backward_host_total_us", 12));
+    if device {
+        shown.push(Shown::right("backward_device_total_us", 12).fit());
+    }
+    let rows = table.rows.iter().take(top.unwrap_or(usize::MAX));
+    // The module's name, indented under its parent.
+    let text = declared(&shown, rows, &word, |r: &ModuleRow, key, _| {
+        (key == "module").then(|| truncate_name(&label(r.depth, &r.name), 70))
+    });
+    print!("{text}");
     if !device {
         println!("Bwd host: the backward nodes of its forward operators (fwdbwd flows)");
         return Ok(());
@@ -86,13 +67,4 @@ pub fn run(args: &ModulesArgs) -> Result<(), String> {
         fmt_time(table.device_time_us)
     );
     Ok(())
-}
-
-/// The device columns (total, self, backward), last first.
-const DEVICE_COLUMNS: [usize; 3] = [7, 5, 4];
-
-fn drop_device<T>(v: &mut Vec<T>) {
-    for k in DEVICE_COLUMNS {
-        v.remove(k);
-    }
 }

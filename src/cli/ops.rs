@@ -3,10 +3,11 @@
 //! (laid out by [`super::table`]).
 
 use super::args::OpsArgs;
-use super::table::{fmt_memory, fmt_time, layout, name_width, share, truncate_name, Column};
+use super::table::{declared, fmt_time, name_width, share, truncate_name, Shown};
 use super::{load, print_json};
 use sightline::analysis::backend;
 use sightline::analysis::summary::devices_word;
+use sightline::analysis::tables::ops::OpRow;
 use sightline::analysis::tables::OpTable;
 use sightline::model::Trace;
 use sightline::query::Ops;
@@ -35,41 +36,41 @@ pub fn run(opts: &OpsArgs) -> Result<(), String> {
 /// all rows, as PyTorch sizes them before it applies its row limit. The device columns are
 /// headed as PyTorch heads them for the trace's device (`Self CUDA`, `Self XPU`, `Self MTIA`:
 /// [`backend::table_word`]), 12 wide as PyTorch makes them, also where the header is longer.
+/// Headers and formats are [`OpRow`]'s declarations; the order and widths are PyTorch's.
 pub fn render(t: &OpTable, trace: &Trace, limit: usize) -> String {
     let device = t.has_device_time();
     let dev = backend::table_word(trace);
     let device_mem = t.rows.iter().any(|r| r.self_device_mem_bytes > 0);
-    let mut cols = vec![
-        Column::right("Name", name_width(t.rows.iter().map(|r| r.name.as_str()))),
-        Column::right("Self CPU %", 12),
-        Column::right("Self CPU", 12),
-        Column::right("CPU total %", 12),
-        Column::right("CPU total", 12),
-        Column::right("CPU time avg", 12),
+    let mut shown = vec![
+        Shown::right("name", name_width(t.rows.iter().map(|r| r.name.as_str()))),
+        Shown::right("self_cpu_pct", 12),
+        Shown::right("self_cpu_us", 12),
+        Shown::right("cpu_total_pct", 12),
+        Shown::right("cpu_total_us", 12),
+        Shown::right("cpu_avg_us", 12),
     ];
     if device {
-        for h in [
-            format!("Self {dev}"),
-            format!("Self {dev} %"),
-            format!("{dev} total"),
-            format!("{dev} time avg"),
+        for key in [
+            "self_device_us",
+            "self_device_pct",
+            "device_total_us",
+            "device_avg_us",
         ] {
-            cols.push(Column::right(h, 12));
+            shown.push(Shown::right(key, 12));
         }
     }
     if t.has_memory {
-        cols.push(Column::right("CPU Mem", 12));
-        cols.push(Column::right("Self CPU Mem", 12));
+        shown.push(Shown::right("cpu_mem_bytes", 12));
+        shown.push(Shown::right("self_cpu_mem_bytes", 12));
         if device_mem {
-            cols.push(Column::right(format!("{dev} Mem"), 12));
-            cols.push(Column::right(format!("Self {dev} Mem"), 12));
+            shown.push(Shown::right("device_mem_bytes", 12));
+            shown.push(Shown::right("self_device_mem_bytes", 12));
         }
     }
-    cols.push(Column::right("# of Calls", 12));
-    let path = t.rows.iter().any(|r| r.path.is_some());
-    if path {
-        cols.push(Column::right("On path", 12));
-        cols.push(Column::right("Slack", 12));
+    shown.push(Shown::right("calls", 12));
+    if t.rows.iter().any(|r| r.path.is_some()) {
+        shown.push(Shown::right("on_path_us", 12));
+        shown.push(Shown::right("slack_us", 12));
     }
     if t.by_input_shape {
         let w = t
@@ -78,45 +79,26 @@ pub fn render(t: &OpTable, trace: &Trace, limit: usize) -> String {
             .map(|r| r.input_shapes.as_deref().unwrap_or("").chars().count())
             .max()
             .unwrap_or(0);
-        cols.push(Column::right("Input Shapes", (w + 4).min(80)));
+        shown.push(Shown::right("input_shapes", (w + 4).min(80)));
     }
-
-    let rows = t.rows.iter().take(limit).map(|r| {
-        let mut v = vec![
-            truncate_name(&r.name, 55),
-            share(r.self_cpu_pct, t.self_cpu_total_us),
-            fmt_time(r.self_cpu_us),
-            share(r.cpu_total_pct, t.self_cpu_total_us),
-            fmt_time(r.cpu_total_us),
-            fmt_time(r.cpu_avg_us),
-        ];
-        if device {
-            v.push(fmt_time(r.self_device_us));
-            v.push(share(r.self_device_pct, t.gpu_time_us));
-            v.push(fmt_time(r.device_total_us));
-            v.push(fmt_time(r.device_avg_us));
-        }
-        if t.has_memory {
-            v.push(fmt_memory(r.cpu_mem_bytes));
-            v.push(fmt_memory(r.self_cpu_mem_bytes));
-            if device_mem {
-                v.push(fmt_memory(r.device_mem_bytes));
-                v.push(fmt_memory(r.self_device_mem_bytes));
-            }
-        }
-        v.push(r.calls.to_string());
-        if path {
-            let p = r.path.unwrap_or_default();
-            v.push(fmt_time(p.on_path_us));
-            v.push(p.slack_us.map_or_else(|| "-".to_string(), fmt_time));
-        }
-        if let Some(shapes) = &r.input_shapes {
-            let w = cols.last().map_or(0, |c| c.width);
-            v.push(shapes.chars().take(w).collect());
-        }
-        v
+    let rows = t.rows.iter().take(limit);
+    let mut out = declared(&shown, rows, &dev, |r: &OpRow, key, width| match key {
+        "name" => Some(truncate_name(&r.name, 55)),
+        // PyTorch's shares: `NaN` when the whole is zero.
+        "self_cpu_pct" => Some(share(r.self_cpu_pct, t.self_cpu_total_us)),
+        "cpu_total_pct" => Some(share(r.cpu_total_pct, t.self_cpu_total_us)),
+        "self_device_pct" => Some(share(r.self_device_pct, t.gpu_time_us)),
+        // As Python prints the list, cut to the column.
+        "input_shapes" => Some(
+            r.input_shapes
+                .as_deref()
+                .unwrap_or("")
+                .chars()
+                .take(width)
+                .collect(),
+        ),
+        _ => None,
     });
-    let mut out = layout(&cols, rows);
     out.push_str(&format!(
         "Self CPU time total: {}\n",
         fmt_time(t.self_cpu_total_us)

@@ -1,5 +1,14 @@
 //! The text layout the table commands share, PyTorch's: right-aligned columns two spaces apart,
 //! dashed rules, times in us/ms/s with three decimals, memory in B/KB/MB/GB (powers of 1024).
+//!
+//! A table whose rows declare their columns ([`Row`]) is laid out from the declarations
+//! ([`declared`]): a command says which columns it shows, in which order and how wide ([`Shown`]);
+//! the header is the column's label and each cell is formatted by the column's unit
+//! ([`cell`]), unless the command formats a cell of its own (a name cut to its width, a share
+//! that PyTorch prints as `NaN`). Tables without declarations list [`Column`]s by hand.
+
+use serde_json::Value;
+use sightline::analysis::columns::{Row, Unit};
 
 /// A column of a text table.
 pub(super) struct Column {
@@ -106,4 +115,136 @@ pub(super) fn fmt_memory(bytes: i64) -> String {
     } else {
         format!("{bytes} B")
     }
+}
+
+/// A declared column as a text table shows it: its key, the member of an object column it shows
+/// (a spread's `min`), its width, and whether it is left-aligned or widened to its header.
+pub(super) struct Shown {
+    pub(super) key: &'static str,
+    part: Option<(&'static str, Unit)>,
+    pub(super) width: usize,
+    left: bool,
+    fit: bool,
+    title: Option<String>,
+}
+
+impl Shown {
+    /// Right-aligned, `width` characters (a longer header overflows, as PyTorch's does).
+    pub(super) fn right(key: &'static str, width: usize) -> Shown {
+        Shown {
+            key,
+            part: None,
+            width,
+            left: false,
+            fit: false,
+            title: None,
+        }
+    }
+
+    /// Left-aligned.
+    pub(super) fn left(key: &'static str, width: usize) -> Shown {
+        Shown {
+            left: true,
+            ..Shown::right(key, width)
+        }
+    }
+
+    /// At least as wide as its header.
+    pub(super) fn fit(self) -> Shown {
+        Shown { fit: true, ..self }
+    }
+
+    /// One member of an object column, in `unit`, headed `LABEL MEMBER` (`CPU min`).
+    pub(super) fn part(self, member: &'static str, unit: Unit) -> Shown {
+        Shown {
+            part: Some((member, unit)),
+            ..self
+        }
+    }
+
+    /// Headed `title` instead of the label: a word that depends on the trace's device beyond
+    /// `{device}` (Tensor Cores or Matrix Cores).
+    pub(super) fn titled(self, title: &str) -> Shown {
+        Shown {
+            title: Some(title.to_string()),
+            ..self
+        }
+    }
+}
+
+/// A value as its unit is written in the text tables: times as PyTorch's `_format_time`, memory
+/// as its `_format_memory`, percentages and figures with the column's decimals, `-` for none.
+pub(super) fn cell(unit: Unit, digits: u8, v: &Value) -> String {
+    let d = usize::from(digits);
+    let f = || v.as_f64().unwrap_or(0.0);
+    match (unit, v) {
+        (_, Value::Null) => "-".to_string(),
+        (Unit::Us, _) => fmt_time(f()),
+        (Unit::Ns, _) => fmt_time(f() / 1000.0),
+        (Unit::Bytes, _) => match v.as_i64() {
+            Some(b) => fmt_memory(b),
+            None => fmt_memory(f() as i64),
+        },
+        (Unit::Pct, _) => format!("{:.d$}%", f()),
+        (Unit::Number, _) => format!("{:.d$}", f()),
+        (Unit::Flag, Value::Bool(b)) => if *b { "yes" } else { "no" }.to_string(),
+        (_, Value::String(s)) => s.clone(),
+        (_, other) => other.to_string(),
+    }
+}
+
+/// `rows` laid out as [`layout`] does, the columns `shown` headed and formatted as `R` declares
+/// them (`{device}` in a label read as `device`). `own(row, column, width)` gives a cell of the
+/// command's own, or `None` for the declared format.
+pub(super) fn declared<'r, R: Row + 'r>(
+    shown: &[Shown],
+    rows: impl Iterator<Item = &'r R>,
+    device: &str,
+    own: impl Fn(&R, &str, usize) -> Option<String>,
+) -> String {
+    let decl: Vec<_> = shown
+        .iter()
+        .map(|s| R::column(s.key).unwrap_or_else(|| panic!("'{}' is not a declared column", s.key)))
+        .collect();
+    let cols: Vec<Column> = shown
+        .iter()
+        .zip(&decl)
+        .map(|(s, c)| {
+            let mut title = s.title.clone().unwrap_or_else(|| c.label_for(device));
+            if let Some((member, _)) = s.part {
+                title = format!("{title} {member}");
+            }
+            let width = if s.fit {
+                s.width.max(title.len())
+            } else {
+                s.width
+            };
+            Column {
+                title,
+                width,
+                left: s.left,
+            }
+        })
+        .collect();
+    let cells = rows.map(|r| {
+        let json = serde_json::to_value(r).expect("a row serializes");
+        shown
+            .iter()
+            .zip(&decl)
+            .zip(&cols)
+            .map(|((s, c), col)| {
+                if let Some(text) = own(r, s.key, col.width) {
+                    return text;
+                }
+                let v = json.get(s.key).unwrap_or(&Value::Null);
+                match s.part {
+                    Some((member, unit)) => {
+                        cell(unit, c.digits, v.get(member).unwrap_or(&Value::Null))
+                    }
+                    None => cell(c.unit, c.digits, v),
+                }
+            })
+            .collect::<Vec<String>>()
+    });
+    layout(&cols, cells)
 }

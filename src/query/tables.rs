@@ -2,17 +2,37 @@
 //! labels, `nn.Module`s, FLOPs per op and shape, CUDA/HIP graph replays. Each table is charged
 //! with the capture its store was given (`Derived::set_capture`), which a front end reads from a
 //! file before asking; the graphs can also be asked with a capture of the request's own, which
-//! charges that answer only.
+//! charges that answer only. [`DECLARED`] lists the tables whose rows declare their columns
+//! (`analysis::columns`), by the name each front end knows them by.
 
 use super::{flag, text_opt, Opened, Question};
+use crate::analysis::columns::Table;
 use crate::analysis::critical::slack;
 use crate::analysis::flops::kernels::annotate;
 use crate::analysis::flops::FlopsReport;
-use crate::analysis::graphs::{Attribution, Capture, GraphsOutput};
+use crate::analysis::flops::FlopsRow;
+use crate::analysis::graphs::{Attribution, Capture, Graph, GraphsOutput};
 use crate::analysis::tables::{
     label_table, KernelTable, LabelTable, ModuleTable, OpColumn, OpTable,
 };
+use crate::analysis::tables::{KernelRow, LabelRow, ModuleRow, OpRow};
 use serde::Deserialize;
+
+/// The tables whose rows declare their columns (`analysis::columns`), in the order the reference
+/// lists them: each by the command that prints it and the member that holds its rows.
+pub const DECLARED: &[Table] = &[
+    Table::of::<OpRow>("ops", "rows", "Operators"),
+    Table::of::<KernelRow>("kernels", "rows", "Kernels (device ops by name)"),
+    Table::of::<LabelRow>("labels", "rows", "record_function labels"),
+    Table::of::<ModuleRow>("modules", "rows", "nn.Module hierarchy"),
+    Table::of::<FlopsRow>("flops", "rows", "FLOPs per operator and input shape"),
+    Table::of::<Graph>("graphs", "graphs", "CUDA/HIP graphs"),
+];
+
+/// The declared table named `name` ([`DECLARED`]).
+pub fn declared(name: &str) -> Option<&'static Table> {
+    DECLARED.iter().find(|t| t.name == name)
+}
 
 /// The operator table as PyTorch's `key_averages()` computes it: calls, self and total CPU and
 /// device time, memory.

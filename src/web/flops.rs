@@ -4,6 +4,7 @@
 
 use super::session::Session;
 use super::{err, json};
+use crate::analysis::columns::{Column, Row};
 use crate::analysis::flops::peaks::{Peaks, Roof};
 use crate::analysis::flops::FlopsRow;
 use serde::Serialize;
@@ -11,6 +12,8 @@ use wasm_bindgen::prelude::*;
 
 #[derive(Serialize)]
 struct Roofline {
+    /// The rows' declared columns (`analysis::columns`), which the page lays the tables out from.
+    columns: &'static [Column],
     /// The `deviceProperties` name, if the trace has one.
     device: Option<String>,
     /// The roof table's entry for it, if it is in the table.
@@ -47,6 +50,7 @@ impl Session {
             )
         });
         Ok(json(&Roofline {
+            columns: FlopsRow::COLUMNS,
             device: report.device,
             peaks: report.peaks,
             roofs,

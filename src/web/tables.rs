@@ -4,11 +4,12 @@
 
 use super::session::{Analysed, Loaded, Session};
 use super::{err, json};
+use crate::analysis::columns::WithColumns;
 use crate::analysis::graphs::GraphsOutput;
 use crate::analysis::idle::{self, IdleOptions};
 use crate::analysis::slicing::{poll_once, Slicer};
 use crate::analysis::tables::{call_tree, label_table};
-use crate::query::{Kernels, Opened, Ops, Question};
+use crate::query::{tables, Kernels, Opened, Ops, Question};
 use crate::view::aggregate::aggregate;
 use crate::view::frame::GapShade;
 use std::rc::Rc;
@@ -34,6 +35,13 @@ pub(super) fn page_idle() -> IdleOptions {
         max_gaps: 500,
         ..IdleOptions::default()
     }
+}
+
+/// A declared table's answer as JSON, its columns and sort beside its rows
+/// ([`WithColumns`]): the page lays the table out from them.
+fn declared<T: serde::Serialize>(name: &str, answer: &T) -> String {
+    let table = tables::declared(name).expect("a declared table");
+    json(&WithColumns::new(table, &[], answer))
 }
 
 impl Loaded {
@@ -162,7 +170,8 @@ impl Session {
         }
     }
 
-    /// A table as JSON: `"ops"` (the operator table, `by_shape` groups by input shapes; sorted by
+    /// A table as JSON, the declared ones (all but the call tree and `"compiled"`) with their
+    /// `columns` and `sort` beside the rows (`analysis::columns`): `"ops"` (the operator table, `by_shape` groups by input shapes; sorted by
     /// self device time when the trace has GPU time, else self CPU), `"kernels"`, `"labels"`,
     /// `"modules"` (the `nn.Module` tree), `"calltree"` (the top-down call tree), `"graphs"`
     /// (the CUDA/HIP graph replays, as `sightline graphs --json`) or `"compiled"` (what
@@ -173,28 +182,23 @@ impl Session {
             return Err(err("the tables are not built yet (call analyse_step)"));
         }
         let (t, forest) = (l.trace(), l.derived.forest());
+        let o = Opened::of(&l.derived);
         match kind {
             "ops" => {
                 let ops = Ops {
                     by_shape,
                     ..Ops::default()
                 };
-                Ok(json(&ops.answer(&Opened::of(&l.derived)).map_err(err)?))
+                Ok(declared(kind, &ops.answer(&o).map_err(err)?))
             }
-            "kernels" => Ok(json(
-                &Kernels::default()
-                    .answer(&Opened::of(&l.derived))
-                    .map_err(err)?,
-            )),
-            "labels" => Ok(json(&label_table(t, forest))),
-            "modules" => Ok(json(&l.derived.module_table())),
+            "kernels" => Ok(declared(kind, &Kernels::default().answer(&o).map_err(err)?)),
+            "labels" => Ok(declared(kind, &label_table(t, forest))),
+            "modules" => Ok(declared(kind, &l.derived.module_table())),
             "calltree" => Ok(json(&call_tree(t, forest))),
-            "graphs" => Ok(json(&GraphsOutput::of(
-                t,
-                l.derived.graphs(),
-                l.derived.attribution(),
-                false,
-            ))),
+            "graphs" => Ok(declared(
+                kind,
+                &GraphsOutput::of(t, l.derived.graphs(), l.derived.attribution(), false),
+            )),
             "compiled" => Ok(json(l.derived.compiled())),
             _ => Err(err(format!("no table named '{kind}'"))),
         }

@@ -31,7 +31,7 @@ export async function flopsColumnsAndRooflineOnAnH100Trace({ page, baseUrl, fixt
       const col = (h) => heads.indexOf(h);
       for (const tr of table.tBodies[0].rows) {
         const c = tr.cells;
-        if (c[col("Name")].textContent === name && c[col("Input shapes")].textContent === shapes) {
+        if (c[col("Name")].textContent === name && c[col("Input Shapes")].textContent === shapes) {
           return { gflops: c[col("GFLOPs/call")].textContent, tflops: c[col("TFLOP/s")].textContent, bound: c[col("Bound")].textContent };
         }
       }

@@ -19,9 +19,9 @@ async function kernelsTable(page) {
 export async function kernelsTableHasSmEfficiencyBesideOccupancy({ page, baseUrl, samplesDir }) {
   await openTrace(page, baseUrl, join(samplesDir, "tracelens_h100_bert_small_stack_mem.json.gz"), { analyses: true });
   const { heads, rows } = await kernelsTable(page);
-  const occ = heads.indexOf("Mean occupancy %");
+  const occ = heads.indexOf("Occupancy");
   assert.ok(occ > 0, heads.join("|"));
-  assert.deepEqual(heads.slice(occ, occ + 3), ["Mean occupancy %", "SM eff.", "Blocks/SM"]);
+  assert.deepEqual(heads.slice(occ, occ + 3), ["Occupancy", "SM eff.", "Blocks/SM"]);
   assert.match(await page.$eval("#kernels-table th:text-is('SM eff.')", (th) => th.title), /min\(blocks per SM, 1\)/);
   // sightline kernels --json: the bf16 cutlass GEMM (17 calls, grid 40x2 on 132 SMs) has mean
   // occupancy 4 %, est. SM efficiency 60.6061 % and 0.606061 blocks per SM.

@@ -19,7 +19,7 @@ export async function modulesTabShowsTheTreeAndHighlightsAModule({ page, baseUrl
   await modulesTab(page);
   const heads = await page.$$eval("#modules-table th", (t) => t.map((x) => x.textContent));
   // Inference only: no backward columns.
-  assert.deepEqual(heads, ["Module", "Calls", "Host total", "Host self", "Device total", "Device self"]);
+  assert.deepEqual(heads, ["Module", "# of Calls", "Host total", "Host self", "Device total", "Device self"]);
   assert.equal((await page.$$("#modules-table tbody tr")).length, 84);
   const rows = await visibleRows(page);
   // sightline modules --json: BertLMHeadModel_0, 1 call, host 4,216.941 µs total, 103.191 self,
@@ -55,7 +55,7 @@ export async function modulesOfACpuTraceAreSizedByHostTimeWithBackward({ page, b
   await openTrace(page, baseUrl, join(fixturesDir, "pytorch-cpu/encoder_stack_memory.pt.trace.json.gz"), { analyses: true });
   await modulesTab(page);
   const heads = await page.$$eval("#modules-table th", (t) => t.map((x) => x.textContent));
-  assert.deepEqual(heads, ["Module", "Calls", "Host total", "Host self", "Backward calls", "Backward host"]);
+  assert.deepEqual(heads, ["Module", "# of Calls", "Host total", "Host self", "Bwd calls", "Bwd host"]);
   assert.match(await page.textContent("#tab-body .table-tools"), /20 modules · boxes as wide as their host time/);
   // TinyEncoder_0: 3 calls, 548,144.774 µs; 396 backward nodes, 368,699.957 µs.
   assert.deepEqual((await visibleRows(page))[0], ["▾TinyEncoder_0", "3", "548 ms", "2.50 ms", "396", "369 ms"]);

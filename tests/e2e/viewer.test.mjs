@@ -655,10 +655,10 @@ export async function analysesShowFindingsStepsIdleAndTables({ page, baseUrl, fi
 
   // Operator table: key_averages columns; grouped by input shape on request.
   const heads = await page.$$eval("#ops-table th", (ths) => ths.map((th) => th.textContent));
-  assert.ok(heads.includes("Self CPU %") && heads.includes("Calls"), heads.join("|"));
+  assert.ok(heads.includes("Self CPU %") && heads.includes("# of Calls"), heads.join("|"));
   const plain = (await page.$$("#ops-table tbody tr")).length;
   await page.check("#ops-by-shape");
-  await page.waitForFunction(() => [...document.querySelectorAll("#ops-table th")].some((th) => th.textContent === "Input shapes"));
+  await page.waitForFunction(() => [...document.querySelectorAll("#ops-table th")].some((th) => th.textContent === "Input Shapes"));
   assert.ok((await page.$$("#ops-table tbody tr")).length >= plain);
   // Kernels, labels, call tree.
   // A tab's table comes from the worker: it is shown a moment after the click.

@@ -6,7 +6,7 @@
 
 import { TimelineView } from "./timeline.js";
 import { renderDetails, renderGap } from "./details.js";
-import { inferColumns, renderTable, renderTabs, renderTree } from "./table.js";
+import { declaredColumns, renderTable, renderTabs, renderTree } from "./table.js";
 import { renderFindings, renderIdle, renderSteps } from "./charts.js";
 import { count, duration, mb } from "./format.js";
 import { connectAllowed, startLinks } from "./url.js";
@@ -545,13 +545,13 @@ const TABS = [
     id: "kernels",
     title: "Kernels",
     render: (host) =>
-      withTable(host, "kernels", (t) => renderTable(host, t.rows, { id: "kernels-table", columns: kernelColumns(t.rows), csvName: "kernels.csv", onRowClick: (r) => highlight(r.name), caption: "Device ops (kernels, memcpy, memset) by name" })),
+      withTable(host, "kernels", (t) => renderTable(host, t.rows, { id: "kernels-table", columns: kernelColumns(t), csvName: "kernels.csv", onRowClick: (r) => highlight(r.name), caption: "Device ops (kernels, memcpy, memset) by name" })),
   },
   {
     id: "labels",
     title: "Labels",
     render: (host) =>
-      withTable(host, "labels", (t) => renderTable(host, t.rows, { id: "labels-table", csvName: "labels.csv", onRowClick: (r) => highlight(r.name), caption: "record_function labels: their CPU time and the device time launched inside", empty: "No record_function labels in this trace." })),
+      withTable(host, "labels", (t) => renderTable(host, t.rows, { id: "labels-table", columns: declaredColumns(t.columns), csvName: "labels.csv", onRowClick: (r) => highlight(r.name), caption: "record_function labels: their CPU time and the device time launched inside", empty: "No record_function labels in this trace." })),
   },
   { id: "calltree", title: "Call tree", render: (host) => withTable(host, "calltree", (t) => renderTree(host, t, { id: "calltree-table", onRowClick: (n) => highlight(n.name) })) },
   modules.tab,
@@ -577,8 +577,9 @@ function opsTableOf(host, t, flops) {
   const shown = (k, v) => (k === "input_shapes" && Array.isArray(v) ? JSON.stringify(v).replace(/,/g, ", ") : v);
   const rows = (flops ? withFlops(t.rows, flops) : t.rows).map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => keep(k)).map(([k, v]) => [k, shown(k, v)])));
   const unattributed = t.unattributed_gpu_us > 0 ? ` · ${duration(t.unattributed_gpu_us * 1e3)} of device time not charged to an operator` : "";
-  // Memory in PyTorch's units (powers of 1024, as key_averages().table() and `sightline ops`).
-  const columns = (flops ? flopsColumns(rows) : inferColumns(rows)).map((c) => (c.kind === "bytes" ? { ...c, kind: "memory" } : c));
+  // As the table declares its columns (memory in PyTorch's units, powers of 1024), with the
+  // FLOPs columns of the same op and shapes after them.
+  const columns = [...declaredColumns(t.columns).filter((c) => keep(c.key)), ...(flops ? flopsColumns(flops) : [])];
   renderTable(host, rows, {
     id: "ops-table",
     columns,

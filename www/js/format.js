@@ -44,7 +44,34 @@ export function mb(n) {
 }
 
 /**
- * How a column's values are shown, guessed from its key as the analyses name them:
+ * A column as the core declares it (`analysis::columns::Column`), sent beside a table's rows.
+ * @typedef {object} Declared
+ * @property {string} key the row's member
+ * @property {string} label the header; `{device}` is the trace's word for its device
+ * @property {string} unit text, count, ns, us, bytes, pct, number, flag or data
+ * @property {string | object} type int64, float64, bool, string, json, or {list} / {struct}
+ * @property {number} digits decimals of a percentage or figure in the CLI's text
+ * @property {string} about what it holds (the header's hover text)
+ * @property {string | null} with the request flag that adds it
+ */
+
+/** formatValue's kind for each declared unit (memory as PyTorch prints it, powers of 1024). */
+const UNIT_KINDS = { text: "text", count: "int", ns: "ns", us: "us", bytes: "memory", pct: "pct", number: "num", flag: "text", data: "text" };
+
+/** How the values of a declared unit are formatted and sorted (a formatValue kind). */
+export function unitKind(unit) {
+  return UNIT_KINDS[unit] ?? "text";
+}
+
+/** A declared label as the page heads it: `{device}` as "device", the first letter capitalised. */
+export function declaredLabel(text) {
+  const s = text.replace(/\{device\}/g, "device");
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+/**
+ * How a column's values are shown, guessed from its key (for the tables that do not declare
+ * their columns: slices by name, a range, memory) as the analyses name them:
  * `*_ns` durations, `*_us` microseconds, `*_bytes`/`*mem*` bytes, `*_pct`/`*percent*`/`*_share`
  * percentages, counts for other integers, text otherwise.
  */
@@ -76,7 +103,7 @@ export function formatValue(kind, v) {
   }
 }
 
-/** A column label from a key: `self_cpu_us` -> "Self CPU", `self_cpu_pct` -> "Self CPU %". */
+/** A column label from a key, for the tables that do not declare their columns: `self_cpu_us` -> "Self CPU", `self_cpu_pct` -> "Self CPU %". */
 export function label(key) {
   const pct = /_pct$/i.test(key) ? " %" : "";
   const words = key

@@ -9,7 +9,7 @@
 // this tab (the captured operators) and a replayed op's details name the operator that issued
 // each replayed op, as `sightline graphs FILE --capture CAPTURE` does.
 
-import { renderTable } from "./table.js";
+import { declaredColumns, renderTable } from "./table.js";
 import { SessionWorker } from "./worker/client.js";
 import { blobChunks, readInto, urlChunks, urlName } from "./load.js";
 
@@ -134,23 +134,11 @@ export function renderGraphs(host, r, { highlight, pick, readCapture, captureNam
     if (r.launches > 0) note.append(captureControl(readCapture));
   }
   host.append(note, graphs, ops);
-  const rows = r.graphs.map((g) => ({
-    graph: g.index,
-    launches: g.launches,
-    ops_per_replay: g.ops_per_replay,
-    device_us: us(g.device_ns),
-    launch_cpu_us: us(g.launch_cpu_ns),
-    first_launch: g.first_launch,
-  }));
-  renderTable(graphs, rows, {
+  // The graphs as their table declares its columns; the lists (first launch, top ops) are
+  // not cells: a click selects the first launch, the ops are listed below.
+  renderTable(graphs, r.graphs, {
     id: "graphs-table",
-    columns: [
-      { key: "graph", label: "Graph", kind: "int" },
-      { key: "launches", label: "Launches", kind: "int" },
-      { key: "ops_per_replay", label: "Ops a replay", kind: "int" },
-      { key: "device_us", label: "Device time", kind: "us" },
-      { key: "launch_cpu_us", label: "Launch CPU", kind: "us" },
-    ],
+    columns: declaredColumns(r.columns).filter((c) => c.key !== "graph_id"),
     csvName: "graphs.csv",
     onRowClick: (g) => pick(g.first_launch.lane, g.first_launch.index),
     caption: "CUDA/HIP graphs by their replays (click: the first launch)",

@@ -10,6 +10,7 @@
 
 import { count, formatValue } from "./format.js";
 import { el } from "./dom.js";
+import { declaredColumns } from "./table.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const ROW_PX = 18;
@@ -137,19 +138,26 @@ function renderModules(host, t, highlight) {
   }
 
   // The table: the tree, indented, each parent opens and closes.
-  const cols = [
-    ["calls", "Calls", "int"],
-    ["host_total_us", "Host total", "us"],
-    ["host_self_us", "Host self", "us"],
-    ...(device ? [["device_total_us", "Device total", "us"], ["device_self_us", "Device self", "us"]] : []),
-    ...(backward ? [["backward_calls", "Backward calls", "int"], ["backward_host_total_us", "Backward host", "us"]] : []),
-    ...(backward && device ? [["backward_device_total_us", "Backward device", "us"]] : []),
+  // The columns as the table declares them (labels, units, what each holds), those the trace has.
+  const keys = [
+    "calls",
+    "host_total_us",
+    "host_self_us",
+    ...(device ? ["device_total_us", "device_self_us"] : []),
+    ...(backward ? ["backward_calls", "backward_host_total_us"] : []),
+    ...(backward && device ? ["backward_device_total_us"] : []),
   ];
+  const declared = declaredColumns(t.columns);
+  const cols = keys.map((k) => declared.find((c) => c.key === k));
   const table = el("table", "data modules-table");
   table.id = "modules-table";
   const head = table.createTHead().insertRow();
-  head.append(el("th", "", "Module"));
-  for (const [, label] of cols) head.append(el("th", "num", label));
+  head.append(el("th", "", declared.find((c) => c.key === "module").label));
+  for (const c of cols) {
+    const th = el("th", "num", c.label);
+    th.title = c.title;
+    head.append(th);
+  }
   const tbody = table.createTBody();
   const open = new Set(rows.filter((r) => r.depth < OPEN_DEPTH - 1 || rows.length <= 40).map((r) => r.module));
   const trOf = new Map();
@@ -163,7 +171,7 @@ function renderModules(host, t, highlight) {
     name.append(tw, document.createTextNode(r.name));
     name.title = r.module;
     tr.append(name);
-    for (const [k, , kind] of cols) tr.append(el("td", "num", formatValue(kind, r[k])));
+    for (const c of cols) tr.append(el("td", "num", formatValue(c.kind, r[c.key])));
     tw.addEventListener("click", (ev) => {
       ev.stopPropagation();
       if (open.has(r.module)) open.delete(r.module);

@@ -6,7 +6,7 @@
 // with kernel time and known bytes is a point, its area by kernel time, its colour by bound.
 // Names from the trace are set as text (textContent, SVG <title>), never as HTML.
 
-import { inferColumns, renderTable } from "./table.js";
+import { declaredColumns, renderTable } from "./table.js";
 import { duration, count, percent } from "./format.js";
 import { el } from "./dom.js";
 
@@ -15,25 +15,16 @@ const W = 720;
 const H = 420;
 const PAD = { left: 64, right: 130, top: 16, bottom: 44 };
 
-/** The FLOPs columns as the tables show them (kinds set here: early rows may all be null). */
-const FLOPS_COLUMNS = {
-  gflops: ["GFLOPs/call", "num"],
-  bytes: ["Bytes/call", "bytes"],
-  tflops_s: ["TFLOP/s", "num"],
-  tb_s: ["TB/s", "num"],
-  intensity: ["FLOP/B", "num"],
-  bound: ["Bound", "text"],
-  pct_of_peak: ["% of peak", "pct"],
-  flops_calls: ["FLOPs calls", "int"],
-};
+/** The FLOPs columns the operator table by shape shows beside an op's own (see `withFlops`). */
+const FLOPS_KEYS = ["gflops", "tflops_s", "tb_s", "intensity", "bound", "pct_of_peak"];
 
-/** Columns for rows that may carry FLOPs fields: inferred, with the FLOPs ones labelled. */
-export function flopsColumns(rows) {
-  const cols = inferColumns(rows);
-  const have = new Set(cols.map((c) => c.key));
-  // A key that is null in every early row is still a column.
-  for (const k of Object.keys(FLOPS_COLUMNS)) if (!have.has(k) && rows.some((r) => k in r)) cols.push({ key: k });
-  return cols.map((c) => (c.key in FLOPS_COLUMNS ? { key: c.key, label: FLOPS_COLUMNS[c.key][0], kind: FLOPS_COLUMNS[c.key][1] } : c));
+/**
+ * The FLOPs columns of the operator table by shape, as the FLOPs rows declare them (the
+ * `columns` of `Session::flops_report`).
+ * @param {{columns: import("./format.js").Declared[]}} report
+ */
+export function flopsColumns(report) {
+  return declaredColumns(report.columns.filter((c) => FLOPS_KEYS.includes(c.key)));
 }
 
 const shapeKey = (name, shapes) => `${name}\u0000${JSON.stringify(shapes ?? null)}`;
@@ -51,15 +42,7 @@ export function withFlops(opsRows, report) {
   }
   return opsRows.map((o) => {
     const f = byKey.get(shapeKey(o.name, o.input_shapes));
-    return {
-      ...o,
-      gflops: f ? f.gflops : null,
-      tflops_s: f ? f.tflops_s : null,
-      tb_s: f ? f.tb_s : null,
-      intensity: f ? f.intensity : null,
-      bound: f ? f.bound : null,
-      pct_of_peak: f ? f.pct_of_peak : null,
-    };
+    return { ...o, ...Object.fromEntries(FLOPS_KEYS.map((k) => [k, f ? f[k] : null])) };
   });
 }
 

@@ -1,8 +1,9 @@
 // A generic table for the analyses' rows (arrays of flat objects, as serde writes them):
-// columns inferred from the keys (or given), click a header to sort, a filter box, CSV export,
+// columns as the core declares them (`declaredColumns`: the tables that arrive with `columns`),
+// else given or inferred from the keys; click a header to sort, a filter box, CSV export,
 // numbers formatted by unit. Values from the trace are set as text, never as HTML.
 
-import { formatValue, kindOf, label, shortName } from "./format.js";
+import { declaredLabel, formatValue, kindOf, label, shortName, unitKind } from "./format.js";
 import { el } from "./dom.js";
 
 const MAX_ROWS = 1000;
@@ -119,6 +120,17 @@ export function renderTable(host, rows, options = {}) {
   csv.addEventListener("click", () => download(options.csvName || "table.csv", toCsv(columns, visible)));
   update();
   return table;
+}
+
+/**
+ * A declared table's columns (the `columns` beside its rows) as renderTable takes them: the
+ * label, the unit's format, what each holds on hover. Lists and objects (launchers, spreads)
+ * are not cells; a column of JSON data (input shapes) is shown as Python prints it.
+ * @param {import("./format.js").Declared[]} declared
+ * @returns {Column[]}
+ */
+export function declaredColumns(declared) {
+  return declared.filter((c) => typeof c.type === "string").map((c) => ({ key: c.key, label: declaredLabel(c.label), kind: unitKind(c.unit), title: c.about }));
 }
 
 /**

@@ -4,7 +4,9 @@ Flat columns arrive as Arrow buffers already laid out in Python ``bytes`` object
 bool bits, utf8 offsets and data, validity bitmaps), written there once by Rust;
 ``pyarrow.py_buffer`` wraps those bytes without copying, so these columns are zero-copy from the
 native side. Nested columns (lists, objects: a kernel's launchers, a gap's attribution) arrive as
-JSON text and are converted by ``pyarrow.array``, which copies.
+JSON text and are converted by ``pyarrow.array``, which copies: with their declared type where the
+table declares its columns (``"typed"``: operators, kernels, labels, modules, graphs), so a
+table's schema does not depend on its rows; else with the type pyarrow infers.
 """
 
 from __future__ import annotations
@@ -23,8 +25,20 @@ def _buffer(b: Any) -> Any:
     return None if b is None else pa.py_buffer(b)
 
 
+def arrow_type(t: Any) -> pa.DataType:
+    """A declared column type (``sightline::analysis::columns::Type`` as serde writes it) in
+    Arrow's terms."""
+    if isinstance(t, str):
+        return _FLAT[{"string": "utf8", "json": "utf8"}.get(t, t)]
+    if "list" in t:
+        return pa.list_(arrow_type(t["list"]))
+    return pa.struct([(k, arrow_type(v)) for k, v in t["struct"]])
+
+
 def _column(n: int, col: Tuple[Any, ...]) -> Tuple[str, pa.Array]:
     name, kind = col[0], col[1]
+    if kind == "typed":
+        return name, pa.array(json.loads(col[3]), type=arrow_type(json.loads(col[2])))
     if kind == "null":
         return name, pa.nulls(n)
     if kind == "json":

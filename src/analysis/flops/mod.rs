@@ -30,6 +30,7 @@ use self::models::{Call, Cost, Family};
 use self::peaks::Peaks;
 use super::links::{Kind, Links};
 use super::slicing::{block_on, Slicer, LOOKUP};
+use crate::analysis::columns::{Column, Row, Sort, Type, Unit, SLICE_REF};
 use crate::model::{SliceRef, StrId, Trace};
 use serde::Serialize;
 use serde_json::Value;
@@ -92,6 +93,87 @@ pub struct FlopsRow {
     pub pct_of_peak: Option<f64>,
     /// The calls, for a viewer to show.
     pub slices: Vec<SliceRef>,
+}
+
+impl Row for FlopsRow {
+    const COLUMNS: &'static [Column] = &[
+        Column::new("name", "Name", Unit::Text, "The operator"),
+        Column::new(
+            "input_shapes",
+            "Input shapes",
+            Unit::Data,
+            "`Input Dims` as a list (deeper for a list of tensors)",
+        ),
+        Column::new(
+            "dtype",
+            "dtype",
+            Unit::Text,
+            "The input's element type (`Input type`)",
+        ),
+        Column::new(
+            "family",
+            "Family",
+            Unit::Text,
+            "The FLOPs model: gemm, conv, attention, elementwise, ...",
+        ),
+        Column::new(
+            "calls",
+            "Calls",
+            Unit::Count,
+            "Calls of the op with these shapes and type",
+        ),
+        Column::new("gflops", "GFLOPs/call", Unit::Number, "GFLOPs per call").digits(4),
+        Column::new(
+            "bytes",
+            "Bytes/call",
+            Unit::Bytes,
+            "Bytes moved per call; null when only PyTorch's `flops` arg is known",
+        ),
+        Column::new(
+            "flops_source",
+            "FLOPs from",
+            Unit::Text,
+            "shapes (the model, TraceLens's definitions) or pytorch (the `flops` arg)",
+        ),
+        Column::new(
+            "pytorch_gflops",
+            "PyTorch GFLOPs",
+            Unit::Number,
+            "PyTorch's `flops` arg per call, where `with_flops` wrote it (2·M·N·K only)",
+        )
+        .digits(4),
+        Column::new("kernel_us", "Kernel", Unit::Us, "Device time of all calls"),
+        Column::new("tflops_s", "TFLOP/s", Unit::Number, "Achieved TFLOP/s").digits(2),
+        Column::new("tb_s", "TB/s", Unit::Number, "Achieved TB/s").digits(3),
+        Column::new(
+            "intensity",
+            "FLOP/B",
+            Unit::Number,
+            "Arithmetic intensity: FLOPs per byte moved",
+        )
+        .digits(1),
+        Column::new(
+            "bound",
+            "Bound",
+            Unit::Text,
+            "compute or memory, against the device's ridge point",
+        ),
+        Column::new(
+            "pct_of_peak",
+            "% of peak",
+            Unit::Pct,
+            "Achieved over the roof at the op's arithmetic intensity",
+        )
+        .digits(1),
+        Column::new(
+            "slices",
+            "Calls' slices",
+            Unit::Data,
+            "The calls, for a viewer to show",
+        )
+        .typed(Type::List(&SLICE_REF)),
+    ];
+    const SORT: Sort = Sort::Largest("kernel_us");
 }
 
 /// The first GPU device's `deviceProperties` name.

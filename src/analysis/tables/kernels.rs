@@ -14,7 +14,9 @@
 //! parsing here.
 
 use super::tree::{Forest, NameKey};
+use super::PathColumns;
 use super::{median_us, percent, us};
+use crate::analysis::columns::{Column, Row, Sort, Type, Unit};
 use crate::analysis::graphs::Attribution;
 use crate::model::{ArgsId, StrId, Trace};
 use rustc_hash::FxHashMap;
@@ -201,12 +203,128 @@ pub struct KernelRow {
     pub launched_by: Vec<LaunchedBy>,
     /// `on_path_us` and `slack_us`, when asked for (`kernels --path`).
     #[serde(flatten)]
-    pub path: Option<super::PathColumns>,
+    pub path: Option<PathColumns>,
     /// The FLOPs and bytes of the operators that launched it, where a cost model knows them
     /// (`flops::kernels::annotate` fills these; `None` until then, and for kernels that no
     /// modelled operator launched).
     #[serde(flatten)]
     pub flops: KernelFlops,
+}
+
+/// A launch configuration as [`KernelRow::COLUMNS`] declares it.
+const LAUNCH_CONFIG: Type = Type::Struct(&[
+    ("grid", Type::List(&Type::Int)),
+    ("block", Type::List(&Type::Int)),
+    ("calls", Type::Int),
+    ("total_us", Type::Float),
+]);
+
+/// A launcher as [`KernelRow::COLUMNS`] declares it.
+const LAUNCHED_BY: Type = Type::Struct(&[
+    ("name", Type::Str),
+    ("calls", Type::Int),
+    ("total_us", Type::Float),
+]);
+
+impl Row for KernelRow {
+    const COLUMNS: &'static [Column] = &[
+        Column::new(
+            "name",
+            "Name",
+            Unit::Text,
+            "The kernel's (or memcpy's, memset's) name",
+        ),
+        Column::new(
+            "kind",
+            "Kind",
+            Unit::Text,
+            "computation, memory or communication, as HTA classifies names",
+        ),
+        Column::new(
+            "tensor_cores",
+            "Tensor Cores",
+            Unit::Flag,
+            "Whether its name says it runs on Tensor Cores (Matrix Cores on ROCm)",
+        ),
+        Column::new("calls", "# of Calls", Unit::Count, "Launches"),
+        Column::new(
+            "total_us",
+            "Total",
+            Unit::Us,
+            "Device time of all its calls",
+        ),
+        Column::new("avg_us", "Avg", Unit::Us, "Device time per call"),
+        Column::new("min_us", "Min", Unit::Us, "The shortest call"),
+        Column::new("median_us", "Median", Unit::Us, "The median call"),
+        Column::new("max_us", "Max", Unit::Us, "The longest call"),
+        Column::new(
+            "gpu_time_pct",
+            "{device} time %",
+            Unit::Pct,
+            "Its time over the time of all device ops",
+        ),
+        Column::new(
+            "mean_occupancy_pct",
+            "Occupancy",
+            Unit::Pct,
+            "Estimated achieved occupancy the trace records per launch, averaged weighted by \
+             duration",
+        )
+        .digits(1),
+        Column::new(
+            "est_sm_efficiency_pct",
+            "SM eff.",
+            Unit::Pct,
+            "Estimated SM efficiency: min(blocks per SM, 1) of each launch, averaged weighted by \
+             duration (TensorBoard plugin)",
+        )
+        .digits(1),
+        Column::new(
+            "mean_blocks_per_sm",
+            "Blocks/SM",
+            Unit::Number,
+            "Thread blocks per SM of each launch, averaged weighted by duration",
+        ),
+        Column::new(
+            "launch_configs",
+            "Grid/block",
+            Unit::Data,
+            "Distinct (grid, block) launches, most time first; empty for memcpy and memset",
+        )
+        .typed(Type::List(&LAUNCH_CONFIG)),
+        Column::new(
+            "launched_by",
+            "Launched by",
+            Unit::Data,
+            "The operators that launched it, most time first (name null: no link to an operator)",
+        )
+        .typed(Type::List(&LAUNCHED_BY)),
+        PathColumns::ON_PATH.with("path"),
+        PathColumns::SLACK.with("path"),
+        Column::new(
+            "flops_calls",
+            "FLOPs calls",
+            Unit::Count,
+            "Calls whose launching operator has a FLOPs model",
+        ),
+        Column::new(
+            "gflops",
+            "GFLOPs/call",
+            Unit::Number,
+            "GFLOPs per such call, the launching operator's shared by time among its kernels",
+        )
+        .digits(4),
+        Column::new(
+            "bytes",
+            "Bytes/call",
+            Unit::Bytes,
+            "Bytes moved per such call, where the model knows them",
+        )
+        .typed(Type::Float),
+        Column::new("tflops_s", "TFLOP/s", Unit::Number, "Achieved TFLOP/s").digits(2),
+        Column::new("tb_s", "TB/s", Unit::Number, "Achieved TB/s").digits(3),
+    ];
+    const SORT: Sort = Sort::Largest("total_us");
 }
 
 /// A kernel's share of its launching operators' FLOPs and bytes (see `flops::kernels`).

@@ -11,6 +11,7 @@
 
 use super::tree::{Categories, EventKind, Forest, NameKey};
 use super::{median_us, us};
+use crate::analysis::columns::{Column, Row, Sort, Unit, SPREAD};
 use crate::model::Trace;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -38,6 +39,70 @@ pub struct LabelRow {
     pub gpu_calls: u64,
     pub gpu_span_total_us: f64,
     pub gpu_instance_us: Option<Spread>,
+}
+
+impl Row for LabelRow {
+    const COLUMNS: &'static [Column] = &[
+        Column::new(
+            "name",
+            "Name",
+            Unit::Text,
+            "The label (`ProfilerStep#N` as `ProfilerStep*`)",
+        ),
+        Column::new("calls", "# of Calls", Unit::Count, "CPU spans of the label"),
+        Column::new(
+            "cpu_total_us",
+            "CPU total",
+            Unit::Us,
+            "Summed durations of its CPU spans",
+        ),
+        Column::new(
+            "self_cpu_us",
+            "Self CPU",
+            Unit::Us,
+            "CPU total minus its direct children's",
+        ),
+        Column::new(
+            "device_us",
+            "{device} inside",
+            Unit::Us,
+            "Device time of the kernels, memcpy and memset launched inside the label",
+        ),
+        Column::new(
+            "cpu_instance_us",
+            "CPU",
+            Unit::Data,
+            "Min, median and max of one CPU span; null without CPU spans",
+        )
+        .typed(SPREAD),
+        Column::new(
+            "device_instance_us",
+            "{device} inside",
+            Unit::Data,
+            "Min, median and max of the device time launched inside one CPU span",
+        )
+        .typed(SPREAD),
+        Column::new(
+            "gpu_calls",
+            "{device} spans",
+            Unit::Count,
+            "Spans of the label on the device's streams (`gpu_user_annotation`)",
+        ),
+        Column::new(
+            "gpu_span_total_us",
+            "{device} total",
+            Unit::Us,
+            "Summed durations of its spans on the device's streams",
+        ),
+        Column::new(
+            "gpu_instance_us",
+            "{device}",
+            Unit::Data,
+            "Min, median and max of one span on the device's streams",
+        )
+        .typed(SPREAD),
+    ];
+    const SORT: Sort = Sort::Largest("cpu_total_us");
 }
 
 /// Minimum, median and maximum of per-instance values.

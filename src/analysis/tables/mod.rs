@@ -28,6 +28,7 @@ mod node;
 pub mod ops;
 pub mod tree;
 
+use crate::analysis::columns::{Column, Unit};
 pub use calltree::{call_tree, BottomUpNode, CallTree};
 
 /// A table row's critical-path columns ([`crate::analysis::critical::slack`]), when asked for.
@@ -38,10 +39,26 @@ pub struct PathColumns {
     /// The least slack over the calls inside steps; `None` when no call is in a step.
     pub slack_us: Option<f64>,
 }
-pub use kernels::{kernel_table, kernel_table_attributed, KernelFlops, KernelTable};
-pub use labels::{label_table, LabelTable};
-pub use modules::{module_table, module_table_attributed, ModuleTable};
-pub use ops::{op_table, op_table_charged, OpColumn, OpTable};
+
+impl PathColumns {
+    /// The declarations of the two columns, for the rows that flatten them in.
+    pub const ON_PATH: Column = Column::new(
+        "on_path_us",
+        "On path",
+        Unit::Us,
+        "Time on the steps' critical paths",
+    );
+    pub const SLACK: Column = Column::new(
+        "slack_us",
+        "Slack",
+        Unit::Us,
+        "The least slack over its calls inside steps; null when no call is in a step",
+    );
+}
+pub use kernels::{kernel_table, kernel_table_attributed, KernelFlops, KernelRow, KernelTable};
+pub use labels::{label_table, LabelRow, LabelTable};
+pub use modules::{module_table, module_table_attributed, ModuleRow, ModuleTable};
+pub use ops::{op_table, op_table_charged, OpColumn, OpRow, OpTable};
 pub use tree::{EventKind, Forest};
 
 /// Nanoseconds as microseconds, PyTorch's unit and the tables'.

@@ -21,6 +21,7 @@
 
 use super::tree::{EventKind, Forest, NO_NODE};
 use super::us;
+use crate::analysis::columns::{Column, Row, Sort, Unit};
 use crate::analysis::graphs::Attribution;
 use crate::model::Trace;
 use rustc_hash::FxHashMap;
@@ -58,6 +59,79 @@ pub struct ModuleRow {
     pub backward_calls: u64,
     pub backward_host_total_us: f64,
     pub backward_device_total_us: f64,
+}
+
+impl Row for ModuleRow {
+    const COLUMNS: &'static [Column] = &[
+        Column::new(
+            "module",
+            "Module",
+            Unit::Text,
+            "The module path: the frames' names from the outermost down, joined by `/`",
+        ),
+        Column::new(
+            "name",
+            "Name",
+            Unit::Text,
+            "The last part of the path (`BertLayer_1`)",
+        ),
+        Column::new(
+            "parent",
+            "Parent",
+            Unit::Text,
+            "The parent's path; null at the top",
+        ),
+        Column::new("depth", "Depth", Unit::Count, "0 for a top-level module"),
+        Column::new(
+            "calls",
+            "# of Calls",
+            Unit::Count,
+            "Its frames (calls of `forward`)",
+        ),
+        Column::new(
+            "host_self_us",
+            "Host self",
+            Unit::Us,
+            "Host total minus the frames of the modules it calls",
+        ),
+        Column::new(
+            "host_total_us",
+            "Host total",
+            Unit::Us,
+            "Summed durations of its frames",
+        ),
+        Column::new(
+            "device_self_us",
+            "{device} self",
+            Unit::Us,
+            "Device time launched inside its frames and not inside a module it calls",
+        ),
+        Column::new(
+            "device_total_us",
+            "{device} total",
+            Unit::Us,
+            "Device time of the kernels, memcpy and memset launched inside its frames",
+        ),
+        Column::new(
+            "backward_calls",
+            "Bwd calls",
+            Unit::Count,
+            "Backward nodes linked by `fwdbwd` flows to the forward operators in its calls",
+        ),
+        Column::new(
+            "backward_host_total_us",
+            "Bwd host",
+            Unit::Us,
+            "Summed durations of those backward nodes",
+        ),
+        Column::new(
+            "backward_device_total_us",
+            "{device} bwd",
+            Unit::Us,
+            "Device time charged to those backward nodes and under them",
+        ),
+    ];
+    const SORT: Sort = Sort::Tree;
 }
 
 /// Sums of one row, in ns.

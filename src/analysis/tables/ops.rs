@@ -16,7 +16,9 @@
 //! `gpu_user_annotation` as a row with no CPU time; here those are the kernel and label tables.
 
 use super::tree::{EventKind, Forest, NameKey};
+use super::PathColumns;
 use super::{percent, us};
+use crate::analysis::columns::{Column, Row, Sort, Unit};
 use crate::analysis::graphs::Charges;
 use crate::model::{StrId, Trace};
 use rustc_hash::FxHashMap;
@@ -65,7 +67,112 @@ pub struct OpRow {
     pub self_device_mem_bytes: i64,
     /// `on_path_us` and `slack_us`, when asked for (`ops --path`).
     #[serde(flatten)]
-    pub path: Option<super::PathColumns>,
+    pub path: Option<PathColumns>,
+}
+
+impl Row for OpRow {
+    const COLUMNS: &'static [Column] = &[
+        Column::new(
+            "name",
+            "Name",
+            Unit::Text,
+            "The operator's, label's or runtime call's name",
+        ),
+        Column::new(
+            "kind",
+            "Kind",
+            Unit::Text,
+            "op, annotation (record_function), runtime or memory",
+        ),
+        Column::new(
+            "input_shapes",
+            "Input Shapes",
+            Unit::Data,
+            "`Input Dims` as a list of lists, when grouped by input shape (`by_shape`); else null",
+        ),
+        Column::new(
+            "calls",
+            "# of Calls",
+            Unit::Count,
+            "Calls (PyTorch's count)",
+        ),
+        Column::new(
+            "self_cpu_us",
+            "Self CPU",
+            Unit::Us,
+            "CPU time minus its direct children's",
+        ),
+        Column::new(
+            "self_cpu_pct",
+            "Self CPU %",
+            Unit::Pct,
+            "Self CPU over the sum of every row's self CPU",
+        ),
+        Column::new(
+            "cpu_total_us",
+            "CPU total",
+            Unit::Us,
+            "Summed durations of its calls",
+        ),
+        Column::new(
+            "cpu_total_pct",
+            "CPU total %",
+            Unit::Pct,
+            "CPU total over the sum of every row's self CPU (so it can pass 100%)",
+        ),
+        Column::new("cpu_avg_us", "CPU time avg", Unit::Us, "CPU total per call"),
+        Column::new(
+            "self_device_us",
+            "Self {device}",
+            Unit::Us,
+            "Device time of the GPU ops it launched itself",
+        ),
+        Column::new(
+            "self_device_pct",
+            "Self {device} %",
+            Unit::Pct,
+            "Self device time over the time of all GPU ops",
+        ),
+        Column::new(
+            "device_total_us",
+            "{device} total",
+            Unit::Us,
+            "Device time of the GPU ops it and its children launched",
+        ),
+        Column::new(
+            "device_avg_us",
+            "{device} time avg",
+            Unit::Us,
+            "Device total per call",
+        ),
+        Column::new(
+            "cpu_mem_bytes",
+            "CPU Mem",
+            Unit::Bytes,
+            "Bytes of the `[memory]` events on the CPU within its calls",
+        ),
+        Column::new(
+            "self_cpu_mem_bytes",
+            "Self CPU Mem",
+            Unit::Bytes,
+            "CPU memory minus its children's",
+        ),
+        Column::new(
+            "device_mem_bytes",
+            "{device} Mem",
+            Unit::Bytes,
+            "Bytes of the `[memory]` events on the device within its calls",
+        ),
+        Column::new(
+            "self_device_mem_bytes",
+            "Self {device} Mem",
+            Unit::Bytes,
+            "Device memory minus its children's",
+        ),
+        PathColumns::ON_PATH.with("path"),
+        PathColumns::SLACK.with("path"),
+    ];
+    const SORT: Sort = Sort::DeviceElse("self_device_us", "self_cpu_us");
 }
 
 /// Sums of one row, in integers until the end.
@@ -396,13 +503,12 @@ impl OpColumn {
 
 impl OpTable {
     /// The column every front end sorts by unless told another: self device time when device
-    /// time was charged to operators, else self CPU time (as PyTorch users sort `key_averages()`).
+    /// time was charged to operators, else self CPU time (as PyTorch users sort `key_averages()`),
+    /// as [`OpRow::SORT`] declares.
     pub fn default_sort(&self) -> OpColumn {
-        if self.has_device_time() {
-            OpColumn::SelfDevice
-        } else {
-            OpColumn::SelfCpu
-        }
+        let key = OpRow::SORT.key(self.has_device_time());
+        key.and_then(OpColumn::parse)
+            .expect("the operator table's sort is one of its columns")
     }
 
     /// Sorts the rows by a column, largest first (names A to Z); ties by name, then shapes.

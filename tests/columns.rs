@@ -1,0 +1,254 @@
+//! The tables' columns are declared once (`analysis::columns`, beside each row type): here, on
+//! every shared fixture and the graph replay, every table's rows serialize to exactly the declared
+//! keys, in the declared order, with values of the declared types; and the column reference in
+//! `docs/columns.md` is the declarations written out (`SIGHTLINE_BLESS=1` rewrites it).
+#![cfg(not(target_arch = "wasm32"))]
+
+use crate::common;
+use serde_json::Value;
+use sightline::analysis::columns::{reference, Table};
+use sightline::analysis::derived::Derived;
+use sightline::analysis::tables::OpColumn;
+use sightline::query::tables::{declared, DECLARED};
+use sightline::query::{Flops, Graphs, Kernels, Labels, Modules, Opened, Ops, Question};
+use std::path::Path;
+
+#[test]
+fn docs_columns_md_is_written_from_the_declarations() {
+    common::generated_section("docs/columns.md", "columns", &reference(DECLARED));
+}
+
+#[test]
+fn declarations_are_whole() {
+    for t in DECLARED {
+        let keys: Vec<&str> = t.columns.iter().map(|c| c.key).collect();
+        for (i, k) in keys.iter().enumerate() {
+            assert!(!keys[..i].contains(k), "{}: {k} twice", t.name);
+        }
+        for device in [true, false] {
+            if let Some(k) = t.sort.key(device) {
+                assert!(keys.contains(&k), "{}: sorted by {k}, not a column", t.name);
+            }
+        }
+        for c in t.columns {
+            assert!(
+                !c.label.is_empty() && !c.about.is_empty(),
+                "{}.{}",
+                t.name,
+                c.key
+            );
+        }
+    }
+    // Every column the operator table sorts by is one of its columns, under its JSON name.
+    let ops = declared("ops").unwrap();
+    for (_, names) in OpColumn::NAMES {
+        assert!(
+            ops.columns.iter().any(|c| c.key == names[0]),
+            "{}",
+            names[0]
+        );
+    }
+}
+
+/// The rows under `t.rows` of `answer` have `t`'s columns (those `flags` ask for), in order, with
+/// values of their types.
+fn check(name: &str, t: &Table, flags: &[&str], answer: Ordered) {
+    let want: Vec<_> = t.shown(flags).collect();
+    let Some(Ordered::List(rows)) = answer.get(t.rows) else {
+        panic!("{name}: {} has no `{}`", t.name, t.rows);
+    };
+    let declared: Vec<&str> = want.iter().map(|c| c.key).collect();
+    for row in rows {
+        let Ordered::Object(members) = row else {
+            panic!("{name}: a row of {} is not an object", t.name);
+        };
+        let keys: Vec<&str> = members.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, declared, "{name}: {} {flags:?}", t.name);
+        for (c, (_, v)) in want.iter().zip(members) {
+            let v = v.value();
+            assert!(
+                c.ty.holds(&v),
+                "{name}: {}.{} = {v} is not {:?}",
+                t.name,
+                c.key,
+                c.ty
+            );
+        }
+    }
+}
+
+fn check_trace(path: &Path, path_columns: bool) {
+    let bytes = std::fs::read(path).unwrap();
+    let trace = sightline::parse::parse_bytes(&bytes).unwrap();
+    let d = Derived::new(trace);
+    let o = Opened::of(&d);
+    let name = path.display().to_string();
+    for by_shape in [false, true] {
+        let q = Ops {
+            by_shape,
+            ..Ops::default()
+        };
+        check(
+            &name,
+            declared("ops").unwrap(),
+            &[],
+            json(&q.answer(&o).unwrap()),
+        );
+    }
+    check(
+        &name,
+        declared("kernels").unwrap(),
+        &[],
+        json(&Kernels::default().answer(&o).unwrap()),
+    );
+    check(
+        &name,
+        declared("labels").unwrap(),
+        &[],
+        json(&Labels {}.answer(&o).unwrap()),
+    );
+    check(
+        &name,
+        declared("modules").unwrap(),
+        &[],
+        json(&Modules {}.answer(&o).unwrap()),
+    );
+    check(
+        &name,
+        declared("flops").unwrap(),
+        &[],
+        json(&Flops {}.answer(&o).unwrap()),
+    );
+    check(
+        &name,
+        declared("graphs").unwrap(),
+        &[],
+        json(&Graphs::default().answer(&o).unwrap()),
+    );
+    if path_columns {
+        let q = Ops {
+            path: true,
+            ..Ops::default()
+        };
+        check(
+            &name,
+            declared("ops").unwrap(),
+            &["path"],
+            json(&q.answer(&o).unwrap()),
+        );
+        let q = Kernels { path: true };
+        check(
+            &name,
+            declared("kernels").unwrap(),
+            &["path"],
+            json(&q.answer(&o).unwrap()),
+        );
+    }
+}
+
+/// An answer as JSON whose objects keep their members' order (the crate's `serde_json` sorts
+/// them in a `Value`).
+fn json<T: serde::Serialize>(v: &T) -> Ordered {
+    serde_json::from_str(&serde_json::to_string(v).unwrap()).unwrap()
+}
+
+/// A JSON value with its objects' members in order.
+enum Ordered {
+    Object(Vec<(String, Ordered)>),
+    List(Vec<Ordered>),
+    Scalar(Value),
+}
+
+impl Ordered {
+    fn get(&self, key: &str) -> Option<&Ordered> {
+        match self {
+            Ordered::Object(m) => m.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// As a `Value` (members sorted).
+    fn value(&self) -> Value {
+        match self {
+            Ordered::Object(m) => {
+                Value::Object(m.iter().map(|(k, v)| (k.clone(), v.value())).collect())
+            }
+            Ordered::List(l) => Value::Array(l.iter().map(Ordered::value).collect()),
+            Ordered::Scalar(v) => v.clone(),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Ordered {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Ordered;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("JSON")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Ordered, A::Error> {
+                let mut m = Vec::new();
+                while let Some((k, v)) = a.next_entry::<String, Ordered>()? {
+                    m.push((k, v));
+                }
+                Ok(Ordered::Object(m))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Ordered, A::Error> {
+                let mut l = Vec::new();
+                while let Some(v) = a.next_element::<Ordered>()? {
+                    l.push(v);
+                }
+                Ok(Ordered::List(l))
+            }
+            fn visit_unit<E>(self) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(Value::Null))
+            }
+            fn visit_bool<E>(self, b: bool) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(Value::Bool(b)))
+            }
+            fn visit_i64<E>(self, n: i64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(n.into()))
+            }
+            fn visit_u64<E>(self, n: u64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(n.into()))
+            }
+            fn visit_f64<E>(self, n: f64) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(n.into()))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Ordered, E> {
+                Ok(Ordered::Scalar(s.into()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[test]
+fn every_table_serializes_its_declared_columns() {
+    for path in common::all_shared_traces() {
+        check_trace(&path, false);
+    }
+    check_trace(
+        &common::local_fixture("graphs/sglang_decode.replay.json.gz"),
+        false,
+    );
+}
+
+#[test]
+fn the_path_columns_come_when_asked() {
+    check_trace(
+        &common::shared_fixtures().join("real/tracelens_h100_bert_small_stack_mem.json.gz"),
+        true,
+    );
+    check_trace(
+        &common::shared_fixtures().join("pytorch-cpu/cnn_dataloader_sched.pt.trace.json.gz"),
+        true,
+    );
+}
