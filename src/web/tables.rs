@@ -5,11 +5,12 @@
 use super::session::{Analysed, Loaded, Session};
 use super::{err, json};
 use crate::analysis::columns::WithColumns;
-use crate::analysis::graphs::GraphsOutput;
 use crate::analysis::idle::{self, IdleOptions};
 use crate::analysis::slicing::{poll_once, Slicer};
-use crate::analysis::tables::{call_tree, label_table};
-use crate::query::{tables, Kernels, Opened, Ops, Question};
+use crate::analysis::tables::call_tree;
+use crate::query::{
+    tables, Compiled, Graphs, Idle, Kernels, Labels, Modules, Opened, Ops, Question, Steps,
+};
 use crate::view::aggregate::aggregate;
 use crate::view::frame::GapShade;
 use std::rc::Rc;
@@ -31,9 +32,14 @@ const WASM32_MAX_BYTES: f64 = 4_294_967_296.0;
 /// Idle time as the page counts it: the longest 500 gaps reported one by one (with what the CPU
 /// was doing), and so shaded on the timeline. Every panel asks the store with these options.
 pub(super) fn page_idle() -> IdleOptions {
-    IdleOptions {
-        max_gaps: 500,
-        ..IdleOptions::default()
+    page_idle_question().options()
+}
+
+/// The idle question the page asks: exact, up to 500 gaps of each device.
+fn page_idle_question() -> Idle {
+    Idle {
+        hta: false,
+        top: Some(500),
     }
 }
 
@@ -161,9 +167,10 @@ impl Session {
         let l = self.loaded()?;
         l.analysed()?;
         let d = &l.derived;
+        let o = Opened::of(d);
         match kind {
-            "steps" => Ok(json(d.steps())),
-            "idle" => Ok(json(&*d.idle(&page_idle()))),
+            "steps" => Ok(json(Steps {}.answer(&o).map_err(err)?)),
+            "idle" => Ok(json(&*page_idle_question().answer(&o).map_err(err)?)),
             "findings" => Ok(json(&d.findings(&page_idle()).findings)),
             "recording" => Ok(json(&d.findings(&page_idle()).recording)),
             _ => Err(err(format!("no report named '{kind}'"))),
@@ -181,7 +188,6 @@ impl Session {
         if l.analysed != Analysed::Tables {
             return Err(err("the tables are not built yet (call analyse_step)"));
         }
-        let (t, forest) = (l.trace(), l.derived.forest());
         let o = Opened::of(&l.derived);
         match kind {
             "ops" => {
@@ -192,14 +198,12 @@ impl Session {
                 Ok(declared(kind, &ops.answer(&o).map_err(err)?))
             }
             "kernels" => Ok(declared(kind, &Kernels::default().answer(&o).map_err(err)?)),
-            "labels" => Ok(declared(kind, &label_table(t, forest))),
-            "modules" => Ok(declared(kind, &l.derived.module_table())),
-            "calltree" => Ok(json(&call_tree(t, forest))),
-            "graphs" => Ok(declared(
-                kind,
-                &GraphsOutput::of(t, l.derived.graphs(), l.derived.attribution(), false),
-            )),
-            "compiled" => Ok(json(l.derived.compiled())),
+            "labels" => Ok(declared(kind, &Labels {}.answer(&o).map_err(err)?)),
+            "modules" => Ok(declared(kind, &Modules {}.answer(&o).map_err(err)?)),
+            // The page's own view of the operator forest, which no other front end asks for.
+            "calltree" => Ok(json(&call_tree(l.trace(), l.derived.forest()))),
+            "graphs" => Ok(declared(kind, &Graphs::default().answer(&o).map_err(err)?)),
+            "compiled" => Ok(json(Compiled {}.answer(&o).map_err(err)?)),
             _ => Err(err(format!("no table named '{kind}'"))),
         }
     }
