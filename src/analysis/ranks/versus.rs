@@ -1,6 +1,6 @@
 //! Each rank against the job's median rank: its step time and idle time as a ratio to the median
 //! rank's, and whether it is the slowest. Read from the report's rank rows ([`super::RankRow`]:
-//! the median `ProfilerStep` span extended to its device work, the idle time in the rank's
+//! the median of its steps' lengths, their `ProfilerStep` spans, and the idle time in the rank's
 //! window); the median is a rank's own figure, the lower middle of an even count, as the
 //! cross-rank findings take it ([`super::matching::median`]). The Python package's
 //! `sightline.ray.across_ranks` returns these beside the rows.
