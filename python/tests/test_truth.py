@@ -35,9 +35,10 @@ def test_ops_equal_pytorch_key_averages(truth_path) -> None:
     for key, by_shape in (("key_averages", False), ("key_averages_by_input_shape", True)):
         if key not in truth:
             continue
-        # input_shapes is data (a list of lists); PyTorch keys by the list as Python prints it.
+        # input_shapes is JSON text (its declared type: a list of tensors may nest deeper than one
+        # Arrow type holds); PyTorch keys by the list as Python prints it.
         rows = {
-            (r["name"], None if r["input_shapes"] is None else str(r["input_shapes"])): r
+            (r["name"], None if r["input_shapes"] is None else str(json.loads(r["input_shapes"]))): r
             for r in trace.ops(by_shape=by_shape).to_pylist()
         }
         assert len(rows) == len(truth[key])
