@@ -1016,6 +1016,21 @@ fn the_v100_pair_is_explained_by_the_dataloader() {
         s.explanation[0]
     );
     assert_eq!(s.explanation.len(), 1 + s.explained.len());
+    // What is left is mostly no cause: the median steps (176.3 -> 125.1 ms) against the sums of
+    // the categories' medians (177.7 -> 121.8 ms over the plugin's spans), said as such.
+    let gap = s
+        .median_gap_us
+        .expect("the gap, where something is explained");
+    assert!((3_000.0..6_000.0).contains(&gap), "{gap}");
+    assert!(
+        gap.abs() > 0.75 * unexplained.abs(),
+        "{gap} of {unexplained}"
+    );
+    assert!(
+        s.explanation[0].contains(" of it held by no category: the categories' medians moved -"),
+        "{}",
+        s.explanation[0]
+    );
 }
 
 /// Time in no operator is not explained: the untraced pair's change is mostly Other (the
@@ -1052,6 +1067,7 @@ fn the_cli_prints_the_explanation_under_the_headline() {
     assert!(d.summary.noise);
     assert!(d.summary.explained.is_empty() && d.summary.explanation.is_empty());
     assert_eq!(d.summary.unexplained_us, None);
+    assert_eq!(d.summary.median_gap_us, None);
 
     let (b, n) = (
         judge("dataloader_getitem.base.pt.trace.json.gz"),
@@ -1074,6 +1090,7 @@ fn the_cli_prints_the_explanation_under_the_headline() {
     let summary = &v["summary"];
     assert!(summary["explained_pct"].is_number());
     assert!(summary["unexplained_us"].is_number());
+    assert!(summary["median_gap_us"].is_number());
     let c = &summary["explained"][0];
     assert_eq!(c["category"], "DataLoader");
     for k in ["delta_us", "explained_us"] {

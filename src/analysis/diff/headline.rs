@@ -46,6 +46,9 @@ pub struct Summary {
     /// (`change - explained`); absent where nothing is explained.
     pub explained_pct: Option<f64>,
     pub unexplained_us: Option<f64>,
+    /// The part of the change that no category holds, within `unexplained_us`: the median step's
+    /// change less the sum of the categories' median changes (a statistic's, not a cause).
+    pub median_gap_us: Option<f64>,
     /// The explanation as the CLI prints it under the headline, a line each.
     pub explanation: Vec<String>,
 }
@@ -173,6 +176,7 @@ pub(super) fn summarize(
         explained: why.categories,
         explained_pct: why.explained_pct,
         unexplained_us: why.unexplained_us,
+        median_gap_us: why.median_gap_us,
         explanation: why.lines,
     }
 }
