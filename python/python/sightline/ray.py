@@ -114,8 +114,9 @@ def digest_trace(trace: "sightline.Trace", path: str) -> Dict[str, Any]:
         step_time_us=stats["median_ns"] / 1e3 if stats["count"] else None,
         step_time_mean_us=stats["mean_ns"] / 1e3 if stats["count"] else None,
         step_time_max_us=stats["max_ns"] / 1e3 if stats["count"] else None,
-        idle_us=sum(t["idle_us"] for t in temporal) if temporal else None,
-        idle_pct=temporal[0]["idle_pct"] if len(temporal) == 1 else None,
+        # HTA's temporal breakdown holds one entry per rank, and a trace is one rank.
+        idle_us=temporal[0]["idle_us"] if temporal else None,
+        idle_pct=temporal[0]["idle_pct"] if temporal else None,
         gpu_time_us=ops_meta["gpu_time_us"],
         self_cpu_total_us=ops_meta["self_cpu_total_us"],
         communication_us=dist["communication_ns"] / 1e3,
