@@ -6,11 +6,13 @@
 
 use crate::common;
 use serde_json::Value;
-use sightline::analysis::columns::{reference, Table};
+use sightline::analysis::columns::{reference, Table, Type};
 use sightline::analysis::derived::Derived;
 use sightline::analysis::tables::OpColumn;
 use sightline::query::tables::{declared, DECLARED};
-use sightline::query::{Flops, Graphs, Kernels, Labels, Modules, Opened, Ops, Question};
+use sightline::query::{
+    Flops, Graphs, Idle, Kernels, Labels, Modules, Opened, Ops, Question, Steps,
+};
 use std::path::Path;
 
 #[test]
@@ -20,7 +22,15 @@ fn docs_columns_md_is_written_from_the_declarations() {
 
 #[test]
 fn declarations_are_whole() {
-    for t in DECLARED {
+    for (i, t) in DECLARED.iter().enumerate() {
+        assert!(
+            !DECLARED[..i]
+                .iter()
+                .any(|u| (u.name, u.rows) == (t.name, t.rows)),
+            "{} {} twice",
+            t.name,
+            t.rows
+        );
         let keys: Vec<&str> = t.columns.iter().map(|c| c.key).collect();
         for (i, k) in keys.iter().enumerate() {
             assert!(!keys[..i].contains(k), "{}: {k} twice", t.name);
@@ -37,6 +47,18 @@ fn declarations_are_whole() {
                 t.name,
                 c.key
             );
+            // An object's declared members are its type's, in order.
+            if !c.parts.is_empty() {
+                let Type::Struct(members) = c.ty else {
+                    panic!("{}.{} has parts and is not an object", t.name, c.key);
+                };
+                let parts: Vec<(&str, Type)> = c.parts.iter().map(|p| (p.key, p.ty)).collect();
+                assert_eq!(parts, members.to_vec(), "{}.{}", t.name, c.key);
+                assert!(c
+                    .parts
+                    .iter()
+                    .all(|p| !p.label.is_empty() && !p.about.is_empty()));
+            }
         }
     }
     // Every column the operator table sorts by is one of its columns, under its JSON name.
@@ -125,6 +147,19 @@ fn check_trace(path: &Path, path_columns: bool) {
         &[],
         json(&Graphs::default().answer(&o).unwrap()),
     );
+    check(
+        &name,
+        declared("steps").unwrap(),
+        &[],
+        json(Steps {}.answer(&o).unwrap()),
+    );
+    // Both of idle's tables, exact and as HTA counts.
+    for hta in [false, true] {
+        let answer = json(&*Idle { hta, top: None }.answer(&o).unwrap());
+        for t in DECLARED.iter().filter(|t| t.name == "idle") {
+            check(&name, t, &[], answer.clone());
+        }
+    }
     if path_columns {
         let q = Ops {
             path: true,
@@ -153,6 +188,7 @@ fn json<T: serde::Serialize>(v: &T) -> Ordered {
 }
 
 /// A JSON value with its objects' members in order.
+#[derive(Clone)]
 enum Ordered {
     Object(Vec<(String, Ordered)>),
     List(Vec<Ordered>),

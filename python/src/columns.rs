@@ -4,7 +4,7 @@
 //! copy; nested columns (lists, objects) go over as JSON text.
 //!
 //! A table whose rows declare their columns (`sightline::analysis::columns`: operators, kernels,
-//! labels, modules, graphs) is cut by its declaration ([`declared`]): its columns and their types
+//! labels, modules, graphs, steps, idle time per stream) is cut by its declaration ([`declared`]): its columns and their types
 //! are the declared ones whatever the data (an empty table, a column of nulls), nested columns
 //! carry their declared type for pyarrow to build, and a `Json` column is its values' JSON text.
 //! Other tables ([`columns`]) take their columns from the rows and their types from the values.

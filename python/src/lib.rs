@@ -269,7 +269,7 @@ impl PyTrace {
 
     /// `sightline steps --json`, its `steps` as the table.
     fn steps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        table(py, self.ask(py, &query::Steps {})?, "steps")
+        declared_table(py, self.ask(py, &query::Steps {})?, "steps")
     }
 
     /// `sightline idle --json [--compat hta] [--top TOP]`, the table under `rows` (`idle`: HTA's
@@ -286,7 +286,13 @@ impl PyTrace {
             hta: hta(compat)?,
             top,
         };
-        table(py, &*self.ask(py, &q)?, rows)
+        let report = self.ask(py, &q)?;
+        // The per-stream table is declared; the gaps are not.
+        if rows == "idle" {
+            declared_table(py, &*report, "idle")
+        } else {
+            table(py, &*report, rows)
+        }
     }
 
     /// The findings of `sightline report` (exact idle, as the CLI's default), with what each fix

@@ -129,7 +129,7 @@ def test_declared_tables_have_one_schema_whatever_the_data() -> None:
     CPU trace, where it is empty or its device columns are null, as on a GPU trace."""
     cpu = sightline.open(SHARED / "pytorch-cpu" / "cnn_dataloader_sched.pt.trace.json.gz")
     gpu = sightline.open(SHARED / "real" / "tracelens_h100_bert_small_stack_mem.json.gz")
-    for name in ["ops", "kernels", "labels", "modules", "graphs"]:
+    for name in ["ops", "kernels", "labels", "modules", "graphs", "steps", "idle"]:
         a, b = getattr(cpu, name)(), getattr(gpu, name)()
         assert a.schema.remove_metadata() == b.schema.remove_metadata(), name
         assert not any(pa.types.is_null(f.type) for f in a.schema), name
@@ -141,6 +141,10 @@ def test_declared_tables_have_one_schema_whatever_the_data() -> None:
     )
     # Input shapes, which have no one Arrow type (a list of tensors nests deeper), are JSON text.
     assert cpu.ops(by_shape=True).schema.field("input_shapes").type == pa.string()
+    # The steps' breakdown is its declared object; a CPU trace's empty idle table keeps its columns.
+    assert cpu.steps().schema.field("breakdown").type.field("kernel_ns").type == pa.int64()
+    idle = cpu.idle()
+    assert idle.num_rows == 0 and idle.schema.field("host_wait_us").type == pa.float64()
 
 
 def test_compiled(case: Any) -> None:

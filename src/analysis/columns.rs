@@ -31,6 +31,8 @@ pub enum Unit {
     Bytes,
     /// A percentage, 0 to 100.
     Pct,
+    /// A share from 0 to 1 (a device's utilization), shown as a percentage.
+    Fraction,
     /// A figure whose unit the label names (GFLOPs, TFLOP/s, FLOP/B, blocks per SM).
     Number,
     /// Yes or no.
@@ -49,6 +51,7 @@ impl Unit {
             Unit::Us => "us",
             Unit::Bytes => "bytes",
             Unit::Pct => "pct",
+            Unit::Fraction => "fraction",
             Unit::Number => "number",
             Unit::Flag => "flag",
             Unit::Data => "data",
@@ -60,7 +63,7 @@ impl Unit {
         match self {
             Unit::Text => Type::Str,
             Unit::Count | Unit::Ns | Unit::Bytes => Type::Int,
-            Unit::Us | Unit::Pct | Unit::Number => Type::Float,
+            Unit::Us | Unit::Pct | Unit::Fraction | Unit::Number => Type::Float,
             Unit::Flag => Type::Bool,
             Unit::Data => Type::Json,
         }
@@ -172,12 +175,17 @@ pub struct Column {
     pub unit: Unit,
     #[serde(rename = "type")]
     pub ty: Type,
-    /// Decimals a text shows of a percentage or a figure ([`Unit::Pct`], [`Unit::Number`]).
+    /// Decimals a text shows of a percentage or a figure ([`Unit::Pct`], [`Unit::Fraction`],
+    /// [`Unit::Number`]).
     pub digits: u8,
     /// What it holds, as the reference and the page's header tooltip say it.
     pub about: &'static str,
     /// The request flag that adds the column (`path`); `None`: always there.
     pub with: Option<&'static str>,
+    /// An object column's members as columns of their own (a step's time per category), each
+    /// with its label and unit, in the order of its [`Type::Struct`]; empty for other columns.
+    #[serde(skip_serializing_if = "<[Column]>::is_empty")]
+    pub parts: &'static [Column],
 }
 
 impl Column {
@@ -198,6 +206,7 @@ impl Column {
             digits: 2,
             about,
             with: None,
+            parts: &[],
         }
     }
 
@@ -217,6 +226,17 @@ impl Column {
             with: Some(flag),
             ..self
         }
+    }
+
+    /// The same column, an object whose members are `parts` (its type a [`Type::Struct`] of
+    /// their keys and types, which `tests/columns.rs` checks).
+    pub const fn parts(self, parts: &'static [Column]) -> Column {
+        Column { parts, ..self }
+    }
+
+    /// The member `key` of an object column ([`Column::parts`]).
+    pub fn part(&self, key: &str) -> Option<&'static Column> {
+        self.parts.iter().find(|c| c.key == key)
     }
 
     /// The label with `{device}` replaced by `device`.
@@ -300,7 +320,8 @@ pub trait Row: Serialize {
 /// A table whose rows declare their columns, as the reference and the front ends name it.
 #[derive(Debug, Clone, Copy)]
 pub struct Table {
-    /// The command that prints it (`ops`), also the page's and Python's name for it.
+    /// The command that prints it (`ops`), also the page's and Python's name for it; of a
+    /// command that prints more than one (`idle`), the first listed is the one they name.
     pub name: &'static str,
     /// The member of the answer that holds the rows (`rows`, `graphs`).
     pub rows: &'static str,
@@ -376,6 +397,17 @@ pub fn reference(tables: &[Table]) -> String {
                 c.ty.describe(),
                 c.about.replace('|', "\\|"),
             ));
+            for p in c.parts {
+                out.push_str(&format!(
+                    "| `{}.{}` | {} | {} | {} | {} |\n",
+                    c.key,
+                    p.key,
+                    p.label.replace('|', "\\|"),
+                    p.unit.name(),
+                    p.ty.describe(),
+                    p.about.replace('|', "\\|"),
+                ));
+            }
         }
         out.push('\n');
     }
@@ -413,6 +445,28 @@ mod tests {
         assert!(!t.holds(&serde_json::json!([{"min": 1, "max": 2, "median": "3"}])));
         assert!(!Type::Int.holds(&serde_json::json!(1.5)));
         assert!(Type::Float.holds(&serde_json::json!(1)));
+    }
+
+    #[test]
+    fn an_objects_declared_members_travel_with_it() {
+        const PARTS: &[Column] = &[Column::new("a_ns", "A", Unit::Ns, "a")];
+        const C: Column = Column::new("o", "O", Unit::Ns, "o")
+            .typed(Type::Struct(&[("a_ns", Type::Int)]))
+            .parts(PARTS);
+        let v = serde_json::to_value(C).unwrap();
+        assert_eq!(v["parts"][0]["label"], "A");
+        assert_eq!(C.part("a_ns").map(|p| p.label), Some("A"));
+        // A column without members says nothing of them.
+        let plain = serde_json::to_value(PARTS[0]).unwrap();
+        assert!(plain.get("parts").is_none());
+        assert!(reference(&[Table {
+            name: "t",
+            rows: "rows",
+            title: "T",
+            columns: &[C],
+            sort: Sort::Tree,
+        }])
+        .contains("| `o.a_ns` | A | ns | int64 | a |"));
     }
 
     #[test]

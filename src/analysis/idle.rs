@@ -52,6 +52,7 @@
 //!
 //! Gaps and their attribution are always exact.
 
+use super::columns::{Column, Row, Sort, Unit};
 use super::links::{Kind, Links};
 use super::slicing::{self, block_on, Slicer, LOOKUP};
 use crate::model::category::DeviceName;
@@ -239,6 +240,29 @@ pub struct StreamIdle {
     pub gaps: usize,
 }
 
+impl Row for StreamIdle {
+    const COLUMNS: &'static [Column] = &[
+        Column::new("rank", "Rank", Unit::Count, "The trace's rank"),
+        Column::new("device", "Device", Unit::Count, "The stream's device"),
+        Column::new("stream", "Stream", Unit::Count, "The stream"),
+        Column::new(
+            "host_wait_us",
+            "Host wait",
+            Unit::Us,
+            "Gaps whose op was launched after the stream's previous op ended: waits for the CPU",
+        ),
+        Column::new(
+            "kernel_wait_us",
+            "Kernel wait",
+            Unit::Us,
+            "Other gaps shorter than 30 us: launch latency between back-to-back ops",
+        ),
+        Column::new("other_us", "Other", Unit::Us, "The other gaps"),
+        Column::new("gaps", "Gaps", Unit::Count, "Gaps on the stream"),
+    ];
+    const SORT: Sort = Sort::Smallest("device");
+}
+
 /// The window of a device's idle figures: from its first busy op's start to its last one's end
 /// (HTA's temporal breakdown).
 pub const DEVICE_WINDOW: &str = "device_active";
@@ -265,6 +289,78 @@ pub struct DeviceIdle {
     pub gaps: usize,
     /// Idle time in gaps whose launch started after the gap began.
     pub host_wait_ns: i64,
+}
+
+impl Row for DeviceIdle {
+    const COLUMNS: &'static [Column] = &[
+        Column::new("device", "Device", Unit::Count, "The device's index"),
+        Column::new("name", "Name", Unit::Text, "`GPU 0`, `MTIA 0`, ..."),
+        Column::new("streams", "Streams", Unit::Count, "Its streams"),
+        Column::new(
+            "busy_ops",
+            "Busy ops",
+            Unit::Count,
+            "Its kernels, memcpys and memsets",
+        ),
+        Column::new(
+            "start_ns",
+            "Start",
+            Unit::Ns,
+            "Start of its first busy op, from the trace's start",
+        ),
+        Column::new("end_ns", "End", Unit::Ns, "End of its last busy op"),
+        Column::new(
+            "window_ns",
+            "Window",
+            Unit::Ns,
+            "From its first busy op's start to its last one's end (HTA's window)",
+        ),
+        Column::new(
+            "busy_ns",
+            "Busy",
+            Unit::Ns,
+            "Time in the window when one of its streams is busy",
+        ),
+        Column::new(
+            "idle_ns",
+            "Idle",
+            Unit::Ns,
+            "Time in the window when none of its streams is busy",
+        ),
+        Column::new(
+            "compute_ns",
+            "Compute",
+            Unit::Ns,
+            "Time in the window when a computation op runs",
+        ),
+        Column::new(
+            "non_compute_ns",
+            "Non-compute",
+            Unit::Ns,
+            "Busy time with only communication and memory ops running",
+        ),
+        Column::new(
+            "utilization",
+            "Utilization",
+            Unit::Fraction,
+            "Busy time over the window",
+        )
+        .digits(1),
+        Column::new(
+            "window",
+            "Counted over",
+            Unit::Text,
+            "`device_active`: the window utilization counts over",
+        ),
+        Column::new("gaps", "Gaps", Unit::Count, "Its idle gaps"),
+        Column::new(
+            "host_wait_ns",
+            "Host wait",
+            Unit::Ns,
+            "Idle time in gaps whose launch started after the gap began: waits for the CPU",
+        ),
+    ];
+    const SORT: Sort = Sort::Smallest("device");
 }
 
 #[derive(Debug, Clone, Serialize)]

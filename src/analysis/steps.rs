@@ -26,6 +26,7 @@
 //!   it (`length_ns`), the one length every view uses; the plugin's span extended to the device
 //!   work (`start_ns`..`end_ns`, `dur_ns`) is the breakdown's, shown beside it and labelled.
 
+use super::columns::{Column, Row, Sort, Type, Unit, SLICE_REF};
 use super::idle::{op_class, OpClass};
 use super::links::{Kind, Kinds, Links};
 use super::slicing::{self, block_on, Slicer};
@@ -77,6 +78,97 @@ pub struct Step {
     pub gpu: Vec<DeviceUtilization>,
 }
 
+impl Row for Step {
+    const COLUMNS: &'static [Column] = &[
+        Column::new(
+            "name",
+            "Step",
+            Unit::Text,
+            "`ProfilerStep#N`, or `(whole trace)` for the one step of a trace without any",
+        ),
+        Column::new("number", "Number", Unit::Count, "N of `ProfilerStep#N`"),
+        Column::new(
+            "slice",
+            "Slice",
+            Unit::Data,
+            "The `ProfilerStep#N` slice (none for a synthetic step)",
+        )
+        .typed(SLICE_REF),
+        Column::new(
+            "cpu_start_ns",
+            "CPU start",
+            Unit::Ns,
+            "Start of the step's CPU span, from the trace's start",
+        ),
+        Column::new(
+            "cpu_end_ns",
+            "CPU end",
+            Unit::Ns,
+            "End of the step's CPU span",
+        ),
+        Column::new(
+            "start_ns",
+            "Start",
+            Unit::Ns,
+            "Start of the step extended to its device work (the TensorBoard plugin's span)",
+        ),
+        Column::new(
+            "end_ns",
+            "End",
+            Unit::Ns,
+            "End of the step extended to its device work",
+        ),
+        Column::new(
+            "dur_ns",
+            "With device work",
+            Unit::Ns,
+            "The step extended to the device work it launched: the breakdown's span",
+        ),
+        Column::new(
+            "length_ns",
+            "Length",
+            Unit::Ns,
+            "The step's length: its `ProfilerStep#N` span as PyTorch records it",
+        ),
+        Column::new(
+            "gpu_ops",
+            "{device} ops",
+            Unit::Count,
+            "Device ops launched inside the step",
+        ),
+        Column::new(
+            "breakdown",
+            "Breakdown",
+            Unit::Ns,
+            "The span's time by category, each only what no category before it claimed",
+        )
+        .typed(Breakdown::TYPE)
+        .parts(Breakdown::PARTS),
+        Column::new(
+            "gpu",
+            "Per device",
+            Unit::Data,
+            "Per device, the report's `gpu` figures (utilization, estimates) over this step's span",
+        )
+        .typed(Type::List(&DEVICE_UTILIZATION)),
+    ];
+    const SORT: Sort = Sort::Smallest("cpu_start_ns");
+}
+
+/// A [`DeviceUtilization`] as its JSON holds it.
+const DEVICE_UTILIZATION: Type = Type::Struct(&[
+    ("device", Type::Int),
+    ("name", Type::Str),
+    ("kernel_ns", Type::Int),
+    ("span_ns", Type::Int),
+    ("utilization", Type::Float),
+    ("est_sm_efficiency_pct", Type::Float),
+    ("est_achieved_occupancy_pct", Type::Float),
+    ("tensor_core_pct", Type::Float),
+    ("matrix_units", Type::Str),
+    ("window", Type::Str),
+]);
+
 /// Time of a span by category (priority order); the fields sum to the span's duration.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct Breakdown {
@@ -91,6 +183,61 @@ pub struct Breakdown {
 }
 
 impl Breakdown {
+    /// The categories as columns, in priority order (the fields' order), with the words the
+    /// TensorBoard plugin heads them with.
+    pub const PARTS: &'static [Column] = &[
+        Column::new(
+            "kernel_ns",
+            "Kernel",
+            Unit::Ns,
+            "Kernels, communication ones aside",
+        ),
+        Column::new(
+            "memcpy_ns",
+            "Memcpy",
+            Unit::Ns,
+            "Device copies (MTIA's DMA transfers too)",
+        ),
+        Column::new("memset_ns", "Memset", Unit::Ns, "Device memsets"),
+        Column::new(
+            "communication_ns",
+            "Communication",
+            Unit::Ns,
+            "Communication kernels and `nccl:*`/`gloo:*` CPU spans",
+        ),
+        Column::new(
+            "runtime_ns",
+            "Runtime",
+            Unit::Ns,
+            "CUDA/HIP runtime and driver calls",
+        ),
+        Column::new(
+            "dataloader_ns",
+            "DataLoader",
+            Unit::Ns,
+            "`enumerate(DataLoader)#*.__next__` and `enumerate(DataPipe)#*`",
+        ),
+        Column::new(
+            "cpu_exec_ns",
+            "CPU Exec",
+            Unit::Ns,
+            "Other operators, annotations and Python frames",
+        ),
+        Column::new("other_ns", "Other", Unit::Ns, "The rest of the span"),
+    ];
+
+    /// The JSON object of [`Breakdown::PARTS`].
+    pub const TYPE: Type = Type::Struct(&[
+        ("kernel_ns", Type::Int),
+        ("memcpy_ns", Type::Int),
+        ("memset_ns", Type::Int),
+        ("communication_ns", Type::Int),
+        ("runtime_ns", Type::Int),
+        ("dataloader_ns", Type::Int),
+        ("cpu_exec_ns", Type::Int),
+        ("other_ns", Type::Int),
+    ]);
+
     pub fn total_ns(&self) -> i64 {
         self.fields().iter().map(|f| f.1).sum()
     }

@@ -1,9 +1,14 @@
-//! `sightline idle FILE [--json] [--compat hta] [--top N]`
+//! `sightline idle FILE [--json] [--compat hta] [--top N]`: the per-device and per-stream tables
+//! headed and formatted as [`DeviceIdle`] and [`StreamIdle`] declare their columns.
 
 use super::args::IdleArgs;
+use super::table::{declared_in, Shown, Style};
 use super::{load, print_json};
-use sightline::analysis::idle::{IdleReport, Mode};
+use sightline::analysis::idle::{DeviceIdle, IdleReport, Mode, StreamIdle};
 use sightline::query::Idle;
+
+/// Milliseconds with three decimals and their unit down every column.
+const STYLE: Style = Style::section("  ", " ms");
 
 pub fn run(opts: &IdleArgs) -> Result<(), String> {
     let loaded = load(&opts.trace.file)?;
@@ -59,35 +64,45 @@ pub fn print(r: &IdleReport) {
         println!("  note: {n}");
     }
     println!();
-    println!(
-        "  device  streams  busy ops      window        busy   utilization   gaps   host-wait"
+    let devices = [
+        Shown::right("device", 6),
+        Shown::right("streams", 7),
+        Shown::right("busy_ops", 8),
+        Shown::right("window_ns", 12),
+        Shown::right("busy_ns", 12),
+        Shown::right("utilization", 11),
+        Shown::right("gaps", 5),
+        Shown::right("host_wait_ns", 12),
+    ];
+    let none = |_: &DeviceIdle, _: &str, _| None;
+    let text = declared_in(
+        &STYLE,
+        &devices,
+        r.devices.iter(),
+        Vec::new(),
+        &r.device_word,
+        none,
     );
-    for d in &r.devices {
-        println!(
-            "  {:>6}  {:>7}  {:>8}  {:>12}  {:>12}  {:>10.1}%  {:>5}  {:>12}",
-            d.device,
-            d.streams,
-            d.busy_ops,
-            ms(d.window_ns),
-            ms(d.busy_ns),
-            100.0 * d.utilization,
-            d.gaps,
-            ms(d.host_wait_ns)
-        );
-    }
+    print!("{text}");
     println!();
-    println!("  device  stream     host wait   kernel wait         other   gaps");
-    for s in &r.idle {
-        println!(
-            "  {:>6}  {:>6}  {:>12}  {:>12}  {:>12}  {:>5}",
-            s.device,
-            s.stream,
-            us_ms(s.host_wait_us),
-            us_ms(s.kernel_wait_us),
-            us_ms(s.other_us),
-            s.gaps
-        );
-    }
+    let streams = [
+        Shown::right("device", 6),
+        Shown::right("stream", 6),
+        Shown::right("host_wait_us", 12),
+        Shown::right("kernel_wait_us", 12),
+        Shown::right("other_us", 12),
+        Shown::right("gaps", 5),
+    ];
+    let none = |_: &StreamIdle, _: &str, _| None;
+    let text = declared_in(
+        &STYLE,
+        &streams,
+        r.idle.iter(),
+        Vec::new(),
+        &r.device_word,
+        none,
+    );
+    print!("{text}");
     println!();
     println!("Who waits for whom ({} gaps)", r.gap_count);
     if let Some(s) = r.waits_sentence() {

@@ -1,10 +1,21 @@
-//! `sightline steps FILE [--json]`
+//! `sightline steps FILE [--json]`: the steps headed and formatted as [`Step`] declares its
+//! columns, then their totals and statistics.
 
 use super::args::Trace;
 use super::idle::short;
+use super::table::{declared_in, Shown, Style};
 use super::{load, print_json};
-use sightline::analysis::steps::{Breakdown, StepsReport};
+use serde_json::Value;
+use sightline::analysis::columns::Unit;
+use sightline::analysis::steps::{Breakdown, Step, StepsReport};
 use sightline::query::Steps;
+
+/// Milliseconds with three decimals down every column, one space apart: the title says `ms`.
+const STYLE: Style = Style::section(" ", "");
+
+fn ms(ns: f64) -> String {
+    STYLE.cell(Unit::Ns, 0, &Value::from(ns))
+}
 
 pub fn run(opts: &Trace) -> Result<(), String> {
     let loaded = load(&opts.file)?;
@@ -14,23 +25,6 @@ pub fn run(opts: &Trace) -> Result<(), String> {
     }
     print(report);
     Ok(())
-}
-
-fn ms(ns: f64) -> String {
-    format!("{:.3}", ns / 1e6)
-}
-
-fn row(label: &str, length_ns: i64, dur_ns: i64, b: &Breakdown) -> String {
-    let mut line = format!(
-        "  {:<22} {:>11} {:>11}",
-        short(label, 22),
-        ms(length_ns as f64),
-        ms(dur_ns as f64)
-    );
-    for (_, ns) in b.fields() {
-        line.push_str(&format!(" {:>10}", ms(ns as f64)));
-    }
-    line
 }
 
 /// The readable steps report (also a section of `sightline report`).
@@ -54,40 +48,37 @@ pub fn print(r: &StepsReport) {
             r.dropped_tail_steps, r.device_word
         );
     }
-    let mut header = format!("  {:<22} {:>11} {:>11}", "step", "length", "with device");
-    for (label, _) in Breakdown::default().fields() {
-        let label = if label == "Communication" {
-            "Comm"
-        } else {
-            label
-        };
-        header.push_str(&format!(" {:>10}", label));
-    }
-    println!("{header}");
-    for s in &r.steps {
-        println!(
-            "{}",
-            row(
-                &super::shown_name(&s.name),
-                s.length_ns,
-                s.dur_ns,
-                &s.breakdown
-            )
-        );
+    let mut shown = vec![
+        Shown::left("name", 22),
+        Shown::right("length_ns", 11).fit(),
+        Shown::right("dur_ns", 11).fit(),
+    ];
+    for p in Breakdown::PARTS {
+        shown.push(Shown::right("breakdown", 10).member(p.key).fit());
     }
     let total = r.total.total_ns();
     let length: i64 = r.steps.iter().map(|s| s.length_ns).sum();
-    println!("{}", row("total", length, total, &r.total));
-    let mut pct = format!("  {:<22} {:>11} {:>11}", "share", "", "");
+    let mut sum = vec!["total".to_string(), ms(length as f64), ms(total as f64)];
+    let mut share = vec!["share".to_string(), String::new(), String::new()];
     for (_, ns) in r.total.fields() {
+        sum.push(ms(ns as f64));
         let p = if total > 0 {
             100.0 * ns as f64 / total as f64
         } else {
             0.0
         };
-        pct.push_str(&format!(" {:>9.1}%", p));
+        share.push(STYLE.cell(Unit::Pct, 1, &Value::from(p)));
     }
-    println!("{pct}");
+    // A step's name cut to its column; the device word for the labels that name it.
+    let text = declared_in(
+        &STYLE,
+        &shown,
+        r.steps.iter(),
+        vec![sum, share],
+        &r.device_word,
+        |s: &Step, key, width| (key == "name").then(|| short(&super::shown_name(&s.name), width)),
+    );
+    print!("{text}");
     if !r.devices_without_events.is_empty() {
         println!(
             "  the trace is cut short: {} {} no events left, so these shares count the host only",

@@ -4,8 +4,10 @@
 //! A table whose rows declare their columns ([`Row`]) is laid out from the declarations
 //! ([`declared`]): a command says which columns it shows, in which order and how wide ([`Shown`]);
 //! the header is the column's label and each cell is formatted by the column's unit
-//! ([`cell`]), unless the command formats a cell of its own (a name cut to its width, a share
-//! that PyTorch prints as `NaN`). Tables without declarations list [`Column`]s by hand.
+//! ([`Style::cell`]), unless the command formats a cell of its own (a name cut to its width, a
+//! share that PyTorch prints as `NaN`). The sections of `sightline report` that hold a table
+//! (steps, idle) set it out in a [`Style`] of their own ([`declared_in`]): indented, without
+//! rules, times in milliseconds. Tables without declarations list [`Column`]s by hand.
 
 use serde_json::Value;
 use sightline::analysis::columns::{Row, Unit};
@@ -36,35 +38,105 @@ impl Column {
     }
 }
 
+/// How a text table is set out.
+pub(super) struct Style {
+    /// Before each line.
+    indent: &'static str,
+    /// Between two cells.
+    gap: &'static str,
+    /// PyTorch's: dashed rules above and below the header and below the rows, and every cell
+    /// followed by the gap.
+    rules: bool,
+    /// Times in milliseconds with three decimals and this suffix, one unit down each column;
+    /// `None`: PyTorch's us, ms or s, whichever reads best in each cell.
+    ms: Option<&'static str>,
+}
+
+/// PyTorch's table, which the table commands print.
+pub(super) const PYTORCH: Style = Style {
+    indent: "",
+    gap: "  ",
+    rules: true,
+    ms: None,
+};
+
+impl Style {
+    /// A table inside a section of `sightline report` (steps, idle): indented two spaces, cells
+    /// `gap` apart, no rules, times in milliseconds followed by `suffix`.
+    pub(super) const fn section(gap: &'static str, suffix: &'static str) -> Style {
+        Style {
+            indent: "  ",
+            gap,
+            rules: false,
+            ms: Some(suffix),
+        }
+    }
+
+    /// A value as its unit is written in the text tables: times as PyTorch's `_format_time` (or
+    /// in this style's milliseconds), memory as its `_format_memory`, percentages and figures
+    /// with the column's decimals, `-` for none.
+    pub(super) fn cell(&self, unit: Unit, digits: u8, v: &Value) -> String {
+        let d = usize::from(digits);
+        let f = || v.as_f64().unwrap_or(0.0);
+        match (unit, v, self.ms) {
+            (_, Value::Null, _) => "-".to_string(),
+            (Unit::Us, _, Some(suffix)) => format!("{:.3}{suffix}", f() / 1e3),
+            (Unit::Ns, _, Some(suffix)) => format!("{:.3}{suffix}", f() / 1e6),
+            (Unit::Us, _, None) => fmt_time(f()),
+            (Unit::Ns, _, None) => fmt_time(f() / 1000.0),
+            (Unit::Bytes, _, _) => match v.as_i64() {
+                Some(b) => fmt_memory(b),
+                None => fmt_memory(f() as i64),
+            },
+            (Unit::Pct, _, _) => format!("{:.d$}%", f()),
+            (Unit::Fraction, _, _) => format!("{:.d$}%", 100.0 * f()),
+            (Unit::Number, _, _) => format!("{:.d$}", f()),
+            (Unit::Flag, Value::Bool(b), _) => if *b { "yes" } else { "no" }.to_string(),
+            (_, Value::String(s), _) => s.clone(),
+            (_, other, _) => other.to_string(),
+        }
+    }
+
+    /// The header and the rows, each cell aligned in its column's width.
+    fn set_out(&self, cols: &[Column], rows: impl Iterator<Item = Vec<String>>) -> String {
+        let end = if self.rules { self.gap } else { "" };
+        let line = |cells: &[&str]| -> String {
+            let cells: Vec<String> = cols
+                .iter()
+                .zip(cells)
+                .map(|(c, text)| {
+                    if c.left {
+                        format!("{text:<w$}", w = c.width)
+                    } else {
+                        format!("{text:>w$}", w = c.width)
+                    }
+                })
+                .collect();
+            format!("{}{}{end}\n", self.indent, cells.join(self.gap))
+        };
+        let dashes: Vec<String> = cols.iter().map(|c| "-".repeat(c.width)).collect();
+        let dashes: Vec<&str> = dashes.iter().map(String::as_str).collect();
+        let rule = if self.rules {
+            line(&dashes)
+        } else {
+            String::new()
+        };
+        let titles: Vec<&str> = cols.iter().map(|c| c.title.as_str()).collect();
+        let mut out = rule.clone();
+        out.push_str(&line(&titles));
+        out.push_str(&rule);
+        for r in rows {
+            let cells: Vec<&str> = r.iter().map(String::as_str).collect();
+            out.push_str(&line(&cells));
+        }
+        out.push_str(&rule);
+        out
+    }
+}
+
 /// Rule, header, rule, rows, rule; every cell followed by two spaces, as PyTorch prints.
 pub(super) fn layout(cols: &[Column], rows: impl Iterator<Item = Vec<String>>) -> String {
-    let line = |cells: &[&str]| -> String {
-        let mut s = String::new();
-        for (c, text) in cols.iter().zip(cells) {
-            if c.left {
-                s.push_str(&format!("{text:<w$}  ", w = c.width));
-            } else {
-                s.push_str(&format!("{text:>w$}  ", w = c.width));
-            }
-        }
-        s.push('\n');
-        s
-    };
-    let rule: String = cols
-        .iter()
-        .map(|c| format!("{}  ", "-".repeat(c.width)))
-        .collect::<String>()
-        + "\n";
-    let titles: Vec<&str> = cols.iter().map(|c| c.title.as_str()).collect();
-    let mut out = rule.clone();
-    out.push_str(&line(&titles));
-    out.push_str(&rule);
-    for r in rows {
-        let cells: Vec<&str> = r.iter().map(String::as_str).collect();
-        out.push_str(&line(&cells));
-    }
-    out.push_str(&rule);
-    out
+    PYTORCH.set_out(cols, rows)
 }
 
 /// PyTorch's name column: as wide as the longest name plus 4, at most 55.
@@ -118,10 +190,13 @@ pub(super) fn fmt_memory(bytes: i64) -> String {
 }
 
 /// A declared column as a text table shows it: its key, the member of an object column it shows
-/// (a spread's `min`), its width, and whether it is left-aligned or widened to its header.
+/// (a spread's `min`, a step's kernel time), its width, and whether it is left-aligned or widened
+/// to its header.
 pub(super) struct Shown {
     pub(super) key: &'static str,
     part: Option<(&'static str, Unit)>,
+    /// A member the column declares ([`sightline::analysis::columns::Column::parts`]).
+    member: Option<&'static str>,
     pub(super) width: usize,
     left: bool,
     fit: bool,
@@ -134,6 +209,7 @@ impl Shown {
         Shown {
             key,
             part: None,
+            member: None,
             width,
             left: false,
             fit: false,
@@ -162,6 +238,15 @@ impl Shown {
         }
     }
 
+    /// One member of an object column that declares its members, headed and formatted as
+    /// declared (a step's `Kernel`).
+    pub(super) fn member(self, member: &'static str) -> Shown {
+        Shown {
+            member: Some(member),
+            ..self
+        }
+    }
+
     /// Headed `title` instead of the label: a word that depends on the trace's device beyond
     /// `{device}` (Tensor Cores or Matrix Cores).
     pub(super) fn titled(self, title: &str) -> Shown {
@@ -169,27 +254,6 @@ impl Shown {
             title: Some(title.to_string()),
             ..self
         }
-    }
-}
-
-/// A value as its unit is written in the text tables: times as PyTorch's `_format_time`, memory
-/// as its `_format_memory`, percentages and figures with the column's decimals, `-` for none.
-pub(super) fn cell(unit: Unit, digits: u8, v: &Value) -> String {
-    let d = usize::from(digits);
-    let f = || v.as_f64().unwrap_or(0.0);
-    match (unit, v) {
-        (_, Value::Null) => "-".to_string(),
-        (Unit::Us, _) => fmt_time(f()),
-        (Unit::Ns, _) => fmt_time(f() / 1000.0),
-        (Unit::Bytes, _) => match v.as_i64() {
-            Some(b) => fmt_memory(b),
-            None => fmt_memory(f() as i64),
-        },
-        (Unit::Pct, _) => format!("{:.d$}%", f()),
-        (Unit::Number, _) => format!("{:.d$}", f()),
-        (Unit::Flag, Value::Bool(b)) => if *b { "yes" } else { "no" }.to_string(),
-        (_, Value::String(s)) => s.clone(),
-        (_, other) => other.to_string(),
     }
 }
 
@@ -202,9 +266,32 @@ pub(super) fn declared<'r, R: Row + 'r>(
     device: &str,
     own: impl Fn(&R, &str, usize) -> Option<String>,
 ) -> String {
+    declared_in(&PYTORCH, shown, rows, Vec::new(), device, own)
+}
+
+/// [`declared`] set out in `style`, with `footer` (a total, made by the command with
+/// [`Style::cell`]) after the rows.
+pub(super) fn declared_in<'r, R: Row + 'r>(
+    style: &Style,
+    shown: &[Shown],
+    rows: impl Iterator<Item = &'r R>,
+    footer: Vec<Vec<String>>,
+    device: &str,
+    own: impl Fn(&R, &str, usize) -> Option<String>,
+) -> String {
+    // Each shown column's declaration: the member's where it shows a declared member.
     let decl: Vec<_> = shown
         .iter()
-        .map(|s| R::column(s.key).unwrap_or_else(|| panic!("'{}' is not a declared column", s.key)))
+        .map(|s| {
+            let c =
+                R::column(s.key).unwrap_or_else(|| panic!("'{}' is not a declared column", s.key));
+            match s.member {
+                Some(m) => c
+                    .part(m)
+                    .unwrap_or_else(|| panic!("'{}.{m}' is not a declared member", s.key)),
+                None => c,
+            }
+        })
         .collect();
     let cols: Vec<Column> = shown
         .iter()
@@ -236,15 +323,18 @@ pub(super) fn declared<'r, R: Row + 'r>(
                 if let Some(text) = own(r, s.key, col.width) {
                     return text;
                 }
-                let v = json.get(s.key).unwrap_or(&Value::Null);
+                let mut v = json.get(s.key).unwrap_or(&Value::Null);
+                if let Some(m) = s.member {
+                    v = v.get(m).unwrap_or(&Value::Null);
+                }
                 match s.part {
                     Some((member, unit)) => {
-                        cell(unit, c.digits, v.get(member).unwrap_or(&Value::Null))
+                        style.cell(unit, c.digits, v.get(member).unwrap_or(&Value::Null))
                     }
-                    None => cell(c.unit, c.digits, v),
+                    None => style.cell(c.unit, c.digits, v),
                 }
             })
             .collect::<Vec<String>>()
     });
-    layout(&cols, cells)
+    style.set_out(&cols, cells.chain(footer))
 }

@@ -12,6 +12,8 @@ use crate::analysis::flops::kernels::annotate;
 use crate::analysis::flops::FlopsReport;
 use crate::analysis::flops::FlopsRow;
 use crate::analysis::graphs::{Attribution, Capture, Graph, GraphsOutput};
+use crate::analysis::idle::{DeviceIdle, StreamIdle};
+use crate::analysis::steps::Step;
 use crate::analysis::tables::{
     label_table, KernelTable, LabelTable, ModuleTable, OpColumn, OpTable,
 };
@@ -19,7 +21,8 @@ use crate::analysis::tables::{KernelRow, LabelRow, ModuleRow, OpRow};
 use serde::Deserialize;
 
 /// The tables whose rows declare their columns (`analysis::columns`), in the order the reference
-/// lists them: each by the command that prints it and the member that holds its rows.
+/// lists them: each by the command that prints it and the member that holds its rows (a command
+/// may print more than one: `idle`'s per stream and per device).
 pub const DECLARED: &[Table] = &[
     Table::of::<OpRow>("ops", "rows", "Operators"),
     Table::of::<KernelRow>("kernels", "rows", "Kernels (device ops by name)"),
@@ -27,9 +30,13 @@ pub const DECLARED: &[Table] = &[
     Table::of::<ModuleRow>("modules", "rows", "nn.Module hierarchy"),
     Table::of::<FlopsRow>("flops", "rows", "FLOPs per operator and input shape"),
     Table::of::<Graph>("graphs", "graphs", "CUDA/HIP graphs"),
+    Table::of::<Step>("steps", "steps", "Training steps"),
+    Table::of::<StreamIdle>("idle", "idle", "Idle time per stream, HTA's idle breakdown"),
+    Table::of::<DeviceIdle>("idle", "devices", "Idle time per device"),
 ];
 
-/// The declared table named `name` ([`DECLARED`]).
+/// The declared table named `name` ([`DECLARED`]): of a command with more than one, the first
+/// listed, the one Python and the page lay out (`idle`'s per stream).
 pub fn declared(name: &str) -> Option<&'static Table> {
     DECLARED.iter().find(|t| t.name == name)
 }

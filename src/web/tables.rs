@@ -159,7 +159,8 @@ impl Session {
         }
     }
 
-    /// An analysis as JSON: `"steps"` (StepsReport), `"idle"` (IdleReport, up to 500 gaps),
+    /// An analysis as JSON: `"steps"` (StepsReport, with the steps' declared `columns` and `sort`
+    /// beside them), `"idle"` (IdleReport, up to 500 gaps),
     /// `"findings"` (a list of Finding, each with its fix's `saving` where it has one, largest
     /// saving first, as `sightline report --json` lists them), `"recording"` (the notes on how the
     /// trace was recorded, `report --json`'s `recording`).
@@ -169,7 +170,7 @@ impl Session {
         let d = &l.derived;
         let o = Opened::of(d);
         match kind {
-            "steps" => Ok(json(Steps {}.answer(&o).map_err(err)?)),
+            "steps" => Ok(declared(kind, Steps {}.answer(&o).map_err(err)?)),
             "idle" => Ok(json(&*page_idle_question().answer(&o).map_err(err)?)),
             "findings" => Ok(json(&d.findings(&page_idle()).findings)),
             "recording" => Ok(json(&d.findings(&page_idle()).recording)),

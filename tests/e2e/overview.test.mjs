@@ -43,6 +43,10 @@ export async function overviewShowsGpuFiguresBreakdownAndTopFindings({ page, bas
   const heads = await page.$$eval("#overview-summary .ov-step-table th", (t) => t.map((x) => x.textContent));
   // The step's length (its ProfilerStep span) beside the plugin's span with the device work.
   assert.deepEqual(heads, ["Step", "Length", "Kernel", "Memcpy", "Runtime", "CPU Exec", "With device work", "GPU util."]);
+  // Headed as the core declares the steps' columns (sent beside them): each says what it holds.
+  const about = await page.$$eval("#overview-summary .ov-step-table th", (t) => t.map((x) => x.title));
+  assert.equal(about[1], "The step's length: its `ProfilerStep#N` span as PyTorch records it");
+  assert.equal(about[2], "Kernels, communication ones aside");
   const rows = await page.$$eval("#overview-summary .ov-step-table tbody tr", (t) => t.map((r) => [...r.cells].map((c) => c.textContent)));
   // ProfilerStep#6: kernel 307,197 ns, memcpy 2,240, runtime 380,575, CPU exec 3,736,102.
   assert.deepEqual(rows, [["ProfilerStep#6", "4.43 ms", "307 µs", "2.24 µs", "381 µs", "3.74 ms", "4.43 ms", "6.94 %"]]);

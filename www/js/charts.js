@@ -5,17 +5,28 @@
 import { count, duration, shortName } from "./format.js";
 import { el } from "./dom.js";
 
-/** Step breakdown categories, in the TensorBoard plugin's priority order, with their colours. */
-export const STEP_PARTS = [
-  ["kernel_ns", "Kernel", "#4f8fdc"],
-  ["memcpy_ns", "Memcpy", "#e86a5a"],
-  ["memset_ns", "Memset", "#b0b0b0"],
-  ["communication_ns", "Communication", "#a46fd4"],
-  ["runtime_ns", "Runtime", "#e6b33c"],
-  ["dataloader_ns", "DataLoader", "#4fb07a"],
-  ["cpu_exec_ns", "CPU Exec", "#68c2c2"],
-  ["other_ns", "Other", "#d9d9d9"],
-];
+/** The colours of the step breakdown's categories, by key. */
+const STEP_COLOURS = {
+  kernel_ns: "#4f8fdc",
+  memcpy_ns: "#e86a5a",
+  memset_ns: "#b0b0b0",
+  communication_ns: "#a46fd4",
+  runtime_ns: "#e6b33c",
+  dataloader_ns: "#4fb07a",
+  cpu_exec_ns: "#68c2c2",
+  other_ns: "#d9d9d9",
+};
+
+/**
+ * The step breakdown's categories as the core declares them (the members of the steps'
+ * `breakdown` column, sent beside the rows), in the TensorBoard plugin's priority order: key,
+ * label, colour and what each holds.
+ * @returns {[key: string, label: string, colour: string, about: string][]}
+ */
+export function stepParts(report) {
+  const breakdown = report.columns.find((c) => c.key === "breakdown");
+  return (breakdown?.parts ?? []).map((p) => [p.key, p.label, STEP_COLOURS[p.key] ?? "#d9d9d9", p.about]);
+}
 
 const WAIT_COLOURS = ["#e86a5a", "#f2a341", "#e6d27c", "#4fb07a", "#68c2c2", "#4f8fdc", "#a46fd4", "#d97bb5", "#8fa2b8", "#b5895b", "#9aa1ab", "#c9c9c9", "#dedede"];
 
@@ -77,10 +88,11 @@ export function renderSteps(host, report, onRange) {
     return;
   }
   const legend = el("div", "chart-legend");
-  const used = STEP_PARTS.filter(([k]) => report.steps.some((s) => s.breakdown[k] > 0));
-  for (const [, label, colour] of used) {
+  const used = stepParts(report).filter(([k]) => report.steps.some((s) => s.breakdown[k] > 0));
+  for (const [, label, colour, about] of used) {
     const item = el("span", "", label);
     item.style.setProperty("--swatch", colour);
+    item.title = about;
     legend.append(item);
   }
   host.append(legend);

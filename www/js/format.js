@@ -48,15 +48,16 @@ export function mb(n) {
  * @typedef {object} Declared
  * @property {string} key the row's member
  * @property {string} label the header; `{device}` is the trace's word for its device
- * @property {string} unit text, count, ns, us, bytes, pct, number, flag or data
+ * @property {string} unit text, count, ns, us, bytes, pct, fraction, number, flag or data
  * @property {string | object} type int64, float64, bool, string, json, or {list} / {struct}
  * @property {number} digits decimals of a percentage or figure in the CLI's text
  * @property {string} about what it holds (the header's hover text)
  * @property {string | null} with the request flag that adds it
+ * @property {Declared[]} [parts] an object column's members, declared as columns (a step's time per category)
  */
 
 /** formatValue's kind for each declared unit (memory as PyTorch prints it, powers of 1024). */
-const UNIT_KINDS = { text: "text", count: "int", ns: "ns", us: "us", bytes: "memory", pct: "pct", number: "num", flag: "text", data: "text" };
+const UNIT_KINDS = { text: "text", count: "int", ns: "ns", us: "us", bytes: "memory", pct: "pct", fraction: "fraction", number: "num", flag: "text", data: "text" };
 
 /** How the values of a declared unit are formatted and sorted (a formatValue kind). */
 export function unitKind(unit) {
@@ -93,6 +94,7 @@ export function formatValue(kind, v) {
     case "bytes": return bytes(v);
     case "memory": return memory(v);
     case "pct": return percent(v);
+    case "fraction": return percent(100 * v);
     case "int": return count(v);
     case "num": return typeof v === "number" ? v.toLocaleString("en-US", { maximumFractionDigits: 3 }) : String(v);
     // Flags as the CLI prints them (Tensor Cores: yes / no).

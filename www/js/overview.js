@@ -2,12 +2,12 @@
 // per device the GPU figures of the steps (utilization, estimated SM efficiency, estimated
 // achieved occupancy, Tensor Core share of kernel time), the step time breakdown (all steps as one
 // stacked bar, then each step as a row) and the top findings with what their fixes save. Data:
-// `report("steps")` (StepsReport) and `report("findings")`, as the Steps and Findings panels get
-// them; a figure the analysis could not estimate (null) is left out. Text from the trace is set as
-// text only.
+// `report("steps")` (StepsReport, the steps' declared columns beside them) and
+// `report("findings")`, as the Steps and Findings panels get them; a figure the analysis could
+// not estimate (null) is left out. Text from the trace is set as text only.
 
-import { STEP_PARTS, stepRange } from "./charts.js";
-import { count, duration, percent } from "./format.js";
+import { stepParts, stepRange } from "./charts.js";
+import { count, declaredLabel, duration, percent } from "./format.js";
 import { el } from "./dom.js";
 
 /** How many findings the overview lists; the Findings panel has them all. */
@@ -74,7 +74,7 @@ function breakdown(report, onRange) {
     box.append(el("p", "muted", "No ProfilerStep spans in this trace (profile with schedule() and call prof.step())."));
     return box;
   }
-  const used = STEP_PARTS.filter(([k]) => report.total[k] > 0);
+  const used = stepParts(report).filter(([k]) => report.total[k] > 0);
   const all = used.reduce((s, [k]) => s + report.total[k], 0);
 
   // All steps as one stacked bar, the legend with each category's share.
@@ -97,10 +97,15 @@ function breakdown(report, onRange) {
   const table = el("table", "data ov-step-table");
   const head = table.createTHead().insertRow();
   // A step's length is its ProfilerStep span (the ruler's); the plugin's breakdown covers the
-  // step extended to the device work it launched, whose total is labelled as such.
-  const columns = ["Step", "Length", ...used.map(([, label]) => label), "With device work", ...(oneDevice !== null ? ["GPU util."] : [])];
-  columns.forEach((c, i) => {
-    const th = el("th", i ? "num" : "", c);
+  // step extended to the device work it launched, whose total is labelled as such. Headed as
+  // the core declares the steps' columns (sent beside them), the hover text saying what each
+  // holds.
+  const [name, length, withDevice] = ["name", "length_ns", "dur_ns"].map((key) => report.columns.find((c) => c.key === key));
+  const heads = [name, length, ...used.map(([, label, , about]) => ({ label, about })), withDevice].map((c) => [declaredLabel(c.label), c.about]);
+  if (oneDevice !== null) heads.push(["GPU util.", ""]);
+  heads.forEach(([text, about], i) => {
+    const th = el("th", i ? "num" : "", text);
+    if (about) th.title = about;
     head.append(th);
   });
   const body = table.createTBody();

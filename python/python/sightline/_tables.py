@@ -5,8 +5,9 @@ bool bits, utf8 offsets and data, validity bitmaps), written there once by Rust;
 ``pyarrow.py_buffer`` wraps those bytes without copying, so these columns are zero-copy from the
 native side. Nested columns (lists, objects: a kernel's launchers, a gap's attribution) arrive as
 JSON text and are converted by ``pyarrow.array``, which copies: with their declared type where the
-table declares its columns (``"typed"``: operators, kernels, labels, modules, graphs), so a
-table's schema does not depend on its rows; else with the type pyarrow infers.
+table declares its columns (``"typed"``: operators, kernels, labels, modules, graphs, steps,
+idle time per stream), so a table's schema does not depend on its rows; else with the type
+pyarrow infers.
 """
 
 from __future__ import annotations
