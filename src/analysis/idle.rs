@@ -65,6 +65,7 @@ use std::collections::BinaryHeap;
 pub const KERNEL_WAIT_NS: i64 = 30_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     Exact,
@@ -88,6 +89,7 @@ impl Default for IdleOptions {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum OpClass {
     Computation,
@@ -116,6 +118,7 @@ pub fn op_class(kind: Kind, name: &str) -> OpClass {
 
 /// What the CPU thread that ended a gap was doing during it, or why no CPU work is to blame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum WaitKind {
     /// Inside `enumerate(DataLoader)#...__next__` / `enumerate(DataPipe)#...`.
@@ -195,6 +198,7 @@ impl WaitKind {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct IdleReport {
     pub mode: Mode,
     pub rank: i64,
@@ -217,6 +221,7 @@ pub struct IdleReport {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Temporal {
     pub rank: i64,
     pub window_us: f64,
@@ -229,6 +234,7 @@ pub struct Temporal {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct StreamIdle {
     pub rank: i64,
     pub device: i64,
@@ -244,6 +250,7 @@ pub struct StreamIdle {
 pub const DEVICE_WINDOW: &str = "device_active";
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DeviceIdle {
     pub device: i64,
     /// `GPU 0`, `MTIA 0`, ... ([`super::summary::device_name`]).
@@ -268,6 +275,7 @@ pub struct DeviceIdle {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct WaitTotal {
     pub kind: WaitKind,
     pub ns: i64,
@@ -278,6 +286,7 @@ pub struct WaitTotal {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Gap {
     pub device: i64,
     /// `GPU 0`, `MTIA 0`, ... ([`super::summary::device_name`]).
@@ -295,6 +304,7 @@ pub struct Gap {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct GapEnd {
     pub op: SliceRef,
     pub name: String,
@@ -303,6 +313,7 @@ pub struct GapEnd {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LaunchInfo {
     pub slice: SliceRef,
     pub name: String,
@@ -313,18 +324,21 @@ pub struct LaunchInfo {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Named {
     pub slice: SliceRef,
     pub name: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct KindTime {
     pub kind: WaitKind,
     pub ns: i64,
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Covered {
     /// None for time when nothing was recorded on the thread.
     pub slice: Option<SliceRef>,

@@ -61,6 +61,8 @@
 //! - `types.d.ts` (beside `js/`, so it does not ship): what the scripts use that none of them
 //!   defines, for `tsc --noEmit` (`tsconfig.json`, `tsconfig.worker.json`): this module's
 //!   wasm-bindgen glue, loaded by URL at run time, and the page's globals for tests.
+//!   `generated/answers.ts` beside it: the JSON these methods answer, generated from the Rust
+//!   types (`tests/generated_types.rs`, the `ts` feature).
 //!
 //! The wasm module is `examples/web.rs`, an empty program that links the library (the lib and the
 //! `sightline` bin share a target name, so Trunk cannot pick the lib's cdylib by name); every
@@ -91,8 +93,7 @@ pub use warm::warm_up;
 use crate::analysis::idle;
 use crate::model::cut_long_strings_in;
 use crate::view::colour;
-use crate::view::frame;
-use crate::view::tracks::FOLDED_ROWS;
+use crate::view::panels::FrameConstants;
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 
@@ -159,19 +160,7 @@ pub fn palette() -> String {
 /// `view::tracks`, so the page never hard-codes them.
 #[wasm_bindgen]
 pub fn constants() -> String {
-    use crate::view::tracks::{BOX_PX, HEADER_PX, ROW_PX};
-    json(&serde_json::json!({
-        "rect_stride": frame::RECT_STRIDE,
-        "flag_mark": frame::FLAG_MARK,
-        "flag_match": frame::FLAG_MATCH,
-        "flag_dim": frame::FLAG_DIM,
-        "flag_selected": frame::FLAG_SELECTED,
-        "flag_path": frame::FLAG_PATH,
-        "box_px": BOX_PX,
-        "row_px": ROW_PX,
-        "header_px": HEADER_PX,
-        "folded_rows": FOLDED_ROWS,
-    }))
+    json(&FrameConstants::PAGE)
 }
 
 /// Words for the idle analysis' wait kinds (JSON object kind -> phrase), for the idle chart.

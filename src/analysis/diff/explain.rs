@@ -57,6 +57,7 @@ const CATEGORIES: [&str; 8] = [
 ];
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Explained {
     pub category: String,
     /// The change of the category's median over the steps.
@@ -68,6 +69,7 @@ pub struct Explained {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct NamedOp {
     pub name: String,
     /// The change of its figure in the category, per step.
