@@ -110,21 +110,24 @@ pub type AllocationCells = (
     Option<[u32; 2]>,
 );
 
+// The three below were written with `json!`, whose keys come out sorted: their fields are in that
+// order, so the JSON is what it was.
+
 /// A tooltip: a title and its lines (a slice's duration, category, lane and start; an idle gap's
 /// length and what the CPU was doing).
 #[derive(Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Tooltip {
-    pub title: String,
     pub lines: Vec<String>,
+    pub title: String,
 }
 
 /// The selected slice (`[lane, index]`) and time range (`[start_ns, end_ns]`), for links.
 #[derive(Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Selection {
-    pub slice: Option<[u32; 2]>,
     pub range: Option<[f64; 2]>,
+    pub slice: Option<[u32; 2]>,
 }
 
 /// The geometry and flag values a painter needs to read a frame (`view::frame`,
@@ -132,16 +135,16 @@ pub struct Selection {
 #[derive(Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FrameConstants {
-    pub rect_stride: usize,
+    pub box_px: f64,
+    pub flag_dim: u32,
     pub flag_mark: u32,
     pub flag_match: u32,
-    pub flag_dim: u32,
-    pub flag_selected: u32,
     pub flag_path: u32,
-    pub box_px: f64,
-    pub row_px: f64,
-    pub header_px: f64,
+    pub flag_selected: u32,
     pub folded_rows: u32,
+    pub header_px: f64,
+    pub rect_stride: usize,
+    pub row_px: f64,
 }
 
 impl FrameConstants {

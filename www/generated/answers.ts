@@ -761,7 +761,7 @@ export type FrameCompile = { compile_id: string, compile: number, calls: number,
  * The geometry and flag values a painter needs to read a frame (`view::frame`,
  * `view::tracks`), so the page never hard-codes them.
  */
-export type FrameConstants = { rect_stride: number, flag_mark: number, flag_match: number, flag_dim: number, flag_selected: number, flag_path: number, box_px: number, row_px: number, header_px: number, folded_rows: number, };
+export type FrameConstants = { box_px: number, flag_dim: number, flag_mark: number, flag_match: number, flag_path: number, flag_selected: number, folded_rows: number, header_px: number, rect_stride: number, row_px: number, };
 
 /**
  * Everything but the rectangles.
@@ -1554,7 +1554,7 @@ export type SegmentSummary = { segments: Array<SegmentFigures>, reserved_bytes: 
 /**
  * The selected slice (`[lane, index]`) and time range (`[start_ns, end_ns]`), for links.
  */
-export type Selection = { slice: [number, number] | null, range: [number, number] | null, };
+export type Selection = { range: [number, number] | null, slice: [number, number] | null, };
 
 export type Severity = "info" | "warning" | "critical";
 
@@ -1803,7 +1803,7 @@ export type TimeRange = { start_ns: number, end_ns: number, };
  * A tooltip: a title and its lines (a slice's duration, category, lane and start; an idle gap's
  * length and what the CPU was doing).
  */
-export type Tooltip = { title: string, lines: Array<string>, };
+export type Tooltip = { lines: Array<string>, title: string, };
 
 export type Track = { 
 /**
