@@ -29,8 +29,10 @@
 //! - `index.html`, `style.css`; `js/app.js` wires the page (no inline script: Trunk's loader is
 //!   replaced by `pattern_script` in `Trunk.toml`); `js/starting.js` keeps what is chosen before
 //!   the module is compiled and hands it on.
-//! - `js/worker/`: `client.js` (the generic async call to a Session in a worker, `Bindings`,
-//!   `readFile`, `LocalSession` for a page of another origin), `session-worker.js`,
+//! - `js/worker/`: `client.js` (a Session in a worker, asked through typed clients with one
+//!   method per question, their JSON parsed into `www/generated/answers.ts`'s types; `Bindings`,
+//!   `readFile`, `LocalSession` for a page of another origin), `protocol.js` (the calls a
+//!   worker answers, declared once; any other name is refused), `session-worker.js`,
 //!   `portable.js` (wasm-bindgen results made postable), `parallel.js` (a file cut into ranges
 //!   for parse workers, their parts joined), `inflate-worker.js` (the browser's
 //!   `DecompressionStream` over a `.gz` file, JSON sent straight to the session worker).

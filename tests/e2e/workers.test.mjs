@@ -191,8 +191,8 @@ async function openAndWait(page, path) {
   return page.evaluate(async () => {
     const a = window.sightline.app.active;
     const s = a.session;
-    const reports = await Promise.all(["steps", "idle", "findings"].map((k) => s.report(k)));
-    const tables = await Promise.all(["ops", "kernels"].map((k) => s.table(k, false)));
+    const reports = await Promise.all([s.steps(), s.idle(), s.findings()]);
+    const tables = await Promise.all([s.ops(false), s.kernels()]);
     return { parts: a.worker.parts, inflater: a.worker.inflater, summary: a.summary, reports, tables };
   });
 }
