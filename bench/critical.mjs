@@ -61,11 +61,11 @@ async function inPage(n) {
     for (let i = 0; i < n; i++) {
       const [t, a] = await timed(() => s.what_if(edit));
       ms.push(t);
-      answer = JSON.parse(a);
+      answer = a;
     }
     whatIf[edit] = { ms: stats(ms), steps: answer.steps.length, matched: answer.edits[0].matched, mean_measured_us: answer.mean_measured_us, mean_predicted_us: answer.mean_predicted_us };
   }
-  const sm = JSON.parse(summary);
+  const sm = summary;
   return {
     trace: app.active.name,
     steps: sm.steps.length,

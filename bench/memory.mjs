@@ -73,8 +73,9 @@ async function inPage(n) {
   const host = document.createElement("div");
   document.body.append(host);
   const { renderAllocations } = await import(new URL("js/memory-panels.js", location.href).href);
+  // The client (worker/client.js) parses the table's JSON: memory_allocations_ms includes it.
   const [renderMs] = await timed(async () => {
-    renderAllocations(host, JSON.parse(table), { device, devices: [device], onDevice() {}, onSlice() {} });
+    renderAllocations(host, table, { device, devices: [device], onDevice() {}, onSlice() {} });
   });
   host.remove();
   return {
@@ -87,11 +88,11 @@ async function inPage(n) {
     first_memory_live_ms: +firstLiveMs.toFixed(1),
     memory_live_at_peak_ms: +liveMs.toFixed(1),
     memory_live_at_time_ms: +liveAtMs.toFixed(1),
-    live_allocations_at_time: JSON.parse(liveAt).live_count,
+    live_allocations_at_time: liveAt.live_count,
     memory_allocations_ms: +tableMs.toFixed(1),
-    allocations: JSON.parse(table).rows.length,
-    allocations_json_bytes: table.length,
-    allocation_table_parse_and_render_ms: +renderMs.toFixed(1),
+    allocations: table.rows.length,
+    allocations_json_bytes: JSON.stringify(table).length,
+    allocation_table_render_ms: +renderMs.toFixed(1),
   };
 }
 

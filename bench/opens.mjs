@@ -31,7 +31,7 @@ try {
         const a = window.sightline.app.active;
         const loaded = state === "ready" && a;
         const rows = async (k) => {
-          const v = JSON.parse(await a.session.table(k, false));
+          const v = await (k === "ops" ? a.session.ops(false) : a.session[k]());
           return (v.rows || v).length;
         };
         return {

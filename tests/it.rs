@@ -27,6 +27,10 @@ mod findings_reference;
 mod flops;
 #[path = "fuzz.rs"]
 mod fuzz;
+// Needs ts-rs: `cargo test --features ts` (scripts/test).
+#[cfg(feature = "ts")]
+#[path = "generated_types.rs"]
+mod generated_types;
 #[path = "gpu_training.rs"]
 mod gpu_training;
 #[path = "graphs.rs"]

@@ -187,10 +187,10 @@ fn session_reads_the_sample_and_answers_the_page() {
         s.feed(b"more").is_err(),
         "a finished session takes no more bytes"
     );
-    assert!(s.table("ops", false).is_err(), "tables need their trees");
+    assert!(s.ops(false).is_err(), "tables need their trees");
     while s.analyse_step(0).unwrap() != "analyses" {}
     assert!(
-        s.table("ops", false).is_err(),
+        s.ops(false).is_err(),
         "the analyses alone do not build the tables"
     );
     analyse(&mut s);
@@ -200,7 +200,7 @@ fn session_reads_the_sample_and_answers_the_page() {
     assert!(frame.rects().length() > 0);
     assert!(!meta["tracks"].as_array().unwrap().is_empty());
 
-    let ops: serde_json::Value = serde_json::from_str(&s.table("ops", false).unwrap()).unwrap();
+    let ops: serde_json::Value = serde_json::from_str(&s.ops(false).unwrap()).unwrap();
     assert!(ops["rows"]
         .as_array()
         .unwrap()
@@ -209,9 +209,8 @@ fn session_reads_the_sample_and_answers_the_page() {
     // The declared columns beside the rows (`analysis::columns`), which the page lays out.
     assert_eq!(ops["columns"][0]["key"], "name");
     assert_eq!(ops["sort"]["key"], "self_device_us");
-    let findings: serde_json::Value = serde_json::from_str(&s.report("findings").unwrap()).unwrap();
+    let findings: serde_json::Value = serde_json::from_str(&s.findings().unwrap()).unwrap();
     assert!(findings.is_array());
-    assert!(s.table("nope", false).is_err());
 
     // Search selects a match and returns the same details as `details`.
     assert!(s.search("aten::addmm").unwrap() > 0);
@@ -298,7 +297,7 @@ fn analyses_in_slices_equal_one_slice() {
         // A frame between two slices, as the page draws them.
         sliced.frame().unwrap();
         if done == "analyses" {
-            assert!(sliced.table("ops", false).is_err(), "the forest comes next");
+            assert!(sliced.ops(false).is_err(), "the forest comes next");
         }
         steps.push(done.clone());
         if done == "tables" {
@@ -310,19 +309,19 @@ fn analyses_in_slices_equal_one_slice() {
         paused > 10,
         "{paused} pauses for the sample in slices of 500"
     );
-    for kind in ["steps", "idle", "findings"] {
-        assert_eq!(
-            sliced.report(kind).unwrap(),
-            whole.report(kind).unwrap(),
-            "{kind}"
-        );
-    }
-    for kind in ["ops", "kernels", "labels", "calltree"] {
-        assert_eq!(
-            sliced.table(kind, false).unwrap(),
-            whole.table(kind, false).unwrap(),
-            "{kind}"
-        );
+    use sightline::web::Session;
+    type Answer = fn(&Session) -> Result<String, wasm_bindgen::JsValue>;
+    let answers: [(&str, Answer); 7] = [
+        ("steps", Session::steps),
+        ("idle", Session::idle),
+        ("findings", Session::findings),
+        ("ops", |s| s.ops(false)),
+        ("kernels", Session::kernels),
+        ("labels", Session::labels),
+        ("call_tree", Session::call_tree),
+    ];
+    for (name, answer) in answers {
+        assert_eq!(answer(&sliced).unwrap(), answer(&whole).unwrap(), "{name}");
     }
     assert_eq!(
         sliced.frame().unwrap().meta(),
@@ -512,8 +511,7 @@ fn flops_calls_answer_the_roofline_and_the_tables() {
     let mut kernels = kernel_table(&trace, &Forest::build(&trace));
     annotate(&mut kernels, &trace, &flops);
     // The table as the page gets it: the kernel table, with its declared columns and sort beside.
-    let mut page: serde_json::Value =
-        serde_json::from_str(&s.table("kernels", false).unwrap()).unwrap();
+    let mut page: serde_json::Value = serde_json::from_str(&s.kernels().unwrap()).unwrap();
     let page = page.as_object_mut().unwrap();
     assert!(page.remove("columns").unwrap().is_array());
     assert!(page.remove("sort").unwrap().is_object());

@@ -1,6 +1,6 @@
 // Types the page's JavaScript uses that no module of it defines: the wasm-bindgen glue Trunk
 // builds into dist/ (sightline.js and its plain twin, imported at run time by URL, so tsc never
-// sees them) and the worker's call protocol; the page's own globals are in page.d.ts. Read by
+// sees them); the page's own globals are in page.d.ts, the Session's answers in generated/. Read by
 // `tsc --noEmit` only (tsconfig.json, tsconfig.worker.json); it lies outside www/js, so
 // nothing ships it.
 //
@@ -8,8 +8,9 @@
 
 /**
  * The glue module wasm-bindgen writes for the crate's #[wasm_bindgen] items (src/web/). Only
- * what the page's code calls by name is spelled out; Session methods are called by name through
- * the worker (client.js), so a Session is an open record of methods here.
+ * what the page's code calls by name is spelled out; Session methods are called through the
+ * worker's typed clients (client.js), which declare each one, so a Session is an open record of
+ * methods here.
  */
 interface SightlineGlue {
   /** Instantiates the module; the page hands it the compiled WebAssembly.Module. */
@@ -30,15 +31,6 @@ interface WasmSession {
   free(): void;
   [method: string]: any;
 }
-
-/**
- * A Session reached through a worker (client.js `proxy`): `remote.NAME(...args)` posts the call
- * and resolves to what the Session's method returned (a JSON string for most, typed arrays, or a
- * wasm-bindgen object turned into plain data by portable.js). Untyped until the worker's
- * interface is declared.
- */
-type RemoteCalls = Record<string, (...args: any[]) => Promise<any>>;
-
 
 // `globalThis.sightlineWasm = "plain"` forces a build before the module loads (wasm-choice.js).
 declare var sightlineWasm: string | undefined;

@@ -17,6 +17,7 @@ use serde::{Serialize, Serializer};
 
 /// What a column's values measure, which says how a front end shows them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Unit {
     /// Words: a name, a kind.
@@ -73,6 +74,14 @@ impl Unit {
 /// How a column's values are stored: the JSON they serialize to, and the Arrow type Python gives
 /// the column whatever the data (an empty table, a column of nulls). Any value may be null.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "ts",
+    derive(ts_rs::TS),
+    ts(
+        rename = "ColumnType",
+        type = r#""int64" | "float64" | "bool" | "string" | "json" | { list: ColumnType } | { struct: Array<[string, ColumnType]> }"#
+    )
+)]
 pub enum Type {
     /// A 64-bit integer (JSON number without a fraction).
     Int,
@@ -166,6 +175,7 @@ impl Serialize for Type {
 
 /// One column of a table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Column {
     /// The JSON field: a contract with every user of `--json`, MCP and Python; never renamed.
     pub key: &'static str,
@@ -185,6 +195,7 @@ pub struct Column {
     /// An object column's members as columns of their own (a step's time per category), each
     /// with its label and unit, in the order of its [`Type::Struct`]; empty for other columns.
     #[serde(skip_serializing_if = "<[Column]>::is_empty")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<Vec<Column>>", optional))]
     pub parts: &'static [Column],
 }
 
@@ -247,6 +258,11 @@ impl Column {
 
 /// The order a table's rows come in, unless a request asks for another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "ts",
+    derive(ts_rs::TS),
+    ts(type = "{ key: string | null, without_device?: string, descending: boolean }")
+)]
 pub enum Sort {
     /// Largest first by this column (ties by name).
     Largest(&'static str),

@@ -183,6 +183,7 @@ const MULTI_WORD_OPS: &[&str] = &[
 
 /// What an Inductor kernel's name says it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "CompiledKernelKind"))]
 #[serde(rename_all = "snake_case")]
 pub enum KernelKind {
     /// `triton_poi_`
@@ -363,6 +364,7 @@ fn classify(name: &str) -> Class {
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Compiled {
     pub frames: Vec<Frame>,
     pub graphs: Vec<Graph>,
@@ -372,6 +374,7 @@ pub struct Compiled {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Frame {
     pub frame: u32,
     pub calls: usize,
@@ -386,6 +389,7 @@ pub struct Frame {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FrameCompile {
     pub compile_id: String,
     pub compile: u32,
@@ -399,6 +403,7 @@ pub struct FrameCompile {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct EagerOp {
     pub name: String,
     pub calls: usize,
@@ -409,6 +414,7 @@ pub struct EagerOp {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "CompiledGraph"))]
 pub struct Graph {
     pub name: String,
     pub hash: Option<String>,
@@ -425,6 +431,7 @@ pub struct Graph {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Kernel {
     pub name: String,
     pub kind: KernelKind,
@@ -438,14 +445,18 @@ pub struct Kernel {
     /// and the hash of its source, from its launch's args (absent where the trace has none, as
     /// on CPU).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub kernel_backend: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub kernel_file: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub kernel_hash: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ExternOp {
     pub name: String,
     pub calls: usize,
@@ -454,6 +465,7 @@ pub struct ExternOp {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Compile {
     pub name: String,
     pub compile_id: Option<String>,
@@ -470,6 +482,7 @@ pub struct Compile {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct StepCompiled {
     pub name: String,
     pub regions: usize,

@@ -46,6 +46,7 @@ use std::collections::BTreeMap;
 pub const DIGEST_VERSION: u32 = 1;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Digest {
     pub version: u32,
     pub summary: DigestSummary,
@@ -78,6 +79,7 @@ pub struct Digest {
 /// 0.15 is 15%), `pct`, `times`, `count`, `ns` or `bytes` ([`crate::analysis::findings::types::Value`]),
 /// to six decimals.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DigestMeasure {
     pub value: f64,
     pub threshold: f64,
@@ -85,6 +87,7 @@ pub struct DigestMeasure {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DigestSummary {
     pub schema: String,
     pub rank: i64,
@@ -103,6 +106,7 @@ pub struct DigestSummary {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DigestSteps {
     /// `ProfilerStep#N` steps kept by the step analysis; 1 for a trace without any (one
     /// synthetic step stands for the whole trace), so per-step figures always divide by it.
@@ -116,6 +120,7 @@ pub struct DigestSteps {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DigestStep {
     pub name: String,
     pub number: Option<i64>,
@@ -154,6 +159,7 @@ impl DigestStep {
 pub const PATH_ITEMS: usize = 3;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DigestPathItem {
     /// The slice the time is charged to (empty for time in no slice).
     pub name: String,
@@ -164,6 +170,7 @@ pub struct DigestPathItem {
 
 /// [`Breakdown`], as a list of (category, ns) in the plugin's priority order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DigestBreakdown(pub Vec<(String, i64)>);
 
 impl From<&Breakdown> for DigestBreakdown {
@@ -178,6 +185,7 @@ impl From<&Breakdown> for DigestBreakdown {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DigestOp {
     pub name: String,
     /// `op`, `annotation`, `runtime` or `memory`, as the operator table keys rows.
@@ -185,6 +193,7 @@ pub struct DigestOp {
     /// `Input Dims` as Python prints the list; only in `ops_by_shape`. Written as a JSON list of
     /// lists of numbers, read from that (or the printed text).
     #[serde(with = "crate::analysis::tables::ops::dims_json")]
+    #[cfg_attr(feature = "ts", ts(type = "Array<unknown> | string | null"))]
     pub input_shapes: Option<String>,
     pub calls: u64,
     pub self_cpu_ns: i64,
@@ -194,6 +203,7 @@ pub struct DigestOp {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DigestKernel {
     pub name: String,
     /// `computation`, `memory` or `communication` (HTA's classes).
@@ -207,6 +217,7 @@ pub struct DigestKernel {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DigestLabel {
     pub name: String,
     pub calls: u64,
@@ -219,6 +230,7 @@ pub struct DigestLabel {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DigestIdle {
     pub devices: Vec<DigestDevice>,
     /// Idle time of all devices by what the CPU was doing ([`idle::WaitKind`]), in the analysis'
@@ -227,6 +239,7 @@ pub struct DigestIdle {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DigestDevice {
     pub device: i64,
     pub window_ns: i64,
@@ -240,6 +253,7 @@ pub struct DigestDevice {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DigestWait {
     /// The [`idle::WaitKind`] in snake case (`data_loader`, `sync`, ...).
     pub kind: String,
@@ -250,6 +264,7 @@ pub struct DigestWait {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DigestFinding {
     pub id: String,
     /// `info`, `warning` or `critical`.

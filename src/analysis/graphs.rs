@@ -50,6 +50,7 @@ pub fn is_instantiation(name: &str) -> bool {
 
 /// The graph replays of a trace (`sightline graphs --json`).
 #[derive(Debug, Clone, Default, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct GraphReport {
     pub graphs: Vec<Graph>,
     /// Graph launch calls in the trace.
@@ -67,6 +68,7 @@ pub struct GraphReport {
     pub instantiation_ns: i64,
     /// With a capture trace: how its dispatches named the replayed ops.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub capture: Option<CaptureMatch>,
     /// Each launch call, in time order.
     #[serde(skip)]
@@ -78,6 +80,7 @@ pub struct GraphReport {
 
 /// One graph: the replays that share it.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Graph {
     /// 0, 1, ... in order of first launch.
     pub index: usize,
@@ -155,6 +158,7 @@ impl Row for Graph {
 pub const TOP_OPS: usize = 10;
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct NamedTime {
     pub name: String,
     pub calls: usize,
@@ -347,12 +351,14 @@ fn class(name: &str) -> OpClass {
 
 /// The dispatches of the graphs a capture trace recorded, the operators around each.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Capture {
     pub captures: Vec<Captured>,
 }
 
 /// One capture: its dispatches in time order.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Captured {
     pub dispatches: Vec<Dispatch>,
     /// The operator instances around the dispatches, outermost last in each dispatch's `stack`.
@@ -361,6 +367,7 @@ pub struct Captured {
 
 /// A runtime call that put a kernel, copy or fill into the graph being captured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Dispatch {
     /// The kernel's name (the call's `kernel` arg), else the call's own name.
     pub name: String,
@@ -377,6 +384,7 @@ pub struct Dispatch {
 
 /// An operator (or annotation) instance of the capture.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CapturedOp {
     pub name: String,
     pub annotation: bool,
@@ -492,6 +500,7 @@ fn captured(trace: &Trace, links: &Links, lane: usize, calls: &[usize]) -> Captu
 
 /// How a capture named the replayed ops.
 #[derive(Debug, Clone, Default, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CaptureMatch {
     pub captures: usize,
     pub dispatches: usize,
@@ -551,11 +560,13 @@ pub struct Charges {
 
 /// A captured operator (or annotation) as a row of the replay's operator table.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ChargedOp {
     pub name: String,
     pub annotation: bool,
     /// `Some` when the table groups by input shape.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub input_dims: Option<String>,
     /// Its calls during capture that issued a replayed op, counted once per replay of their graph.
     pub calls: u64,
@@ -710,12 +721,15 @@ impl Attribution {
 /// `sightline graphs --json`: the report, and with a capture the captured operators as table
 /// rows (most self device time first) and, when asked, each graph's first replay op by op.
 #[derive(Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct GraphsOutput {
     #[serde(flatten)]
     pub report: GraphReport,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub captured_ops: Option<Vec<ChargedOp>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub first_replays: Option<Vec<AttributedOp>>,
 }
 
@@ -750,6 +764,7 @@ impl GraphsOutput {
 
 /// Where a replayed op was issued while its graph was captured.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CapturedAt {
     /// The operators (else annotations) around its dispatch, innermost (the one charged) first.
     pub operators: Vec<String>,
@@ -759,6 +774,7 @@ pub struct CapturedAt {
 
 /// A replayed device op with the captured operators that issued it.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct AttributedOp {
     pub graph: usize,
     pub slice: SliceRef,

@@ -66,6 +66,7 @@ use std::collections::BinaryHeap;
 pub const KERNEL_WAIT_NS: i64 = 30_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     Exact,
@@ -89,6 +90,7 @@ impl Default for IdleOptions {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum OpClass {
     Computation,
@@ -117,6 +119,7 @@ pub fn op_class(kind: Kind, name: &str) -> OpClass {
 
 /// What the CPU thread that ended a gap was doing during it, or why no CPU work is to blame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum WaitKind {
     /// Inside `enumerate(DataLoader)#...__next__` / `enumerate(DataPipe)#...`.
@@ -196,6 +199,7 @@ impl WaitKind {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct IdleReport {
     pub mode: Mode,
     pub rank: i64,
@@ -218,6 +222,7 @@ pub struct IdleReport {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Temporal {
     pub rank: i64,
     pub window_us: f64,
@@ -230,6 +235,7 @@ pub struct Temporal {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct StreamIdle {
     pub rank: i64,
     pub device: i64,
@@ -268,6 +274,7 @@ impl Row for StreamIdle {
 pub const DEVICE_WINDOW: &str = "device_active";
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DeviceIdle {
     pub device: i64,
     /// `GPU 0`, `MTIA 0`, ... ([`super::summary::device_name`]).
@@ -364,6 +371,7 @@ impl Row for DeviceIdle {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct WaitTotal {
     pub kind: WaitKind,
     pub ns: i64,
@@ -374,6 +382,7 @@ pub struct WaitTotal {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Gap {
     pub device: i64,
     /// `GPU 0`, `MTIA 0`, ... ([`super::summary::device_name`]).
@@ -391,6 +400,7 @@ pub struct Gap {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct GapEnd {
     pub op: SliceRef,
     pub name: String,
@@ -399,6 +409,7 @@ pub struct GapEnd {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LaunchInfo {
     pub slice: SliceRef,
     pub name: String,
@@ -409,18 +420,21 @@ pub struct LaunchInfo {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Named {
     pub slice: SliceRef,
     pub name: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct KindTime {
     pub kind: WaitKind,
     pub ns: i64,
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Covered {
     /// None for time when nothing was recorded on the thread.
     pub slice: Option<SliceRef>,

@@ -36,6 +36,7 @@ use crate::model::{LaneKind, SliceRef, Trace};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct StepsReport {
     pub steps: Vec<Step>,
     /// True when the trace has no `ProfilerStep#N` and one step stands for the whole trace.
@@ -55,6 +56,7 @@ pub struct StepsReport {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Step {
     pub name: String,
     /// N of `ProfilerStep#N`.
@@ -171,6 +173,7 @@ const DEVICE_UTILIZATION: Type = Type::Struct(&[
 
 /// Time of a span by category (priority order); the fields sum to the span's duration.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Breakdown {
     pub kernel_ns: i64,
     pub memcpy_ns: i64,
@@ -277,6 +280,7 @@ impl Breakdown {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DeviceUtilization {
     pub device: i64,
     /// `GPU 0`, `MTIA 0`, ... ([`super::summary::device_name`]).
@@ -302,6 +306,7 @@ pub struct DeviceUtilization {
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct StepStats {
     pub count: usize,
     pub mean_ns: f64,
@@ -314,6 +319,7 @@ pub struct StepStats {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FirstStep {
     pub name: String,
     pub dur_ns: i64,

@@ -10,6 +10,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Summary {
     pub file: FileInfo,
     pub schema: String,
@@ -34,6 +35,7 @@ pub struct Summary {
 
 /// A fact of a healthy trace, counted.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Observation {
     pub kind: DiagKind,
     pub count: u64,
@@ -44,6 +46,7 @@ pub struct Observation {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FileInfo {
     pub bytes: u64,
     pub json_bytes: u64,
@@ -51,6 +54,7 @@ pub struct FileInfo {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct EventCounts {
     pub total: u64,
     pub by_phase: BTreeMap<String, u64>,
@@ -58,6 +62,7 @@ pub struct EventCounts {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LaneInfo {
     pub kind: &'static str,
     pub pid: i64,
@@ -71,6 +76,7 @@ pub struct LaneInfo {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ModelSize {
     pub slices: usize,
     /// Heap bytes of the slice columns, flows and memory events.
@@ -145,6 +151,7 @@ pub fn devices_word(trace: &Trace) -> String {
 /// events after the host's, so a trace cut in half keeps its `deviceProperties` and loses its
 /// kernels: a reader must not take it for a CPU-only trace.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Cut {
     /// Bytes of JSON read before the file ended (after decompression).
     pub json_bytes: u64,

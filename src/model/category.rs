@@ -124,6 +124,7 @@ pub fn device_label(text: &str) -> Option<(&str, i64)> {
 /// or `GPU`) and the index. Held inline and `Copy`, as a name string in each per-device row had
 /// made a trace of 80,000 one-kernel device processes allocate 160,000 of them.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(type = "string"))]
 pub struct DeviceName {
     word: [u8; 8],
     len: u8,

@@ -73,6 +73,7 @@ pub struct DeviceProcesses(std::sync::OnceLock<rustc_hash::FxHashMap<i64, u32>>)
 
 /// What the file says about the run, outside its events.
 #[derive(Debug, Default, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TraceMeta {
     /// Detected schema, e.g. `"pytorch-2.x"`, `"pytorch-1.8/1.9 (legacy)"`, `"chrome"`.
     pub schema: String,
@@ -89,6 +90,7 @@ pub struct TraceMeta {
 }
 
 #[derive(Debug, Default, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DeviceProperties {
     pub id: i64,
     pub name: String,
@@ -99,6 +101,7 @@ pub struct DeviceProperties {
 }
 
 #[derive(Debug, Default, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DistributedInfo {
     pub backend: Option<String>,
     pub rank: i64,
@@ -106,6 +109,7 @@ pub struct DistributedInfo {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Process {
     pub pid: i64,
     /// The pid as the file wrote it, when it was a string such as `"Spans"`.
@@ -118,6 +122,7 @@ pub struct Process {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case", tag = "type")]
 pub enum LaneKind {
     /// An OS thread of a CPU process.
@@ -266,6 +271,7 @@ impl Slices<'_> {
 
 /// Points at one slice: lane index and index within the lane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SliceRef {
     pub lane: u32,
     pub index: u32,
@@ -281,6 +287,7 @@ impl ArgsId {
 
 /// A flow arrow (`s`/`t`/`f` events) bound to the slices at its ends.
 #[derive(Debug, Clone, Copy, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Flow {
     pub cat: StrId,
     pub id: i64,
@@ -300,6 +307,7 @@ pub struct Instant {
 
 /// One counter track (`C` events): a process's named series.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CounterSeries {
     pub pid: i64,
     pub name: String,
@@ -337,6 +345,7 @@ impl MemoryEvents {
 
 /// Counts of what was read, for `summary` and for a benchmark's figures.
 #[derive(Debug, Default, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ParseStats {
     /// Bytes fed to the parser (compressed size for a `.gz`).
     pub input_bytes: u64,
@@ -356,11 +365,13 @@ pub struct ParseStats {
 /// What the parser skipped or repaired (damage) and what it observed, grouped by kind (see
 /// [`DiagKind::is_damage`]).
 #[derive(Debug, Default, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Diagnostics {
     pub items: Vec<Diagnostic>,
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Diagnostic {
     pub kind: DiagKind,
     pub count: u64,
@@ -371,6 +382,7 @@ pub struct Diagnostic {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum DiagKind {
     /// The file ended before the event array closed (process killed while writing).

@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 /// One segment as `segsum` counts it.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SegmentFigures {
     pub device: i64,
     pub address: u64,
@@ -45,6 +46,7 @@ pub struct SegmentFigures {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SegmentSummary {
     pub segments: Vec<SegmentFigures>,
     pub reserved_bytes: u64,
@@ -247,6 +249,7 @@ pub fn category(snap: &Snapshot, stack: u32) -> &'static str {
 
 /// One group of live memory.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Group {
     pub key: String,
     pub bytes: u64,
@@ -255,6 +258,7 @@ pub struct Group {
 
 /// What is live at one moment, grouped each way; groups largest first.
 #[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Groups {
     pub by_frame: Vec<Group>,
     pub by_line: Vec<Group>,
@@ -269,6 +273,7 @@ pub const BEFORE: &str = "<allocated before recording>";
 
 /// One device's timeline and peak.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DeviceMemory {
     pub device: usize,
     pub entries: usize,
@@ -293,6 +298,7 @@ pub const MAX_OOMS: usize = 16;
 
 /// An `oom` entry explained.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Oom {
     pub entry: usize,
     pub time_us: Option<i64>,
@@ -564,6 +570,7 @@ pub fn live_bytes(snap: &Snapshot, device: usize) -> Vec<u64> {
 
 /// Everything `sightline snapshot FILE` shows.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "SnapshotReport"))]
 pub struct Report {
     pub stats: SnapshotStats,
     pub frames: usize,
@@ -624,6 +631,7 @@ fn cut(g: &mut Groups, top: usize) {
 
 /// One group in both snapshots.
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DiffRow {
     pub key: String,
     pub base_bytes: u64,
@@ -632,6 +640,7 @@ pub struct DiffRow {
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DiffGroups {
     pub by_frame: Vec<DiffRow>,
     pub by_line: Vec<DiffRow>,
@@ -642,6 +651,7 @@ pub struct DiffGroups {
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DeviceDiff {
     pub device: usize,
     pub base_peak_bytes: u64,
@@ -652,6 +662,7 @@ pub struct DeviceDiff {
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "SnapshotDiff"))]
 pub struct Diff {
     pub delta_reserved_bytes: i64,
     pub delta_allocated_bytes: i64,
@@ -694,6 +705,7 @@ fn diff_rows(a: &[Group], b: &[Group], top: usize) -> Vec<DiffRow> {
 /// device index, each device's entries, peak and every group live at the peak. A page holds each
 /// snapshot in its own worker and diffs these (a few kB of JSON), as it diffs traces' digests.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "SnapshotPeaks"))]
 pub struct Peaks {
     pub reserved_bytes: u64,
     pub allocated_bytes: u64,
@@ -701,6 +713,7 @@ pub struct Peaks {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DevicePeak {
     pub entries: usize,
     pub peak_bytes: u64,

@@ -69,6 +69,7 @@ pub struct Bands {
 /// left, y up from the bottom), `id` the allocation or [`MERGED`], `stack` the allocation's stack
 /// id (the painter's colour), [`MERGED`] or [`BEFORE_RECORDING`].
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Layout {
     pub rects: Vec<f64>,
     /// The highest live bytes in the window: the canvas' full height.
@@ -89,6 +90,7 @@ pub struct Window {
 
 /// What is under a point of the canvas.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "SnapshotHit"))]
 pub struct Hit {
     /// The position the column shows, and the live bytes there.
     pub position: usize,
@@ -104,6 +106,7 @@ pub struct Hit {
 
 /// One allocation, for hover and click.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Allocation {
     pub id: u32,
     pub size_bytes: u64,

@@ -13,6 +13,7 @@ pub const EMPTY_STACK: u32 = 0;
 
 /// What an allocator trace entry did (`TraceEntry::Action` in `CUDACachingAllocator.h`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     /// A block handed to a tensor (`size` is the block's rounded size).
@@ -56,6 +57,7 @@ impl Action {
 
 /// A block's `state`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum BlockState {
     /// Held by a tensor.
@@ -239,6 +241,7 @@ impl DeviceTrace {
 /// One of `external_annotations`: a `record_function` range's start or end, as
 /// `_record_memory_history(..., global_record_annotations=True)` records them.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Annotation {
     pub device: i64,
     pub time_us: i64,
@@ -252,6 +255,7 @@ pub struct Annotation {
 
 /// What was wrong with the file, or worth knowing about it: the kind, how often, where first.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "SnapshotDiagnostic"))]
 pub struct Diagnostic {
     pub kind: DiagKind,
     pub count: u64,
@@ -261,6 +265,7 @@ pub struct Diagnostic {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "SnapshotDiagKind"))]
 #[serde(rename_all = "snake_case")]
 pub enum DiagKind {
     /// The file ends before the pickle's `STOP` (also inside the gzip stream).
@@ -294,6 +299,7 @@ impl DiagKind {
 
 /// How the file was read.
 #[derive(Debug, Clone, Default, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SnapshotStats {
     pub input_bytes: u64,
     /// The pickle's bytes (the inflated size of a gzip file).

@@ -16,6 +16,7 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct NameRow {
     pub name: String,
     pub category: String,
@@ -27,10 +28,12 @@ pub struct NameRow {
     /// Time inside the range covered by at least one slice of the row (nested and parallel calls
     /// counted once); only from [`aggregate_range`].
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub covered_ns: Option<i64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RangeTable {
     pub start_ns: i64,
     pub end_ns: i64,

@@ -24,6 +24,7 @@ pub struct PathPanel {
 }
 
 #[derive(Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PathSummary {
     /// The categories in their documented order.
     categories: &'static [&'static str],
@@ -38,6 +39,7 @@ pub struct PathSummary {
 }
 
 #[derive(Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 struct StepRow {
     step: String,
     start_ns: i64,
@@ -48,6 +50,7 @@ struct StepRow {
 }
 
 #[derive(Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 struct SegmentRow {
     step: String,
     #[serde(flatten)]
@@ -60,8 +63,10 @@ struct SegmentRow {
 /// A what-if's answer: the edits with how many slices and device ops each matched, each step's
 /// prediction, and the mean step; or `error` (an edit that does not parse or matches nothing).
 #[derive(Serialize, Default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Answer {
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     error: Option<String>,
     edits: Vec<EditRow>,
     steps: Vec<Prediction>,
@@ -72,6 +77,7 @@ pub struct Answer {
 }
 
 #[derive(Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 struct EditRow {
     text: String,
     matched: usize,

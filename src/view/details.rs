@@ -25,6 +25,7 @@ pub const MAX_WALK: usize = 200_000;
 pub const MAX_LISTED: usize = 200;
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Brief {
     pub lane: u32,
     pub index: u32,
@@ -35,6 +36,7 @@ pub struct Brief {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Launched {
     /// GPU events launched from under the slice.
     pub count: usize,
@@ -47,6 +49,7 @@ pub struct Launched {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "SliceLaunchedBy"))]
 pub struct LaunchedBy {
     pub runtime: Option<Brief>,
     pub op: Option<Brief>,
@@ -55,6 +58,7 @@ pub struct LaunchedBy {
 /// A device op that a CUDA/HIP graph launch replayed: the graph, its launch call, and where in the
 /// replay the op ran ([`crate::analysis::graphs`]).
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Replayed {
     pub graph: usize,
     pub launch: Brief,
@@ -66,6 +70,7 @@ pub struct Replayed {
     /// Where the trace recorded while the graph was captured says it was issued, when one is
     /// given and names it.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub captured: Option<CapturedAt>,
 }
 
@@ -91,6 +96,7 @@ impl Replayed {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Arrow {
     pub from: SliceRef,
     pub to: SliceRef,
@@ -98,6 +104,7 @@ pub struct Arrow {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SliceDetails {
     #[serde(flatten)]
     pub slice: Brief,
@@ -114,6 +121,7 @@ pub struct SliceDetails {
     /// For a device op a graph launch replayed: which graph and where (set by the caller that
     /// holds the graph report; absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub replayed: Option<Replayed>,
     pub flows: Vec<Arrow>,
     /// For a backward operator (or a slice inside one), the forward operator that the autograd

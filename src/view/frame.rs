@@ -71,6 +71,7 @@ pub struct GapShade {
 pub const MIN_GAP_PX: f64 = 2.0;
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Label {
     pub x: f64,
     pub y: f64,
@@ -79,6 +80,7 @@ pub struct Label {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct StepMark {
     pub x0: f64,
     pub x1: f64,
@@ -86,6 +88,7 @@ pub struct StepMark {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ArrowPx {
     pub x0: f64,
     pub y0: f64,
@@ -95,6 +98,7 @@ pub struct ArrowPx {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct GapPx {
     pub x0: f64,
     pub x1: f64,
@@ -103,6 +107,7 @@ pub struct GapPx {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RangePx {
     pub x0: f64,
     pub x1: f64,
@@ -111,6 +116,7 @@ pub struct RangePx {
 
 /// Everything but the rectangles.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FrameMeta {
     /// Visible tracks, `y` scrolled (may start above 0).
     pub tracks: Vec<Track>,

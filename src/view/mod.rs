@@ -43,6 +43,9 @@
 //!   by a hash set, a density mark by a binary search over the path's slices of its row (rows never
 //!   overlap, so one neighbour decides), the window's hops by a binary search on time; so the
 //!   frame flags each box on the path or dimmed at the cost of the boxes drawn, not of the path.
+//! - [`panels`]: what only the page's panels receive (the roofline, the memory legend and live
+//!   rows, the allocation table, a tooltip, the selection, the frame's constants), declared
+//!   natively so the page's TypeScript types are generated from them.
 //! - [`critical`]: the critical-path panel (each step's path and what bounds it, the longest
 //!   segments, what-if answers), from `analysis::critical`; the page's adapter is thin.
 
@@ -53,6 +56,7 @@ pub mod details;
 pub mod frame;
 pub mod lod;
 pub mod overview;
+pub mod panels;
 pub mod path;
 pub mod rows;
 pub mod ruler;
@@ -97,6 +101,7 @@ pub struct Timeline {
 
 /// One profiler step, from its `ProfilerStep#N` span on a CPU lane.
 #[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Step {
     pub name: String,
     pub start_ns: i64,

@@ -10,6 +10,7 @@ use crate::model::Trace;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Overview {
     pub label: String,
     pub span_ns: i64,

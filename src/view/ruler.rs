@@ -11,6 +11,7 @@ use serde::Serialize;
 pub const TICK_PX: f64 = 110.0;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Tick {
     pub x: f64,
     pub label: String,

@@ -24,6 +24,7 @@ pub const LANE_PAD_PX: f64 = 3.0;
 pub const FOLDED_ROWS: u32 = 16;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum TrackKind {
     /// The header of a process group; `process` indexes [`Trace::processes`].
@@ -38,6 +39,7 @@ pub enum TrackKind {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Track {
     #[serde(flatten)]
     pub kind: TrackKind,

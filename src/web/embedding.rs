@@ -5,6 +5,7 @@
 use super::session::Session;
 use super::{err, json};
 use crate::view::aggregate::aggregate_range;
+use crate::view::panels::Selection;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
@@ -30,10 +31,10 @@ impl Session {
     /// What is selected: JSON `{"slice": [lane, index] | null, "range": [start_ns, end_ns] | null}`.
     pub fn selection(&self) -> Result<String, JsValue> {
         let st = &self.loaded()?.st;
-        Ok(json(&serde_json::json!({
-            "slice": st.selection.map(|r| [r.lane, r.index]),
-            "range": st.range.map(|(a, b)| [a, b]),
-        })))
+        Ok(json(&Selection {
+            slice: st.selection.map(|r| [r.lane, r.index]),
+            range: st.range.map(|(a, b)| [a, b]),
+        }))
     }
 
     /// Selects the time range `[t0, t1]` (ns from the trace start); returns its aggregation by

@@ -4,34 +4,10 @@
 
 use super::session::Session;
 use super::{err, json};
-use crate::analysis::columns::{Column, Row};
-use crate::analysis::flops::peaks::{Peaks, Roof};
+use crate::analysis::columns::Row;
 use crate::analysis::flops::FlopsRow;
-use serde::Serialize;
+use crate::view::panels::{FlopsCall, Roofline};
 use wasm_bindgen::prelude::*;
-
-#[derive(Serialize)]
-struct Roofline {
-    /// The rows' declared columns (`analysis::columns`), which the page lays the tables out from.
-    columns: &'static [Column],
-    /// The `deviceProperties` name, if the trace has one.
-    device: Option<String>,
-    /// The roof table's entry for it, if it is in the table.
-    peaks: Option<Peaks>,
-    /// The compute ceilings of the dtypes the rows run in.
-    roofs: Vec<Roof>,
-    /// As `sightline flops --json`, one per op and shape, most kernel time first.
-    rows: Vec<FlopsRow>,
-}
-
-/// One call of a row, for the list under the roofline.
-#[derive(Serialize)]
-struct Call {
-    lane: u32,
-    index: u32,
-    start_ns: i64,
-    dur_ns: i64,
-}
 
 #[wasm_bindgen]
 impl Session {
@@ -68,12 +44,12 @@ impl Session {
             .rows
             .get(row as usize)
             .ok_or_else(|| err(format!("no FLOPs row {row}")))?;
-        let calls: Vec<Call> = r
+        let calls: Vec<FlopsCall> = r
             .slices
             .iter()
             .map(|s| {
                 let sl = l.trace().slices(s.lane as usize);
-                Call {
+                FlopsCall {
                     lane: s.lane,
                     index: s.index,
                     start_ns: sl.start_ns[s.index as usize],

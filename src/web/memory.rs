@@ -12,82 +12,13 @@ use super::session::Session;
 use super::{err, json};
 use crate::analysis::memory::{device_name, DeviceSeries, Memory, NO_EVENT};
 use crate::model::SliceRef;
-use serde::Serialize;
+use crate::view::panels::{AllocationTable, DeviceInfo, HolderRow, LiveRows};
 use std::collections::HashMap;
 use wasm_bindgen::prelude::*;
 
 /// Values per pixel column in [`Session::memory_columns`]: least and largest allocated, largest
 /// reserved.
 const PER_COLUMN: usize = 3;
-
-/// One device as the chart's legend shows it.
-#[derive(Serialize)]
-struct DeviceInfo {
-    /// As PyTorch names it: `cpu`, `cuda:0`.
-    device: String,
-    events: usize,
-    peak_allocated_bytes: i64,
-    peak_at_ns: i64,
-    peak_at_us: f64,
-    peak_reserved_bytes: i64,
-    peak_reserved_at_ns: i64,
-    capacity_bytes: Option<u64>,
-    totals_recorded: bool,
-    addresses_recorded: bool,
-}
-
-/// Live bytes of one operator (or frame) at a time, with the allocating slice of its largest
-/// live allocation, for the page to reveal.
-#[derive(Serialize)]
-struct HolderRow {
-    op: String,
-    bytes: i64,
-    count: usize,
-    slice: Option<SliceRef>,
-}
-
-/// What was live on one device at a time (after its last memory event at or before it).
-#[derive(Serialize)]
-struct LiveRows {
-    device: String,
-    /// The time asked about, ns from the trace start.
-    at_ns: i64,
-    /// The memory event the values are after (none before the device's first event).
-    event_at_ns: Option<i64>,
-    at_peak: bool,
-    allocated_bytes: i64,
-    reserved_bytes: i64,
-    totals_recorded: bool,
-    addresses_recorded: bool,
-    holders: Vec<HolderRow>,
-    frames: Vec<HolderRow>,
-    live: Vec<crate::analysis::memory::LiveAllocation>,
-    live_count: usize,
-}
-
-/// The allocation table compactly, for tables of a few hundred thousand rows: names once, and
-/// each row an array `[addr (hex text: a JavaScript number cannot hold every 64-bit address),
-/// bytes, allocated_at_us, allocated_by, frame, freed_at_us, freed_by, lifetime_us, never_freed,
-/// slice]` where the three names are indices into `names` (or null) and `slice` is
-/// `[lane, index]` of the allocating operator (or null).
-#[derive(Serialize)]
-struct AllocationTable {
-    names: Vec<String>,
-    rows: Vec<AllocationCells>,
-}
-
-type AllocationCells = (
-    String,
-    i64,
-    Option<f64>,
-    u32,
-    Option<u32>,
-    Option<f64>,
-    Option<u32>,
-    Option<f64>,
-    bool,
-    Option<[u32; 2]>,
-);
 
 /// Names to indices, in first-seen order.
 #[derive(Default)]

@@ -29,8 +29,10 @@
 //! - `index.html`, `style.css`; `js/app.js` wires the page (no inline script: Trunk's loader is
 //!   replaced by `pattern_script` in `Trunk.toml`); `js/starting.js` keeps what is chosen before
 //!   the module is compiled and hands it on.
-//! - `js/worker/`: `client.js` (the generic async call to a Session in a worker, `Bindings`,
-//!   `readFile`, `LocalSession` for a page of another origin), `session-worker.js`,
+//! - `js/worker/`: `client.js` (a Session in a worker, asked through typed clients with one
+//!   method per question, their JSON parsed into `www/generated/answers.ts`'s types; `Bindings`,
+//!   `readFile`, `LocalSession` for a page of another origin), `protocol.js` (the calls a
+//!   worker answers, declared once; any other name is refused), `session-worker.js`,
 //!   `portable.js` (wasm-bindgen results made postable), `parallel.js` (a file cut into ranges
 //!   for parse workers, their parts joined), `inflate-worker.js` (the browser's
 //!   `DecompressionStream` over a `.gz` file, JSON sent straight to the session worker).
@@ -61,6 +63,8 @@
 //! - `types.d.ts` (beside `js/`, so it does not ship): what the scripts use that none of them
 //!   defines, for `tsc --noEmit` (`tsconfig.json`, `tsconfig.worker.json`): this module's
 //!   wasm-bindgen glue, loaded by URL at run time, and the page's globals for tests.
+//!   `generated/answers.ts` beside it: the JSON these methods answer, generated from the Rust
+//!   types (`tests/generated_types.rs`, the `ts` feature).
 //!
 //! The wasm module is `examples/web.rs`, an empty program that links the library (the lib and the
 //! `sightline` bin share a target name, so Trunk cannot pick the lib's cdylib by name); every
@@ -91,8 +95,7 @@ pub use warm::warm_up;
 use crate::analysis::idle;
 use crate::model::cut_long_strings_in;
 use crate::view::colour;
-use crate::view::frame;
-use crate::view::tracks::FOLDED_ROWS;
+use crate::view::panels::FrameConstants;
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 
@@ -159,19 +162,7 @@ pub fn palette() -> String {
 /// `view::tracks`, so the page never hard-codes them.
 #[wasm_bindgen]
 pub fn constants() -> String {
-    use crate::view::tracks::{BOX_PX, HEADER_PX, ROW_PX};
-    json(&serde_json::json!({
-        "rect_stride": frame::RECT_STRIDE,
-        "flag_mark": frame::FLAG_MARK,
-        "flag_match": frame::FLAG_MATCH,
-        "flag_dim": frame::FLAG_DIM,
-        "flag_selected": frame::FLAG_SELECTED,
-        "flag_path": frame::FLAG_PATH,
-        "box_px": BOX_PX,
-        "row_px": ROW_PX,
-        "header_px": HEADER_PX,
-        "folded_rows": FOLDED_ROWS,
-    }))
+    json(&FrameConstants::PAGE)
 }
 
 /// Words for the idle analysis' wait kinds (JSON object kind -> phrase), for the idle chart.

@@ -1,6 +1,8 @@
-//! The analyses and tables a page shows: steps, idle time and findings (`report`), the operator
-//! forest and its tables (`table`), slices by name. The analyses run in slices
-//! (`analyse_step`), so that frames asked for meanwhile are drawn between them.
+//! The analyses and tables a page shows, one method per question: the steps, idle time, findings
+//! and recording notes once the analyses have run; the operator, kernel, label, module, graph and
+//! compiled tables (each the query layer's request type of that name) and the call tree once the
+//! operator forest is built; slices by name. The analyses run in slices (`analyse_step`), so that
+//! frames asked for meanwhile are drawn between them.
 
 use super::session::{Analysed, Loaded, Session};
 use super::{err, json};
@@ -112,8 +114,9 @@ impl Session {
 
     /// Runs the next slice of the analyses: links, steps, idle gaps, FLOPs and findings, then
     /// the operator forest the tables read. Returns `"analyses"` when this call completed the
-    /// analyses ([`Session::report`] answers from then on, and the idle gaps are shaded on the
-    /// GPU lanes), `"tables"` when it completed the forest ([`Session::table`]; so does every
+    /// analyses ([`Session::steps`], `idle`, `findings` answer from then on, and the idle gaps
+    /// are shaded on the GPU lanes), `"tables"` when it completed the forest ([`Session::ops`]
+    /// and the other tables; so does every
     /// call after it), and `""` when there is more to do. Each call does about `units` units of
     /// work (0: the default, [`SLICE_UNITS`]; the call that starts a phase sets it for the whole
     /// phase), so that a page whose Session is in a worker gets the frames asked for meanwhile
@@ -159,53 +162,103 @@ impl Session {
         }
     }
 
-    /// An analysis as JSON: `"steps"` (StepsReport, with the steps' declared `columns` and `sort`
-    /// beside them), `"idle"` (IdleReport, up to 500 gaps),
-    /// `"findings"` (a list of Finding, each with its fix's `saving` where it has one, largest
-    /// saving first, as `sightline report --json` lists them), `"recording"` (the notes on how the
-    /// trace was recorded, `report --json`'s `recording`).
-    pub fn report(&self, kind: &str) -> Result<String, JsValue> {
+    /// The steps (JSON `StepsReport`, the query layer's [`Steps`]), with the steps' declared
+    /// `columns` and `sort` beside them.
+    pub fn steps(&self) -> Result<String, JsValue> {
         let l = self.loaded()?;
         l.analysed()?;
-        let d = &l.derived;
-        let o = Opened::of(d);
-        match kind {
-            "steps" => Ok(declared(kind, Steps {}.answer(&o).map_err(err)?)),
-            "idle" => Ok(json(&*page_idle_question().answer(&o).map_err(err)?)),
-            "findings" => Ok(json(&d.findings(&page_idle()).findings)),
-            "recording" => Ok(json(&d.findings(&page_idle()).recording)),
-            _ => Err(err(format!("no report named '{kind}'"))),
-        }
+        let answer = Steps {}.answer(&Opened::of(&l.derived)).map_err(err)?;
+        Ok(declared("steps", &answer))
     }
 
-    /// A table as JSON, the declared ones (all but the call tree and `"compiled"`) with their
-    /// `columns` and `sort` beside the rows (`analysis::columns`): `"ops"` (the operator table, `by_shape` groups by input shapes; sorted by
-    /// self device time when the trace has GPU time, else self CPU), `"kernels"`, `"labels"`,
-    /// `"modules"` (the `nn.Module` tree), `"calltree"` (the top-down call tree), `"graphs"`
-    /// (the CUDA/HIP graph replays, as `sightline graphs --json`) or `"compiled"` (what
-    /// `torch.compile` ran, as `sightline compiled --json`).
-    pub fn table(&self, kind: &str, by_shape: bool) -> Result<String, JsValue> {
+    /// Idle time (JSON `IdleReport`, [`Idle`] as the page asks it: up to 500 gaps).
+    pub fn idle(&self) -> Result<String, JsValue> {
+        let l = self.loaded()?;
+        l.analysed()?;
+        let o = Opened::of(&l.derived);
+        Ok(json(&*page_idle_question().answer(&o).map_err(err)?))
+    }
+
+    /// The findings (JSON, a list of `Assessed`: each with its fix's `saving` where it has one,
+    /// largest saving first, as `sightline report --json` lists them).
+    pub fn findings(&self) -> Result<String, JsValue> {
+        let l = self.loaded()?;
+        l.analysed()?;
+        Ok(json(&l.derived.findings(&page_idle()).findings))
+    }
+
+    /// The notes on how the trace was recorded (JSON, `report --json`'s `recording`).
+    pub fn recording(&self) -> Result<String, JsValue> {
+        let l = self.loaded()?;
+        l.analysed()?;
+        Ok(json(&l.derived.findings(&page_idle()).recording))
+    }
+
+    /// The operator table ([`Ops`]; `by_shape` groups by input shapes too), sorted by self device
+    /// time when the trace has GPU time, else self CPU; JSON with its `columns` and `sort`
+    /// (`analysis::columns`).
+    pub fn ops(&self, by_shape: bool) -> Result<String, JsValue> {
+        let o = self.tables()?;
+        let ops = Ops {
+            by_shape,
+            ..Ops::default()
+        };
+        Ok(declared("ops", &ops.answer(&o).map_err(err)?))
+    }
+
+    /// The device ops by name ([`Kernels`]), with their columns and sort.
+    pub fn kernels(&self) -> Result<String, JsValue> {
+        let o = self.tables()?;
+        Ok(declared(
+            "kernels",
+            &Kernels::default().answer(&o).map_err(err)?,
+        ))
+    }
+
+    /// The `record_function` labels ([`Labels`]), with their columns and sort.
+    pub fn labels(&self) -> Result<String, JsValue> {
+        let o = self.tables()?;
+        Ok(declared("labels", &Labels {}.answer(&o).map_err(err)?))
+    }
+
+    /// The `nn.Module` tree ([`Modules`]), with its columns and sort.
+    pub fn modules(&self) -> Result<String, JsValue> {
+        let o = self.tables()?;
+        Ok(declared("modules", &Modules {}.answer(&o).map_err(err)?))
+    }
+
+    /// The CUDA/HIP graph replays ([`Graphs`], as `sightline graphs --json`), with their columns
+    /// and sort.
+    pub fn graphs(&self) -> Result<String, JsValue> {
+        let o = self.tables()?;
+        Ok(declared(
+            "graphs",
+            &Graphs::default().answer(&o).map_err(err)?,
+        ))
+    }
+
+    /// What `torch.compile` ran ([`Compiled`], as `sightline compiled --json`).
+    pub fn compiled(&self) -> Result<String, JsValue> {
+        let o = self.tables()?;
+        Ok(json(Compiled {}.answer(&o).map_err(err)?))
+    }
+
+    /// The top-down call tree (JSON): the page's own view of the operator forest, which no other
+    /// front end asks for.
+    pub fn call_tree(&self) -> Result<String, JsValue> {
+        self.tables()?;
+        let l = self.loaded()?;
+        Ok(json(&call_tree(l.trace(), l.derived.forest())))
+    }
+}
+
+impl Session {
+    /// The store as the query layer asks it, once the tables are built.
+    fn tables(&self) -> Result<Opened<'_>, JsValue> {
         let l = self.loaded()?;
         if l.analysed != Analysed::Tables {
             return Err(err("the tables are not built yet (call analyse_step)"));
         }
-        let o = Opened::of(&l.derived);
-        match kind {
-            "ops" => {
-                let ops = Ops {
-                    by_shape,
-                    ..Ops::default()
-                };
-                Ok(declared(kind, &ops.answer(&o).map_err(err)?))
-            }
-            "kernels" => Ok(declared(kind, &Kernels::default().answer(&o).map_err(err)?)),
-            "labels" => Ok(declared(kind, &Labels {}.answer(&o).map_err(err)?)),
-            "modules" => Ok(declared(kind, &Modules {}.answer(&o).map_err(err)?)),
-            // The page's own view of the operator forest, which no other front end asks for.
-            "calltree" => Ok(json(&call_tree(l.trace(), l.derived.forest()))),
-            "graphs" => Ok(declared(kind, &Graphs::default().answer(&o).map_err(err)?)),
-            "compiled" => Ok(json(Compiled {}.answer(&o).map_err(err)?)),
-            _ => Err(err(format!("no table named '{kind}'"))),
-        }
+        Ok(Opened::of(&l.derived))
     }
 }

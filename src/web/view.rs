@@ -9,6 +9,7 @@ use crate::model::SliceRef;
 use crate::view::details::{self, brief};
 use crate::view::frame::{self, Hit};
 use crate::view::overview::overview;
+use crate::view::panels::Tooltip;
 use crate::view::rows::RowMode;
 use crate::view::ruler::format_duration;
 use crate::view::search::Search;
@@ -124,7 +125,7 @@ impl Loaded {
 }
 
 /// A tooltip's lines for an idle gap: its length and what the CPU was doing.
-fn gap_tooltip(g: &idle::Gap) -> serde_json::Value {
+fn gap_tooltip(g: &idle::Gap) -> Tooltip {
     let doing: Vec<String> = g
         .cpu
         .iter()
@@ -140,10 +141,14 @@ fn gap_tooltip(g: &idle::Gap) -> serde_json::Value {
         ),
         None => format!("ended by {}", g.ended_by.name),
     };
-    serde_json::json!({
-        "title": format!("{} idle for {}", g.device_name, format_duration(g.dur_ns as f64)),
-        "lines": [format!("meanwhile on the CPU: {}", doing.join(", ")), ended],
-    })
+    Tooltip {
+        title: format!(
+            "{} idle for {}",
+            g.device_name,
+            format_duration(g.dur_ns as f64)
+        ),
+        lines: vec![format!("meanwhile on the CPU: {}", doing.join(", ")), ended],
+    }
 }
 
 #[wasm_bindgen]
@@ -217,13 +222,17 @@ impl Session {
                 } else {
                     b.category
                 };
-                serde_json::json!({
-                    "title": b.name,
-                    "lines": [
-                        format!("{} · {cat} · {}", format_duration(b.dur_ns as f64), lane_name(l.derived.trace(), r.lane as usize)),
+                Tooltip {
+                    title: b.name,
+                    lines: vec![
+                        format!(
+                            "{} · {cat} · {}",
+                            format_duration(b.dur_ns as f64),
+                            lane_name(l.derived.trace(), r.lane as usize)
+                        ),
                         format!("starts at {}", format_duration(b.start_ns as f64)),
                     ],
-                })
+                }
             }
             Some(Hit::Gap(i)) => match l.gap(i) {
                 Some(g) => gap_tooltip(&g),

@@ -33,10 +33,9 @@ pub fn warm_up() -> Result<String, JsValue> {
         serde_json::from_str(&s.finish(1000.0, 500.0)?).map_err(super::err)?;
     while s.analyse_step(0)? != "tables" {}
     let findings: Vec<serde_json::Value> =
-        serde_json::from_str(&s.report("findings")?).map_err(super::err)?;
-    let ops: serde_json::Value =
-        serde_json::from_str(&s.table("ops", false)?).map_err(super::err)?;
-    s.table("kernels", false)?;
+        serde_json::from_str(&s.findings()?).map_err(super::err)?;
+    let ops: serde_json::Value = serde_json::from_str(&s.ops(false)?).map_err(super::err)?;
+    s.kernels()?;
     s.frame()?;
     Ok(json(&serde_json::json!({
         "events": summary["events"]["total"],

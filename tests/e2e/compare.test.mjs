@@ -227,7 +227,7 @@ export async function bothTimelinesShareOneScaleAndFitWhole({ page, baseUrl, fix
     // Each trace's span, as its digest gives it.
     const spans = await page.evaluate(() => {
       const { compare } = window.sightline;
-      return { base: JSON.parse(compare.baseDigest).summary.span_ns, new: JSON.parse(compare.newDigest).summary.span_ns };
+      return { base: compare.baseDigest.value.summary.span_ns, new: compare.newDigest.value.summary.span_ns };
     });
     assert.ok(spans.base > 0 && spans.new > 0 && spans.base !== spans.new, JSON.stringify(spans));
     const check = async (when) => {

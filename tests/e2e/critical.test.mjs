@@ -23,7 +23,7 @@ function frameFlags(page) {
       path: flags.filter((x) => x & k.flag_path).length,
       dim: flags.filter((x) => x & k.flag_dim).length,
       all: flags.length,
-      arrows: JSON.parse(f.meta).path_arrows.length,
+      arrows: f.meta.path_arrows.length,
     };
   });
 }

@@ -231,7 +231,7 @@ export async function urlParameterOpensAtARangeAndTheHashReproducesTheView({ pag
   // Select a slice and a range, pan: the hash follows, with no trace bytes in it.
   await page.evaluate(async () => {
     const { app, view } = window.sightline;
-    view.cb.onSelect(JSON.parse(await app.active.session.select(0, 0)));
+    view.cb.onSelect(await app.active.session.select(0, 0));
     await app.active.session.select_range_ns(1000e3, 1100e3, 10);
     await app.active.session.set_window(950e3, 1250e3);
     view.request();
@@ -259,7 +259,7 @@ export async function urlParameterOpensAtARangeAndTheHashReproducesTheView({ pag
   w = await viewWindow(again);
   near(w.t0, 950, 0.001, "t0 after reload");
   near(w.t1, 1250, 0.001, "t1 after reload");
-  const sel = await again.evaluate(async () => JSON.parse(await window.sightline.app.active.session.selection()));
+  const sel = await again.evaluate(() => window.sightline.app.active.session.selection());
   assert.deepEqual(sel, { slice: [0, 0], range: [1000e3, 1100e3] });
   assert.ok(await again.evaluate(() => document.querySelector("#details .slice-name") !== null), "the details show the selected slice");
   await again.close();

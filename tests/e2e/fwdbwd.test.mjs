@@ -10,8 +10,8 @@ import { openTrace } from "./lib.mjs";
 function selected(page) {
   return page.evaluate(async () => {
     const { app, view } = window.sightline;
-    const sel = JSON.parse(await app.active.session.selection());
-    const d = JSON.parse(await app.active.session.details(sel.slice[0], sel.slice[1]));
+    const sel = await app.active.session.selection();
+    const d = await app.active.session.details(sel.slice[0], sel.slice[1]);
     await view.draw();
     return { slice: sel.slice, name: d.name, start: d.start_ns, dur: d.dur_ns, viewStart: view.meta.start_ns, span: view.meta.ns_per_px * view.canvas.clientWidth };
   });

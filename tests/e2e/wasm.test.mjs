@@ -76,8 +76,8 @@ async function figures(page, path, workers = 1) {
     const a = app.active;
     const s = a.session;
     const frame = await s.frame();
-    const reports = await Promise.all(["steps", "idle", "findings"].map((k) => s.report(k)));
-    const tables = await Promise.all(["ops", "kernels"].map((k) => s.table(k, false)));
+    const reports = await Promise.all([s.steps(), s.idle(), s.findings()]);
+    const tables = await Promise.all([s.ops(false), s.kernels()]);
     const text = (sel) => document.querySelector(sel)?.textContent ?? null;
     return {
       parts: a.worker.parts,

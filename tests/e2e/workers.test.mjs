@@ -1,7 +1,8 @@
-// End-to-end tests of the page off its main thread: the Session lives in a Web Worker, Cancel
-// during the model build returns to the trace shown before, and a worker that dies is shown as an
-// error that leaves the page usable; a file read by several workers gives what one worker gives;
-// frames asked for while the background analyses run are drawn between their slices.
+// End-to-end tests of the page off its main thread: the Session lives in a Web Worker and answers
+// only the calls worker/protocol.js declares, Cancel during the model build returns to the trace
+// shown before, and a worker that dies is shown as an error that leaves the page usable; a file
+// read by several workers gives what one worker gives; frames asked for while the background
+// analyses run are drawn between their slices.
 // Nothing here is timed.
 
 import assert from "node:assert/strict";
@@ -76,6 +77,28 @@ export async function theLoadRunsInAWorker({ page, baseUrl, fixturesDir }) {
   assert.ok(page.workers().length >= 1, "the page runs a worker");
   // The trace is drawn and the tables came from the worker.
   assert.ok((await page.$$("#ops-table tbody tr")).length > 0, "operator rows");
+}
+
+export async function theWorkerAnswersOnlyTheDeclaredCalls({ page, baseUrl, fixturesDir }) {
+  await open(page, baseUrl);
+  await page.setInputFiles("#file-input", join(fixturesDir, SAMPLE));
+  await ready(page);
+  const answers = await page.evaluate(async () => {
+    const w = window.sightline.app.active.worker;
+    const ask = (target, method) => w.call(target, method).then(() => "answered", (e) => e.message);
+    return {
+      // A wasm-bindgen method the page never calls (it would end the Session), a method of a
+      // SnapshotSession asked of a trace's, an export the protocol leaves out, then a declared call.
+      free: await ask("session", "free"),
+      snapshotOnly: await ask("session", "positions"),
+      module: await ask("module", "last_panic"),
+      declared: await ask("session", "heap_bytes"),
+    };
+  });
+  assert.match(answers.free, /a Session has no call 'free'/);
+  assert.match(answers.snapshotOnly, /a Session has no call 'positions'/);
+  assert.match(answers.module, /the module has no call 'last_panic'/);
+  assert.equal(answers.declared, "answered", "the Session still answers");
 }
 
 export async function cancelDuringTheModelBuildKeepsThePreviousTrace({ page, baseUrl, fixturesDir }) {
@@ -191,8 +214,8 @@ async function openAndWait(page, path) {
   return page.evaluate(async () => {
     const a = window.sightline.app.active;
     const s = a.session;
-    const reports = await Promise.all(["steps", "idle", "findings"].map((k) => s.report(k)));
-    const tables = await Promise.all(["ops", "kernels"].map((k) => s.table(k, false)));
+    const reports = await Promise.all([s.steps(), s.idle(), s.findings()]);
+    const tables = await Promise.all([s.ops(false), s.kernels()]);
     return { parts: a.worker.parts, inflater: a.worker.inflater, summary: a.summary, reports, tables };
   });
 }

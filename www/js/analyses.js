@@ -26,7 +26,7 @@ export class AnalysesTooLarge extends Error {}
  * `phase` ("analyses", then "tables"), `last` (what the last call returned: "" while a phase
  * is under way) and `stepMs` (each call, from posting it to its answer: with no frames asked
  * for meanwhile, its slice plus the round trip).
- * @param {RemoteCalls} session
+ * @param {import("./worker/client.js").SessionClient} session
  * @param {{ onAnalyses?: () => unknown, until?: string, progress?: AnalysesProgress | {} }} [options]
  */
 export async function analyse(session, { onAnalyses, until = "tables", progress = {} } = {}) {

@@ -49,7 +49,7 @@ workers.refillOnIntent(document);
 // then the spare that the first load takes.
 const [constants, palette, waitKinds, version] = await workers
   .refill()
-  .then((first) => Promise.all(["constants", "palette", "wait_kinds", "version"].map((f) => first.module[f]())))
+  .then((first) => Promise.all([first.module.constants(), first.module.palette(), first.module.wait_kinds(), first.module.version()]))
   .catch((err) => {
     // Nothing can open without the module: say why instead of a page that never gets ready.
     starting.take();
@@ -80,8 +80,8 @@ const app = {
   opsByShape: false,
   range: null,
 };
-const phrases = JSON.parse(waitKinds);
-const view = new TimelineView($("timeline"), $("overview"), { constants: JSON.parse(constants), palette: JSON.parse(palette) }, {
+const phrases = waitKinds;
+const view = new TimelineView($("timeline"), $("overview"), { constants, palette }, {
   onSelect: showDetails,
   rangeLabel: $("range-duration"),
   onRange: (table) => {
@@ -317,19 +317,18 @@ function analyse(loaded, t) {
   // For tests and benchmarks: the steps made so far (analyses.js).
   loaded.analysis = {};
   const onAnalyses = async () => {
-    const [findings, steps, idle, recording] = await Promise.all(["findings", "steps", "idle", "recording"].map((k) => s.report(k)));
+    const [findings, steps, idle, notes] = await Promise.all([s.findings(), s.steps(), s.idle(), s.recording()]);
     if (!mine()) return;
     // A finding's fix with a saving opens as a what-if.
     const onWhatIf = (f) => critical.pickEdits(f.saving.edits);
-    renderFindings($("findings"), $("findings-empty"), JSON.parse(findings), showEvidence, onWhatIf);
+    renderFindings($("findings"), $("findings-empty"), findings, showEvidence, onWhatIf);
     // Notes on how the trace was recorded: their own list, after every cost.
-    const notes = JSON.parse(recording);
     renderFindings($("recording"), $("findings-empty"), notes, showEvidence, null, { keepEmpty: true });
     $("recording-title").hidden = notes.length === 0;
-    renderOverview($("overview-summary"), JSON.parse(steps), JSON.parse(findings), { onEvidence: showEvidence, onRange: showRange, findingsPanel: $("findings-panel") });
+    renderOverview($("overview-summary"), steps, findings, { onEvidence: showEvidence, onRange: showRange, findingsPanel: $("findings-panel") });
     critical.analysed(s);
-    renderSteps($("steps-chart"), JSON.parse(steps), showRange);
-    renderIdle($("idle-chart"), JSON.parse(idle), phrases, showRange);
+    renderSteps($("steps-chart"), steps, showRange);
+    renderIdle($("idle-chart"), idle, phrases, showRange);
     // The idle gaps are now shaded on the GPU lanes.
     view.request();
   };
@@ -468,7 +467,7 @@ function showDetails(d) {
 
 async function pick(lane, index) {
   const d = await view.call(() => app.active.session.select(lane, index));
-  if (d !== undefined) showDetails(JSON.parse(d));
+  if (d !== undefined) showDetails(d);
 }
 
 /** Selects a slice and fits the view to it (as F does). */
@@ -493,17 +492,29 @@ function status() {
 
 // ---- tables --------------------------------------------------------------
 
-/** A table of the shown trace (a promise of its JSON, parsed), computed in the worker on first use. */
+/** A table of the shown trace (a promise of its answer), computed in the worker on first use. */
 function tableOf(kind) {
   const key = kind === "ops" && app.opsByShape ? "ops-shape" : kind;
   if (!(key in app.tables)) {
+    /** @type {{ session: import("./worker/client.js").SessionClient, tablesBuilt: Promise<void> }} */
     const { session: s, tablesBuilt } = app.active;
     const byShape = app.opsByShape;
+    /** The question each tab asks (the tables as the query layer's request types). */
+    const ask = {
+      ops: () => s.ops(byShape),
+      kernels: () => s.kernels(),
+      labels: () => s.labels(),
+      modules: () => s.modules(),
+      graphs: () => s.graphs(),
+      compiled: () => s.compiled(),
+      calltree: () => s.call_tree(),
+      flops: () => s.flops_report(),
+    };
+    if (kind !== "names" && !(kind in ask)) throw new Error(`no table named '${kind}'`);
     // The tables read the operator forest: asked for only once it is built, so that the first
     // frames go to the worker ahead of the analyses.
     // "flops" (the roofline's rows) needs the analyses, which are done before the forest is.
-    const made = kind === "names" ? s.names_table(5000) : kind === "flops" ? tablesBuilt.then(() => s.flops_report()) : tablesBuilt.then(() => s.table(kind, byShape));
-    app.tables[key] = made.then(JSON.parse);
+    app.tables[key] = kind === "names" ? s.names_table(5000) : tablesBuilt.then(ask[kind]);
   }
   return app.tables[key];
 }
@@ -664,7 +675,7 @@ async function step(forward) {
   const s = app.active && app.active.session;
   if (!s) return;
   const d = await view.call(() => s.search_step(forward));
-  if (d) showDetails(JSON.parse(d));
+  if (d) showDetails(d);
   else view.request();
 }
 

@@ -196,7 +196,7 @@ async function compareWith(name, chunks, total) {
     const [newDigest, baseDigest, constants, palette] = await Promise.all([s.digest(""), base.session.digest(""), worker.module.constants(), worker.module.palette()]);
     if (token !== state.token) return;
     Object.assign(state, { session: s, name, base, baseDigest, newDigest, newSpan: read.summary.span_ns });
-    statics = { constants: JSON.parse(constants), palette: JSON.parse(palette) };
+    statics = { constants, palette };
   } catch (err) {
     if (token !== state.token) return;
     close();
@@ -231,7 +231,7 @@ async function rediff() {
   if (!state.session || !worker) return;
   let diff;
   try {
-    diff = JSON.parse(await worker.module.diff_digests(state.baseDigest, state.newDigest, state.total, state.byShape));
+    diff = await worker.module.diff_digests(state.baseDigest, state.newDigest, state.total, state.byShape);
   } catch (err) {
     // A comparison closed meanwhile ended the worker: nothing to show.
     if (state.worker === worker) message(`the traces could not be compared: ${(err && err.message) || err}`);
@@ -287,8 +287,8 @@ function presence(f, gone) {
 
 /** The steps both traces have, to align the timelines at. */
 function steps() {
-  const b = JSON.parse(state.baseDigest).steps.per_step;
-  const n = JSON.parse(state.newDigest).steps.per_step;
+  const b = state.baseDigest.value.steps.per_step;
+  const n = state.newDigest.value.steps.per_step;
   const select = $("compare-align");
   select.replaceChildren();
   const start = document.createElement("option");

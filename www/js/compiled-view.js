@@ -1,4 +1,4 @@
-// The Compiled tab: torch.compile as the shown trace records it (`Session::table("compiled")`, as
+// The Compiled tab: torch.compile as the shown trace records it (`Session::compiled`, as
 // `sightline compiled --json`): the compiled graphs with their calls, CPU and device time and the
 // eager operators their kernels replaced; the compiled frames with their compile ids, the steps
 // each ran in (a compile id that grows inside the window is a recompilation) and the eager

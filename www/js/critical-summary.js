@@ -5,32 +5,7 @@
 import { count, duration, percent, shortName } from "./format.js";
 import { el } from "./dom.js";
 
-/**
- * @typedef {Object} CriticalStep
- * @property {string} step
- * @property {number} length_us
- * @property {number} start_ns
- * @property {number} end_ns
- * @property {Record<string, number>} bound_by percent of the step's path by category
- *
- * @typedef {Object} CriticalSegment
- * @property {string} bound_by
- * @property {string} [name]
- * @property {string} [captured_by]
- * @property {string} lane
- * @property {string} step
- * @property {number} dur_us
- * @property {{lane: number, index: number}} [at]
- *
- * @typedef {Object} CriticalSummary
- * @property {CriticalStep[]} steps
- * @property {string[]} categories
- * @property {Record<string, number>} bound_by percent of all steps' paths by category
- * @property {number} total_us
- * @property {number} slices
- * @property {number} hops
- * @property {CriticalSegment[]} longest
- */
+/** @typedef {import("../generated/answers.js").PathSummary} CriticalSummary */
 
 /** The path's categories (`analysis::critical`) as the panel words and colours them. */
 export const CATEGORY = {

@@ -72,10 +72,10 @@ export function startCritical({ app, view, pick, showRange }) {
     if (on && !state.summary) {
       panel.replaceChildren(heading(), Object.assign(document.createElement("p"), { className: "muted analysing", textContent: "Following each step's path…" }));
       const t0 = performance.now();
-      const text = await view.call(() => s.critical_path());
-      if (text === undefined || s !== state.session) return;
+      const summary = await view.call(() => s.critical_path());
+      if (summary === undefined || s !== state.session) return;
       state.buildMs = performance.now() - t0;
-      state.summary = JSON.parse(text);
+      state.summary = summary;
       render();
     }
     await view.call(() => s.show_critical_path(on));
@@ -123,11 +123,11 @@ export function startCritical({ app, view, pick, showRange }) {
       return;
     }
     const t0 = performance.now();
-    const text = await view.call(() => s.what_if(edits.join("\n")));
-    if (text === undefined || s !== state.session || seq !== state.asked) return;
+    const answer = await view.call(() => s.what_if(edits.join("\n")));
+    if (answer === undefined || s !== state.session || seq !== state.asked) return;
     const ms = performance.now() - t0;
     state.whatIfMs.push(ms);
-    state.answer = JSON.parse(text);
+    state.answer = answer;
     state.answered = edits;
     showAnswer(form.answer, state.answer, ms);
   }

@@ -43,18 +43,7 @@ export function mb(n) {
   return `${(n / 1e6).toFixed(1)} MB`;
 }
 
-/**
- * A column as the core declares it (`analysis::columns::Column`), sent beside a table's rows.
- * @typedef {object} Declared
- * @property {string} key the row's member
- * @property {string} label the header; `{device}` is the trace's word for its device
- * @property {string} unit text, count, ns, us, bytes, pct, fraction, number, flag or data
- * @property {string | object} type int64, float64, bool, string, json, or {list} / {struct}
- * @property {number} digits decimals of a percentage or figure in the CLI's text
- * @property {string} about what it holds (the header's hover text)
- * @property {string | null} with the request flag that adds it
- * @property {Declared[]} [parts] an object column's members, declared as columns (a step's time per category)
- */
+/** A column as the core declares it, sent beside a table's rows. @typedef {import("../generated/answers.js").Column} Declared */
 
 /** formatValue's kind for each declared unit (memory as PyTorch prints it, powers of 1024). */
 const UNIT_KINDS = { text: "text", count: "int", ns: "ns", us: "us", bytes: "memory", pct: "pct", fraction: "fraction", number: "num", flag: "text", data: "text" };

@@ -1,4 +1,4 @@
-// The Graphs tab: the CUDA/HIP graphs the shown trace replays (`Session::table("graphs")`, as
+// The Graphs tab: the CUDA/HIP graphs the shown trace replays (`Session::graphs`, as
 // `sightline graphs --json`): each graph's launches, ops per replay, device and launch time, and
 // the ops it replays most. A click on a graph selects its first launch call; a click on an op
 // highlights its slices. Hidden while the trace launches no graph.
@@ -66,7 +66,7 @@ export function startGraphs({ app, tableOf, withTable, highlight, pick, showTabs
       worker.terminate();
     }
     if (app.active !== loaded) return;
-    const m = JSON.parse(await loaded.session.use_capture(capture));
+    const m = await loaded.session.use_capture(capture);
     loaded.capture = { name: file.name, ...m };
     captured(loaded);
   }
@@ -94,7 +94,7 @@ export function startGraphs({ app, tableOf, withTable, highlight, pick, showTabs
       if (app.active !== loaded) return;
     }
     if (!best) return;
-    const m = JSON.parse(await loaded.session.use_capture(best.capture));
+    const m = await loaded.session.use_capture(best.capture);
     loaded.capture = { name: best.name, ...m };
     captured(loaded);
   }

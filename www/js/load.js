@@ -193,8 +193,7 @@ export class Workers {
       .then((w) => {
         worker = w;
         return w.module.warm_up();
-      })
-      .then((r) => JSON.parse(r));
+      });
     this.warmed.catch((err) => {
       // A load took the spare mid-warm-up and was then cancelled (another file chosen): the
       // worker was stopped on purpose, and its warm-up with it.
@@ -240,8 +239,8 @@ export class Workers {
  * `SNAPSHOT_TOP`); rejects with the reader's message, or when the worker was terminated.
  */
 export async function readSnapshotInto(worker, chunks, { onProgress }) {
-  const s = worker.session;
-  await s.new("snapshot");
+  const s = worker.snapshot;
+  await s.new();
   let read = 0;
   const blob = worker.readFile && chunks.blob;
   if (blob) {
@@ -255,7 +254,7 @@ export async function readSnapshotInto(worker, chunks, { onProgress }) {
     }
   }
   onProgress("building", read, 0);
-  const report = JSON.parse(await s.finish(SNAPSHOT_TOP));
+  const report = await s.finish(SNAPSHOT_TOP);
   return { report, bytes: read };
 }
 
@@ -302,6 +301,6 @@ export async function readInto(worker, chunks, { width, height, onProgress }) {
     }
   }
   onProgress("building", read, await s.events_read());
-  const summary = JSON.parse(await s.finish(width, height));
+  const summary = await s.finish(width, height);
   return { summary, bytes: read };
 }

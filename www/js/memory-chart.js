@@ -67,7 +67,7 @@ export class MemoryChart {
     this.legend.replaceChildren();
     this.note.hidden = true;
     if (!session) return [];
-    const [devices, recorded] = (await Promise.all([session.memory_devices(), session.memory_recorded()])).map((t) => JSON.parse(t));
+    const [devices, recorded] = await Promise.all([session.memory_devices(), session.memory_recorded()]);
     if (this.session !== session) return [];
     // Strips only where one says something: a peak of a few bytes draws a flat line, which reads
     // as a broken chart; the words say what was recorded and what to record instead.

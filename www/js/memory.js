@@ -94,10 +94,10 @@ export function startMemory({ app, view, pick, fail }) {
     const host = $("memory-live");
     host.replaceChildren(muted("Finding what was live…"));
     const t0 = performance.now();
-    const text = await session.memory_live(device, t_ns, LIVE_ROWS).catch(failed(session));
-    if (text === undefined || session !== state.session) return;
+    const live = await session.memory_live(device, t_ns, LIVE_ROWS).catch(failed(session));
+    if (live === undefined || session !== state.session) return;
     state.liveMs.push(performance.now() - t0);
-    state.live = JSON.parse(text);
+    state.live = live;
     renderLive(host, state.live, revealSlice);
   }
 
@@ -112,7 +112,7 @@ export function startMemory({ app, view, pick, fail }) {
       return;
     }
     host.replaceChildren(muted("Reading the allocations…"));
-    state.tables[device] ??= session.memory_allocations(device).then(JSON.parse);
+    state.tables[device] ??= session.memory_allocations(device);
     const table = await state.tables[device].catch(failed(session));
     if (!table || session !== state.session || app.tab !== "memory") return;
     renderAllocations(host, table, {

@@ -2,8 +2,8 @@
 // per device the GPU figures of the steps (utilization, estimated SM efficiency, estimated
 // achieved occupancy, Tensor Core share of kernel time), the step time breakdown (all steps as one
 // stacked bar, then each step as a row) and the top findings with what their fixes save. Data:
-// `report("steps")` (StepsReport, the steps' declared columns beside them) and
-// `report("findings")`, as the Steps and Findings panels get them; a figure the analysis could
+// the session's `steps()` (StepsReport, the steps' declared columns beside them) and
+// `findings()`, as the Steps and Findings panels get them; a figure the analysis could
 // not estimate (null) is left out. Text from the trace is set as text only.
 
 import { stepParts, stepRange } from "./charts.js";

@@ -1,7 +1,7 @@
 // The "Python frames" toggle: hides or shows the `python_function` slices of a `with_stack` trace
 // in the timeline (the session re-lays the lanes, so operators and labels take the rows the frames
-// held), remembered per trace in localStorage. Session methods are awaited, so this works the same
-// whether the session is called directly or through an asynchronous proxy.
+// held), remembered per trace in localStorage. Session methods are awaited, as the worker's
+// clients answer them.
 
 const PREFIX = "sightline.pythonFrames.";
 

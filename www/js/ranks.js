@@ -29,7 +29,7 @@ const ms = (us) => duration(us * 1e3);
 const state = {
   open: false,
   token: 0,
-  /** One per file: { name, size, chunks (a factory), worker, session, digest (JSON text), rank,
+  /** One per file: { name, size, chunks (a factory), worker, session, digest (its JSON, client.js `Json`), rank,
    * origin (BigInt ns), steps, status, error, view, band, heapBytes }. */
   traces: [],
   report: null,
@@ -189,14 +189,14 @@ async function digestOne(t, token, keep = false) {
     if (token !== state.token) return worker.terminate();
     if (!state.statics) {
       const [constants, palette] = await Promise.all([worker.module.constants(), worker.module.palette()]);
-      state.statics = { constants: JSON.parse(constants), palette: JSON.parse(palette) };
+      state.statics = { constants, palette };
     }
     t.digest = digest;
     t.session = s;
-    const d = JSON.parse(digest);
+    const d = digest.value;
     t.rank = d.distributed.rank;
     // The clock origin is ns since the epoch, beyond a double's integers: read from the text.
-    const origin = /"clock_origin_ns":(-?\d+)/.exec(digest);
+    const origin = /"clock_origin_ns":(-?\d+)/.exec(digest.text);
     t.origin = origin ? BigInt(origin[1]) : 0n;
     t.steps = d.steps.synthetic ? [] : d.steps.per_step.map((p) => ({ name: p.name, start_ns: p.start_ns, dur_ns: p.dur_ns }));
     t.status = "read";
@@ -230,7 +230,7 @@ async function analyse(token) {
   }
   let report;
   try {
-    report = JSON.parse(await runner.worker.module.ranks_report(`[${read.map((t) => t.digest).join(",")}]`, state.align));
+    report = await runner.worker.module.ranks_report(read.map((t) => t.digest), state.align);
   } catch (err) {
     if (token !== state.token) return;
     document.body.dataset.ranks = "error";

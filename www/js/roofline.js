@@ -161,7 +161,7 @@ export function renderRoofline(host, report, session, pick) {
   async function choose(p, circle) {
     dots.querySelectorAll(".pt.chosen").forEach((x) => x.classList.remove("chosen"));
     circle.classList.add("chosen");
-    const list = JSON.parse(await session.flops_calls(p.row));
+    const list = await session.flops_calls(p.row);
     if (list.length) pick(list[0].lane, list[0].index);
     const rows = list.map((c, i) => ({ call: i + 1, lane: c.lane, index: c.index, start_ns: c.start_ns, dur_ns: c.dur_ns }));
     renderTable(calls, rows, {

@@ -44,7 +44,7 @@ let loadingStatics = null;
 /** The painter's constants and palette, asked once of the first element's session. */
 function statics(s) {
   loadingStatics ??= Promise.all([s.module.constants(), s.module.palette()])
-    .then(([c, p]) => ({ constants: JSON.parse(c), palette: JSON.parse(p) }))
+    .then(([constants, palette]) => ({ constants, palette }))
     .catch((err) => {
       // That element's worker ended first (it was removed, say): the next element asks its own.
       loadingStatics = null;
@@ -371,10 +371,9 @@ export class SightlineTrace extends HTMLElement {
       // The page's analyses (steps, idle gaps, findings), a slice at a time so frames are drawn
       // meanwhile; they also shade idle gaps on GPU lanes. The tables' forest is not needed here.
       await this.view.call(() => analyse(session, { until: "analyses" }));
-      const text = await this.view.call(() => session.report("findings"));
-      if (this.session !== session || text === undefined) return;
+      const found = await this.view.call(() => session.findings());
+      if (this.session !== session || found === undefined) return;
       this.view.request();
-      const found = JSON.parse(text);
       this.findings = found;
       const shown = found.slice(0, 3).map((f) => ({
         cls: `finding ${f.severity}`,
@@ -399,7 +398,7 @@ export class SightlineTrace extends HTMLElement {
     if (range) this.view.call(() => s.show_evidence(range.start_ns, range.end_ns));
     this.view.request();
     const d = details && (await details);
-    if (d !== undefined && d !== null && this.session === s) this.selected(JSON.parse(d));
+    if (d !== undefined && d !== null && this.session === s) this.selected(d);
   }
 }
 

@@ -71,8 +71,8 @@ export function startSnapshotDiff(cx, base) {
       state.worker = worker;
       worker.onfailure = (text) => state.worker === worker && say(`${file.name} could not be compared: ${text}`, "error");
       await readSnapshotInto(worker, chunks, { onProgress: (stage, read) => token === state.token && say(stage === "reading" ? `Reading ${count(read)} bytes…` : "Building…", "loading") });
-      const [b, n] = await Promise.all([shown.session.peaks(), worker.session.peaks()]);
-      const diff = JSON.parse(await worker.module.diff_snapshots(b, n, SNAPSHOT_TOP));
+      const [b, n] = await Promise.all([shown.session.peaks(), worker.snapshot.peaks()]);
+      const diff = await worker.module.diff_snapshots(b, n, SNAPSHOT_TOP);
       if (token !== state.token) return;
       state.diff = diff;
       render(diff);

@@ -28,7 +28,7 @@ export class BandsChart {
     this.caption = caption;
     this.onPick = onPick;
     this.ctx = canvas.getContext("2d");
-    /** @type {RemoteCalls | null} */
+    /** @type {import("./worker/client.js").SnapshotClient | null} */
     this.session = null;
     this.palette = [];
     // What `attach` sets: the device shown, its number of positions (trace entries, plus one),
@@ -145,7 +145,7 @@ export class BandsChart {
     const box = this.canvas.getBoundingClientRect();
     const x = ev.clientX - box.left;
     const y = l.height - (ev.clientY - box.top);
-    return JSON.parse(await this.session.bands_hit(this.device, l.start, l.end, l.width, l.height, x, y));
+    return this.session.bands_hit(this.device, l.start, l.end, l.width, l.height, x, y);
   }
 
   bindPointer() {

@@ -55,7 +55,7 @@ function close() {
 /** Shows a snapshot read into `loaded.worker` ({ worker, name, report }), in place of whatever was shown. */
 async function show(loaded) {
   close();
-  state.active = { ...loaded, session: loaded.worker.session };
+  state.active = { ...loaded, session: loaded.worker.snapshot };
   const r = loaded.report;
   $("snapshot-name").textContent = loaded.name;
   $("snapshot-name").title = loaded.name;
@@ -85,7 +85,7 @@ async function showDevice(i) {
   }
   const [positions, palette] = await Promise.all([active.session.positions(d.device), active.worker.module.palette()]);
   if (state.active !== active) return;
-  await state.chart.attach(active.session, d.device, positions, JSON.parse(palette));
+  await state.chart.attach(active.session, d.device, positions, palette);
 }
 
 function renderPeak(d) {

@@ -28,6 +28,7 @@ export class TimelineView {
     this.cb = callbacks;
     this.k = statics.constants;
     this.paletteAll = statics.palette;
+    /** @type {import("./worker/client.js").SessionClient | null} */
     this.session = null;
     this.meta = null;
     this.frameTimes = [];
@@ -78,7 +79,7 @@ export class TimelineView {
     this.resize();
     if (!session) return;
     const overview = await this.call(() => session.overview(800));
-    if (overview !== undefined && this.session === session) this.overviewData = JSON.parse(overview);
+    if (overview !== undefined && this.session === session) this.overviewData = overview;
   }
 
   readTheme() {
@@ -224,7 +225,7 @@ export class TimelineView {
     ctx.fillRect(0, 0, this.cssW, this.cssH);
     if (!frame) return 0;
     const rects = frame.rects;
-    const meta = JSON.parse(frame.meta);
+    const meta = frame.meta;
     this.meta = meta;
     const { w, h } = this.areaSize();
     this.hideTooltipIfMoved(meta, w, h);
@@ -593,7 +594,7 @@ export class TimelineView {
       const p = this.local(ev);
       if (d.range && d.moved) {
         const table = await this.call(() => this.session.select_range(d.x0, p.x, 500));
-        if (table !== undefined) this.cb.onRange(JSON.parse(table));
+        if (table !== undefined) this.cb.onRange(table);
       } else if (!d.moved) {
         await this.click(p.x, p.y);
       }
@@ -634,10 +635,9 @@ export class TimelineView {
   }
 
   async click(x, y) {
-    const out = await this.call(() => this.session.click(x, y));
-    if (out === undefined) return;
-    const v = JSON.parse(out);
-    if (v && (v.group !== undefined || v.fold_lane !== undefined)) return;
+    const v = await this.call(() => this.session.click(x, y));
+    if (v === undefined) return;
+    if (v && ("group" in v || "fold_lane" in v)) return;
     this.cb.onSelect(v);
   }
 
@@ -653,7 +653,7 @@ export class TimelineView {
       this.hoverPending = false;
       // A drag may have started while the worker answered.
       if (!tip || this.drag) return this.hideTooltip();
-      const t = JSON.parse(tip);
+      const t = tip;
       const el = this.tooltipElement();
       const title = document.createElement("div");
       title.className = "name";

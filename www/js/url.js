@@ -96,11 +96,11 @@ async function applyView(h, link) {
   if (link.sel) {
     const d = await h.view.call(() => s.select(link.sel[0], link.sel[1]));
     // A slice that is not in this trace: the link is older than the file; nothing to select.
-    if (d !== undefined) h.view.cb.onSelect(JSON.parse(d));
+    if (d !== undefined) h.view.cb.onSelect(d);
   }
   if (link.r0 !== null && link.r1 !== null) {
     const table = await h.view.call(() => s.select_range_ns(link.r0 * 1e3, link.r1 * 1e3, RANGE_ROWS));
-    if (table !== undefined) h.view.cb.onRange(JSON.parse(table));
+    if (table !== undefined) h.view.cb.onRange(table);
   }
   if (link.t0 !== null || link.t1 !== null) {
     const span = h.app.active.summary.span_ns;
@@ -143,10 +143,9 @@ export function startLinks(h) {
     for (const k of LINK_KEYS) hash.delete(k);
     if (a.url) {
       const s = a.session;
-      const [win, selText] = await Promise.all([h.view.call(() => s.window_ns()), h.view.call(() => s.selection())]);
+      const [win, sel] = await Promise.all([h.view.call(() => s.window_ns()), h.view.call(() => s.selection())]);
       // The trace may have been replaced while the worker answered.
-      if (!win || !selText || app.active !== a) return;
-      const sel = JSON.parse(selText);
+      if (!win || !sel || app.active !== a) return;
       const fromQuery = query.get("url") && new URL(query.get("url"), location.href).href === a.url;
       if (!fromQuery) {
         // The captures named for the address's trace (graphs-view.js) go with it.

@@ -31,14 +31,7 @@ const TYPING_MS = 120;
  * @property {HTMLDivElement} answer
  * @property {() => void} cancel drops a run that typing scheduled
  *
- * @typedef {Object} WhatIfAnswer
- * @property {string} [error]
- * @property {number} mean_measured_us
- * @property {number} mean_predicted_us
- * @property {number} mean_saving_us
- * @property {number} saving_pct
- * @property {{step: string, measured_us: number, predicted_us: number, saving_us: number}[]} steps
- * @property {{text: string, matched: number}[]} edits
+ * @typedef {import("../generated/answers.js").Answer} WhatIfAnswer
  */
 
 /**

@@ -47,14 +47,17 @@ use serde::Serialize;
 
 /// A finding with what its fix would save.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Assessed {
     #[serde(flatten)]
     pub finding: Finding,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub saving: Option<Saving>,
     /// Findings told as context of this one, the priced finding that names their cause: "GPU 0
     /// waits for the CPU (gpu_starved_by_cpu): ..." ([`CONTEXT`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub context: Vec<String>,
 }
 
@@ -64,6 +67,7 @@ pub struct Assessed {
 pub const CONTEXT: [&str; 2] = [GPU_STARVED_BY_CPU.id, LOW_GPU_UTILIZATION.id];
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Saving {
     /// The what-if edits that stand for the fix.
     pub edits: Vec<String>,
@@ -74,6 +78,7 @@ pub struct Saving {
     pub sentence: String,
     /// The saving is a bound (the work made free) or an estimate, not a fix's best case.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub bound: bool,
 }
 

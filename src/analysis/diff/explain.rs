@@ -64,6 +64,7 @@ const CATEGORIES: [&str; 8] = [
 ];
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Explained {
     pub category: String,
     /// The change of the category's median over the steps.
@@ -75,6 +76,7 @@ pub struct Explained {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct NamedOp {
     pub name: String,
     /// The change of its figure in the category, per step.

@@ -22,6 +22,7 @@ use serde::Serialize;
 const NAMED: usize = 3;
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "DiffSummary"))]
 pub struct Summary {
     /// One line, as the CLI prints it.
     pub headline: String,
@@ -54,6 +55,7 @@ pub struct Summary {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Contributor {
     /// `step` (a breakdown category), `idle`, `op_cpu` (self CPU) or `op_device` (self device).
     pub source: &'static str,

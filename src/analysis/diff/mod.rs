@@ -40,6 +40,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// How each side's figures are scaled before they are compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "DiffMode"))]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// Totals divided by the side's active steps (the default).
@@ -66,6 +67,7 @@ impl Default for DiffOptions {
 
 /// Whether a row was found in both traces or in one only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Presence {
     Both,
@@ -85,6 +87,7 @@ impl Presence {
 
 /// A count that may be fractional (calls per step); written as an integer when it is one.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(type = "number"))]
 pub struct Count(pub f64);
 
 impl Serialize for Count {
@@ -98,6 +101,7 @@ impl Serialize for Count {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Diff {
     pub mode: Mode,
     pub by_shape: bool,
@@ -111,6 +115,7 @@ pub struct Diff {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct StepsDiff {
     pub base: StepSide,
     pub new: StepSide,
@@ -134,6 +139,7 @@ impl StepsDiff {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct StepPair {
     pub index: usize,
     pub base_name: Option<String>,
@@ -145,6 +151,7 @@ pub struct StepPair {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct StepSide {
     /// Active steps (1 where the trace has none and one step stands for it).
     pub steps: usize,
@@ -165,12 +172,14 @@ pub struct StepSide {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Category {
     pub category: String,
     pub us: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct StepDelta {
     pub steps: i64,
     pub step_time_us: f64,
@@ -181,6 +190,7 @@ pub struct StepDelta {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct OpSide {
     pub calls: Count,
     pub self_cpu_us: f64,
@@ -190,11 +200,13 @@ pub struct OpSide {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct OpDiff {
     pub name: String,
     pub kind: String,
     /// The input shapes as a list (`Input Dims`); only when matching by shape.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub input_shapes: Option<serde_json::Value>,
     pub status: Presence,
     pub base: OpSide,
@@ -205,6 +217,7 @@ pub struct OpDiff {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct KernelSide {
     pub calls: Count,
     pub total_us: f64,
@@ -214,6 +227,7 @@ pub struct KernelSide {
 
 /// How a kernel row's two sides were paired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum KernelMatch {
     /// The same name, launching operator and module.
@@ -226,6 +240,7 @@ pub enum KernelMatch {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct KernelDiff {
     /// The kernel's name, or for a row matched through its launcher, the names joined by ` | `
     /// (base's first).
@@ -241,6 +256,7 @@ pub struct KernelDiff {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LabelSide {
     pub calls: Count,
     pub cpu_total_us: f64,
@@ -250,6 +266,7 @@ pub struct LabelSide {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LabelDiff {
     pub name: String,
     pub status: Presence,
@@ -261,6 +278,7 @@ pub struct LabelDiff {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct IdleDiff {
     pub base: IdleSide,
     pub new: IdleSide,
@@ -271,6 +289,7 @@ pub struct IdleDiff {
 
 /// Sums over the devices.
 #[derive(Debug, Clone, Default, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct IdleSide {
     pub devices: usize,
     pub window_us: f64,
@@ -281,6 +300,7 @@ pub struct IdleSide {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct WaitDiff {
     pub kind: String,
     pub phrase: String,
@@ -290,6 +310,7 @@ pub struct WaitDiff {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FindingsDiff {
     pub added: Vec<FindingDiff>,
     pub removed: Vec<FindingDiff>,
@@ -298,18 +319,21 @@ pub struct FindingsDiff {
 
 /// A finding raised in one trace only: its words, and whether it only crossed its threshold.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FindingDiff {
     #[serde(flatten)]
     pub finding: DigestFinding,
     /// Present where the rule measured its figure in both traces, on either side of its
     /// threshold: the finding did not appear or go, its figure crossed the threshold.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub crossed: Option<Crossed>,
 }
 
 /// A rule's figure in each trace and the threshold it crossed, in its unit (`share`: a fraction;
 /// `pct`, `times`, `count`, `ns`, `bytes`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Crossed {
     pub base: f64,
     pub new: f64,
@@ -345,6 +369,7 @@ impl Crossed {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FindingChange {
     pub id: String,
     pub title: String,
@@ -354,11 +379,13 @@ pub struct FindingChange {
     pub new_detail: String,
     /// The rule's figure in each trace, where both measured it: what moved the severity.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub measured: Option<Moved>,
 }
 
 /// A rule's figure in each trace, in its unit (as [`Crossed`]'s), for a finding raised by both.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Moved {
     pub base: f64,
     pub new: f64,

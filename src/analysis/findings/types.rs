@@ -5,6 +5,7 @@ use crate::model::SliceRef;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     Info,
@@ -13,6 +14,7 @@ pub enum Severity {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Finding {
     pub id: &'static str,
     pub severity: Severity,
@@ -228,12 +230,14 @@ fn decimal(x: f64) -> String {
 
 /// What the viewer can jump to.
 #[derive(Debug, Clone, Default, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Evidence {
     pub slices: Vec<SliceRef>,
     pub ranges: Vec<TimeRange>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TimeRange {
     pub start_ns: i64,
     pub end_ns: i64,

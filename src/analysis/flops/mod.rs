@@ -60,6 +60,7 @@ pub struct Flops {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FlopsReport {
     /// The device the peaks are for (`deviceProperties` name), and the table entry used.
     pub device: Option<String>,
@@ -68,6 +69,7 @@ pub struct FlopsReport {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FlopsRow {
     pub name: String,
     /// `Input Dims` as a JSON list.

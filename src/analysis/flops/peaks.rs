@@ -25,6 +25,7 @@ use serde::Serialize;
 
 /// One device's roofs. TFLOP/s and TB/s.
 #[derive(Debug, Clone, Copy, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Peaks {
     pub device: &'static str,
     pub mem_tb_s: f64,
@@ -479,6 +480,7 @@ pub fn lookup(name: &str) -> Option<Peaks> {
 
 /// One compute ceiling of a roofline.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Roof {
     /// `BF16 matrix`, `FP32 vector`, ...
     pub label: String,

@@ -105,11 +105,13 @@ pub struct Memory {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct MemoryReport {
     pub devices: Vec<DeviceMemory>,
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DeviceMemory {
     /// As PyTorch names it: `cpu`, `cuda:0`.
     pub device: String,
@@ -144,14 +146,17 @@ pub struct DeviceMemory {
     pub curve: Vec<CurvePoint>,
     /// What was live at the time asked for ([`MemoryOptions::at_ns`]).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub at: Option<LiveAt>,
     /// Every allocation ([`MemoryOptions::table`]).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub allocation_table: Option<Vec<AllocationRow>>,
 }
 
 /// The live allocations after the last event at or before a time.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LiveAt {
     pub at_us: f64,
     pub allocated_bytes: i64,
@@ -162,6 +167,7 @@ pub struct LiveAt {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Holder {
     pub op: String,
     pub bytes: i64,
@@ -169,6 +175,7 @@ pub struct Holder {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LiveAllocation {
     pub addr: i64,
     pub bytes: i64,
@@ -183,6 +190,7 @@ pub struct LiveAllocation {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct StepFloor {
     pub step: i64,
     pub floor_bytes: i64,
@@ -191,6 +199,7 @@ pub struct StepFloor {
 
 /// Allocated and reserved bytes over one time bucket (pixel column).
 #[derive(Debug, Clone, Copy, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CurvePoint {
     /// Index of the bucket in the range asked for.
     pub column: u32,
@@ -203,6 +212,7 @@ pub struct CurvePoint {
 
 /// One row of the allocation table.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct AllocationRow {
     pub addr: i64,
     pub bytes: i64,

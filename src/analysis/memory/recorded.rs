@@ -11,6 +11,7 @@ use serde::Serialize;
 pub const NEXT_TO_NOTHING_BYTES: i64 = 1 << 20;
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Recorded {
     /// Whether any device's events reach [`NEXT_TO_NOTHING_BYTES`]: worth a chart.
     pub worth_a_chart: bool,

@@ -53,6 +53,7 @@ const MAX_BEFORE: usize = 6;
 /// A trace as one rank of a job. Its steps, span and host-wait idle are the digest's own
 /// (`steps.per_step`, `summary.span_ns`, `idle.devices`), not repeated here.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Distributed {
     /// The file's name (no folder); empty when the digest was built without one.
     pub file: String,
@@ -86,6 +87,7 @@ pub struct Distributed {
 /// `ProfilerStep`'s CPU start (every step but the last, whose device work is often cut short by
 /// the end of the recording), in HTA's classes and whole microseconds.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct HtaSteps {
     /// The `ProfilerStep` numbers covered, in order.
     pub steps: Vec<i64>,
@@ -95,6 +97,7 @@ pub struct HtaSteps {
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum RankSource {
     DistributedInfo,
@@ -104,6 +107,7 @@ pub enum RankSource {
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Basis {
     Gpu,
@@ -112,6 +116,7 @@ pub enum Basis {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Instance {
     #[serde(flatten)]
     pub what: Collective,
@@ -123,6 +128,7 @@ pub struct Instance {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Activity {
     pub what: String,
     pub ns: i64,

@@ -50,6 +50,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RanksReport {
     pub world_size: i64,
     pub missing_ranks: Vec<i64>,
@@ -72,6 +73,7 @@ pub struct RanksReport {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Unreadable {
     pub file: String,
     pub error: String,
@@ -120,6 +122,7 @@ where
 pub const MAX_INSTANCES: usize = 20;
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Duplicate {
     pub rank: i64,
     pub kept: String,
@@ -127,6 +130,7 @@ pub struct Duplicate {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ClockOffset {
     pub rank: i64,
     pub offset_us: f64,
@@ -134,6 +138,7 @@ pub struct ClockOffset {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RankRow {
     pub rank: i64,
     pub file: String,
@@ -158,6 +163,7 @@ pub struct RankRow {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CollectiveRow {
     pub name: String,
     pub process_group: String,
@@ -175,6 +181,7 @@ pub struct CollectiveRow {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Overlap {
     pub rank: i64,
     /// HTA's `comp_comm_overlap_pctg`: 100 x |comm ∩ compute| / |comm|, two decimals; null without
@@ -190,6 +197,7 @@ pub struct Overlap {
 
 /// Which device ops the communication/computation overlap is taken over.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum OverlapScope {
     /// HTA's `TraceAnalysis` default (`include_last_profiler_step=False`): the ops launched before
@@ -201,6 +209,7 @@ pub enum OverlapScope {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Straggler {
     pub step: String,
     pub rank: i64,
@@ -216,6 +225,7 @@ pub struct Straggler {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct InstanceRow {
     pub name: String,
     pub process_group: String,
@@ -230,6 +240,7 @@ pub struct InstanceRow {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct InstanceRank {
     pub rank: i64,
     /// Arrival after the first participant's.
@@ -239,6 +250,7 @@ pub struct InstanceRank {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RankFinding {
     pub id: &'static str,
     pub severity: Severity,
@@ -248,12 +260,14 @@ pub struct RankFinding {
     /// The steps it is about (`straggler_rank`: the steps the rank was late in), so a viewer can
     /// mark them; left out when empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub steps: Vec<String>,
     pub evidence: Vec<RankRange>,
 }
 
 /// A time range on one rank's own timeline (ns from that trace's start), for a viewer to jump to.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RankRange {
     pub rank: i64,
     pub start_ns: i64,

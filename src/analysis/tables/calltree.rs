@@ -22,6 +22,7 @@ use serde::Serialize;
 /// The top-down tree, flat: `roots` and each node's `children` index into `nodes`, by total time,
 /// most first.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CallTree {
     pub nodes: Vec<CallNode>,
     pub roots: Vec<u32>,
@@ -34,6 +35,7 @@ pub struct CallTree {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CallNode {
     pub name: String,
     pub kind: EventKind,
@@ -49,6 +51,7 @@ pub struct CallNode {
 /// A bottom-up node: a function and a chain of its callers, standing for the top-down paths that
 /// end in that chain.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct BottomUpNode {
     pub name: String,
     pub kind: EventKind,

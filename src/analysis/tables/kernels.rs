@@ -24,6 +24,7 @@ use serde::Serialize;
 
 /// What a GPU op does, as HTA classifies it by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum KernelKind {
     Computation,
@@ -160,6 +161,7 @@ fn amd_matrix_core(name: &str) -> bool {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct KernelTable {
     /// Rows by total time, most first.
     pub rows: Vec<KernelRow>,
@@ -170,6 +172,7 @@ pub struct KernelTable {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "KernelKindTime"))]
 pub struct KindTime {
     pub kind: KernelKind,
     pub calls: u64,
@@ -178,6 +181,7 @@ pub struct KindTime {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct KernelRow {
     pub name: String,
     pub kind: KernelKind,
@@ -203,6 +207,9 @@ pub struct KernelRow {
     pub launched_by: Vec<LaunchedBy>,
     /// `on_path_us` and `slack_us`, when asked for (`kernels --path`).
     #[serde(flatten)]
+    // Not in the TypeScript types: the page never asks for these columns, and ts-rs flattens
+    // no `Option`.
+    #[cfg_attr(feature = "ts", ts(skip))]
     pub path: Option<PathColumns>,
     /// The FLOPs and bytes of the operators that launched it, where a cost model knows them
     /// (`flops::kernels::annotate` fills these; `None` until then, and for kernels that no
@@ -329,6 +336,7 @@ impl Row for KernelRow {
 
 /// A kernel's share of its launching operators' FLOPs and bytes (see `flops::kernels`).
 #[derive(Debug, Clone, Default, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct KernelFlops {
     /// Calls whose launching operator has a cost model.
     pub flops_calls: Option<u64>,
@@ -341,6 +349,7 @@ pub struct KernelFlops {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LaunchConfig {
     pub grid: [i64; 3],
     pub block: [i64; 3],
@@ -349,6 +358,7 @@ pub struct LaunchConfig {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LaunchedBy {
     pub name: Option<String>,
     pub calls: u64,

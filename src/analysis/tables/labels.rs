@@ -17,12 +17,14 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LabelTable {
     /// Rows by CPU total, then GPU span total, most first.
     pub rows: Vec<LabelRow>,
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LabelRow {
     pub name: String,
     /// CPU spans of the label.
@@ -107,6 +109,7 @@ impl Row for LabelRow {
 
 /// Minimum, median and maximum of per-instance values.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Spread {
     pub min: f64,
     pub median: f64,

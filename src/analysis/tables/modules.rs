@@ -31,6 +31,7 @@ use serde::Serialize;
 pub(crate) const MODULE_PREFIX: &str = "nn.Module: ";
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ModuleTable {
     /// Rows in tree order: each module after its parent, siblings by first call.
     pub rows: Vec<ModuleRow>,
@@ -41,6 +42,7 @@ pub struct ModuleTable {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ModuleRow {
     /// The module path, `/`-joined frame names without the `nn.Module: ` prefix.
     pub module: String,

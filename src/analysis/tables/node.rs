@@ -12,6 +12,7 @@ pub const NO_NODE: u32 = u32::MAX;
 
 /// What a CPU event is, as the tables group it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum EventKind {
     /// An operator: `cpu_op` (1.x `Operator`).

@@ -26,6 +26,7 @@ use serde::Serialize;
 
 /// The operator table, rows sorted by self CPU time (most first).
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct OpTable {
     /// Rows are keyed by input shapes too.
     pub by_input_shape: bool,
@@ -43,6 +44,7 @@ pub struct OpTable {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct OpRow {
     pub name: String,
     pub kind: EventKind,
@@ -50,6 +52,7 @@ pub struct OpRow {
     /// table shows); `None` unless grouping by input shape. Serialized as data: the JSON list
     /// (`[[32, 16], []]` -> a list of lists of numbers), see [`dims_as_list`].
     #[serde(serialize_with = "dims_as_list")]
+    #[cfg_attr(feature = "ts", ts(type = "Array<unknown> | string | null"))]
     pub input_shapes: Option<String>,
     pub calls: u64,
     pub self_cpu_us: f64,
@@ -67,6 +70,9 @@ pub struct OpRow {
     pub self_device_mem_bytes: i64,
     /// `on_path_us` and `slack_us`, when asked for (`ops --path`).
     #[serde(flatten)]
+    // Not in the TypeScript types: the page never asks for these columns, and ts-rs flattens
+    // no `Option`.
+    #[cfg_attr(feature = "ts", ts(skip))]
     pub path: Option<PathColumns>,
 }
 

@@ -7,9 +7,11 @@
 // `target: "session"` calls `session[method](...args)` on this worker's Session (created by the
 // first call, `method: "new"`; `new("snapshot")` makes it a SnapshotSession, a memory snapshot's,
 // which reads a file through the same methods); `"module"` calls a module-level export (`palette`, `version`).
-// Results cross as they are (strings, numbers, arrays, typed arrays, whose buffers are transferred,
-// not copied); a wasm-bindgen object (a `Frame`) crosses as a plain object holding what each of its
-// getters returns, and is freed here. So a new Session method needs no protocol code on either side.
+// Only the calls protocol.js declares for each are made; any other name is refused, so a message
+// reaches no method the page does not declare (a new Session method is added there and to
+// client.js's typed clients). Results cross as they are (strings, numbers, arrays, typed arrays,
+// whose buffers are transferred, not copied); a wasm-bindgen object (a `Frame`) crosses as a plain
+// object holding what each of its getters returns, and is freed here.
 //
 // The first message is {init: {glue, module}}: the wasm-bindgen glue's URL and the compiled
 // WebAssembly.Module, which the page compiles once and shares with every worker it starts. Of the
@@ -29,11 +31,14 @@
 // Method "abandon" ends such a read the same way (the inflate worker failed to start).
 
 import { portable } from "./portable.js";
+import { declared } from "./protocol.js";
 
 /** @type {SightlineGlue | null} */
 let wasm = null;
 /** @type {WasmSession | null} */
 let session = null;
+// Whether `session` is a memory snapshot's SnapshotSession, which answers other calls.
+let snapshot = false;
 /** @type {Promise<void>} */
 const ready = new Promise((resolve, reject) => {
   self.addEventListener(
@@ -133,16 +138,17 @@ function target(kind, method, id) {
     throw new Error(`a file has no method '${method}'`);
   }
   if (kind === "module") {
-    if (typeof wasm[method] !== "function") throw new Error(`the module has no function '${method}'`);
+    if (!declared(kind, method, false)) throw new Error(`the module has no call '${method}'`);
     return (...args) => wasm[method](...args);
   }
   if (method === "new") {
-    return (kind) => {
-      session = kind === "snapshot" ? new wasm.SnapshotSession() : new wasm.Session();
+    return (what) => {
+      snapshot = what === "snapshot";
+      session = snapshot ? new wasm.SnapshotSession() : new wasm.Session();
     };
   }
   if (!session) throw new Error("this worker holds no session");
-  if (typeof session[method] !== "function") throw new Error(`a Session has no method '${method}'`);
+  if (!declared(kind, method, snapshot)) throw new Error(`a ${snapshot ? "SnapshotSession" : "Session"} has no call '${method}'`);
   return (...args) => session[method](...args);
 }
 
