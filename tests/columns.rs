@@ -11,7 +11,7 @@ use sightline::analysis::derived::Derived;
 use sightline::analysis::tables::OpColumn;
 use sightline::query::tables::{declared, DECLARED};
 use sightline::query::{
-    Flops, Graphs, Idle, Kernels, Labels, Modules, Opened, Ops, Question, Steps,
+    Compiled, Flops, Graphs, Idle, Kernels, Labels, Modules, Opened, Ops, Question, Steps,
 };
 use std::path::Path;
 
@@ -73,20 +73,44 @@ fn declarations_are_whole() {
 }
 
 /// The rows under `t.rows` of `answer` have `t`'s columns (those `flags` ask for), in order, with
-/// values of their types.
+/// values of their types; a column left out when it has no value may be missing.
 fn check(name: &str, t: &Table, flags: &[&str], answer: Ordered) {
-    let want: Vec<_> = t.shown(flags).collect();
-    let Some(Ordered::List(rows)) = answer.get(t.rows) else {
-        panic!("{name}: {} has no `{}`", t.name, t.rows);
+    check_rows(name, t, flags, &rows_of(name, t, &answer));
+}
+
+/// The rows `t.rows` names in `answer`: a member, or (`graphs[].kernels`) a member of each row
+/// of a member.
+fn rows_of<'a>(name: &str, t: &Table, answer: &'a Ordered) -> Vec<&'a Ordered> {
+    let list = |v: Option<&'a Ordered>, key: &str| -> &'a [Ordered] {
+        match v {
+            Some(Ordered::List(rows)) => rows,
+            _ => panic!("{name}: {} has no `{key}`", t.name),
+        }
     };
-    let declared: Vec<&str> = want.iter().map(|c| c.key).collect();
+    match t.rows.split_once("[].") {
+        None => list(answer.get(t.rows), t.rows).iter().collect(),
+        Some((outer, inner)) => list(answer.get(outer), outer)
+            .iter()
+            .flat_map(|o| list(o.get(inner), inner))
+            .collect(),
+    }
+}
+
+fn check_rows(name: &str, t: &Table, flags: &[&str], rows: &[&Ordered]) {
+    let want: Vec<_> = t.shown(flags).collect();
     for row in rows {
         let Ordered::Object(members) = row else {
             panic!("{name}: a row of {} is not an object", t.name);
         };
         let keys: Vec<&str> = members.iter().map(|(k, _)| k.as_str()).collect();
+        let declared: Vec<&str> = want
+            .iter()
+            .filter(|c| !c.sometimes || keys.contains(&c.key))
+            .map(|c| c.key)
+            .collect();
         assert_eq!(keys, declared, "{name}: {} {flags:?}", t.name);
-        for (c, (_, v)) in want.iter().zip(members) {
+        for (key, v) in members {
+            let c = want.iter().find(|c| c.key == key).unwrap();
             let v = v.value();
             assert!(
                 c.ty.holds(&v),
@@ -160,6 +184,19 @@ fn check_trace(path: &Path, path_columns: bool) {
             check(&name, t, &[], answer.clone());
         }
     }
+    // All of compiled's tables; the kernels outside any graph are rows of the graphs' kernels.
+    let answer = json(Compiled {}.answer(&o).unwrap());
+    for t in DECLARED.iter().filter(|t| t.name == "compiled") {
+        check(&name, t, &[], answer.clone());
+    }
+    let kernels = DECLARED
+        .iter()
+        .find(|t| t.rows == "graphs[].kernels")
+        .unwrap();
+    let Some(Ordered::List(loose)) = answer.get("loose_kernels") else {
+        panic!("{name}: no loose_kernels");
+    };
+    check_rows(&name, kernels, &[], &loose.iter().collect::<Vec<_>>());
     if path_columns {
         let q = Ops {
             path: true,
@@ -273,6 +310,23 @@ fn every_table_serializes_its_declared_columns() {
     }
     check_trace(
         &common::local_fixture("graphs/sglang_decode.replay.json.gz"),
+        false,
+    );
+    // torch.compile's tables: on CPU (C++ kernels, graph breaks, recompiles) and on CUDA (Triton
+    // kernels with their generated source).
+    for name in [
+        "compiled_once",
+        "graph_break",
+        "recompiles",
+        "shapes_alternate",
+    ] {
+        check_trace(
+            &common::local_fixture(&format!("compiled/{name}.json.gz")),
+            false,
+        );
+    }
+    check_trace(
+        &common::local_fixture("devices/triton_inductor.json"),
         false,
     );
 }

@@ -197,6 +197,10 @@ pub struct Column {
     #[serde(skip_serializing_if = "<[Column]>::is_empty")]
     #[cfg_attr(feature = "ts", ts(as = "Option<Vec<Column>>", optional))]
     pub parts: &'static [Column],
+    /// Left out of a row that has no value rather than written as null (an Inductor kernel's
+    /// generated source, which only some traces name): a reader takes it as null.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub sometimes: bool,
 }
 
 impl Column {
@@ -218,6 +222,7 @@ impl Column {
             about,
             with: None,
             parts: &[],
+            sometimes: false,
         }
     }
 
@@ -243,6 +248,14 @@ impl Column {
     /// their keys and types, which `tests/columns.rs` checks).
     pub const fn parts(self, parts: &'static [Column]) -> Column {
         Column { parts, ..self }
+    }
+
+    /// The same column, left out of a row that has no value.
+    pub const fn sometimes(self) -> Column {
+        Column {
+            sometimes: true,
+            ..self
+        }
     }
 
     /// The member `key` of an object column ([`Column::parts`]).
@@ -272,6 +285,9 @@ pub enum Sort {
     DeviceElse(&'static str, &'static str),
     /// A tree: each row after its parent, siblings by first call.
     Tree,
+    /// In the order the trace first ran them (compiled frames, graphs and kernels): an order no
+    /// column holds.
+    FirstRun,
 }
 
 impl Sort {
@@ -282,13 +298,13 @@ impl Sort {
             Sort::Largest(k) | Sort::Smallest(k) => Some(k),
             Sort::DeviceElse(d, _) if device => Some(d),
             Sort::DeviceElse(_, k) => Some(k),
-            Sort::Tree => None,
+            Sort::Tree | Sort::FirstRun => None,
         }
     }
 
     /// Whether the largest come first.
     pub fn descending(self) -> bool {
-        !matches!(self, Sort::Smallest(_))
+        !matches!(self, Sort::Smallest(_) | Sort::FirstRun)
     }
 
     /// The sort in words, for the reference.
@@ -300,6 +316,7 @@ impl Sort {
                 format!("`{d}`, largest first; `{k}` when the trace has no device time")
             }
             Sort::Tree => "tree order: each row after its parent, siblings by first call".into(),
+            Sort::FirstRun => "the order they first ran in".into(),
         }
     }
 }
@@ -313,7 +330,7 @@ impl Serialize for Sort {
                 m.serialize_entry("key", d)?;
                 m.serialize_entry("without_device", k)?;
             }
-            Sort::Tree => m.serialize_entry("key", &None::<&str>)?,
+            Sort::Tree | Sort::FirstRun => m.serialize_entry("key", &None::<&str>)?,
         }
         m.serialize_entry("descending", &self.descending())?;
         m.end()
@@ -339,7 +356,8 @@ pub struct Table {
     /// The command that prints it (`ops`), also the page's and Python's name for it; of a
     /// command that prints more than one (`idle`), the first listed is the one they name.
     pub name: &'static str,
-    /// The member of the answer that holds the rows (`rows`, `graphs`).
+    /// The member of the answer that holds the rows (`rows`, `graphs`); `graphs[].kernels`: the
+    /// `kernels` of each row of `graphs` (a compiled graph's Inductor kernels).
     pub rows: &'static str,
     /// What its rows are.
     pub title: &'static str,
@@ -405,6 +423,11 @@ pub fn reference(tables: &[Table]) -> String {
         out.push_str("| key | label | unit | type | meaning |\n|---|---|---|---|---|\n");
         for c in t.columns {
             let with = c.with.map_or(String::new(), |f| format!(" (with `{f}`)"));
+            let with = if c.sometimes {
+                format!("{with} (left out when none)")
+            } else {
+                with
+            };
             out.push_str(&format!(
                 "| `{}` | {} | {} | {} | {}{with} |\n",
                 c.key,

@@ -50,6 +50,7 @@
 //! Scope: Dynamo, AOTAutograd and Inductor as PyTorch 2.x names them; CUDA graphs' replays and
 //! other backends' kernels are not told apart from eager ones.
 
+use super::columns::{Column, Row, Sort, Type, Unit};
 use super::links::{Kind, Links};
 use super::slicing::{block_on, Slicer, LOOKUP};
 use super::steps::StepsReport;
@@ -388,6 +389,67 @@ pub struct Frame {
     pub regions: Vec<SliceRef>,
 }
 
+/// CPU time as the compiled tables give it: their calls' whole durations.
+const CPU_NS: Column = Column::new(
+    "cpu_ns",
+    "CPU total",
+    Unit::Ns,
+    "CPU time of its calls, each whole (inclusive)",
+);
+const CPU_US: Column = Column::new("cpu_us", "CPU total", Unit::Us, "`cpu_ns` in microseconds");
+
+/// An operator run outside a compiled graph, with its calls and CPU time.
+const NAMED_CPU: Type = Type::Struct(&[
+    ("name", Type::Str),
+    ("calls", Type::Int),
+    ("cpu_ns", Type::Int),
+    ("cpu_us", Type::Float),
+]);
+
+impl Row for Frame {
+    const COLUMNS: &'static [Column] = &[
+        Column::new(
+            "frame",
+            "Frame",
+            Unit::Count,
+            "F of `Torch-Compiled Region: F/C`: the Python frame Dynamo compiled",
+        ),
+        Column::new("calls", "# of Calls", Unit::Count, "Its regions' runs"),
+        CPU_NS,
+        CPU_US,
+        Column::new(
+            "compiles",
+            "Compile ids: the steps they ran in",
+            Unit::Data,
+            "Each compilation of the frame (C > 0: a recompilation): its id `F/C`, C, its \
+             regions' runs and CPU time, and the steps it ran in, in order",
+        )
+        .typed(Type::List(&Type::Struct(&[
+            ("compile_id", Type::Str),
+            ("compile", Type::Int),
+            ("calls", Type::Int),
+            ("cpu_ns", Type::Int),
+            ("cpu_us", Type::Float),
+            ("steps", Type::List(&Type::Str)),
+        ]))),
+        Column::new(
+            "resumes",
+            "Resumed in",
+            Unit::Data,
+            "The frames whose regions ran inside this one's: where a graph break resumed",
+        )
+        .typed(Type::List(&Type::Int)),
+        Column::new(
+            "eager_ops",
+            "Eager operators between regions",
+            Unit::Data,
+            "Operators run eagerly inside its regions, outside any compiled graph, most time first",
+        )
+        .typed(Type::List(&NAMED_CPU)),
+    ];
+    const SORT: Sort = Sort::FirstRun;
+}
+
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FrameCompile {
@@ -430,6 +492,78 @@ pub struct Graph {
     pub replaces: Vec<String>,
 }
 
+/// Device time launched inside a graph's or a kernel's calls.
+const DEVICE_NS: Column = Column::new(
+    "device_ns",
+    "{device} total",
+    Unit::Ns,
+    "Device time of the ops launched inside its calls",
+);
+const DEVICE_US: Column = Column::new(
+    "device_us",
+    "{device} total",
+    Unit::Us,
+    "`device_ns` in microseconds",
+);
+
+impl Row for Graph {
+    const COLUMNS: &'static [Column] = &[
+        Column::new(
+            "name",
+            "Graph",
+            Unit::Text,
+            "Its `## Call CompiledFxGraph H ##` label, else the wrapper operator, as recorded",
+        ),
+        Column::new(
+            "hash",
+            "Hash",
+            Unit::Text,
+            "H, the FX graph's hash, where the name has it",
+        ),
+        Column::new(
+            "backward",
+            "Backward",
+            Unit::Flag,
+            "Whether it is a backward graph",
+        ),
+        Column::new(
+            "compile_ids",
+            "Compile ids",
+            Unit::Data,
+            "The regions it ran in (none for a backward graph, which runs under autograd)",
+        )
+        .typed(Type::List(&Type::Str)),
+        Column::new("calls", "# of Calls", Unit::Count, "Its calls"),
+        CPU_NS,
+        CPU_US,
+        DEVICE_NS,
+        DEVICE_US,
+        Column::new(
+            "kernels",
+            "Kernels",
+            Unit::Data,
+            "Its Inductor kernels: the rows of the `graphs[].kernels` table",
+        )
+        .typed(Type::List(&Type::Json)),
+        Column::new(
+            "extern_ops",
+            "Other operators it calls",
+            Unit::Data,
+            "Operators it calls other than its kernels (Inductor's extern kernels: `aten::mm`), \
+             most time first",
+        )
+        .typed(Type::List(&NAMED_CPU)),
+        Column::new(
+            "replaces",
+            "Eager operators replaced",
+            Unit::Data,
+            "The eager operators its kernels fused, each once, in kernel order",
+        )
+        .typed(Type::List(&Type::Str)),
+    ];
+    const SORT: Sort = Sort::FirstRun;
+}
+
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Kernel {
@@ -453,6 +587,73 @@ pub struct Kernel {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub kernel_hash: Option<String>,
+}
+
+impl Row for Kernel {
+    const COLUMNS: &'static [Column] = &[
+        Column::new(
+            "name",
+            "Kernel",
+            Unit::Text,
+            "As Inductor named it: `triton_{poi,red,per,tem,for}_fused_<ops>_<n>`, `cpp_fused_...`",
+        ),
+        Column::new(
+            "kind",
+            "Kind",
+            Unit::Text,
+            "What its name says it is: pointwise, reduction, persistent_reduction, template, \
+             foreach or cpp",
+        ),
+        Column::new(
+            "fused_ops",
+            "Fused ops",
+            Unit::Data,
+            "The ATen operators it fused, as its name spells them",
+        )
+        .typed(Type::List(&Type::Str)),
+        Column::new(
+            "calls",
+            "# of Calls",
+            Unit::Count,
+            "Its device runs where there are any, else its CPU calls",
+        ),
+        Column::new(
+            "cpu_ns",
+            "CPU total",
+            Unit::Ns,
+            "CPU time of its calls or launches, each whole (inclusive)",
+        ),
+        CPU_US,
+        Column::new(
+            "device_ns",
+            "{device} total",
+            Unit::Ns,
+            "Device time of its runs",
+        ),
+        DEVICE_US,
+        Column::new(
+            "kernel_backend",
+            "Backend",
+            Unit::Text,
+            "The backend that generated it (`triton`), from its launch's args",
+        )
+        .sometimes(),
+        Column::new(
+            "kernel_file",
+            "Generated source",
+            Unit::Text,
+            "The source file Inductor wrote, from its launch's args",
+        )
+        .sometimes(),
+        Column::new(
+            "kernel_hash",
+            "Source hash",
+            Unit::Text,
+            "The hash of its source, from its launch's args",
+        )
+        .sometimes(),
+    ];
+    const SORT: Sort = Sort::FirstRun;
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -479,6 +680,44 @@ pub struct Compile {
     pub id: Option<(u32, u32)>,
     #[serde(skip)]
     pub slice: SliceRef,
+}
+
+impl Row for Compile {
+    const COLUMNS: &'static [Column] = &[
+        Column::new(
+            "name",
+            "Name",
+            Unit::Text,
+            "The range: `... (dynamo_timed)` or one holding a `NAME_data: ... compile_id=F/C` label",
+        ),
+        Column::new(
+            "compile_id",
+            "Compile id",
+            Unit::Text,
+            "The compile id `F/C` it worked on, where the trace says",
+        ),
+        Column::new(
+            "autotune",
+            "Autotune",
+            Unit::Flag,
+            "Whether it is Inductor's autotuning at run time",
+        ),
+        Column::new(
+            "step",
+            "Step",
+            Unit::Text,
+            "The step whose CPU span holds its start",
+        ),
+        Column::new("start_ns", "Start", Unit::Ns, "Its start, from the trace's start"),
+        Column::new(
+            "dur_ns",
+            "Duration",
+            Unit::Ns,
+            "Its duration, the outermost of nested ranges",
+        ),
+        Column::new("dur_us", "Duration", Unit::Us, "`dur_ns` in microseconds"),
+    ];
+    const SORT: Sort = Sort::Smallest("start_ns");
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -1,11 +1,14 @@
 //! `sightline compiled FILE [--json]`: what `torch.compile` ran (the analysis
 //! [`sightline::analysis::compiled`]): compiled frames and their compile ids per step, each
 //! compiled graph with its Inductor kernels and the eager operators they replaced, compile work,
-//! and the eager operators between regions after a graph break.
+//! and the eager operators between regions after a graph break. The frames, kernels and compile
+//! work tables are headed and formatted from their declared columns; a graph's line, the
+//! operators it replaced or calls, and the eager operators between regions are lists, not tables.
 
 use super::args::Trace;
-use super::table::{fmt_time, layout, name_width, truncate_name, Column};
+use super::table::{declared, fmt_time, name_width, truncate_name, Shown};
 use super::{load, print_json};
+use sightline::analysis::compiled::{Compile, Frame, Kernel};
 use sightline::analysis::summary::devices_word;
 use sightline::query::Compiled;
 
@@ -27,36 +30,43 @@ pub fn run(opts: &Trace) -> Result<(), String> {
     let devices = loaded.trace().lanes.iter().any(|l| l.is_gpu());
     if !c.frames.is_empty() {
         println!("Compiled frames (Torch-Compiled Region: F/C)");
-        let cols = [
-            Column::right("Frame", 8),
-            Column::right("# of Calls", 12),
-            Column::right("CPU total", 12),
-            Column::left("Compile ids: the steps they ran in", 60),
-            Column::left("Resumed in", 12),
+        let shown = [
+            Shown::right("frame", 8),
+            Shown::right("calls", 12),
+            Shown::right("cpu_us", 12),
+            Shown::left("compiles", 60),
+            Shown::left("resumes", 12),
         ];
-        let rows = c.frames.iter().map(|f| {
-            let ids: Vec<String> = f
-                .compiles
-                .iter()
-                .map(|k| {
-                    let steps = if k.steps.is_empty() {
-                        "no step".to_string()
-                    } else {
-                        k.steps.join(", ")
-                    };
-                    format!("{}: {steps}", k.compile_id)
-                })
-                .collect();
-            let resumes: Vec<String> = f.resumes.iter().map(u32::to_string).collect();
-            vec![
-                f.frame.to_string(),
-                f.calls.to_string(),
-                fmt_time(f.cpu_us),
-                ids.join("; "),
-                resumes.join(", "),
-            ]
-        });
-        print!("{}", layout(&cols, rows));
+        // A frame's compile ids each with the steps they ran in, and the frames it resumed in,
+        // as lists in one cell.
+        let text = declared(
+            &shown,
+            c.frames.iter(),
+            &word,
+            |f: &Frame, key, _| match key {
+                "compiles" => {
+                    let ids: Vec<String> = f
+                        .compiles
+                        .iter()
+                        .map(|k| {
+                            let steps = if k.steps.is_empty() {
+                                "no step".to_string()
+                            } else {
+                                k.steps.join(", ")
+                            };
+                            format!("{}: {steps}", k.compile_id)
+                        })
+                        .collect();
+                    Some(ids.join("; "))
+                }
+                "resumes" => {
+                    let resumes: Vec<String> = f.resumes.iter().map(u32::to_string).collect();
+                    Some(resumes.join(", "))
+                }
+                _ => None,
+            },
+        );
+        print!("{text}");
     }
     for g in &c.graphs {
         println!();
@@ -82,30 +92,27 @@ pub fn run(opts: &Trace) -> Result<(), String> {
         }
         if !g.kernels.is_empty() {
             let width = name_width(g.kernels.iter().map(|k| k.name.as_str()));
-            let mut cols = vec![
-                Column::right("Kernel", width),
-                Column::right("Kind", 20),
-                Column::right("# of Calls", 12),
-                Column::right("CPU total", 12),
-                Column::left("Fused ops", 40),
+            let mut shown = vec![
+                Shown::right("name", width),
+                Shown::right("kind", 20),
+                Shown::right("calls", 12),
+                Shown::right("cpu_us", 12),
+                Shown::left("fused_ops", 40),
             ];
             if devices {
-                cols.insert(4, Column::right(format!("{word} total"), 12));
+                shown.insert(4, Shown::right("device_us", 12));
             }
-            let rows = g.kernels.iter().map(|k| {
-                let mut row = vec![
-                    truncate_name(&k.name, 55),
-                    k.kind.as_str().to_string(),
-                    k.calls.to_string(),
-                    fmt_time(k.cpu_us),
-                    k.fused_ops.join(", "),
-                ];
-                if devices {
-                    row.insert(4, fmt_time(k.device_us));
-                }
-                row
-            });
-            print!("{}", layout(&cols, rows));
+            let text = declared(
+                &shown,
+                g.kernels.iter(),
+                &word,
+                |k: &Kernel, key, _| match key {
+                    "name" => Some(truncate_name(&k.name, 55)),
+                    "fused_ops" => Some(k.fused_ops.join(", ")),
+                    _ => None,
+                },
+            );
+            print!("{text}");
         }
         if !g.extern_ops.is_empty() {
             let ops: Vec<String> = g
@@ -151,23 +158,17 @@ pub fn run(opts: &Trace) -> Result<(), String> {
         println!();
         println!("Compile work (outermost ranges)");
         let width = name_width(c.compiles.iter().map(|k| k.name.as_str()));
-        let cols = [
-            Column::right("Name", width),
-            Column::right("Compile id", 12),
-            Column::right("Autotune", 10),
-            Column::right("Step", 18),
-            Column::right("Duration", 12),
+        let shown = [
+            Shown::right("name", width),
+            Shown::right("compile_id", 12),
+            Shown::right("autotune", 10),
+            Shown::right("step", 18),
+            Shown::right("dur_us", 12),
         ];
-        let rows = c.compiles.iter().map(|k| {
-            vec![
-                truncate_name(&k.name, 55),
-                k.compile_id.clone().unwrap_or_else(|| "-".into()),
-                if k.autotune { "yes" } else { "no" }.to_string(),
-                k.step.clone().unwrap_or_else(|| "-".into()),
-                fmt_time(k.dur_us),
-            ]
+        let text = declared(&shown, c.compiles.iter(), &word, |k: &Compile, key, _| {
+            (key == "name").then(|| truncate_name(&k.name, 55))
         });
-        print!("{}", layout(&cols, rows));
+        print!("{text}");
     }
     Ok(())
 }

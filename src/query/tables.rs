@@ -7,6 +7,7 @@
 
 use super::{flag, text_opt, Opened, Question};
 use crate::analysis::columns::Table;
+use crate::analysis::compiled::{self, Compile, Frame};
 use crate::analysis::critical::slack;
 use crate::analysis::flops::kernels::annotate;
 use crate::analysis::flops::FlopsReport;
@@ -22,7 +23,8 @@ use serde::Deserialize;
 
 /// The tables whose rows declare their columns (`analysis::columns`), in the order the reference
 /// lists them: each by the command that prints it and the member that holds its rows (a command
-/// may print more than one: `idle`'s per stream and per device).
+/// may print more than one: `idle`'s per stream and per device, `compiled`'s graphs, their
+/// kernels, frames and compile work).
 pub const DECLARED: &[Table] = &[
     Table::of::<OpRow>("ops", "rows", "Operators"),
     Table::of::<KernelRow>("kernels", "rows", "Kernels (device ops by name)"),
@@ -33,6 +35,14 @@ pub const DECLARED: &[Table] = &[
     Table::of::<Step>("steps", "steps", "Training steps"),
     Table::of::<StreamIdle>("idle", "idle", "Idle time per stream, HTA's idle breakdown"),
     Table::of::<DeviceIdle>("idle", "devices", "Idle time per device"),
+    Table::of::<compiled::Graph>("compiled", "graphs", "torch.compile: compiled graphs"),
+    Table::of::<compiled::Kernel>(
+        "compiled",
+        "graphs[].kernels",
+        "torch.compile: each compiled graph's Inductor kernels",
+    ),
+    Table::of::<Frame>("compiled", "frames", "torch.compile: compiled frames"),
+    Table::of::<Compile>("compiled", "compiles", "torch.compile: compile work"),
 ];
 
 /// The declared table named `name` ([`DECLARED`]): of a command with more than one, the first
