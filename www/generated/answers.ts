@@ -195,7 +195,12 @@ with: string | null,
  * An object column's members as columns of their own (a step's time per category), each
  * with its label and unit, in the order of its [`Type::Struct`]; empty for other columns.
  */
-parts?: Array<Column>, };
+parts?: Array<Column>, 
+/**
+ * Left out of a row that has no value rather than written as null (an Inductor kernel's
+ * generated source, which only some traces name): a reader takes it as null.
+ */
+sometimes: boolean, };
 
 /**
  * How a column's values are stored: the JSON they serialize to, and the Arrow type Python gives
