@@ -1,7 +1,8 @@
 //! Snapshots of the CLI's text outputs (`report`, `ops`, `kernels`, `labels`, `modules`, `flops`,
 //! `steps`, `idle`, `path`) on five traces of different kinds: a CPU training loop, CUDA training,
 //! ROCm training with stacks, one rank of an 8-rank DLRM job and CUDA inference with stacks and
-//! memory. Each output is kept in `tests/text_outputs/`; a change shows as a diff of that file.
+//! memory; and `compiled` on two torch.compile traces of this repository's (a graph break, a
+//! recompile). Each output is kept in `tests/text_outputs/`; a change shows as a diff of that file.
 //! `SIGHTLINE_BLESS=1` rewrites them. Times it took to parse and analyse are the only text that
 //! changes from run to run: they read `N s` here.
 #![cfg(not(target_arch = "wasm32"))]
@@ -33,6 +34,12 @@ const COMMANDS: [&str; 9] = [
     "report", "ops", "kernels", "labels", "modules", "flops", "steps", "idle", "path",
 ];
 
+/// torch.compile traces (tests/fixtures/compiled/) whose `compiled` text is kept too.
+const COMPILED: [(&str, &str); 2] = [
+    ("graph_break", "graph_break.json.gz"),
+    ("recompiles", "recompiles.json.gz"),
+];
+
 /// `text` with the seconds a run took (`parsed in 0.12 s`, `analysed in 0.03 s`) as `N s`.
 fn without_times(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -56,12 +63,12 @@ fn without_times(text: &str) -> String {
     out
 }
 
-/// What `sightline CMD FILE` prints, run from the fixtures' folder so the file's name in the
-/// output does not depend on where they are.
-fn output(cmd: &str, file: &str) -> String {
+/// What `sightline CMD FILE` prints, run from the file's folder `dir` so the file's name in the
+/// output does not depend on where the fixtures are.
+fn output(dir: &Path, cmd: &str, file: &str) -> String {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_sightline"))
         .args([cmd, file])
-        .current_dir(common::shared_fixtures())
+        .current_dir(dir)
         .output()
         .unwrap();
     assert!(
@@ -77,18 +84,26 @@ fn text_outputs_match_their_snapshots() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/text_outputs");
     let bless = std::env::var_os("SIGHTLINE_BLESS").is_some();
     let mut changed = Vec::new();
-    for (name, file) in TRACES {
-        for cmd in COMMANDS {
-            let actual = output(cmd, file);
-            let path = dir.join(format!("{name}.{cmd}.txt"));
-            if bless {
-                std::fs::create_dir_all(&dir).unwrap();
-                std::fs::write(&path, &actual).unwrap();
-            }
-            let expected = std::fs::read_to_string(&path).unwrap_or_default();
-            if expected != actual {
-                changed.push(path.display().to_string());
-            }
+    let shared = common::shared_fixtures();
+    let compiled = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/compiled");
+    let runs = TRACES
+        .iter()
+        .flat_map(|&(name, file)| COMMANDS.map(|cmd| (name, shared.as_path(), cmd, file)))
+        .chain(
+            COMPILED
+                .iter()
+                .map(|&(name, file)| (name, compiled.as_path(), "compiled", file)),
+        );
+    for (name, folder, cmd, file) in runs {
+        let actual = output(folder, cmd, file);
+        let path = dir.join(format!("{name}.{cmd}.txt"));
+        if bless {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&path, &actual).unwrap();
+        }
+        let expected = std::fs::read_to_string(&path).unwrap_or_default();
+        if expected != actual {
+            changed.push(path.display().to_string());
         }
     }
     assert!(
