@@ -5,9 +5,22 @@
 // benchmarks, so there is one object to read. Types only: app.js builds it.
 
 /**
+ * A trace shown on the page: its worker, the session's calls, its name, the summary its load
+ * ended with, and the address it was opened from (null for a file).
+ * @typedef {Object} ActiveTrace
+ * @property {import("./worker/client.js").SessionWorker} worker
+ * @property {import("./worker/client.js").SessionClient} session
+ * @property {string} name
+ * @property {import("../generated/answers.js").Summary} summary
+ * @property {string | null} url
+ * @property {{ name: string } & import("../generated/answers.js").CaptureMatch} [capture] the capture
+ *   file whose graphs name the replays (graphs-view.js), and what it matched
+ */
+
+/**
  * The shown trace and the loads, as app.js keeps them.
  * @typedef {Object} AppState
- * @property {any} active the shown trace: { worker, session (its calls), name, summary, url }, or null
+ * @property {ActiveTrace | null} active the shown trace
  * @property {any} loading the worker of the load in progress, or null
  * @property {number} loadToken bumped to cancel or supersede a load in progress
  * @property {any} timings figures of the last load, for tests and benchmarks
