@@ -8,6 +8,7 @@ use crate::common;
 use serde_json::Value;
 use sightline::analysis::columns::{reference, Table, Type};
 use sightline::analysis::derived::Derived;
+use sightline::analysis::ranks::{self, Align, OverlapScope};
 use sightline::analysis::tables::OpColumn;
 use sightline::query::tables::{declared, DECLARED};
 use sightline::query::{
@@ -329,6 +330,37 @@ fn every_table_serializes_its_declared_columns() {
         &common::local_fixture("devices/triton_inductor.json"),
         false,
     );
+}
+
+/// The per-rank rows of `sightline ranks` on the shared rank fixtures: the gloo job on CPU and
+/// the eight DLRM ranks on GPU, over HTA's steps and the whole trace.
+#[test]
+fn the_ranks_rows_have_their_declared_columns() {
+    let digest = |p: &Path| {
+        let bytes = std::fs::read(p).unwrap();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        Derived::new(sightline::parse::parse_bytes(&bytes).unwrap()).digest(&name)
+    };
+    let gloo = common::shared_fixtures().join("pytorch-cpu-ranks/gloo4_straggler");
+    let mut files: Vec<_> = std::fs::read_dir(&gloo)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".json.gz"))
+        .collect();
+    files.sort();
+    let real = common::shared_fixtures().join("real");
+    let dlrm: Vec<_> = (0..8)
+        .map(|r| real.join(format!("param_dlrm_v100_rank{r}of8.pt.trace.json.gz")))
+        .collect();
+    let t = declared("ranks").unwrap();
+    for (name, files) in [("gloo4_straggler", files), ("param_dlrm_v100", dlrm)] {
+        let digests: Vec<_> = files.iter().map(|p| digest(p)).collect();
+        for scope in [OverlapScope::HtaSteps, OverlapScope::WholeTrace] {
+            let report = ranks::analyze_with(&digests, Align::Auto, scope);
+            assert_eq!(report.ranks.len(), files.len(), "{name}");
+            check(name, t, &[], json(&report));
+        }
+    }
 }
 
 #[test]

@@ -6,10 +6,15 @@
 //! Each path is a trace or a folder (searched recursively for `*.json` and `*.json.gz`). Traces are
 //! parsed one per core at a time, each reduced to its [`Digest`] and dropped, so memory holds one
 //! trace per core plus the digests, whatever the number of ranks.
+//!
+//! The per-rank table is headed and formatted as [`RankRow`] declares its columns, with each
+//! rank's overlap (from the answer's `overlap`) beside them; the collectives and stragglers are
+//! the command's own lines.
 
 use super::args::RanksArgs;
 use super::print_json;
-use sightline::analysis::ranks::{self, RanksReport};
+use super::table::{declared_in, Shown, Style};
+use sightline::analysis::ranks::{self, RankRow, RanksReport};
 use sightline::native;
 use sightline::query::Ranks;
 use std::path::PathBuf;
@@ -39,6 +44,9 @@ pub fn report(paths: &[PathBuf], question: &Ranks) -> Result<RanksReport, String
     }
     native::job(files, question.align(), question.scope())
 }
+
+/// The per-rank table: indented, cells a space apart, milliseconds with two decimals and no unit.
+const STYLE: Style = Style::section(" ", "").decimals(2);
 
 fn ms(us: f64) -> String {
     format!("{:.2}", us / 1e3)
@@ -94,38 +102,34 @@ fn print(r: &RanksReport) {
     );
 
     println!("\nRanks (ms)");
-    println!(
-        "  {:>4} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}  file",
-        "rank",
-        "steps",
-        "step",
-        "compute",
-        "comm",
-        "exposed",
-        "idle",
-        "hostwait",
-        "coll.wait",
-        "kernels",
-        "overlap"
+    let shown = [
+        Shown::right("rank", 4).fit(),
+        Shown::right("steps", 5).fit(),
+        Shown::right("step_time_us", 9).fit(),
+        Shown::right("compute_us", 9).fit(),
+        Shown::right("communication_us", 9).fit(),
+        Shown::right("exposed_communication_us", 9).fit(),
+        Shown::right("idle_us", 9).fit(),
+        Shown::right("host_wait_idle_us", 9).fit(),
+        Shown::right("collective_wait_us", 9).fit(),
+        Shown::right("kernels", 8).fit(),
+        Shown::undeclared("comm_comp_overlap_pct", "Overlap", 8),
+        Shown::left("file", 0),
+    ];
+    // A rank's overlap is in the answer's `overlap`, one per rank.
+    let overlap = |x: &RankRow, key: &str, _| {
+        (key == "comm_comp_overlap_pct").then(|| {
+            r.overlap
+                .iter()
+                .find(|o| o.rank == x.rank)
+                .and_then(|o| o.comm_comp_overlap_pct)
+                .map_or("-".to_string(), |p| format!("{p:.2}%"))
+        })
+    };
+    print!(
+        "{}",
+        declared_in(&STYLE, &shown, r.ranks.iter(), Vec::new(), "", overlap)
     );
-    for (x, o) in r.ranks.iter().zip(&r.overlap) {
-        println!(
-            "  {:>4} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}  {}",
-            x.rank,
-            x.steps,
-            ms(x.step_time_us),
-            ms(x.compute_us),
-            ms(x.communication_us),
-            ms(x.exposed_communication_us),
-            ms(x.idle_us),
-            ms(x.host_wait_idle_us),
-            ms(x.collective_wait_us),
-            x.kernels,
-            o.comm_comp_overlap_pct
-                .map_or("-".to_string(), |p| format!("{p:.2}%")),
-            x.file
-        );
-    }
     if let Some(line) = overlap_covers(&r.overlap) {
         println!("  {line}");
     }

@@ -10,7 +10,7 @@
 //! rules, times in milliseconds. Tables without declarations list [`Column`]s by hand.
 
 use serde_json::Value;
-use sightline::analysis::columns::{Row, Unit};
+use sightline::analysis::columns::{Column as Declared, Row, Unit};
 
 /// A column of a text table.
 pub(super) struct Column {
@@ -47,9 +47,11 @@ pub(super) struct Style {
     /// PyTorch's: dashed rules above and below the header and below the rows, and every cell
     /// followed by the gap.
     rules: bool,
-    /// Times in milliseconds with three decimals and this suffix, one unit down each column;
+    /// Times in milliseconds with [`Style::decimals`] and this suffix, one unit down each column;
     /// `None`: PyTorch's us, ms or s, whichever reads best in each cell.
     ms: Option<&'static str>,
+    /// The decimals of a time in milliseconds.
+    decimals: usize,
 }
 
 /// PyTorch's table, which the table commands print.
@@ -58,6 +60,7 @@ pub(super) const PYTORCH: Style = Style {
     gap: "  ",
     rules: true,
     ms: None,
+    decimals: 3,
 };
 
 impl Style {
@@ -69,7 +72,13 @@ impl Style {
             gap,
             rules: false,
             ms: Some(suffix),
+            decimals: 3,
         }
+    }
+
+    /// The same style, times in milliseconds with `decimals` decimals (`sightline ranks`' two).
+    pub(super) const fn decimals(self, decimals: usize) -> Style {
+        Style { decimals, ..self }
     }
 
     /// A value as its unit is written in the text tables: times as PyTorch's `_format_time` (or
@@ -77,11 +86,12 @@ impl Style {
     /// with the column's decimals, `-` for none.
     pub(super) fn cell(&self, unit: Unit, digits: u8, v: &Value) -> String {
         let d = usize::from(digits);
+        let ms = self.decimals;
         let f = || v.as_f64().unwrap_or(0.0);
         match (unit, v, self.ms) {
             (_, Value::Null, _) => "-".to_string(),
-            (Unit::Us, _, Some(suffix)) => format!("{:.3}{suffix}", f() / 1e3),
-            (Unit::Ns, _, Some(suffix)) => format!("{:.3}{suffix}", f() / 1e6),
+            (Unit::Us, _, Some(suffix)) => format!("{:.ms$}{suffix}", f() / 1e3),
+            (Unit::Ns, _, Some(suffix)) => format!("{:.ms$}{suffix}", f() / 1e6),
             (Unit::Us, _, None) => fmt_time(f()),
             (Unit::Ns, _, None) => fmt_time(f() / 1000.0),
             (Unit::Bytes, _, _) => match v.as_i64() {
@@ -201,6 +211,9 @@ pub(super) struct Shown {
     left: bool,
     fit: bool,
     title: Option<String>,
+    /// Not a column the row declares: a figure from elsewhere in the answer, headed `title`,
+    /// every cell the command's own.
+    undeclared: bool,
 }
 
 impl Shown {
@@ -214,6 +227,17 @@ impl Shown {
             left: false,
             fit: false,
             title: None,
+            undeclared: false,
+        }
+    }
+
+    /// A column the row does not declare, headed `title` (a figure the answer holds beside the
+    /// rows, such as `sightline ranks`' overlap): every cell comes from the command's `own`.
+    pub(super) fn undeclared(key: &'static str, title: &str, width: usize) -> Shown {
+        Shown {
+            undeclared: true,
+            title: Some(title.to_string()),
+            ..Shown::right(key, width)
         }
     }
 
@@ -279,25 +303,33 @@ pub(super) fn declared_in<'r, R: Row + 'r>(
     device: &str,
     own: impl Fn(&R, &str, usize) -> Option<String>,
 ) -> String {
-    // Each shown column's declaration: the member's where it shows a declared member.
-    let decl: Vec<_> = shown
+    // Each shown column's declaration: the member's where it shows a declared member; none for
+    // a column the row does not declare.
+    let decl: Vec<Option<&Declared>> = shown
         .iter()
         .map(|s| {
+            if s.undeclared {
+                return None;
+            }
             let c =
                 R::column(s.key).unwrap_or_else(|| panic!("'{}' is not a declared column", s.key));
-            match s.member {
+            Some(match s.member {
                 Some(m) => c
                     .part(m)
                     .unwrap_or_else(|| panic!("'{}.{m}' is not a declared member", s.key)),
                 None => c,
-            }
+            })
         })
         .collect();
     let cols: Vec<Column> = shown
         .iter()
         .zip(&decl)
         .map(|(s, c)| {
-            let mut title = s.title.clone().unwrap_or_else(|| c.label_for(device));
+            let mut title = match (&s.title, c) {
+                (Some(t), _) => t.clone(),
+                (None, Some(c)) => c.label_for(device),
+                (None, None) => unreachable!("an undeclared column has a title"),
+            };
             if let Some((member, _)) = s.part {
                 title = format!("{title} {member}");
             }
@@ -323,6 +355,9 @@ pub(super) fn declared_in<'r, R: Row + 'r>(
                 if let Some(text) = own(r, s.key, col.width) {
                     return text;
                 }
+                let Some(c) = c else {
+                    panic!("'{}' is not declared: its cells are the command's", s.key)
+                };
                 let mut v = json.get(s.key).unwrap_or(&Value::Null);
                 if let Some(m) = s.member {
                     v = v.get(m).unwrap_or(&Value::Null);

@@ -14,6 +14,7 @@ use crate::analysis::flops::FlopsReport;
 use crate::analysis::flops::FlopsRow;
 use crate::analysis::graphs::{Attribution, Capture, Graph, GraphsOutput};
 use crate::analysis::idle::{DeviceIdle, StreamIdle};
+use crate::analysis::ranks::RankRow;
 use crate::analysis::steps::Step;
 use crate::analysis::tables::{
     label_table, KernelTable, LabelTable, ModuleTable, OpColumn, OpTable,
@@ -43,6 +44,7 @@ pub const DECLARED: &[Table] = &[
     ),
     Table::of::<Frame>("compiled", "frames", "torch.compile: compiled frames"),
     Table::of::<Compile>("compiled", "compiles", "torch.compile: compile work"),
+    Table::of::<RankRow>("ranks", "ranks", "Ranks of a distributed job"),
 ];
 
 /// The declared table named `name` ([`DECLARED`]): of a command with more than one, the first

@@ -41,6 +41,7 @@ use digest::Distributed;
 pub use runs::{is_trace_file_name, worker_and_span};
 pub use versus::{versus_median, RankVersus};
 
+use crate::analysis::columns::{Column, Row, Sort, Type, Unit};
 use crate::analysis::findings::Severity;
 use matching::{match_all, total, Matched};
 use serde::Serialize;
@@ -160,6 +161,31 @@ pub struct RankRow {
     /// Time this rank spent in collectives waiting for the last arrival.
     pub collective_wait_us: f64,
     pub collectives: usize,
+}
+
+/// Times in µs, as every rank's row of `sightline ranks` gives them.
+impl Row for RankRow {
+    const COLUMNS: &'static [Column] = &[
+        Column::new("rank", "Rank", Unit::Count, "The rank in the job (`distributedInfo`, else the file name)."),
+        Column::new("file", "File", Unit::Text, "The trace's file name."),
+        Column::new("host", "Host", Unit::Text, "The host it ran on (the trace's `host_name`, else its file name), when known."),
+        Column::new("basis", "Basis", Unit::Text, "`gpu` when the trace holds kernels, memcpys or memsets, else `cpu` (a gloo job): which activity its times below are taken over."),
+        Column::new("steps", "Steps", Unit::Count, "`ProfilerStep`s in the trace."),
+        Column::new("step_time_us", "Median step", Unit::Us, "The median step's length (`ProfilerStep` spans; of an even count, the mean of the two middle ones); 0 without steps."),
+        Column::new("step_times_us", "Step times", Unit::Us, "Each step's length, in order.")
+            .typed(Type::List(&Type::Float)),
+        Column::new("compute_us", "Compute", Unit::Us, "Computation: the union of the device's compute kernels (GPU basis), or of every operator, label and Python frame but the steps and gloo's spans (CPU basis)."),
+        Column::new("communication_us", "Communication", Unit::Us, "Communication: the union of the collective kernels (GPU basis) or `gloo:*` spans (CPU basis)."),
+        Column::new("exposed_communication_us", "Exposed comm.", Unit::Us, "Communication that no computation overlaps: communication minus |communication ∩ compute|."),
+        Column::new("memcpy_us", "Memcpy", Unit::Us, "The union of memory copies and sets on the device."),
+        Column::new("idle_us", "Idle", Unit::Us, "The busy window minus the union of all busy ops (GPU basis), or the steps' span minus compute and communication (CPU basis)."),
+        Column::new("host_wait_idle_us", "Host wait", Unit::Us, "Device idle time in gaps whose next op was launched after the gap began (the device waited for the host); 0 on the CPU basis."),
+        Column::new("kernels", "Kernels", Unit::Count, "Device kernels in the trace."),
+        Column::new("peak_memory_bytes", "Peak memory", Unit::Bytes, "The largest `Total Allocated` of the device's `[memory]` events (the CPU's when there are none), when recorded."),
+        Column::new("collective_wait_us", "Collective wait", Unit::Us, "Time this rank spent in collectives waiting for the last rank to arrive, over the instances matched across ranks."),
+        Column::new("collectives", "Collectives", Unit::Count, "Collective instances in the trace."),
+    ];
+    const SORT: Sort = Sort::Smallest("rank");
 }
 
 #[derive(Debug, Clone, Serialize)]
