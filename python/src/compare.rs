@@ -23,10 +23,7 @@ pub fn ranks_json(
     align: &str,
     whole_trace: bool,
 ) -> PyResult<String> {
-    let q = query::Ranks {
-        align: Some(parse_align(align)?),
-        whole_trace,
-    };
+    let q = ranks_query(align, whole_trace)?;
     if paths.is_empty() {
         return Err(PyValueError::new_err("no paths (trace files or folders)"));
     }
@@ -54,10 +51,7 @@ pub fn ranks_of_digests_json(
     align: &str,
     whole_trace: bool,
 ) -> PyResult<String> {
-    let q = query::Ranks {
-        align: Some(parse_align(align)?),
-        whole_trace,
-    };
+    let q = ranks_query(align, whole_trace)?;
     if digests.len() != files.len() {
         return Err(PyValueError::new_err("one file name per digest"));
     }
@@ -76,11 +70,16 @@ pub fn ranks_of_digests_json(
     out.map_err(PyValueError::new_err)
 }
 
-fn parse_align(align: &str) -> PyResult<Align> {
-    Align::parse(align).ok_or_else(|| {
+/// The ranks question both entry points ask, from Python's arguments.
+fn ranks_query(align: &str, whole_trace: bool) -> PyResult<query::Ranks> {
+    let align = Align::parse(align).ok_or_else(|| {
         PyValueError::new_err(format!(
             "align takes 'auto', 'none' or 'collectives', not '{align}'"
         ))
+    })?;
+    Ok(query::Ranks {
+        align: Some(align),
+        whole_trace,
     })
 }
 
