@@ -660,6 +660,35 @@ fn ops_command_prints_pytorch_table() {
     }
 }
 
+/// Each name `--sort` takes (a column's key or PyTorch's name for it) orders the rows by that
+/// column, largest first (names A to Z): the sort's columns are the declared ones.
+#[test]
+fn ops_sort_names_order_by_their_declared_column() {
+    use sightline::analysis::tables::OpColumn;
+    let file = common::local_fixture("tables/gpu_launch.json");
+    for o in OpColumn::ALL {
+        let c = o.column();
+        for name in std::iter::once(c.key).chain(c.aliases.iter().copied()) {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_sightline"))
+                .args(["ops", "--json", "--sort", name])
+                .arg(&file)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{name}");
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let rows = v["rows"].as_array().unwrap();
+            for pair in rows.windows(2) {
+                let (a, b) = (&pair[0][c.key], &pair[1][c.key]);
+                let ordered = match (a.as_f64(), b.as_f64()) {
+                    (Some(x), Some(y)) => x >= y,
+                    _ => a.as_str().unwrap() <= b.as_str().unwrap(),
+                };
+                assert!(ordered, "--sort {name}: {a} before {b}");
+            }
+        }
+    }
+}
+
 /// `--json` carries the fields the issue names, all rows unless `--top` says otherwise.
 #[test]
 fn ops_command_json_fields() {

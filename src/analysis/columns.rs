@@ -201,6 +201,10 @@ pub struct Column {
     /// generated source, which only some traces name): a reader takes it as null.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub sometimes: bool,
+    /// Other names a request may sort by it with (PyTorch's `sort_by` names for the operator
+    /// table's columns: `self_cpu_time_total`, ...).
+    #[serde(skip)]
+    pub aliases: &'static [&'static str],
 }
 
 impl Column {
@@ -223,6 +227,7 @@ impl Column {
             with: None,
             parts: &[],
             sometimes: false,
+            aliases: &[],
         }
     }
 
@@ -248,6 +253,11 @@ impl Column {
     /// their keys and types, which `tests/columns.rs` checks).
     pub const fn parts(self, parts: &'static [Column]) -> Column {
         Column { parts, ..self }
+    }
+
+    /// The same column, which a request may also name as one of `aliases`.
+    pub const fn aliases(self, aliases: &'static [&'static str]) -> Column {
+        Column { aliases, ..self }
     }
 
     /// The same column, left out of a row that has no value.
@@ -427,6 +437,12 @@ pub fn reference(tables: &[Table]) -> String {
                 format!("{with} (left out when none)")
             } else {
                 with
+            };
+            let with = if c.aliases.is_empty() {
+                with
+            } else {
+                let names: Vec<String> = c.aliases.iter().map(|a| format!("`{a}`")).collect();
+                format!("{with} (`--sort` also takes {})", names.join(", "))
             };
             out.push_str(&format!(
                 "| `{}` | {} | {} | {} | {}{with} |\n",

@@ -8,6 +8,7 @@ use sightline::analysis::critical::whatif::Edit;
 use sightline::analysis::diff::gate::Condition;
 use sightline::analysis::ranks::Align;
 use sightline::analysis::tables::OpColumn;
+use sightline::query::FromText;
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -203,7 +204,7 @@ pub struct OpsArgs {
     pub path: bool,
     /// Sort by a JSON field or PyTorch's sort_by name (default: self device time when device
     /// time was charged, else self CPU)
-    #[arg(long, value_name = "COLUMN", value_parser = op_column)]
+    #[arg(long, value_name = "COLUMN", value_parser = OpColumn::from_text)]
     pub sort: Option<OpColumn>,
     /// The first N rows only (default: 30 in text, all in JSON)
     #[arg(long, value_name = "N")]
@@ -445,17 +446,6 @@ fn seconds(text: &str) -> Result<std::time::Duration, String> {
         .filter(|s| s.is_finite() && *s > 0.0 && *s <= 1e9)
         .map(std::time::Duration::from_secs_f64)
         .ok_or_else(|| format!("'{text}': seconds, a number above 0"))
-}
-
-fn op_column(name: &str) -> Result<OpColumn, String> {
-    OpColumn::parse(name).ok_or_else(|| {
-        let names: Vec<&str> = OpColumn::NAMES
-            .iter()
-            .flat_map(|(_, n)| *n)
-            .copied()
-            .collect();
-        format!("unknown column; one of: {}", names.join(", "))
-    })
 }
 
 fn micros(v: &str) -> Result<f64, String> {

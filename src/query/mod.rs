@@ -86,7 +86,7 @@ impl FromText for crate::analysis::diff::gate::Condition {
 impl FromText for crate::analysis::tables::OpColumn {
     fn from_text(text: &str) -> Result<Self, String> {
         Self::parse(text).ok_or_else(|| {
-            let names: Vec<&str> = Self::NAMES.iter().flat_map(|(_, n)| *n).copied().collect();
+            let names: Vec<&str> = Self::names().collect();
             format!("unknown column '{text}'; one of: {}", names.join(", "))
         })
     }

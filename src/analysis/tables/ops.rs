@@ -101,13 +101,15 @@ impl Row for OpRow {
             "# of Calls",
             Unit::Count,
             "Calls (PyTorch's count)",
-        ),
+        )
+        .aliases(&["count"]),
         Column::new(
             "self_cpu_us",
             "Self CPU",
             Unit::Us,
             "CPU time minus its direct children's",
-        ),
+        )
+        .aliases(&["self_cpu_time_total"]),
         Column::new(
             "self_cpu_pct",
             "Self CPU %",
@@ -119,20 +121,23 @@ impl Row for OpRow {
             "CPU total",
             Unit::Us,
             "Summed durations of its calls",
-        ),
+        )
+        .aliases(&["cpu_time_total"]),
         Column::new(
             "cpu_total_pct",
             "CPU total %",
             Unit::Pct,
             "CPU total over the sum of every row's self CPU (so it can pass 100%)",
         ),
-        Column::new("cpu_avg_us", "CPU time avg", Unit::Us, "CPU total per call"),
+        Column::new("cpu_avg_us", "CPU time avg", Unit::Us, "CPU total per call")
+            .aliases(&["cpu_time"]),
         Column::new(
             "self_device_us",
             "Self {device}",
             Unit::Us,
             "Device time of the GPU ops it launched itself",
-        ),
+        )
+        .aliases(&["self_cuda_time_total", "self_device_time_total"]),
         Column::new(
             "self_device_pct",
             "Self {device} %",
@@ -144,37 +149,43 @@ impl Row for OpRow {
             "{device} total",
             Unit::Us,
             "Device time of the GPU ops it and its children launched",
-        ),
+        )
+        .aliases(&["cuda_time_total", "device_time_total"]),
         Column::new(
             "device_avg_us",
             "{device} time avg",
             Unit::Us,
             "Device total per call",
-        ),
+        )
+        .aliases(&["cuda_time", "device_time"]),
         Column::new(
             "cpu_mem_bytes",
             "CPU Mem",
             Unit::Bytes,
             "Bytes of the `[memory]` events on the CPU within its calls",
-        ),
+        )
+        .aliases(&["cpu_memory_usage"]),
         Column::new(
             "self_cpu_mem_bytes",
             "Self CPU Mem",
             Unit::Bytes,
             "CPU memory minus its children's",
-        ),
+        )
+        .aliases(&["self_cpu_memory_usage"]),
         Column::new(
             "device_mem_bytes",
             "{device} Mem",
             Unit::Bytes,
             "Bytes of the `[memory]` events on the device within its calls",
-        ),
+        )
+        .aliases(&["cuda_memory_usage", "device_memory_usage"]),
         Column::new(
             "self_device_mem_bytes",
             "Self {device} Mem",
             Unit::Bytes,
             "Device memory minus its children's",
-        ),
+        )
+        .aliases(&["self_cuda_memory_usage", "self_device_memory_usage"]),
         PathColumns::ON_PATH.with("path"),
         PathColumns::SLACK.with("path"),
     ];
@@ -436,57 +447,58 @@ pub enum OpColumn {
 }
 
 impl OpColumn {
-    /// Every column with the names it answers to: the JSON field, then PyTorch's `sort_by` names.
-    pub const NAMES: [(OpColumn, &'static [&'static str]); 12] = [
-        (OpColumn::Name, &["name"]),
-        (OpColumn::Calls, &["calls", "count"]),
-        (OpColumn::SelfCpu, &["self_cpu_us", "self_cpu_time_total"]),
-        (OpColumn::CpuTotal, &["cpu_total_us", "cpu_time_total"]),
-        (OpColumn::CpuAvg, &["cpu_avg_us", "cpu_time"]),
-        (
-            OpColumn::SelfDevice,
-            &[
-                "self_device_us",
-                "self_cuda_time_total",
-                "self_device_time_total",
-            ],
-        ),
-        (
-            OpColumn::DeviceTotal,
-            &["device_total_us", "cuda_time_total", "device_time_total"],
-        ),
-        (
-            OpColumn::DeviceAvg,
-            &["device_avg_us", "cuda_time", "device_time"],
-        ),
-        (OpColumn::CpuMem, &["cpu_mem_bytes", "cpu_memory_usage"]),
-        (
-            OpColumn::SelfCpuMem,
-            &["self_cpu_mem_bytes", "self_cpu_memory_usage"],
-        ),
-        (
-            OpColumn::DeviceMem,
-            &[
-                "device_mem_bytes",
-                "cuda_memory_usage",
-                "device_memory_usage",
-            ],
-        ),
-        (
-            OpColumn::SelfDeviceMem,
-            &[
-                "self_device_mem_bytes",
-                "self_cuda_memory_usage",
-                "self_device_memory_usage",
-            ],
-        ),
+    /// Every column, in the declaration's order.
+    pub const ALL: [OpColumn; 12] = [
+        OpColumn::Name,
+        OpColumn::Calls,
+        OpColumn::SelfCpu,
+        OpColumn::CpuTotal,
+        OpColumn::CpuAvg,
+        OpColumn::SelfDevice,
+        OpColumn::DeviceTotal,
+        OpColumn::DeviceAvg,
+        OpColumn::CpuMem,
+        OpColumn::SelfCpuMem,
+        OpColumn::DeviceMem,
+        OpColumn::SelfDeviceMem,
     ];
 
-    pub fn parse(name: &str) -> Option<OpColumn> {
-        Self::NAMES
+    /// The declared column it sorts by ([`OpRow::COLUMNS`]), which names it: its key, and the
+    /// names PyTorch's `sort_by` knows it by.
+    pub fn column(self) -> &'static Column {
+        let key = match self {
+            OpColumn::Name => "name",
+            OpColumn::Calls => "calls",
+            OpColumn::SelfCpu => "self_cpu_us",
+            OpColumn::CpuTotal => "cpu_total_us",
+            OpColumn::CpuAvg => "cpu_avg_us",
+            OpColumn::SelfDevice => "self_device_us",
+            OpColumn::DeviceTotal => "device_total_us",
+            OpColumn::DeviceAvg => "device_avg_us",
+            OpColumn::CpuMem => "cpu_mem_bytes",
+            OpColumn::SelfCpuMem => "self_cpu_mem_bytes",
+            OpColumn::DeviceMem => "device_mem_bytes",
+            OpColumn::SelfDeviceMem => "self_device_mem_bytes",
+        };
+        OpRow::COLUMNS
             .iter()
-            .find(|(_, names)| names.contains(&name))
-            .map(|&(c, _)| c)
+            .find(|c| c.key == key)
+            .expect("a sort column is a declared column")
+    }
+
+    /// The names a request may sort by: each column's key, then its aliases.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        Self::ALL.into_iter().flat_map(|o| {
+            let c = o.column();
+            std::iter::once(c.key).chain(c.aliases.iter().copied())
+        })
+    }
+
+    pub fn parse(name: &str) -> Option<OpColumn> {
+        Self::ALL.into_iter().find(|o| {
+            let c = o.column();
+            c.key == name || c.aliases.contains(&name)
+        })
     }
 
     fn value(self, r: &OpRow) -> f64 {
