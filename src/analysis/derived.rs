@@ -38,7 +38,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// The findings of a trace with their savings: what costs time, then the notes on how it was
 /// recorded (`findings` and `recording` of `sightline report --json`).
 #[derive(serde::Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Judged {
     pub findings: Vec<Assessed>,
     pub recording: Vec<Assessed>,

@@ -27,7 +27,6 @@ const NONE: u32 = u32::MAX;
 
 /// How many GPU ops were linked, and how.
 #[derive(Debug, Default, Clone, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LinkStats {
     pub gpu_ops: usize,
     /// Linked to a runtime call by correlation.

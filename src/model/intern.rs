@@ -4,7 +4,6 @@ use rustc_hash::FxHashMap;
 
 /// An interned string. `StrId::NONE` is the empty string, used for "absent".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(type = "number"))]
 pub struct StrId(pub u32);
 
 impl StrId {

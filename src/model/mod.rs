@@ -73,7 +73,6 @@ pub struct DeviceProcesses(std::sync::OnceLock<rustc_hash::FxHashMap<i64, u32>>)
 
 /// What the file says about the run, outside its events.
 #[derive(Debug, Default, Clone, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TraceMeta {
     /// Detected schema, e.g. `"pytorch-2.x"`, `"pytorch-1.8/1.9 (legacy)"`, `"chrome"`.
     pub schema: String,
@@ -101,7 +100,6 @@ pub struct DeviceProperties {
 }
 
 #[derive(Debug, Default, Clone, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DistributedInfo {
     pub backend: Option<String>,
     pub rank: i64,
@@ -109,7 +107,6 @@ pub struct DistributedInfo {
 }
 
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Process {
     pub pid: i64,
     /// The pid as the file wrote it, when it was a string such as `"Spans"`.
@@ -122,7 +119,6 @@ pub struct Process {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case", tag = "type")]
 pub enum LaneKind {
     /// An OS thread of a CPU process.
@@ -287,7 +283,6 @@ impl ArgsId {
 
 /// A flow arrow (`s`/`t`/`f` events) bound to the slices at its ends.
 #[derive(Debug, Clone, Copy, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Flow {
     pub cat: StrId,
     pub id: i64,
@@ -307,7 +302,6 @@ pub struct Instant {
 
 /// One counter track (`C` events): a process's named series.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CounterSeries {
     pub pid: i64,
     pub name: String,
@@ -345,7 +339,6 @@ impl MemoryEvents {
 
 /// Counts of what was read, for `summary` and for a benchmark's figures.
 #[derive(Debug, Default, Clone, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ParseStats {
     /// Bytes fed to the parser (compressed size for a `.gz`).
     pub input_bytes: u64,
@@ -365,7 +358,6 @@ pub struct ParseStats {
 /// What the parser skipped or repaired (damage) and what it observed, grouped by kind (see
 /// [`DiagKind::is_damage`]).
 #[derive(Debug, Default, Clone, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Diagnostics {
     pub items: Vec<Diagnostic>,
 }

@@ -32,7 +32,6 @@ pub struct Diff {
 
 /// What `diff --json` prints, MCP's `diff` answers and Python's `diff()` returns.
 #[derive(Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DiffAnswer {
     pub base_file: String,
     pub new_file: String,

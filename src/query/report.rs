@@ -43,7 +43,6 @@ impl Report {
 }
 
 #[derive(Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ReportAnswer<'a> {
     pub file: &'a str,
     pub schema: &'a str,

@@ -17,7 +17,6 @@ use std::sync::Arc;
 pub struct Summary {}
 
 #[derive(Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SummaryAnswer {
     #[serde(flatten)]
     pub summary: crate::analysis::summary::Summary,
@@ -65,7 +64,6 @@ pub struct Step {
 const STEP_SEGMENTS: usize = 5;
 
 #[derive(Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct StepAnswer<'a> {
     pub step: &'a crate::analysis::steps::Step,
     /// Share of the step's critical path by category, in percent (empty when the path cannot be
@@ -74,7 +72,6 @@ pub struct StepAnswer<'a> {
     /// The path's longest segments, in time order.
     pub longest_segments: Vec<Segment>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "ts", ts(optional))]
     pub path_error: Option<String>,
 }
 

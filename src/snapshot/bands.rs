@@ -69,7 +69,6 @@ pub struct Bands {
 /// left, y up from the bottom), `id` the allocation or [`MERGED`], `stack` the allocation's stack
 /// id (the painter's colour), [`MERGED`] or [`BEFORE_RECORDING`].
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Layout {
     pub rects: Vec<f64>,
     /// The highest live bytes in the window: the canvas' full height.

@@ -13,7 +13,6 @@ pub const EMPTY_STACK: u32 = 0;
 
 /// What an allocator trace entry did (`TraceEntry::Action` in `CUDACachingAllocator.h`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     /// A block handed to a tensor (`size` is the block's rounded size).
@@ -57,7 +56,6 @@ impl Action {
 
 /// A block's `state`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum BlockState {
     /// Held by a tensor.
@@ -241,7 +239,6 @@ impl DeviceTrace {
 /// One of `external_annotations`: a `record_function` range's start or end, as
 /// `_record_memory_history(..., global_record_annotations=True)` records them.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Annotation {
     pub device: i64,
     pub time_us: i64,

@@ -70,7 +70,6 @@ pub struct PathOptions {
 }
 
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct StepPath {
     pub rank: i64,
     pub step: String,
@@ -81,10 +80,8 @@ pub struct StepPath {
     /// Where the step launched device work that ran past its end: the end of the last such op,
     /// and the step's length through it (the TensorBoard plugin's step span).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "ts", ts(optional))]
     pub device_end_us: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "ts", ts(optional))]
     pub length_with_device_us: Option<f64>,
     /// Share of the path's length by category, in percent.
     pub bound_by: BTreeMap<&'static str, f64>,
@@ -304,11 +301,9 @@ pub(crate) fn binding_edges(g: &Graph, w: &Window, mut visit: impl FnMut(&graph:
 
 /// What `sightline path --json` prints: the paths, and the what-if when edits were given.
 #[derive(Debug, Clone, Default, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PathReport {
     pub paths: Vec<StepPath>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "ts", ts(optional))]
     pub what_if: Option<whatif::WhatIf>,
     /// Slices and device ops each edit matched (the caller reports an edit that matched none on
     /// every trace).

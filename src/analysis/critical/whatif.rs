@@ -27,7 +27,6 @@ use crate::model::Trace;
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Edit {
     /// The edit as written.
     pub text: String,
@@ -36,20 +35,16 @@ pub struct Edit {
     pub factor: f64,
     /// `self:`: the slices' own time only.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub own: bool,
     /// `+gaps`: and the untraced time between two matching slices in a row.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub gaps: bool,
     /// `cpu:`: the CPU time only, not the device work the slices launched.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub cpu: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Target {
     /// A slice name, `*` matching any run of characters, `|` between alternatives.
@@ -645,7 +640,6 @@ fn replay_nodes(
 }
 
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct WhatIf {
     pub edits: Vec<Edit>,
     pub steps: Vec<Prediction>,

@@ -83,7 +83,6 @@ enum CondKind {
 
 /// A condition held against a diff.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Verdict {
     pub expr: String,
     pub failed: bool,

@@ -60,7 +60,6 @@ pub struct Flops {
 }
 
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FlopsReport {
     /// The device the peaks are for (`deviceProperties` name), and the table entry used.
     pub device: Option<String>,

@@ -105,7 +105,6 @@ pub struct Memory {
 }
 
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct MemoryReport {
     pub devices: Vec<DeviceMemory>,
 }

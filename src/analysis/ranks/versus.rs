@@ -9,7 +9,6 @@ use super::RankRow;
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RankVersus {
     pub rank: i64,
     /// The rank's step time over the median rank's; `None` for a rank without steps or a median

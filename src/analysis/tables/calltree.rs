@@ -51,7 +51,6 @@ pub struct CallNode {
 /// A bottom-up node: a function and a chain of its callers, standing for the top-down paths that
 /// end in that chain.
 #[derive(Debug, Clone, Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct BottomUpNode {
     pub name: String,
     pub kind: EventKind,

@@ -33,7 +33,6 @@ pub use calltree::{call_tree, BottomUpNode, CallTree};
 
 /// A table row's critical-path columns ([`crate::analysis::critical::slack`]), when asked for.
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PathColumns {
     /// Time on the steps' critical paths (inclusive for operators, as `CPU total` is).
     pub on_path_us: f64,
