@@ -32,6 +32,7 @@ import { ranksOfOneJob } from "./pair.js";
 import { startHeader } from "./header.js";
 import { renderRange } from "./range-table.js";
 import { startSnapshots } from "./snapshot.js";
+import { errorText } from "./errors.js";
 
 // A trace chosen, dropped or linked before the page is ready is kept and shown as starting
 // (starting.js), and opened at the end of this script.
@@ -54,7 +55,7 @@ const [constants, palette, waitKinds, version] = await workers
     // Nothing can open without the module: say why instead of a page that never gets ready.
     starting.take();
     document.getElementById("loading").hidden = true;
-    document.getElementById("error").textContent = `The viewer could not start: ${err.message}`;
+    document.getElementById("error").textContent = `The viewer could not start: ${errorText(err)}`;
     document.getElementById("error-box").hidden = false;
     document.getElementById("empty").hidden = true;
     document.body.dataset.state = "error";
@@ -194,7 +195,7 @@ function progress(stage, read, total, events) {
 }
 
 function openFile(file, startedAt = performance.now()) {
-  if (!file) return;
+  if (!file) return undefined;
   return load(file.name, file.size, blobChunks(file), startedAt);
 }
 
@@ -216,7 +217,7 @@ async function openUrl(href, startedAt = performance.now()) {
   try {
     resp = await fetch(url, { credentials: "same-origin" });
   } catch (err) {
-    if (token === app.loadToken) fail(new Error(`could not fetch it: ${err.message}`), name);
+    if (token === app.loadToken) fail(new Error(`could not fetch it: ${errorText(err)}`), name);
     return;
   }
   if (token !== app.loadToken) return resp.body && resp.body.cancel().catch(() => {});
@@ -745,8 +746,8 @@ window.addEventListener("drop", (ev) => {
 /** A drop's files and entries (`dropContents`): a job (ranks.js), a pair to compare, or a trace. */
 function openDrop(drop) {
   if (takeDrop(drop)) return;
-  if (drop.files.length === 2) return openTwo(drop.files);
-  if (drop.files[0]) openFile(drop.files[0]);
+  if (drop.files.length === 2) openTwo(drop.files);
+  else if (drop.files[0]) openFile(drop.files[0]);
 }
 
 /** Two files chosen or dropped together: two ranks of one job open as the job, else the choice to compare them (pair.js). */

@@ -14,6 +14,7 @@ import { connectAllowed } from "./url.js";
 import { SessionWorker } from "./worker/client.js";
 import { blobChunks, readInto, sniff, urlChunks, urlName } from "./load.js";
 import { analyse } from "./analyses.js";
+import { errorText } from "./errors.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -200,7 +201,7 @@ async function compareWith(name, chunks, total) {
   } catch (err) {
     if (token !== state.token) return;
     close();
-    return message(`${name} could not be compared: ${(err && err.message) || err}`);
+    return message(`${name} could not be compared: ${errorText(err)}`);
   }
   if (!state.view) {
     state.view = new TimelineView($("compare-timeline"), $("compare-overview"), statics, {
@@ -234,7 +235,7 @@ async function rediff() {
     diff = await worker.module.diff_digests(state.baseDigest, state.newDigest, state.total, state.byShape);
   } catch (err) {
     // A comparison closed meanwhile ended the worker: nothing to show.
-    if (state.worker === worker) message(`the traces could not be compared: ${(err && err.message) || err}`);
+    if (state.worker === worker) message(`the traces could not be compared: ${errorText(err)}`);
     return;
   }
   if (state.worker !== worker) return;
@@ -392,7 +393,7 @@ const TABS = [
         new_self_device_us: o.new.self_device_us,
         delta_self_device_us: o.delta_self_device_us,
       })),
-    names: (d, r) => [r.name, r.name],
+    names: (_d, r) => [r.name, r.name],
   },
   {
     id: "kernels",
@@ -433,7 +434,7 @@ const TABS = [
         new_device_us: l.new.device_us,
         delta_device_us: l.delta_device_us,
       })),
-    names: (d, r) => [r.name, r.name],
+    names: (_d, r) => [r.name, r.name],
   },
   {
     id: "steps",

@@ -14,7 +14,7 @@ import { composed, renderKept, showAnswer, whatIfForm } from "./whatif.js";
  * The Critical path toggle and panel. Returns the page's critical path controller.
  * @param {import("./context.js").PageContext} cx the page's context (context.js): its view, pick and showRange
  */
-export function startCritical({ app, view, pick, showRange }) {
+export function startCritical({ view, pick, showRange }) {
   const $ = (id) => document.getElementById(id);
   const button = /** @type {HTMLButtonElement} */ ($("critical-path"));
   const panel = $("critical-panel");

@@ -12,6 +12,7 @@
 import { declaredColumns, renderTable } from "./table.js";
 import { SessionWorker } from "./worker/client.js";
 import { blobChunks, readInto, urlChunks, urlName } from "./load.js";
+import { errorText } from "./errors.js";
 
 /** At most this many `capture` URLs are read for one trace. */
 const MAX_CAPTURES = 16;
@@ -198,7 +199,7 @@ function captureControl(readCapture) {
     try {
       await readCapture(file, say);
     } catch (e) {
-      say(`${file.name}: ${e.message || e}`);
+      say(`${file.name}: ${errorText(e)}`);
     }
   });
   span.append(label, said);

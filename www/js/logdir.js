@@ -14,6 +14,7 @@
 
 import { bytes, count } from "./format.js";
 import { el } from "./dom.js";
+import { errorText } from "./errors.js";
 
 const POLL_MS = 5000;
 
@@ -66,7 +67,7 @@ export function startLogdir(cx) {
       }
     } catch (err) {
       section.dataset.state = "error";
-      section.replaceChildren(el("p", "muted", `The server did not list LOGDIR: ${err.message}`));
+      section.replaceChildren(el("p", "muted", `The server did not list LOGDIR: ${errorText(err)}`));
       state.text = null;
     } finally {
       busy = false;

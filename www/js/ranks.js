@@ -17,6 +17,7 @@ import { SessionWorker } from "./worker/client.js";
 import { blobChunks, readInto, urlChunks, urlName } from "./load.js";
 import { analyse as analyseInSlices } from "./analyses.js";
 import { el } from "./dom.js";
+import { errorText } from "./errors.js";
 
 /** Ranks with a full timeline (and a live worker) at most; the others keep only their digest. */
 const MAX_SHOWN = 8;
@@ -205,7 +206,7 @@ async function digestOne(t, token, keep = false) {
   } catch (err) {
     if (worker) worker.terminate();
     t.worker = t.session = null;
-    t.error = (err && err.message) || String(err);
+    t.error = errorText(err);
   }
   renderFiles();
 }
@@ -234,7 +235,7 @@ async function analyse(token) {
   } catch (err) {
     if (token !== state.token) return;
     document.body.dataset.ranks = "error";
-    $("ranks-summary").textContent = `The ranks could not be compared: ${(err && err.message) || err}`;
+    $("ranks-summary").textContent = `The ranks could not be compared: ${errorText(err)}`;
     return;
   }
   if (token !== state.token) return;
@@ -377,7 +378,7 @@ function makeBand(t) {
     onSelect: () => t.view.request(),
     onRange: () => {},
     onError: (err) => {
-      t.error = (err && err.message) || String(err);
+      t.error = errorText(err);
       renderIssues();
     },
     onFrame: () => follow(t),

@@ -10,6 +10,7 @@ import { SNAPSHOT_TOP, blobChunks, readSnapshotInto, sniff } from "./load.js";
 import { renderTabs } from "./table.js";
 import { count, memory as bytes } from "./format.js";
 import { GROUPINGS, groupTable } from "./snapshot-tables.js";
+import { errorText } from "./errors.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -78,7 +79,7 @@ export function startSnapshotDiff(cx, base) {
       render(diff);
     } catch (err) {
       if (token !== state.token) return;
-      say(`${file.name} could not be compared: ${(err && err.message) || err}`, "error");
+      say(`${file.name} could not be compared: ${errorText(err)}`, "error");
     }
   }
 

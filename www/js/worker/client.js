@@ -67,7 +67,7 @@ import { buildFiles, chooseBuild } from "../wasm-choice.js";
 /**
  * What a click answers: the slice it selected, a group header or a deep lane's name it folded or
  * unfolded, an idle gap whose time range it selected, or nothing (the selection cleared).
- * @typedef {SliceDetails | { group: number } | { fold_lane: number } | { gap: Gap } | null} Click
+ * @typedef {import("../../generated/answers.js").Clicked | null} Click
  */
 
 /** Sends one call: `target` "session", "module" or "file", then the method and its arguments. */

@@ -32,6 +32,7 @@
 
 import { portable } from "./portable.js";
 import { declared } from "./protocol.js";
+import { errorText } from "../errors.js";
 
 /** @type {SightlineGlue | null} */
 let wasm = null;
@@ -87,7 +88,7 @@ async function readFile(id, blob, start, end, size) {
     try {
       next = await reader.read();
     } catch (err) {
-      throw new Error(`the file could not be read to its end (${(err && err.message) || err}): was it changed or moved while it was read?`);
+      throw new Error(`the file could not be read to its end (${errorText(err)}): was it changed or moved while it was read?`);
     }
     if (next.done) break;
     const bytes = next.value;
@@ -158,7 +159,7 @@ self.addEventListener("message", async (/** @type {MessageEvent} */ ev) => {
   try {
     await ready;
   } catch (err) {
-    self.postMessage({ id, error: `the viewer's module could not start: ${(err && err.message) || err}` });
+    self.postMessage({ id, error: `the viewer's module could not start: ${errorText(err)}` });
     return;
   }
   try {
