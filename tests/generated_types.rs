@@ -29,7 +29,8 @@ use sightline::view::details::SliceDetails;
 use sightline::view::frame::FrameMeta;
 use sightline::view::overview::Overview;
 use sightline::view::panels::{
-    AllocationTable, DeviceInfo, FlopsCall, FrameConstants, LiveRows, Roofline, Selection, Tooltip,
+    AllocationTable, Clicked, DeviceInfo, FlopsCall, FrameConstants, LiveRows, Roofline, Selection,
+    Tooltip,
 };
 use std::any::TypeId;
 use std::collections::{BTreeMap, HashSet};
@@ -112,13 +113,14 @@ fn generate() -> String {
     c.visit::<SliceDetails>();
     c.visit::<Overview>();
     // What only the page's panels ask: flops_report and flops_calls, memory_devices,
-    // memory_live and memory_allocations, tooltip, selection; the module's constants.
+    // memory_live and memory_allocations, tooltip, click, selection; the module's constants.
     c.visit::<Roofline>();
     c.visit::<FlopsCall>();
     c.visit::<DeviceInfo>();
     c.visit::<LiveRows>();
     c.visit::<AllocationTable>();
     c.visit::<Tooltip>();
+    c.visit::<Clicked>();
     c.visit::<Selection>();
     c.visit::<FrameConstants>();
     // SnapshotSession: finish and report, peaks, a band's hit; diff_snapshots.

@@ -1,14 +1,16 @@
 //! What the page's panels receive that no other front end asks for: the roofline and a FLOPs
 //! row's calls, the memory chart's legend, what was live at a time, the allocation table, a
-//! tooltip, the selection and the frame's constants. `src/web/` fills them; they are declared here,
+//! tooltip, the selection, what a click did and the frame's constants. `src/web/` fills them; they are declared here,
 //! natively, so that the page's TypeScript types are generated from them with the rest
 //! (`tests/generated_types.rs`).
 
 use crate::analysis::columns::Column;
 use crate::analysis::flops::peaks::{Peaks, Roof};
 use crate::analysis::flops::FlopsRow;
+use crate::analysis::idle::Gap;
 use crate::analysis::memory::LiveAllocation;
 use crate::model::SliceRef;
+use crate::view::details::SliceDetails;
 use serde::Serialize;
 
 /// The roofline: the FLOPs rows, the device and its roofs.
@@ -120,6 +122,20 @@ pub type AllocationCells = (
 pub struct Tooltip {
     pub lines: Vec<String>,
     pub title: String,
+}
+
+/// What a click on the timeline did: selected a slice (its details), folded or unfolded a
+/// process's group (its pid) or a deep lane (its index), or selected an idle gap's time range.
+/// The page reads it by its one member (`group`, `fold_lane`, `gap`), else as a slice's details;
+/// a click that cleared the selection answers `null`.
+#[derive(Serialize)]
+#[serde(untagged)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub enum Clicked {
+    Slice(Box<SliceDetails>),
+    Group { group: u32 },
+    FoldLane { fold_lane: u32 },
+    Gap { gap: Box<Gap> },
 }
 
 /// The selected slice (`[lane, index]`) and time range (`[start_ns, end_ns]`), for links.

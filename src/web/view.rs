@@ -9,7 +9,7 @@ use crate::model::SliceRef;
 use crate::view::details::{self, brief};
 use crate::view::frame::{self, Hit};
 use crate::view::overview::overview;
-use crate::view::panels::Tooltip;
+use crate::view::panels::{Clicked, Tooltip};
 use crate::view::rows::RowMode;
 use crate::view::ruler::format_duration;
 use crate::view::search::Search;
@@ -68,7 +68,7 @@ impl Loaded {
     }
 
     /// Selects `r`, opens its group and brings it into view; returns its details.
-    pub(super) fn select(&mut self, r: SliceRef, reveal: bool) -> String {
+    pub(super) fn select(&mut self, r: SliceRef, reveal: bool) -> Option<details::SliceDetails> {
         self.st.selection = Some(r);
         self.st.arrows = details::arrows(self.derived.trace(), &self.timeline, r);
         let lane = &self.derived.trace().lanes[r.lane as usize];
@@ -96,7 +96,7 @@ impl Loaded {
                 }
             }
         }
-        json(&self.details(r))
+        self.details(r)
     }
 
     /// A slice's details, with the graph replay it belongs to once the analyses have run (the
@@ -243,56 +243,50 @@ impl Session {
         Ok(Some(json(&v)))
     }
 
-    /// A click at `(x, y)`: selects the slice there (returns its details JSON), folds or unfolds
-    /// a group header (returns `{"group": process}`) or a deep lane's rows (x < 0, on its name:
-    /// returns `{"fold_lane": lane}`), selects an idle gap's time range (returns `{"gap": ...}`,
-    /// the idle analysis' gap), or clears the selection and the range (returns `null`).
+    /// A click at `(x, y)`: selects the slice there, folds or unfolds a group header or a deep
+    /// lane's rows (x < 0, on its name), selects an idle gap's time range, or clears the
+    /// selection and the range; returns what it did, [`Clicked`] as JSON (`null`: cleared).
     pub fn click(&mut self, x: f64, y: f64) -> Result<String, JsValue> {
         let l = self.loaded_mut()?;
-        match l.hit(x, y) {
-            Some(Hit::Slice(r)) => Ok(l.select(r, false)),
+        let clicked = match l.hit(x, y) {
+            Some(Hit::Slice(r)) => l.select(r, false).map(|d| Clicked::Slice(Box::new(d))),
             Some(Hit::Group(p)) => {
                 if !l.st.collapsed.remove(&p) {
                     l.st.collapsed.insert(p);
                 }
                 l.relayout();
-                Ok(json(&serde_json::json!({ "group": p })))
+                Some(Clicked::Group { group: p })
             }
             Some(Hit::LaneName(lane)) => {
                 if !l.st.expanded.remove(&lane) {
                     l.st.expanded.insert(lane);
                 }
                 l.relayout();
-                Ok(json(&serde_json::json!({ "fold_lane": lane })))
+                Some(Clicked::FoldLane { fold_lane: lane })
             }
-            Some(Hit::Gap(i)) => {
-                let g = l.gap(i).map(|g| (g.start_ns, g.end_ns, json(&g)));
-                match g {
-                    Some((a, b, text)) => {
-                        l.st.selection = None;
-                        l.st.arrows.clear();
-                        l.st.range = Some((a as f64, b as f64));
-                        Ok(format!("{{\"gap\":{text}}}"))
-                    }
-                    None => Ok("null".into()),
-                }
-            }
+            Some(Hit::Gap(i)) => l.gap(i).map(|g| {
+                l.st.selection = None;
+                l.st.arrows.clear();
+                l.st.range = Some((g.start_ns as f64, g.end_ns as f64));
+                Clicked::Gap { gap: Box::new(g) }
+            }),
             None => {
                 // Empty space clears the range as well as the slice: a range left selected there
                 // (a shift-drag, a gap, a finding's evidence) would be what `F` fits next.
                 l.st.selection = None;
                 l.st.arrows.clear();
                 l.st.range = None;
-                Ok("null".into())
+                None
             }
-        }
+        };
+        Ok(json(&clicked))
     }
 
     /// Selects a slice and brings it into view; returns its details JSON.
     pub fn select(&mut self, lane: u32, index: u32) -> Result<String, JsValue> {
         let l = self.loaded_mut()?;
         let r = l.slice(lane, index)?;
-        Ok(l.select(r, true))
+        Ok(json(&l.select(r, true)))
     }
 
     /// Details JSON of any slice, without selecting it.
@@ -345,7 +339,7 @@ impl Session {
             Some(s) => s.step(l.derived.trace(), from, forward),
             None => None,
         };
-        Ok(found.map(|r| l.select(r, true)))
+        Ok(found.map(|r| json(&l.select(r, true))))
     }
 
     /// Selects the time range between pixels `x0` and `x1`; returns its aggregation by name (JSON).

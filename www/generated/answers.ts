@@ -153,6 +153,14 @@ calls: number,
  */
 self_device_ns: number, device_total_ns: number, };
 
+/**
+ * What a click on the timeline did: selected a slice (its details), folded or unfolded a
+ * process's group (its pid) or a deep lane (its index), or selected an idle gap's time range.
+ * The page reads it by its one member (`group`, `fold_lane`, `gap`), else as a slice's details;
+ * a click that cleared the selection answers `null`.
+ */
+export type Clicked = SliceDetails | { group: number, } | { fold_lane: number, } | { gap: Gap, };
+
 export type ClockOffset = { rank: number, offset_us: number, rule: string, };
 
 export type CollectiveRow = { name: string, process_group: string, dtype: string | null, 
