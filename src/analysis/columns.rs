@@ -519,6 +519,21 @@ mod tests {
     }
 
     #[test]
+    fn a_comparison_keeps_its_own_order() {
+        // No one column holds the order (the magnitudes of two changes), so a viewer keeps it.
+        let by = Sort::Change(&["delta_a_us", "delta_b_us"]);
+        assert_eq!(by.key(true), None);
+        assert_eq!(
+            serde_json::to_string(&by).unwrap(),
+            r#"{"key":null,"descending":true}"#
+        );
+        assert_eq!(
+            by.describe(),
+            "the largest change first: |`delta_a_us`| + |`delta_b_us`|"
+        );
+    }
+
+    #[test]
     fn a_column_takes_its_units_type_unless_told() {
         const C: Column = Column::new("bytes", "Bytes", Unit::Bytes, "x")
             .typed(Type::Float)
