@@ -6,13 +6,13 @@
 
 use crate::common;
 use serde_json::Value;
-use sightline::analysis::columns::{reference, Table, Type};
+use sightline::analysis::columns::{reference, Sort, Table, Type};
 use sightline::analysis::derived::Derived;
 use sightline::analysis::ranks::{self, Align, OverlapScope};
 use sightline::analysis::tables::OpColumn;
 use sightline::query::tables::{declared, DECLARED};
 use sightline::query::{
-    Compiled, Flops, Graphs, Idle, Kernels, Labels, Modules, Opened, Ops, Question, Steps,
+    Compiled, Diff, Flops, Graphs, Idle, Kernels, Labels, Modules, Opened, Ops, Question, Steps,
 };
 use std::path::Path;
 
@@ -39,6 +39,11 @@ fn declarations_are_whole() {
         for device in [true, false] {
             if let Some(k) = t.sort.key(device) {
                 assert!(keys.contains(&k), "{}: sorted by {k}, not a column", t.name);
+            }
+        }
+        if let Sort::Change(by) = t.sort {
+            for k in by {
+                assert!(keys.contains(k), "{}: sorted by {k}, not a column", t.name);
             }
         }
         for c in t.columns {
@@ -80,8 +85,8 @@ fn check(name: &str, t: &Table, flags: &[&str], answer: Ordered) {
     check_rows(name, t, flags, &rows_of(name, t, &answer));
 }
 
-/// The rows `t.rows` names in `answer`: a member, or (`graphs[].kernels`) a member of each row
-/// of a member.
+/// The rows `t.rows` names in `answer`: a member, a member of a member (`steps.pairs`), or
+/// (`graphs[].kernels`) a member of each row of a member.
 fn rows_of<'a>(name: &str, t: &Table, answer: &'a Ordered) -> Vec<&'a Ordered> {
     let list = |v: Option<&'a Ordered>, key: &str| -> &'a [Ordered] {
         match v {
@@ -89,8 +94,18 @@ fn rows_of<'a>(name: &str, t: &Table, answer: &'a Ordered) -> Vec<&'a Ordered> {
             _ => panic!("{name}: {} has no `{key}`", t.name),
         }
     };
-    match t.rows.split_once("[].") {
-        None => list(answer.get(t.rows), t.rows).iter().collect(),
+    // `steps.pairs`: a member of a member.
+    let (answer, rows) = match t.rows.split_once('.') {
+        Some((outer, inner)) if !outer.ends_with("[]") => (
+            answer
+                .get(outer)
+                .unwrap_or_else(|| panic!("{name}: {} has no `{outer}`", t.name)),
+            inner,
+        ),
+        _ => (answer, t.rows),
+    };
+    match rows.split_once("[].") {
+        None => list(answer.get(rows), rows).iter().collect(),
         Some((outer, inner)) => list(answer.get(outer), outer)
             .iter()
             .flat_map(|o| list(o.get(inner), inner))
@@ -360,6 +375,45 @@ fn the_ranks_rows_have_their_declared_columns() {
             let report = ranks::analyze_with(&digests, Align::Auto, scope);
             assert_eq!(report.ranks.len(), files.len(), "{name}");
             check(name, t, &[], json(&report));
+        }
+    }
+}
+
+/// The comparison's rows (`sightline diff --json`) on two real pairs: a V100 ResNet-50 before
+/// and after `num_workers=4` (device ops matched by name, launcher and module) and the CPU pair,
+/// per step and in total, matched by input shape or not.
+#[test]
+fn the_diff_rows_have_their_declared_columns() {
+    let digest = |p: &str| {
+        let path = common::shared_fixtures().join(p);
+        let bytes = std::fs::read(&path).unwrap();
+        Derived::new(sightline::parse::parse_bytes(&bytes).unwrap()).digest(p)
+    };
+    for (base, new) in [
+        (
+            "real/kineto_v100_resnet50_legacy_pt19.pt.trace.json.gz",
+            "gpu-training/kineto_v100_resnet50_num_workers4_pt19.pt.trace.json.gz",
+        ),
+        (
+            "pytorch-cpu-pairs/workers.base.pt.trace.json.gz",
+            "pytorch-cpu-pairs/workers.new.pt.trace.json.gz",
+        ),
+    ] {
+        let (b, n) = (digest(base), digest(new));
+        for (total, by_shape) in [(false, false), (true, true)] {
+            let answer = Diff {
+                total,
+                by_shape,
+                fail_if: Vec::new(),
+            }
+            .answer(&b, &n, base, new)
+            .unwrap();
+            assert!(!answer.diff.ops.is_empty() && !answer.diff.steps.pairs.is_empty());
+            let flags: &[&str] = if by_shape { &["by_shape"] } else { &[] };
+            let answer = json(&answer);
+            for t in DECLARED.iter().filter(|t| t.name == "diff") {
+                check(new, t, flags, answer.clone());
+            }
         }
     }
 }

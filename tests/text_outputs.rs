@@ -2,7 +2,9 @@
 //! `steps`, `idle`, `path`) on five traces of different kinds: a CPU training loop, CUDA training,
 //! ROCm training with stacks, one rank of an 8-rank DLRM job and CUDA inference with stacks and
 //! memory; and `compiled` on two torch.compile traces of this repository's (a graph break, a
-//! recompile). Each output is kept in `tests/text_outputs/`; a change shows as a diff of that file.
+//! recompile); and `diff` on two pairs of traces (a V100 ResNet-50 before and after
+//! `num_workers=4`, the CPU pair of `pytorch-cpu-pairs/`, that one by input shape too). Each
+//! output is kept in `tests/text_outputs/`; a change shows as a diff of that file.
 //! `SIGHTLINE_BLESS=1` rewrites them. Times it took to parse and analyse are the only text that
 //! changes from run to run: they read `N s` here.
 #![cfg(not(target_arch = "wasm32"))]
@@ -40,6 +42,22 @@ const COMPILED: [(&str, &str); 2] = [
     ("recompiles", "recompiles.json.gz"),
 ];
 
+/// Pairs of traces whose `diff` text is kept: a name, BASE, NEW and the options.
+const DIFFS: [(&str, &str, &str, &[&str]); 2] = [
+    (
+        "v100_workers",
+        "real/kineto_v100_resnet50_legacy_pt19.pt.trace.json.gz",
+        "gpu-training/kineto_v100_resnet50_num_workers4_pt19.pt.trace.json.gz",
+        &[],
+    ),
+    (
+        "cpu_workers",
+        "pytorch-cpu-pairs/workers.base.pt.trace.json.gz",
+        "pytorch-cpu-pairs/workers.new.pt.trace.json.gz",
+        &["--by-shape"],
+    ),
+];
+
 /// `text` with the seconds a run took (`parsed in 0.12 s`, `analysed in 0.03 s`) as `N s`.
 fn without_times(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -63,17 +81,17 @@ fn without_times(text: &str) -> String {
     out
 }
 
-/// What `sightline CMD FILE` prints, run from the file's folder `dir` so the file's name in the
-/// output does not depend on where the fixtures are.
-fn output(dir: &Path, cmd: &str, file: &str) -> String {
+/// What `sightline ARGS...` prints, run from the files' folder `dir` so the files' names in the
+/// output do not depend on where the fixtures are.
+fn output(dir: &Path, args: &[&str]) -> String {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_sightline"))
-        .args([cmd, file])
+        .args(args)
         .current_dir(dir)
         .output()
         .unwrap();
     assert!(
         out.status.success(),
-        "{cmd} {file}: {}",
+        "{args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     without_times(&String::from_utf8(out.stdout).unwrap())
@@ -86,16 +104,21 @@ fn text_outputs_match_their_snapshots() {
     let mut changed = Vec::new();
     let shared = common::shared_fixtures();
     let compiled = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/compiled");
-    let runs = TRACES
-        .iter()
-        .flat_map(|&(name, file)| COMMANDS.map(|cmd| (name, shared.as_path(), cmd, file)))
-        .chain(
-            COMPILED
-                .iter()
-                .map(|&(name, file)| (name, compiled.as_path(), "compiled", file)),
-        );
-    for (name, folder, cmd, file) in runs {
-        let actual = output(folder, cmd, file);
+    let runs =
+        TRACES
+            .iter()
+            .flat_map(|&(name, file)| {
+                COMMANDS.map(|cmd| (name, shared.as_path(), cmd, vec![cmd, file]))
+            })
+            .chain(COMPILED.iter().map(|&(name, file)| {
+                (name, compiled.as_path(), "compiled", vec!["compiled", file])
+            }))
+            .chain(DIFFS.iter().map(|&(name, base, new, options)| {
+                let args = [&["diff", base, new][..], options].concat();
+                (name, shared.as_path(), "diff", args)
+            }));
+    for (name, folder, cmd, args) in runs {
+        let actual = output(folder, &args);
         let path = dir.join(format!("{name}.{cmd}.txt"));
         if bless {
             std::fs::create_dir_all(&dir).unwrap();

@@ -298,6 +298,9 @@ pub enum Sort {
     /// In the order the trace first ran them (compiled frames, graphs and kernels): an order no
     /// column holds.
     FirstRun,
+    /// Largest change first: by the sum of these columns' magnitudes (a comparison's rows, which
+    /// grew or shrank), an order no one column holds.
+    Change(&'static [&'static str]),
 }
 
 impl Sort {
@@ -308,7 +311,7 @@ impl Sort {
             Sort::Largest(k) | Sort::Smallest(k) => Some(k),
             Sort::DeviceElse(d, _) if device => Some(d),
             Sort::DeviceElse(_, k) => Some(k),
-            Sort::Tree | Sort::FirstRun => None,
+            Sort::Tree | Sort::FirstRun | Sort::Change(_) => None,
         }
     }
 
@@ -327,6 +330,10 @@ impl Sort {
             }
             Sort::Tree => "tree order: each row after its parent, siblings by first call".into(),
             Sort::FirstRun => "the order they first ran in".into(),
+            Sort::Change(keys) => {
+                let keys: Vec<String> = keys.iter().map(|k| format!("|`{k}`|")).collect();
+                format!("the largest change first: {}", keys.join(" + "))
+            }
         }
     }
 }
@@ -340,7 +347,9 @@ impl Serialize for Sort {
                 m.serialize_entry("key", d)?;
                 m.serialize_entry("without_device", k)?;
             }
-            Sort::Tree | Sort::FirstRun => m.serialize_entry("key", &None::<&str>)?,
+            Sort::Tree | Sort::FirstRun | Sort::Change(_) => {
+                m.serialize_entry("key", &None::<&str>)?
+            }
         }
         m.serialize_entry("descending", &self.descending())?;
         m.end()
@@ -367,7 +376,8 @@ pub struct Table {
     /// command that prints more than one (`idle`), the first listed is the one they name.
     pub name: &'static str,
     /// The member of the answer that holds the rows (`rows`, `graphs`); `graphs[].kernels`: the
-    /// `kernels` of each row of `graphs` (a compiled graph's Inductor kernels).
+    /// `kernels` of each row of `graphs` (a compiled graph's Inductor kernels); `steps.pairs`: the
+    /// member `pairs` of the member `steps` (a comparison's steps side by side).
     pub rows: &'static str,
     /// What its rows are.
     pub title: &'static str,
@@ -522,6 +532,21 @@ mod tests {
             sort: Sort::Tree,
         }])
         .contains("| `o.a_ns` | A | ns | int64 | a |"));
+    }
+
+    #[test]
+    fn a_comparison_keeps_its_own_order() {
+        // No one column holds the order (the magnitudes of two changes), so a viewer keeps it.
+        let by = Sort::Change(&["delta_a_us", "delta_b_us"]);
+        assert_eq!(by.key(true), None);
+        assert_eq!(
+            serde_json::to_string(&by).unwrap(),
+            r#"{"key":null,"descending":true}"#
+        );
+        assert_eq!(
+            by.describe(),
+            "the largest change first: |`delta_a_us`| + |`delta_b_us`|"
+        );
     }
 
     #[test]

@@ -4,11 +4,18 @@
 //! BASE and NEW are traces, or digests that `sightline digest` wrote (a CI job can keep the
 //! digest of its reference run instead of the trace). Each trace is read, digested and dropped
 //! before the next is read, so memory is that of the larger trace, not of both.
+//!
+//! The operators, device ops and labels are headed and formatted as their rows declare their
+//! columns ([`OpDiff`], [`KernelDiff`], [`LabelDiff`]); a ratio is written as the change in
+//! percent, and a row's name cell holds its status (and a device op's launcher and module). The
+//! steps, the idle time and the findings are the command's own lines.
 
 use super::args::DiffArgs;
 use super::print_json;
+use super::table::{declared_in, Shown, Style};
+use sightline::analysis::columns::Row;
 use sightline::analysis::diff::headline::{signed_time, time};
-use sightline::analysis::diff::{Diff, Mode, Presence};
+use sightline::analysis::diff::{Diff, KernelDiff, LabelDiff, Mode, OpDiff, Presence};
 use sightline::analysis::digest::Digest;
 use sightline::native;
 
@@ -68,6 +75,9 @@ fn short(names: &str) -> String {
         .collect::<Vec<_>>()
         .join(" | ")
 }
+
+/// The tables of operators, device ops and labels.
+const STYLE: Style = Style::comparison();
 
 fn pct(r: Option<f64>) -> String {
     r.map_or("new".to_string(), |r| format!("{:+.1}%", (r - 1.0) * 100.0))
@@ -134,28 +144,29 @@ fn print(a: &DiffArgs, d: &Diff, top: usize) {
         top.min(d.ops.len()),
         d.ops.len()
     );
-    println!(
-        "  {:>12}{:>12}{:>12}{:>9}  {:>12}{:>12}{:>12}  name",
-        "self CPU", "new", "delta", "ratio", "self dev", "new", "delta"
-    );
-    for o in d.ops.iter().take(top) {
-        let shapes = o
-            .input_shapes
-            .as_ref()
-            .map_or(String::new(), |s| format!(" {s}"));
-        println!(
-            "  {:>12}{:>12}{:>12}{:>9}  {:>12}{:>12}{:>12}  {}{shapes}{}",
-            time(o.base.self_cpu_us),
-            time(o.new.self_cpu_us),
-            signed_time(o.delta_self_cpu_us),
-            pct(o.ratio_self_cpu),
-            time(o.base.self_device_us),
-            time(o.new.self_device_us),
-            signed_time(o.delta_self_device_us),
-            o.name,
-            status(o.status)
-        );
-    }
+    let shown = [
+        Shown::right("base", 12).side("self_cpu_us").fit(),
+        Shown::right("new", 12).side("self_cpu_us").fit(),
+        Shown::right("delta_self_cpu_us", 12).signed().fit(),
+        Shown::right("ratio_self_cpu", 9).fit(),
+        Shown::right("base", 12).side("self_device_us").fit(),
+        Shown::right("new", 12).side("self_device_us").fit(),
+        Shown::right("delta_self_device_us", 12).signed().fit(),
+        Shown::left("name", 0),
+    ];
+    let own = |o: &OpDiff, key: &str, _| match key {
+        "ratio_self_cpu" => Some(pct(o.ratio_self_cpu)),
+        "name" => {
+            let shapes = o
+                .input_shapes
+                .as_ref()
+                .map_or(String::new(), |s| format!(" {s}"));
+            Some(format!("{}{shapes}{}", o.name, status(o.status)))
+        }
+        _ => None,
+    };
+    let rows = d.ops.iter().take(top);
+    print!("{}", declared_in(&STYLE, &shown, rows, Vec::new(), "", own));
     if !d.kernels.is_empty() {
         println!();
         println!(
@@ -163,26 +174,34 @@ fn print(a: &DiffArgs, d: &Diff, top: usize) {
             top.min(d.kernels.len()),
             d.kernels.len()
         );
-        println!(
-            "  {:>12}{:>12}{:>12}{:>9}  name [launcher, module]",
-            "base", "new", "delta", "ratio"
+        let label = |key| KernelDiff::column(key).map_or("", |c| c.label);
+        let name = format!(
+            "{} [{}, {}]",
+            label("name"),
+            label("launcher"),
+            label("module")
         );
-        for k in d.kernels.iter().take(top) {
-            let via = match (&k.launcher, &k.module) {
-                (Some(l), Some(m)) => format!(" [{l}, {m}]"),
-                (Some(l), None) => format!(" [{l}]"),
-                _ => " [no launcher]".to_string(),
-            };
-            println!(
-                "  {:>12}{:>12}{:>12}{:>9}  {}{via}{}",
-                time(k.base.total_us),
-                time(k.new.total_us),
-                signed_time(k.delta_us),
-                pct(k.ratio),
-                short(&k.name),
-                status(k.status)
-            );
-        }
+        let shown = [
+            Shown::right("base", 12).side("total_us").fit(),
+            Shown::right("new", 12).side("total_us").fit(),
+            Shown::right("delta_us", 12).signed().fit(),
+            Shown::right("ratio", 9).fit(),
+            Shown::left("name", 0).titled(&name),
+        ];
+        let own = |k: &KernelDiff, key: &str, _| match key {
+            "ratio" => Some(pct(k.ratio)),
+            "name" => {
+                let via = match (&k.launcher, &k.module) {
+                    (Some(l), Some(m)) => format!(" [{l}, {m}]"),
+                    (Some(l), None) => format!(" [{l}]"),
+                    _ => " [no launcher]".to_string(),
+                };
+                Some(format!("{}{via}{}", short(&k.name), status(k.status)))
+            }
+            _ => None,
+        };
+        let rows = d.kernels.iter().take(top);
+        print!("{}", declared_in(&STYLE, &shown, rows, Vec::new(), "", own));
     }
     if !d.labels.is_empty() {
         println!();
@@ -191,17 +210,20 @@ fn print(a: &DiffArgs, d: &Diff, top: usize) {
             top.min(d.labels.len()),
             d.labels.len()
         );
-        for l in d.labels.iter().take(top) {
-            println!(
-                "  {:>12}{:>12}{:>12}{:>9}  {}{}",
-                time(l.base.cpu_total_us),
-                time(l.new.cpu_total_us),
-                signed_time(l.delta_cpu_total_us),
-                pct(l.ratio_cpu_total),
-                l.name,
-                status(l.status)
-            );
-        }
+        let shown = [
+            Shown::right("base", 12).side("cpu_total_us").fit(),
+            Shown::right("new", 12).side("cpu_total_us").fit(),
+            Shown::right("delta_cpu_total_us", 12).signed().fit(),
+            Shown::right("ratio_cpu_total", 9).fit(),
+            Shown::left("name", 0),
+        ];
+        let own = |l: &LabelDiff, key: &str, _| match key {
+            "ratio_cpu_total" => Some(pct(l.ratio_cpu_total)),
+            "name" => Some(format!("{}{}", l.name, status(l.status))),
+            _ => None,
+        };
+        let rows = d.labels.iter().take(top);
+        print!("{}", declared_in(&STYLE, &shown, rows, Vec::new(), "", own));
     }
     let i = &d.idle;
     if i.base.devices + i.new.devices > 0 {

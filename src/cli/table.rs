@@ -7,10 +7,13 @@
 //! ([`Style::cell`]), unless the command formats a cell of its own (a name cut to its width, a
 //! share that PyTorch prints as `NaN`). The sections of `sightline report` that hold a table
 //! (steps, idle) set it out in a [`Style`] of their own ([`declared_in`]): indented, without
-//! rules, times in milliseconds. Tables without declarations list [`Column`]s by hand.
+//! rules, times in milliseconds; `sightline diff`'s tables too, with times in words and each
+//! change signed ([`Style::comparison`], [`Shown::signed`]). Tables without declarations list
+//! [`Column`]s by hand.
 
 use serde_json::Value;
 use sightline::analysis::columns::{Column as Declared, Row, Unit};
+use sightline::units::{duration, signed_duration};
 
 /// A column of a text table.
 pub(super) struct Column {
@@ -38,6 +41,17 @@ impl Column {
     }
 }
 
+/// How a text table writes times.
+#[derive(Clone, Copy)]
+enum Times {
+    /// PyTorch's us, ms or s, whichever reads best in each cell.
+    PyTorch,
+    /// Milliseconds with the style's decimals, followed by this suffix, one unit down each column.
+    Ms(&'static str),
+    /// In words with three significant figures (`45.5 ms`, `934 µs`), as the headline writes them.
+    Words,
+}
+
 /// How a text table is set out.
 pub(super) struct Style {
     /// Before each line.
@@ -47,9 +61,7 @@ pub(super) struct Style {
     /// PyTorch's: dashed rules above and below the header and below the rows, and every cell
     /// followed by the gap.
     rules: bool,
-    /// Times in milliseconds with [`Style::decimals`] and this suffix, one unit down each column;
-    /// `None`: PyTorch's us, ms or s, whichever reads best in each cell.
-    ms: Option<&'static str>,
+    times: Times,
     /// The decimals of a time in milliseconds.
     decimals: usize,
 }
@@ -59,7 +71,7 @@ pub(super) const PYTORCH: Style = Style {
     indent: "",
     gap: "  ",
     rules: true,
-    ms: None,
+    times: Times::PyTorch,
     decimals: 3,
 };
 
@@ -71,7 +83,19 @@ impl Style {
             indent: "  ",
             gap,
             rules: false,
-            ms: Some(suffix),
+            times: Times::Ms(suffix),
+            decimals: 3,
+        }
+    }
+
+    /// A table of `sightline diff`'s: indented two spaces, cells two spaces apart, no rules, times
+    /// in words, as its headline and steps write them.
+    pub(super) const fn comparison() -> Style {
+        Style {
+            indent: "  ",
+            gap: "  ",
+            rules: false,
+            times: Times::Words,
             decimals: 3,
         }
     }
@@ -88,12 +112,14 @@ impl Style {
         let d = usize::from(digits);
         let ms = self.decimals;
         let f = || v.as_f64().unwrap_or(0.0);
-        match (unit, v, self.ms) {
+        match (unit, v, self.times) {
             (_, Value::Null, _) => "-".to_string(),
-            (Unit::Us, _, Some(suffix)) => format!("{:.ms$}{suffix}", f() / 1e3),
-            (Unit::Ns, _, Some(suffix)) => format!("{:.ms$}{suffix}", f() / 1e6),
-            (Unit::Us, _, None) => fmt_time(f()),
-            (Unit::Ns, _, None) => fmt_time(f() / 1000.0),
+            (Unit::Us, _, Times::Ms(suffix)) => format!("{:.ms$}{suffix}", f() / 1e3),
+            (Unit::Ns, _, Times::Ms(suffix)) => format!("{:.ms$}{suffix}", f() / 1e6),
+            (Unit::Us, _, Times::PyTorch) => fmt_time(f()),
+            (Unit::Ns, _, Times::PyTorch) => fmt_time(f() / 1000.0),
+            (Unit::Us, _, Times::Words) => duration(f() * 1e3),
+            (Unit::Ns, _, Times::Words) => duration(f()),
             (Unit::Bytes, _, _) => match v.as_i64() {
                 Some(b) => fmt_memory(b),
                 None => fmt_memory(f() as i64),
@@ -104,6 +130,16 @@ impl Style {
             (Unit::Flag, Value::Bool(b), _) => if *b { "yes" } else { "no" }.to_string(),
             (_, Value::String(s), _) => s.clone(),
             (_, other, _) => other.to_string(),
+        }
+    }
+
+    /// A change as [`Style::cell`] writes its value, with its sign: `+` before none or a gain.
+    fn signed_cell(&self, unit: Unit, digits: u8, v: &Value) -> String {
+        match (unit, self.times, v.as_f64()) {
+            (Unit::Us, Times::Words, Some(us)) => signed_duration(us * 1e3),
+            (Unit::Ns, Times::Words, Some(ns)) => signed_duration(ns),
+            (_, _, Some(x)) if x >= 0.0 => format!("+{}", self.cell(unit, digits, v)),
+            _ => self.cell(unit, digits, v),
         }
     }
 
@@ -207,6 +243,10 @@ pub(super) struct Shown {
     part: Option<(&'static str, Unit)>,
     /// A member the column declares ([`sightline::analysis::columns::Column::parts`]).
     member: Option<&'static str>,
+    /// The member is headed by the column's label and its own (`Base Self CPU`).
+    side: bool,
+    /// A change: written with its sign.
+    signed: bool,
     pub(super) width: usize,
     left: bool,
     fit: bool,
@@ -223,6 +263,8 @@ impl Shown {
             key,
             part: None,
             member: None,
+            side: false,
+            signed: false,
             width,
             left: false,
             fit: false,
@@ -271,8 +313,28 @@ impl Shown {
         }
     }
 
+    /// One member of an object column that declares its members, formatted as declared and
+    /// headed by the column's label and the member's: one side of a comparison (`Base Self CPU`
+    /// for `base.self_cpu_us`).
+    pub(super) fn side(self, member: &'static str) -> Shown {
+        Shown {
+            member: Some(member),
+            side: true,
+            ..self
+        }
+    }
+
+    /// Written with its sign (`+1.25 ms`, `-3.00 µs`): a change.
+    pub(super) fn signed(self) -> Shown {
+        Shown {
+            signed: true,
+            ..self
+        }
+    }
+
     /// Headed `title` instead of the label: a word that depends on the trace's device beyond
-    /// `{device}` (Tensor Cores or Matrix Cores).
+    /// `{device}` (Tensor Cores or Matrix Cores), or a cell that joins several columns (a device
+    /// op's name with its launcher and module).
     pub(super) fn titled(self, title: &str) -> Shown {
         Shown {
             title: Some(title.to_string()),
@@ -330,6 +392,10 @@ pub(super) fn declared_in<'r, R: Row + 'r>(
                 (None, Some(c)) => c.label_for(device),
                 (None, None) => unreachable!("an undeclared column has a title"),
             };
+            if s.side {
+                let object = R::column(s.key).expect("a declared column");
+                title = format!("{} {title}", object.label_for(device));
+            }
             if let Some((member, _)) = s.part {
                 title = format!("{title} {member}");
             }
@@ -366,6 +432,7 @@ pub(super) fn declared_in<'r, R: Row + 'r>(
                     Some((member, unit)) => {
                         style.cell(unit, c.digits, v.get(member).unwrap_or(&Value::Null))
                     }
+                    None if s.signed => style.signed_cell(c.unit, c.digits, v),
                     None => style.cell(c.unit, c.digits, v),
                 }
             })

@@ -9,6 +9,7 @@ use super::{flag, text_opt, Opened, Question};
 use crate::analysis::columns::Table;
 use crate::analysis::compiled::{self, Compile, Frame};
 use crate::analysis::critical::slack;
+use crate::analysis::diff::{KernelDiff, LabelDiff, OpDiff, StepPair};
 use crate::analysis::flops::kernels::annotate;
 use crate::analysis::flops::FlopsReport;
 use crate::analysis::flops::FlopsRow;
@@ -25,7 +26,8 @@ use serde::Deserialize;
 /// The tables whose rows declare their columns (`analysis::columns`), in the order the reference
 /// lists them: each by the command that prints it and the member that holds its rows (a command
 /// may print more than one: `idle`'s per stream and per device, `compiled`'s graphs, their
-/// kernels, frames and compile work).
+/// kernels, frames and compile work, `diff`'s operators, device ops, labels and steps). A member
+/// path `a.b` is the member `b` of the answer's `a`.
 pub const DECLARED: &[Table] = &[
     Table::of::<OpRow>("ops", "rows", "Operators"),
     Table::of::<KernelRow>("kernels", "rows", "Kernels (device ops by name)"),
@@ -45,6 +47,14 @@ pub const DECLARED: &[Table] = &[
     Table::of::<Frame>("compiled", "frames", "torch.compile: compiled frames"),
     Table::of::<Compile>("compiled", "compiles", "torch.compile: compile work"),
     Table::of::<RankRow>("ranks", "ranks", "Ranks of a distributed job"),
+    Table::of::<OpDiff>("diff", "ops", "Comparison: operators"),
+    Table::of::<KernelDiff>(
+        "diff",
+        "kernels",
+        "Comparison: device ops by name, launching operator and module",
+    ),
+    Table::of::<LabelDiff>("diff", "labels", "Comparison: record_function labels"),
+    Table::of::<StepPair>("diff", "steps.pairs", "Comparison: the steps side by side"),
 ];
 
 /// The declared table named `name` ([`DECLARED`]): of a command with more than one, the first

@@ -34,6 +34,7 @@ pub mod explain;
 pub mod gate;
 pub mod headline;
 
+use super::columns::{Column, Row, Sort, Type, Unit};
 use super::digest::{Digest, DigestFinding, DigestKernel, DigestMeasure, DigestOp};
 use serde::{Serialize, Serializer};
 use std::collections::{BTreeMap, BTreeSet};
@@ -150,6 +151,43 @@ pub struct StepPair {
     pub delta_us: f64,
 }
 
+impl Row for StepPair {
+    const COLUMNS: &'static [Column] = &[
+        Column::new(
+            "index",
+            "Step",
+            Unit::Count,
+            "i: the i-th active step of each trace, from 0",
+        ),
+        Column::new(
+            "base_name",
+            "Base step",
+            Unit::Text,
+            "BASE's `ProfilerStep#N`; none where BASE has fewer steps",
+        ),
+        Column::new(
+            "new_name",
+            "New step",
+            Unit::Text,
+            "NEW's `ProfilerStep#N`; none where NEW has fewer steps",
+        ),
+        Column::new(
+            "base_us",
+            "Base",
+            Unit::Us,
+            "BASE's step extended to its device work; 0 where it has fewer steps",
+        ),
+        Column::new(
+            "new_us",
+            "New",
+            Unit::Us,
+            "NEW's step extended to its device work; 0 where it has fewer steps",
+        ),
+        Column::new("delta_us", "Delta", Unit::Us, "`new_us - base_us`"),
+    ];
+    const SORT: Sort = Sort::Smallest("index");
+}
+
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct StepSide {
@@ -199,6 +237,56 @@ pub struct OpSide {
     pub device_total_us: f64,
 }
 
+/// Calls: per step a fraction where a side's steps differ in calls ([`Count`]).
+const CALLS: Column = Column::new(
+    "calls",
+    "Calls",
+    Unit::Count,
+    "Calls; per step, a fraction where the steps differ",
+)
+.typed(Type::Float);
+
+/// What a ratio column holds.
+const RATIO: &str = "`new / base`; none when the base is zero";
+
+impl OpSide {
+    /// A side's figures as the columns `base` and `new` hold them.
+    const PARTS: &'static [Column] = &[
+        CALLS,
+        Column::new(
+            "self_cpu_us",
+            "Self CPU",
+            Unit::Us,
+            "CPU time minus its direct children's",
+        ),
+        Column::new(
+            "cpu_total_us",
+            "CPU total",
+            Unit::Us,
+            "Summed durations of its calls",
+        ),
+        Column::new(
+            "self_device_us",
+            "Self device",
+            Unit::Us,
+            "Device time of the device ops it launched itself",
+        ),
+        Column::new(
+            "device_total_us",
+            "Device total",
+            Unit::Us,
+            "Device time of the device ops it and its children launched",
+        ),
+    ];
+    const TYPE: Type = Type::Struct(&[
+        ("calls", Type::Float),
+        ("self_cpu_us", Type::Float),
+        ("cpu_total_us", Type::Float),
+        ("self_device_us", Type::Float),
+        ("device_total_us", Type::Float),
+    ]);
+}
+
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct OpDiff {
@@ -216,6 +304,59 @@ pub struct OpDiff {
     pub ratio_self_cpu: Option<f64>,
 }
 
+/// Whether a row is in both traces, NEW's only or BASE's only.
+const STATUS: Column = Column::new(
+    "status",
+    "Status",
+    Unit::Text,
+    "`both`, `added` (in NEW only) or `removed` (in BASE only); a side without the row is zeros",
+);
+
+impl Row for OpDiff {
+    const COLUMNS: &'static [Column] = &[
+        Column::new(
+            "name",
+            "Name",
+            Unit::Text,
+            "The operator's, label's or runtime call's name",
+        ),
+        Column::new(
+            "kind",
+            "Kind",
+            Unit::Text,
+            "op, annotation (record_function), runtime or memory",
+        ),
+        Column::new(
+            "input_shapes",
+            "Input Shapes",
+            Unit::Data,
+            "`Input Dims` as a list of lists, when matched by input shape",
+        )
+        .with("by_shape"),
+        STATUS,
+        Column::new("base", "Base", Unit::Data, "BASE's figures")
+            .typed(OpSide::TYPE)
+            .parts(OpSide::PARTS),
+        Column::new("new", "New", Unit::Data, "NEW's figures")
+            .typed(OpSide::TYPE)
+            .parts(OpSide::PARTS),
+        Column::new(
+            "delta_self_cpu_us",
+            "Self CPU delta",
+            Unit::Us,
+            "Self CPU time, NEW's minus BASE's",
+        ),
+        Column::new(
+            "delta_self_device_us",
+            "Self device delta",
+            Unit::Us,
+            "Self device time, NEW's minus BASE's",
+        ),
+        Column::new("ratio_self_cpu", "Self CPU ratio", Unit::Number, RATIO),
+    ];
+    const SORT: Sort = Sort::Change(&["delta_self_cpu_us", "delta_self_device_us"]);
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct KernelSide {
@@ -223,6 +364,26 @@ pub struct KernelSide {
     pub total_us: f64,
     /// The GPU op names this side contributes to the row.
     pub names: Vec<String>,
+}
+
+impl KernelSide {
+    /// A side's figures as the columns `base` and `new` hold them.
+    const PARTS: &'static [Column] = &[
+        CALLS,
+        Column::new("total_us", "Time", Unit::Us, "Device time of the row's ops"),
+        Column::new(
+            "names",
+            "Names",
+            Unit::Data,
+            "The device op names this side contributes to the row",
+        )
+        .typed(Type::List(&Type::Str)),
+    ];
+    const TYPE: Type = Type::Struct(&[
+        ("calls", Type::Float),
+        ("total_us", Type::Float),
+        ("names", Type::List(&Type::Str)),
+    ]);
 }
 
 /// How a kernel row's two sides were paired.
@@ -255,6 +416,21 @@ pub struct KernelDiff {
     pub ratio: Option<f64>,
 }
 
+impl Row for KernelDiff {
+    const COLUMNS: &'static [Column] = &[
+        Column::new("name", "Name", Unit::Text, "The device op's name; of a row matched through its launcher or module, the names joined by ` | `, BASE's first"),
+        Column::new("launcher", "Launcher", Unit::Text, "The operator that launched it (of a row matched by module, the launchers joined by ` | `)"),
+        Column::new("module", "Module", Unit::Text, "The `nn.Module` it ran in"),
+        Column::new("matched_by", "Matched by", Unit::Text, "`name` (the same name, launcher and module), `launcher` (names in one trace only, paired through launcher and module) or `module` (left unpaired in one module on both sides, paired by the module)"),
+        STATUS,
+        Column::new("base", "Base", Unit::Data, "BASE's figures").typed(KernelSide::TYPE).parts(KernelSide::PARTS),
+        Column::new("new", "New", Unit::Data, "NEW's figures").typed(KernelSide::TYPE).parts(KernelSide::PARTS),
+        Column::new("delta_us", "Delta", Unit::Us, "Device time, NEW's minus BASE's"),
+        Column::new("ratio", "Ratio", Unit::Number, RATIO),
+    ];
+    const SORT: Sort = Sort::Change(&["delta_us"]);
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LabelSide {
@@ -263,6 +439,44 @@ pub struct LabelSide {
     pub self_cpu_us: f64,
     pub device_us: f64,
     pub gpu_span_total_us: f64,
+}
+
+impl LabelSide {
+    /// A side's figures as the columns `base` and `new` hold them.
+    const PARTS: &'static [Column] = &[
+        CALLS,
+        Column::new(
+            "cpu_total_us",
+            "CPU total",
+            Unit::Us,
+            "Summed durations of its CPU spans",
+        ),
+        Column::new(
+            "self_cpu_us",
+            "Self CPU",
+            Unit::Us,
+            "CPU total minus its direct children's",
+        ),
+        Column::new(
+            "device_us",
+            "Device inside",
+            Unit::Us,
+            "Device time of the kernels, memcpy and memset launched inside the label",
+        ),
+        Column::new(
+            "gpu_span_total_us",
+            "Device total",
+            Unit::Us,
+            "Summed durations of its spans on the device's streams",
+        ),
+    ];
+    const TYPE: Type = Type::Struct(&[
+        ("calls", Type::Float),
+        ("cpu_total_us", Type::Float),
+        ("self_cpu_us", Type::Float),
+        ("device_us", Type::Float),
+        ("gpu_span_total_us", Type::Float),
+    ]);
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -275,6 +489,33 @@ pub struct LabelDiff {
     pub delta_cpu_total_us: f64,
     pub delta_device_us: f64,
     pub ratio_cpu_total: Option<f64>,
+}
+
+impl Row for LabelDiff {
+    const COLUMNS: &'static [Column] = &[
+        Column::new("name", "Name", Unit::Text, "The `record_function` label"),
+        STATUS,
+        Column::new("base", "Base", Unit::Data, "BASE's figures")
+            .typed(LabelSide::TYPE)
+            .parts(LabelSide::PARTS),
+        Column::new("new", "New", Unit::Data, "NEW's figures")
+            .typed(LabelSide::TYPE)
+            .parts(LabelSide::PARTS),
+        Column::new(
+            "delta_cpu_total_us",
+            "CPU total delta",
+            Unit::Us,
+            "CPU total, NEW's minus BASE's",
+        ),
+        Column::new(
+            "delta_device_us",
+            "Device delta",
+            Unit::Us,
+            "Device time, NEW's minus BASE's",
+        ),
+        Column::new("ratio_cpu_total", "CPU total ratio", Unit::Number, RATIO),
+    ];
+    const SORT: Sort = Sort::Change(&["delta_cpu_total_us", "delta_device_us"]);
 }
 
 #[derive(Debug, Clone, Serialize)]
