@@ -103,23 +103,34 @@ fn print(a: &DiffArgs, d: &Diff, top: usize) {
         println!("{line}");
     }
     println!();
+    // Per step, the categories are means over the steps (they add up to the mean step); the
+    // median step, the headline's figure, stands above them so the two are not confused.
+    let of = match d.mode {
+        Mode::PerStep => "per step, categories as means",
+        Mode::Total => "totals",
+    };
     println!(
-        "Steps ({per}; base {} steps, new {})",
+        "Steps ({of}; base {} steps, new {})",
         d.steps.base.steps, d.steps.new.steps
     );
     println!("  {:<16}{:>14}{:>14}{:>14}", "", "base", "new", "delta");
     let s = &d.steps;
-    let scale = |side: &sightline::analysis::diff::StepSide| match d.mode {
-        Mode::PerStep => side.step_time_us,
-        Mode::Total => side.total_us,
+    let row = |label: &str, base: f64, new: f64| {
+        println!(
+            "  {:<16}{:>14}{:>14}{:>14}",
+            label,
+            time(base),
+            time(new),
+            signed_time(new - base)
+        );
     };
-    println!(
-        "  {:<16}{:>14}{:>14}{:>14}",
-        "step time",
-        time(scale(&s.base)),
-        time(scale(&s.new)),
-        signed_time(scale(&s.new) - scale(&s.base))
-    );
+    match d.mode {
+        Mode::PerStep => {
+            row("median step", s.base.median_us, s.new.median_us);
+            row("mean step", s.base.step_time_us, s.new.step_time_us);
+        }
+        Mode::Total => row("step time", s.base.total_us, s.new.total_us),
+    }
     for c in &s.delta.breakdown {
         let get = |side: &sightline::analysis::diff::StepSide| {
             side.breakdown
