@@ -9,6 +9,7 @@ use serde_json::Value;
 use sightline::analysis::columns::{reference, Sort, Table, Type};
 use sightline::analysis::derived::Derived;
 use sightline::analysis::ranks::{self, Align, OverlapScope};
+use sightline::analysis::tables::calltree::call_tree;
 use sightline::analysis::tables::OpColumn;
 use sightline::query::tables::{declared, DECLARED};
 use sightline::query::{
@@ -201,6 +202,12 @@ fn check_trace(path: &Path, path_columns: bool) {
             check(&name, t, &[], answer.clone());
         }
     }
+    check(
+        &name,
+        declared("calltree").unwrap(),
+        &[],
+        json(&call_tree(d.trace(), d.forest())),
+    );
     // All of compiled's tables; the kernels outside any graph are rows of the graphs' kernels.
     let answer = json(Compiled {}.answer(&o).unwrap());
     for t in DECLARED.iter().filter(|t| t.name == "compiled") {

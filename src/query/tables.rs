@@ -17,6 +17,7 @@ use crate::analysis::graphs::{Attribution, Capture, Graph, GraphsOutput};
 use crate::analysis::idle::{DeviceIdle, StreamIdle};
 use crate::analysis::ranks::RankRow;
 use crate::analysis::steps::Step;
+use crate::analysis::tables::calltree::CallNode;
 use crate::analysis::tables::{
     label_table, KernelTable, LabelTable, ModuleTable, OpColumn, OpTable,
 };
@@ -47,6 +48,7 @@ pub const DECLARED: &[Table] = &[
     Table::of::<Frame>("compiled", "frames", "torch.compile: compiled frames"),
     Table::of::<Compile>("compiled", "compiles", "torch.compile: compile work"),
     Table::of::<RankRow>("ranks", "ranks", "Ranks of a distributed job"),
+    Table::of::<CallNode>("calltree", "nodes", "Call tree (the page's), top-down"),
     Table::of::<OpDiff>("diff", "ops", "Comparison: operators"),
     Table::of::<KernelDiff>(
         "diff",

@@ -248,7 +248,10 @@ impl Session {
     pub fn call_tree(&self) -> Result<String, JsValue> {
         self.tables()?;
         let l = self.loaded()?;
-        Ok(json(&call_tree(l.trace(), l.derived.forest())))
+        Ok(declared(
+            "calltree",
+            &call_tree(l.trace(), l.derived.forest()),
+        ))
     }
 }
 

@@ -182,19 +182,19 @@ function download(name, text) {
 }
 
 /**
- * The top-down call tree (CallTree JSON: nodes with children indices, roots) as a table whose
- * rows open and close; children are made when a row is first opened.
+ * The top-down call tree (CallTree JSON: nodes with children indices, roots, and the nodes'
+ * declared columns) as a table whose rows open and close; children are made when a row is first
+ * opened.
  * options: { id, onRowClick(node) }
  */
 export function renderTree(host, tree, options = {}) {
   host.replaceChildren();
-  const cols = [
-    ["calls", "Calls", "int"],
-    ["total_us", "Total", "us"],
-    ["self_us", "Self", "us"],
-    ["device_total_us", "Device total", "us"],
-    ["device_self_us", "Device self", "us"],
-  ].filter(([k]) => k.startsWith("device") === false || tree.nodes.some((n) => n[k] > 0));
+  // The declared figures (calls and times; not the name, kind or the links between nodes),
+  // device time only where the trace has some.
+  const cols = declaredColumns(tree.columns)
+    .filter((c) => !["name", "kind", "parent", "children"].includes(c.key))
+    .filter((c) => !c.key.startsWith("device") || tree.nodes.some((n) => n[c.key] > 0))
+    .map((c) => [c.key, c.label, c.kind]);
   const tools = el("div", "table-tools");
   const expandAll = document.createElement("button");
   expandAll.type = "button";

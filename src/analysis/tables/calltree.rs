@@ -15,6 +15,7 @@
 
 use super::tree::{EventKind, Forest, NameKey, NO_NODE};
 use super::us;
+use crate::analysis::columns::{Column, Row, Sort, Type, Unit};
 use crate::model::Trace;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -46,6 +47,68 @@ pub struct CallNode {
     pub self_us: f64,
     pub device_total_us: f64,
     pub device_self_us: f64,
+}
+
+impl Row for CallNode {
+    const COLUMNS: &'static [Column] = &[
+        Column::new(
+            "name",
+            "Name",
+            Unit::Text,
+            "The operator's, label's, runtime call's or Python frame's name",
+        ),
+        Column::new(
+            "kind",
+            "Kind",
+            Unit::Text,
+            "op, annotation (record_function), runtime, python or memory",
+        ),
+        Column::new(
+            "parent",
+            "Parent",
+            Unit::Count,
+            "The index in `nodes` of the node above it; null for a root (listed in `roots`)",
+        ),
+        Column::new(
+            "children",
+            "Children",
+            Unit::Data,
+            "The indices in `nodes` of the nodes below it, by total time, most first",
+        )
+        .typed(Type::List(&Type::Int)),
+        Column::new(
+            "calls",
+            "Calls",
+            Unit::Count,
+            "Calls on this path, threads merged",
+        ),
+        Column::new(
+            "total_us",
+            "Total",
+            Unit::Us,
+            "CPU time of the calls on this path, their children's included",
+        ),
+        Column::new(
+            "self_us",
+            "Self",
+            Unit::Us,
+            "CPU time of the calls on this path less their children's: self plus the \
+             children's totals is the total",
+        ),
+        Column::new(
+            "device_total_us",
+            "{device} total",
+            Unit::Us,
+            "Time of the device ops launched on this path and below it",
+        ),
+        Column::new(
+            "device_self_us",
+            "{device} self",
+            Unit::Us,
+            "Time of the device ops launched by the calls on this path themselves",
+        ),
+    ];
+    const SORT: Sort = Sort::Tree;
 }
 
 /// A bottom-up node: a function and a chain of its callers, standing for the top-down paths that

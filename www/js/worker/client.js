@@ -223,7 +223,7 @@ export class SessionClient {
     return parse(this.ask("compiled"));
   }
 
-  /** @returns {Promise<CallTree>} */
+  /** @returns {Promise<WithColumns<CallTree>>} */
   call_tree() {
     return parse(this.ask("call_tree"));
   }
