@@ -178,12 +178,17 @@ fn check_trace(path: &Path, path_columns: bool) {
         &[],
         json(Steps {}.answer(&o).unwrap()),
     );
-    // Both of idle's tables, exact and as HTA counts.
+    // All of idle's tables (per stream, per device, the gaps), exact and as HTA counts.
     for hta in [false, true] {
         let answer = json(&*Idle { hta, top: None }.answer(&o).unwrap());
         for t in DECLARED.iter().filter(|t| t.name == "idle") {
             check(&name, t, &[], answer.clone());
         }
+    }
+    // The findings and the notes on the recording, as `report --json` lists them.
+    let judged = json(&*d.findings(&Idle::default().options()));
+    for t in DECLARED.iter().filter(|t| t.name == "report") {
+        check(&name, t, &[], judged.clone());
     }
     // All of compiled's tables; the kernels outside any graph are rows of the graphs' kernels.
     let answer = json(Compiled {}.answer(&o).unwrap());

@@ -288,6 +288,9 @@ pub enum Sort {
     /// In the order the trace first ran them (compiled frames, graphs and kernels): an order no
     /// column holds.
     FirstRun,
+    /// In the order the analysis ranks them, which no one column holds (the findings: by the
+    /// time their fix saves, a member of an object); the words say how, for the reference.
+    Ranked(&'static str),
 }
 
 impl Sort {
@@ -298,13 +301,13 @@ impl Sort {
             Sort::Largest(k) | Sort::Smallest(k) => Some(k),
             Sort::DeviceElse(d, _) if device => Some(d),
             Sort::DeviceElse(_, k) => Some(k),
-            Sort::Tree | Sort::FirstRun => None,
+            Sort::Tree | Sort::FirstRun | Sort::Ranked(_) => None,
         }
     }
 
     /// Whether the largest come first.
     pub fn descending(self) -> bool {
-        !matches!(self, Sort::Smallest(_) | Sort::FirstRun)
+        !matches!(self, Sort::Smallest(_) | Sort::FirstRun | Sort::Ranked(_))
     }
 
     /// The sort in words, for the reference.
@@ -317,6 +320,7 @@ impl Sort {
             }
             Sort::Tree => "tree order: each row after its parent, siblings by first call".into(),
             Sort::FirstRun => "the order they first ran in".into(),
+            Sort::Ranked(how) => how.into(),
         }
     }
 }
@@ -330,7 +334,9 @@ impl Serialize for Sort {
                 m.serialize_entry("key", d)?;
                 m.serialize_entry("without_device", k)?;
             }
-            Sort::Tree | Sort::FirstRun => m.serialize_entry("key", &None::<&str>)?,
+            Sort::Tree | Sort::FirstRun | Sort::Ranked(_) => {
+                m.serialize_entry("key", &None::<&str>)?
+            }
         }
         m.serialize_entry("descending", &self.descending())?;
         m.end()

@@ -8,12 +8,13 @@
 use super::{flag, text_opt, Opened, Question};
 use crate::analysis::columns::Table;
 use crate::analysis::compiled::{self, Compile, Frame};
+use crate::analysis::critical::savings::Assessed;
 use crate::analysis::critical::slack;
 use crate::analysis::flops::kernels::annotate;
 use crate::analysis::flops::FlopsReport;
 use crate::analysis::flops::FlopsRow;
 use crate::analysis::graphs::{Attribution, Capture, Graph, GraphsOutput};
-use crate::analysis::idle::{DeviceIdle, StreamIdle};
+use crate::analysis::idle::{DeviceIdle, Gap, StreamIdle};
 use crate::analysis::ranks::RankRow;
 use crate::analysis::steps::Step;
 use crate::analysis::tables::{
@@ -36,6 +37,11 @@ pub const DECLARED: &[Table] = &[
     Table::of::<Step>("steps", "steps", "Training steps"),
     Table::of::<StreamIdle>("idle", "idle", "Idle time per stream, HTA's idle breakdown"),
     Table::of::<DeviceIdle>("idle", "devices", "Idle time per device"),
+    Table::of::<Gap>(
+        "idle",
+        "gaps",
+        "Idle gaps of the devices, each with what the CPU was doing",
+    ),
     Table::of::<compiled::Graph>("compiled", "graphs", "torch.compile: compiled graphs"),
     Table::of::<compiled::Kernel>(
         "compiled",
@@ -45,6 +51,16 @@ pub const DECLARED: &[Table] = &[
     Table::of::<Frame>("compiled", "frames", "torch.compile: compiled frames"),
     Table::of::<Compile>("compiled", "compiles", "torch.compile: compile work"),
     Table::of::<RankRow>("ranks", "ranks", "Ranks of a distributed job"),
+    Table::of::<Assessed>(
+        "report",
+        "findings",
+        "Findings: what costs time, with what each fix saves",
+    ),
+    Table::of::<Assessed>(
+        "report",
+        "recording",
+        "Findings: notes on how the trace was recorded",
+    ),
 ];
 
 /// The declared table named `name` ([`DECLARED`]): of a command with more than one, the first

@@ -1534,8 +1534,9 @@ per_step_us: number, pct: number,
 sentence: string, 
 /**
  * The saving is a bound (the work made free) or an estimate, not a fix's best case.
+ * Written when false too: the declared `saving` object has the same members in every row.
  */
-bound?: boolean, };
+bound: boolean, };
 
 /**
  * One segment as `segsum` counts it.
