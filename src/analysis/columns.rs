@@ -14,6 +14,7 @@
 
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
+use std::collections::BTreeMap;
 
 /// What a column's values measure, which says how a front end shows them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -410,6 +411,44 @@ impl<'a, T: Serialize> WithColumns<'a, T> {
     }
 }
 
+/// One table's declaration as the page receives it: its `columns` (those the request's flags
+/// ask for) and `sort`.
+#[derive(Serialize)]
+pub struct Declaration {
+    pub columns: Vec<&'static Column>,
+    pub sort: Sort,
+}
+
+/// An answer with the declarations of its command's tables beside it, as the page receives a
+/// command that prints more than one (`compiled`): `tables`, by the member that holds each
+/// table's rows (`graphs`, `graphs[].kernels`, ...), then the answer's own members.
+#[derive(Serialize)]
+pub struct WithTables<'a, T: Serialize> {
+    pub tables: BTreeMap<&'static str, Declaration>,
+    #[serde(flatten)]
+    pub answer: &'a T,
+}
+
+impl<'a, T: Serialize> WithTables<'a, T> {
+    pub fn new<'t>(
+        tables: impl IntoIterator<Item = &'t Table>,
+        flags: &[&str],
+        answer: &'a T,
+    ) -> Self {
+        let tables = tables
+            .into_iter()
+            .map(|t| {
+                let d = Declaration {
+                    columns: t.shown(flags).collect(),
+                    sort: t.sort,
+                };
+                (t.rows, d)
+            })
+            .collect();
+        WithTables { tables, answer }
+    }
+}
+
 /// The column reference (`docs/columns.md`'s generated section): per table its columns' keys,
 /// labels, units, types and meanings, and its sort.
 pub fn reference(tables: &[Table]) -> String {
@@ -512,6 +551,34 @@ mod tests {
             sort: Sort::Tree,
         }])
         .contains("| `o.a_ns` | A | ns | int64 | a |"));
+    }
+
+    #[test]
+    fn several_tables_travel_by_the_member_of_their_rows() {
+        const COLS: &[Column] = &[
+            Column::new("a", "A", Unit::Count, "a"),
+            Column::new("b", "B", Unit::Count, "b").with("path"),
+        ];
+        let t = |rows| Table {
+            name: "t",
+            rows,
+            title: "T",
+            columns: COLS,
+            sort: Sort::Ranked("as ranked"),
+        };
+        let answer = serde_json::json!({ "x": 1 });
+        let v =
+            serde_json::to_value(WithTables::new(&[t("xs"), t("xs[].ys")], &[], &answer)).unwrap();
+        assert_eq!(v["x"], 1);
+        // The columns the flags did not ask for are left out, as beside one table.
+        assert_eq!(
+            v["tables"]["xs[].ys"]["columns"].as_array().unwrap().len(),
+            1
+        );
+        assert_eq!(
+            v["tables"]["xs"]["sort"],
+            serde_json::json!({ "key": null, "descending": false })
+        );
     }
 
     #[test]

@@ -4,6 +4,9 @@
 /** An answer with its table's declaration beside its rows: `columns` and `sort`, then the answer's own members. */
 export type WithColumns<T> = { columns: Array<Column>, sort: Sort } & T;
 
+/** An answer with its tables' declarations beside it: `tables`, by the member that holds each table's rows, then the answer's own members. */
+export type WithTables<T> = { tables: Record<string, { columns: Array<Column>, sort: Sort }> } & T;
+
 export type Activity = { what: string, ns: number, };
 
 export type Align = "auto" | "none" | "collectives";
