@@ -25,8 +25,8 @@ use serde::Deserialize;
 
 /// The tables whose rows declare their columns (`analysis::columns`), in the order the reference
 /// lists them: each by the command that prints it and the member that holds its rows (a command
-/// may print more than one: `idle`'s per stream and per device, `compiled`'s graphs, their
-/// kernels, frames and compile work).
+/// may print more than one: `idle`'s per stream, per device and its gaps, `compiled`'s graphs,
+/// their kernels, frames and compile work, `report`'s findings and notes on the recording).
 pub const DECLARED: &[Table] = &[
     Table::of::<OpRow>("ops", "rows", "Operators"),
     Table::of::<KernelRow>("kernels", "rows", "Kernels (device ops by name)"),
