@@ -90,7 +90,9 @@ fn strings<'py>(
 /// One tuple per declared column (`columns`, those the request asked for), in declared order:
 /// `(name, kind, null_count, validity, buffer...)` for flat types, whatever the values;
 /// `(name, "typed", type_json, values_json)` for lists and objects, built by pyarrow as the
-/// declared type; a [`Type::Json`] column is a `utf8` column of its values' JSON text.
+/// declared type; a [`Type::Json`] column is a `utf8` column of its values' JSON text. A column
+/// for which `nested` gives columns holds rows of a table of their own: a list of objects of
+/// those columns.
 pub fn declared<'py, 'c>(
     py: Python<'py>,
     rows: &[Value],

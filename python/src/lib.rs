@@ -157,12 +157,13 @@ fn declared_rows<'py, T: Serialize>(
     value: &T,
     t: &Table,
 ) -> PyResult<Bound<'py, PyTuple>> {
-    // A column whose values are the rows of a table of their own (a compiled graph's
+    // A column whose values are the rows of another of the command's tables (a compiled graph's
     // `kernels`, declared as JSON since its rows' members vary) goes over as a list of that
     // table's columns, each member absent from a row taken as null.
     let nested = |c: &Column| {
         query::tables::DECLARED
             .iter()
+            .filter(|n| n.name == t.name)
             .find(|n| {
                 n.rows
                     .strip_prefix(t.rows)
