@@ -195,7 +195,7 @@ fn check_trace(path: &Path, path_columns: bool) {
         &[],
         json(Steps {}.answer(&o).unwrap()),
     );
-    // Both of idle's tables, exact and as HTA counts.
+    // All of idle's tables (per stream, per device, the gaps), exact and as HTA counts.
     for hta in [false, true] {
         let answer = json(&*Idle { hta, top: None }.answer(&o).unwrap());
         for t in DECLARED.iter().filter(|t| t.name == "idle") {
@@ -208,6 +208,11 @@ fn check_trace(path: &Path, path_columns: bool) {
         &[],
         json(&call_tree(d.trace(), d.forest())),
     );
+    // The findings and the notes on the recording, as `report --json` lists them.
+    let judged = json(&*d.findings(&Idle::default().options()));
+    for t in DECLARED.iter().filter(|t| t.name == "report") {
+        check(&name, t, &[], judged.clone());
+    }
     // All of compiled's tables; the kernels outside any graph are rows of the graphs' kernels.
     let answer = json(Compiled {}.answer(&o).unwrap());
     for t in DECLARED.iter().filter(|t| t.name == "compiled") {

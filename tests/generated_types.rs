@@ -145,6 +145,13 @@ fn generate() -> String {
          answer's own members. */\n\
          export type WithColumns<T> = { columns: Array<Column>, sort: Sort } & T;\n\n",
     );
+    // The same for a command with several tables (`analysis::columns::WithTables`), by the
+    // member that holds each table's rows.
+    out.push_str(
+        "/** An answer with its tables' declarations beside it: `tables`, by the member that holds \
+         each table's rows, then the answer's own members. */\n\
+         export type WithTables<T> = { tables: Record<string, { columns: Array<Column>, sort: Sort }> } & T;\n\n",
+    );
     for (_, text) in c.decls.values() {
         out.push_str(text);
         out.push_str("\n\n");

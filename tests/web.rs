@@ -211,6 +211,13 @@ fn session_reads_the_sample_and_answers_the_page() {
     assert_eq!(ops["sort"]["key"], "self_device_us");
     let findings: serde_json::Value = serde_json::from_str(&s.findings().unwrap()).unwrap();
     assert!(findings.is_array());
+    // Of a command with several tables, each one's declaration by the member holding its rows.
+    let compiled: serde_json::Value = serde_json::from_str(&s.compiled().unwrap()).unwrap();
+    assert_eq!(
+        compiled["tables"]["graphs[].kernels"]["columns"][0]["key"],
+        "name"
+    );
+    assert!(compiled["frames"].is_array());
 
     // Search selects a match and returns the same details as `details`.
     assert!(s.search("aten::addmm").unwrap() > 0);

@@ -1,51 +1,16 @@
 //! A table's rows (the analysis structures as serde serializes them for `--json`) cut into Arrow
-//! columns. Flat columns (integers, floats, booleans, strings) are written straight into Python
-//! `bytes` objects laid out as Arrow buffers, which `pyarrow.Array.from_buffers` wraps without a
-//! copy; nested columns (lists, objects) go over as JSON text.
-//!
-//! A table whose rows declare their columns (`sightline::analysis::columns`: operators, kernels,
-//! labels, modules, graphs, steps, idle time per stream) is cut by its declaration ([`declared`]): its columns and their types
-//! are the declared ones whatever the data (an empty table, a column of nulls), nested columns
-//! carry their declared type for pyarrow to build, and a `Json` column is its values' JSON text.
-//! Other tables ([`columns`]) take their columns from the rows and their types from the values.
+//! columns by the table's declaration (`sightline::analysis::columns`; every table Python reads
+//! declares its columns): its columns and their types are the declared ones whatever the data (an
+//! empty table, a column of nulls). Flat columns (integers, floats, booleans, strings) are
+//! written straight into Python `bytes` objects laid out as Arrow buffers, which
+//! `pyarrow.Array.from_buffers` wraps without a copy; nested columns (lists, objects) go over as
+//! JSON text with their declared type for pyarrow to build, and a `Json` column is its values'
+//! JSON text.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sightline::analysis::columns::{Column, Type};
-
-/// What every value of a column is (nulls aside).
-#[derive(Clone, Copy, PartialEq)]
-enum Kind {
-    Null,
-    Bool,
-    Int,
-    Float,
-    Str,
-    Nested,
-}
-
-fn kind_of(v: &Value) -> Kind {
-    match v {
-        Value::Null => Kind::Null,
-        Value::Bool(_) => Kind::Bool,
-        Value::Number(n) if n.is_f64() || n.as_i64().is_none() => Kind::Float,
-        Value::Number(_) => Kind::Int,
-        Value::String(_) => Kind::Str,
-        Value::Array(_) | Value::Object(_) => Kind::Nested,
-    }
-}
-
-/// The kind that holds both: integers widen to floats, anything else mixed is nested (JSON).
-fn join(a: Kind, b: Kind) -> Kind {
-    match (a, b) {
-        (x, y) if x == y => x,
-        (Kind::Null, y) => y,
-        (x, Kind::Null) => x,
-        (Kind::Int, Kind::Float) | (Kind::Float, Kind::Int) => Kind::Float,
-        _ => Kind::Nested,
-    }
-}
 
 /// Arrow's validity bitmap (bit set = value present), or None when nothing is null.
 fn validity<'py>(py: Python<'py>, values: &[&Value]) -> (Option<Bound<'py, PyBytes>>, usize) {
@@ -122,72 +87,32 @@ fn strings<'py>(
     Ok((offsets, data))
 }
 
-/// One tuple per column, in the order the structures declare their fields:
-/// `(name, kind, null_count, validity, buffer...)` for flat kinds, `(name, "json", text)` for
-/// nested ones. `sightline._tables` turns them into a `pyarrow.Table`.
-pub fn columns<'py>(py: Python<'py>, rows: &[Value]) -> PyResult<Bound<'py, PyList>> {
-    let empty = Map::new();
-    let objects: Vec<&Map<String, Value>> = rows
-        .iter()
-        .map(|r| r.as_object().unwrap_or(&empty))
-        .collect();
-    let mut names: Vec<&str> = Vec::new();
-    for o in &objects {
-        for k in o.keys() {
-            if !names.contains(&k.as_str()) {
-                names.push(k);
-            }
-        }
-    }
-    let out = PyList::empty(py);
-    for name in names {
-        let values: Vec<&Value> = objects
-            .iter()
-            .map(|o| o.get(name).unwrap_or(&Value::Null))
-            .collect();
-        let kind = values.iter().map(|v| kind_of(v)).fold(Kind::Null, join);
-        let (valid, nulls) = validity(py, &values);
-        let valid = valid.map(Bound::into_any);
-        let tuple = match kind {
-            Kind::Null => (name, "null").into_pyobject(py)?,
-            Kind::Bool => {
-                let bits = bitmap(py, &values, |v| v.as_bool() == Some(true));
-                (name, "bool", nulls, valid, bits).into_pyobject(py)?
-            }
-            Kind::Int => {
-                let data = fixed(py, &values, |v| v.as_i64().unwrap_or(0).to_le_bytes());
-                (name, "int64", nulls, valid, data).into_pyobject(py)?
-            }
-            Kind::Float => {
-                let data = fixed(py, &values, |v| v.as_f64().unwrap_or(0.0).to_le_bytes());
-                (name, "float64", nulls, valid, data).into_pyobject(py)?
-            }
-            Kind::Str => {
-                let (offsets, data) = strings(py, &values)?;
-                (name, "utf8", nulls, valid, offsets, data).into_pyobject(py)?
-            }
-            Kind::Nested => {
-                let text = serde_json::to_string(&values)
-                    .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
-                (name, "json", text).into_pyobject(py)?
-            }
-        };
-        out.append(tuple)?;
-    }
-    Ok(out)
-}
-
 /// One tuple per declared column (`columns`, those the request asked for), in declared order:
 /// `(name, kind, null_count, validity, buffer...)` for flat types, whatever the values;
 /// `(name, "typed", type_json, values_json)` for lists and objects, built by pyarrow as the
-/// declared type; a [`Type::Json`] column is a `utf8` column of its values' JSON text.
+/// declared type; a [`Type::Json`] column is a `utf8` column of its values' JSON text. A column
+/// for which `nested` gives columns holds rows of a table of their own: a list of objects of
+/// those columns.
 pub fn declared<'py, 'c>(
     py: Python<'py>,
     rows: &[Value],
     columns: impl Iterator<Item = &'c Column>,
+    nested: impl Fn(&Column) -> Option<&'static [Column]>,
 ) -> PyResult<Bound<'py, PyList>> {
     let out = PyList::empty(py);
     for c in columns {
+        if let Some(members) = nested(c) {
+            let values: Vec<Value> = rows
+                .iter()
+                .map(|r| rows_as_text(members, r.get(c.key).unwrap_or(&Value::Null)))
+                .collect();
+            let member_types: Vec<(&str, Type)> = members.iter().map(|m| (m.key, m.ty)).collect();
+            let ty = serde_json::json!({ "list": { "struct": member_types } });
+            let ty = serde_json::to_string(&ty).map_err(value_err)?;
+            let text = serde_json::to_string(&values).map_err(value_err)?;
+            out.append((c.key, "typed", ty, text).into_pyobject(py)?)?;
+            continue;
+        }
         let values: Vec<&Value> = rows
             .iter()
             .map(|r| r.get(c.key).unwrap_or(&Value::Null))
@@ -226,6 +151,7 @@ pub fn declared<'py, 'c>(
             }
             Type::List(_) | Type::Struct(_) => {
                 let ty = serde_json::to_string(&c.ty).map_err(value_err)?;
+                let values: Vec<Value> = values.iter().map(|v| json_as_text(c.ty, v)).collect();
                 let text = serde_json::to_string(&values).map_err(value_err)?;
                 (name, "typed", ty, text).into_pyobject(py)?
             }
@@ -233,6 +159,47 @@ pub fn declared<'py, 'c>(
         out.append(tuple)?;
     }
     Ok(out)
+}
+
+/// `v` with each value that `ty` declares [`Type::Json`] replaced by its JSON text, as pyarrow
+/// builds the declared type (a string there).
+fn json_as_text(ty: Type, v: &Value) -> Value {
+    match (ty, v) {
+        (_, Value::Null) => Value::Null,
+        (Type::Json, v) => Value::String(v.to_string()),
+        (Type::List(t), Value::Array(items)) => {
+            Value::Array(items.iter().map(|x| json_as_text(*t, x)).collect())
+        }
+        (Type::Struct(fields), Value::Object(o)) => Value::Object(
+            o.iter()
+                .map(|(k, x)| match fields.iter().find(|(f, _)| f == k) {
+                    Some((_, t)) => (k.clone(), json_as_text(*t, x)),
+                    None => (k.clone(), x.clone()),
+                })
+                .collect(),
+        ),
+        (_, v) => v.clone(),
+    }
+}
+
+/// A list of rows of a table of their own ([`declared`]'s `nested`) with each member as
+/// [`json_as_text`] makes it by its column's type.
+fn rows_as_text(members: &[Column], v: &Value) -> Value {
+    let Value::Array(rows) = v else {
+        return v.clone();
+    };
+    let row = |r: &Value| match r {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| match members.iter().find(|m| m.key == k) {
+                    Some(m) => (k.clone(), json_as_text(m.ty, x)),
+                    None => (k.clone(), x.clone()),
+                })
+                .collect(),
+        ),
+        r => r.clone(),
+    };
+    Value::Array(rows.iter().map(row).collect())
 }
 
 fn value_err(e: serde_json::Error) -> PyErr {

@@ -27,7 +27,7 @@
 //!   serde_json's `preserve_order`, enabled in this crate only) become Arrow buffers written
 //!   straight into Python `bytes` (int64, float64, bool, utf8 with int32 offsets, validity
 //!   bitmaps), which `pyarrow.Array.from_buffers` wraps without a copy; nested columns go over as
-//!   JSON and pyarrow infers them. No arrow crate is compiled.
+//!   JSON with their declared type. No arrow crate is compiled.
 //! - `python/python/sightline/`: `__init__.py` (the API: `open`, `Trace`, `ranks`, `diff`,
 //!   `rows`, exceptions, `show`, `serve`), `_tables.py` (buffers to a `pyarrow.Table`, the rest of
 //!   the JSON object in the schema metadata), `_html.py` (`_repr_html_`, escaped; `show()`: the
@@ -50,7 +50,8 @@ use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
+use sightline::analysis::columns::{Column, Table};
 use sightline::analysis::critical::whatif::Edit;
 use sightline::analysis::critical::PathReport;
 use sightline::analysis::derived::Derived;
@@ -134,25 +135,45 @@ fn hta(compat: Option<&str>) -> PyResult<bool> {
     }
 }
 
-/// `(rows, columns, meta)`: the array under `rows` in `value` as columns, the rest as JSON.
-fn table<'py, T: Serialize>(
-    py: Python<'py>,
-    value: &T,
-    rows: &str,
-) -> PyResult<Bound<'py, PyTuple>> {
-    split(py, value, rows, |py, list| columns::columns(py, list))
-}
-
-/// [`table`] of a table whose rows declare their columns (`query::tables::DECLARED`, by the
-/// command's name): the declared columns and types, whatever the rows hold.
+/// `(rows, columns, meta)` of a table whose rows declare their columns
+/// (`query::tables::DECLARED`, by the command's name): the array under its `rows` member in
+/// `value` as the declared columns and types, whatever the rows hold; the rest as JSON.
 fn declared_table<'py, T: Serialize>(
     py: Python<'py>,
     value: &T,
     name: &str,
 ) -> PyResult<Bound<'py, PyTuple>> {
-    let t = query::tables::declared(name).expect("a declared table");
+    declared_rows(
+        py,
+        value,
+        query::tables::declared(name).expect("a declared table"),
+    )
+}
+
+/// [`declared_table`] of the table `t`, one of a command's several (`idle`'s gaps, `report`'s
+/// findings and recording notes).
+fn declared_rows<'py, T: Serialize>(
+    py: Python<'py>,
+    value: &T,
+    t: &Table,
+) -> PyResult<Bound<'py, PyTuple>> {
+    // A column whose values are the rows of another of the command's tables (a compiled graph's
+    // `kernels`, declared as JSON since its rows' members vary) goes over as a list of that
+    // table's columns, each member absent from a row taken as null.
+    let nested = |c: &Column| {
+        query::tables::DECLARED
+            .iter()
+            .filter(|n| n.name == t.name)
+            .find(|n| {
+                n.rows
+                    .strip_prefix(t.rows)
+                    .and_then(|r| r.strip_prefix("[]."))
+                    == Some(c.key)
+            })
+            .map(|n| n.columns)
+    };
     split(py, value, t.rows, |py, list| {
-        columns::declared(py, list, t.shown(&[]))
+        columns::declared(py, list, t.shown(&[]), nested)
     })
 }
 
@@ -264,7 +285,7 @@ impl PyTrace {
 
     /// `sightline compiled --json`, its `graphs` as the table.
     fn compiled<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        table(py, self.ask(py, &query::Compiled {})?, "graphs")
+        declared_table(py, self.ask(py, &query::Compiled {})?, "compiled")
     }
 
     /// `sightline steps --json`, its `steps` as the table.
@@ -287,12 +308,11 @@ impl PyTrace {
             top,
         };
         let report = self.ask(py, &q)?;
-        // The per-stream table is declared; the gaps are not.
-        if rows == "idle" {
-            declared_table(py, &*report, "idle")
-        } else {
-            table(py, &*report, rows)
-        }
+        let t = query::tables::DECLARED
+            .iter()
+            .find(|t| t.name == "idle" && t.rows == rows)
+            .ok_or_else(|| PyValueError::new_err(format!("idle has no table `{rows}`")))?;
+        declared_rows(py, &*report, t)
     }
 
     /// The findings of `sightline report` (exact idle, as the CLI's default), with what each fix
@@ -301,12 +321,12 @@ impl PyTrace {
     fn findings<'py>(&self, py: Python<'py>, recording: bool) -> PyResult<Bound<'py, PyTuple>> {
         let io = query::Idle::default().options();
         let judged = py.allow_threads(|| self.derived.findings(&io));
-        let f = if recording {
-            &judged.recording
-        } else {
-            &judged.findings
-        };
-        table(py, &json!({ "rows": f }), "rows")
+        let rows = if recording { "recording" } else { "findings" };
+        let t = query::tables::DECLARED
+            .iter()
+            .find(|t| t.name == "report" && t.rows == rows)
+            .expect("the findings' declared tables");
+        declared_rows(py, &*judged, t)
     }
 
     /// `sightline path FILE --json [--step S] [--annotation A --instance K] [--compat hta]

@@ -129,7 +129,8 @@ def test_declared_tables_have_one_schema_whatever_the_data() -> None:
     CPU trace, where it is empty or its device columns are null, as on a GPU trace."""
     cpu = sightline.open(SHARED / "pytorch-cpu" / "cnn_dataloader_sched.pt.trace.json.gz")
     gpu = sightline.open(SHARED / "real" / "tracelens_h100_bert_small_stack_mem.json.gz")
-    for name in ["ops", "kernels", "labels", "modules", "graphs", "steps", "idle"]:
+    tables = ["ops", "kernels", "labels", "modules", "graphs", "steps", "idle", "gaps", "compiled"]
+    for name in tables + ["findings", "recording"]:
         a, b = getattr(cpu, name)(), getattr(gpu, name)()
         assert a.schema.remove_metadata() == b.schema.remove_metadata(), name
         assert not any(pa.types.is_null(f.type) for f in a.schema), name
@@ -145,6 +146,22 @@ def test_declared_tables_have_one_schema_whatever_the_data() -> None:
     assert cpu.steps().schema.field("breakdown").type.field("kernel_ns").type == pa.int64()
     idle = cpu.idle()
     assert idle.num_rows == 0 and idle.schema.field("host_wait_us").type == pa.float64()
+    # A CPU trace has no gaps and no compiled graphs; their tables keep their declared columns.
+    gaps = cpu.gaps()
+    assert gaps.num_rows == 0 and gaps.schema.field("host_wait").type == pa.bool_()
+    assert gaps.schema.field("cpu").type == pa.list_(pa.struct([("kind", pa.string()), ("ns", pa.int64())]))
+    compiled = cpu.compiled()
+    assert compiled.num_rows == 0 and compiled.schema.field("device_us").type == pa.float64()
+    # A compiled graph's kernels are the rows of their own declared table (`graphs[].kernels`),
+    # a member the trace does not name null.
+    kernel = compiled.schema.field("kernels").type.value_type
+    assert kernel.field("fused_ops").type == pa.list_(pa.string())
+    assert kernel.field("kernel_file").type == pa.string()
+    # The findings have the same columns whichever fired: a saving is its declared object.
+    findings = gpu.findings()
+    assert findings.column_names == cpu.findings().column_names
+    saving = findings.schema.field("saving").type
+    assert saving.field("per_step_us").type == pa.float64() and saving.field("bound").type == pa.bool_()
 
 
 def test_compiled(case: Any) -> None:

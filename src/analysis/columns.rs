@@ -14,6 +14,7 @@
 
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
+use std::collections::BTreeMap;
 
 /// What a column's values measure, which says how a front end shows them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -301,6 +302,9 @@ pub enum Sort {
     /// Largest change first: by the sum of these columns' magnitudes (a comparison's rows, which
     /// grew or shrank), an order no one column holds.
     Change(&'static [&'static str]),
+    /// In the order the analysis ranks them, which no one column holds (the findings: by the
+    /// time their fix saves, a member of an object); the words say how, for the reference.
+    Ranked(&'static str),
 }
 
 impl Sort {
@@ -311,13 +315,13 @@ impl Sort {
             Sort::Largest(k) | Sort::Smallest(k) => Some(k),
             Sort::DeviceElse(d, _) if device => Some(d),
             Sort::DeviceElse(_, k) => Some(k),
-            Sort::Tree | Sort::FirstRun | Sort::Change(_) => None,
+            Sort::Tree | Sort::FirstRun | Sort::Change(_) | Sort::Ranked(_) => None,
         }
     }
 
     /// Whether the largest come first.
     pub fn descending(self) -> bool {
-        !matches!(self, Sort::Smallest(_) | Sort::FirstRun)
+        !matches!(self, Sort::Smallest(_) | Sort::FirstRun | Sort::Ranked(_))
     }
 
     /// The sort in words, for the reference.
@@ -334,6 +338,7 @@ impl Sort {
                 let keys: Vec<String> = keys.iter().map(|k| format!("|`{k}`|")).collect();
                 format!("the largest change first: {}", keys.join(" + "))
             }
+            Sort::Ranked(how) => how.into(),
         }
     }
 }
@@ -347,7 +352,7 @@ impl Serialize for Sort {
                 m.serialize_entry("key", d)?;
                 m.serialize_entry("without_device", k)?;
             }
-            Sort::Tree | Sort::FirstRun | Sort::Change(_) => {
+            Sort::Tree | Sort::FirstRun | Sort::Change(_) | Sort::Ranked(_) => {
                 m.serialize_entry("key", &None::<&str>)?
             }
         }
@@ -421,6 +426,44 @@ impl<'a, T: Serialize> WithColumns<'a, T> {
             sort: table.sort,
             answer,
         }
+    }
+}
+
+/// One table's declaration as the page receives it: its `columns` (those the request's flags
+/// ask for) and `sort`.
+#[derive(Serialize)]
+pub struct Declaration {
+    pub columns: Vec<&'static Column>,
+    pub sort: Sort,
+}
+
+/// An answer with the declarations of its command's tables beside it, as the page receives a
+/// command that prints more than one (`compiled`): `tables`, by the member that holds each
+/// table's rows (`graphs`, `graphs[].kernels`, ...), then the answer's own members.
+#[derive(Serialize)]
+pub struct WithTables<'a, T: Serialize> {
+    pub tables: BTreeMap<&'static str, Declaration>,
+    #[serde(flatten)]
+    pub answer: &'a T,
+}
+
+impl<'a, T: Serialize> WithTables<'a, T> {
+    pub fn new<'t>(
+        tables: impl IntoIterator<Item = &'t Table>,
+        flags: &[&str],
+        answer: &'a T,
+    ) -> Self {
+        let tables = tables
+            .into_iter()
+            .map(|t| {
+                let d = Declaration {
+                    columns: t.shown(flags).collect(),
+                    sort: t.sort,
+                };
+                (t.rows, d)
+            })
+            .collect();
+        WithTables { tables, answer }
     }
 }
 
@@ -546,6 +589,34 @@ mod tests {
         assert_eq!(
             by.describe(),
             "the largest change first: |`delta_a_us`| + |`delta_b_us`|"
+        );
+    }
+
+    #[test]
+    fn several_tables_travel_by_the_member_of_their_rows() {
+        const COLS: &[Column] = &[
+            Column::new("a", "A", Unit::Count, "a"),
+            Column::new("b", "B", Unit::Count, "b").with("path"),
+        ];
+        let t = |rows| Table {
+            name: "t",
+            rows,
+            title: "T",
+            columns: COLS,
+            sort: Sort::Ranked("as ranked"),
+        };
+        let answer = serde_json::json!({ "x": 1 });
+        let v =
+            serde_json::to_value(WithTables::new(&[t("xs"), t("xs[].ys")], &[], &answer)).unwrap();
+        assert_eq!(v["x"], 1);
+        // The columns the flags did not ask for are left out, as beside one table.
+        assert_eq!(
+            v["tables"]["xs[].ys"]["columns"].as_array().unwrap().len(),
+            1
+        );
+        assert_eq!(
+            v["tables"]["xs"]["sort"],
+            serde_json::json!({ "key": null, "descending": false })
         );
     }
 

@@ -52,7 +52,7 @@
 //!
 //! Gaps and their attribution are always exact.
 
-use super::columns::{Column, Row, Sort, Unit};
+use super::columns::{Column, Row, Sort, Type, Unit, SLICE_REF};
 use super::links::{Kind, Links};
 use super::slicing::{self, block_on, Slicer, LOOKUP};
 use crate::model::category::DeviceName;
@@ -397,6 +397,94 @@ pub struct Gap {
     /// The most specific CPU events overlapping the gap, by time covered, largest first (at most 8).
     pub events: Vec<Covered>,
 }
+
+impl Row for Gap {
+    const COLUMNS: &'static [Column] = &[
+        Column::new("device", "Device", Unit::Count, "The device's index"),
+        Column::new(
+            "device_name",
+            "Device name",
+            Unit::Text,
+            "`GPU 0`, `MTIA 0`, ...",
+        ),
+        Column::new(
+            "start_ns",
+            "Start",
+            Unit::Ns,
+            "Start of the gap (end of the device's previous busy time), from the trace's start",
+        ),
+        Column::new(
+            "end_ns",
+            "End",
+            Unit::Ns,
+            "End of the gap: the start of the op that ended it",
+        ),
+        Column::new("dur_ns", "Length", Unit::Ns, "The gap's length"),
+        Column::new(
+            "host_wait",
+            "Host wait",
+            Unit::Flag,
+            "The op that ended it was launched after the gap began: the device waited for the CPU",
+        ),
+        Column::new(
+            "ended_by",
+            "Ended by",
+            Unit::Data,
+            "The op that ended the gap (its slice, name and stream) and its launch: the runtime \
+             call's slice, name, start and thread, with the operator and label around it",
+        )
+        .typed(GAP_END),
+        Column::new(
+            "cpu",
+            "CPU meanwhile",
+            Unit::Data,
+            "The gap's time by what the launching thread was doing, largest first; sums to \
+             `dur_ns`",
+        )
+        .typed(Type::List(&KIND_TIME)),
+        Column::new(
+            "events",
+            "Events",
+            Unit::Data,
+            "The most specific CPU events overlapping the gap (no slice: nothing recorded), by \
+             time covered, largest first (at most 8)",
+        )
+        .typed(Type::List(&COVERED)),
+    ];
+    const SORT: Sort = Sort::Largest("dur_ns");
+}
+
+/// A [`Named`] as its JSON holds it.
+const NAMED: Type = Type::Struct(&[("slice", SLICE_REF), ("name", Type::Str)]);
+
+/// A [`GapEnd`] as its JSON holds it.
+const GAP_END: Type = Type::Struct(&[
+    ("op", SLICE_REF),
+    ("name", Type::Str),
+    ("stream", Type::Int),
+    (
+        "launch",
+        Type::Struct(&[
+            ("slice", SLICE_REF),
+            ("name", Type::Str),
+            ("start_ns", Type::Int),
+            ("thread", Type::Str),
+            ("operator", NAMED),
+            ("label", NAMED),
+        ]),
+    ),
+]);
+
+/// A [`KindTime`] as its JSON holds it.
+const KIND_TIME: Type = Type::Struct(&[("kind", Type::Str), ("ns", Type::Int)]);
+
+/// A [`Covered`] as its JSON holds it.
+const COVERED: Type = Type::Struct(&[
+    ("slice", SLICE_REF),
+    ("name", Type::Str),
+    ("kind", Type::Str),
+    ("ns", Type::Int),
+]);
 
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

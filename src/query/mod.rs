@@ -17,7 +17,7 @@
 //!
 //! Files: [`trace`] (one trace's questions: summary, steps, idle, memory, compiled, digest and
 //! one step), [`tables`] (the tables: operators, kernels, labels, modules, FLOPs, graphs; and
-//! which of them declare their columns),
+//! every table that declares its columns, those of other commands too),
 //! [`report`] (everything at once), [`path`] (the critical path and what-if, one trace or the
 //! ranks of a job) and [`across`] (two traces compared, the ranks of a job: from digests).
 

@@ -8,13 +8,14 @@
 use super::{flag, text_opt, Opened, Question};
 use crate::analysis::columns::Table;
 use crate::analysis::compiled::{self, Compile, Frame};
+use crate::analysis::critical::savings::Assessed;
 use crate::analysis::critical::slack;
 use crate::analysis::diff::{KernelDiff, LabelDiff, OpDiff, StepPair};
 use crate::analysis::flops::kernels::annotate;
 use crate::analysis::flops::FlopsReport;
 use crate::analysis::flops::FlopsRow;
 use crate::analysis::graphs::{Attribution, Capture, Graph, GraphsOutput};
-use crate::analysis::idle::{DeviceIdle, StreamIdle};
+use crate::analysis::idle::{DeviceIdle, Gap, StreamIdle};
 use crate::analysis::ranks::RankRow;
 use crate::analysis::steps::Step;
 use crate::analysis::tables::calltree::CallNode;
@@ -26,9 +27,10 @@ use serde::Deserialize;
 
 /// The tables whose rows declare their columns (`analysis::columns`), in the order the reference
 /// lists them: each by the command that prints it and the member that holds its rows (a command
-/// may print more than one: `idle`'s per stream and per device, `compiled`'s graphs, their
-/// kernels, frames and compile work, `diff`'s operators, device ops, labels and steps). A member
-/// path `a.b` is the member `b` of the answer's `a`.
+/// may print more than one: `idle`'s per stream, per device and its gaps, `compiled`'s graphs,
+/// their kernels, frames and compile work, `report`'s findings and notes on the recording,
+/// `diff`'s operators, device ops, labels and steps). A member path `a.b` is the member `b` of
+/// the answer's `a`.
 pub const DECLARED: &[Table] = &[
     Table::of::<OpRow>("ops", "rows", "Operators"),
     Table::of::<KernelRow>("kernels", "rows", "Kernels (device ops by name)"),
@@ -39,6 +41,11 @@ pub const DECLARED: &[Table] = &[
     Table::of::<Step>("steps", "steps", "Training steps"),
     Table::of::<StreamIdle>("idle", "idle", "Idle time per stream, HTA's idle breakdown"),
     Table::of::<DeviceIdle>("idle", "devices", "Idle time per device"),
+    Table::of::<Gap>(
+        "idle",
+        "gaps",
+        "Idle gaps of the devices, each with what the CPU was doing",
+    ),
     Table::of::<compiled::Graph>("compiled", "graphs", "torch.compile: compiled graphs"),
     Table::of::<compiled::Kernel>(
         "compiled",
@@ -57,6 +64,16 @@ pub const DECLARED: &[Table] = &[
     ),
     Table::of::<LabelDiff>("diff", "labels", "Comparison: record_function labels"),
     Table::of::<StepPair>("diff", "steps.pairs", "Comparison: the steps side by side"),
+    Table::of::<Assessed>(
+        "report",
+        "findings",
+        "Findings: what costs time, with what each fix saves",
+    ),
+    Table::of::<Assessed>(
+        "report",
+        "recording",
+        "Findings: notes on how the trace was recorded",
+    ),
 ];
 
 /// The declared table named `name` ([`DECLARED`]): of a command with more than one, the first

@@ -6,7 +6,7 @@
 
 use super::session::{Analysed, Loaded, Session};
 use super::{err, json};
-use crate::analysis::columns::WithColumns;
+use crate::analysis::columns::{WithColumns, WithTables};
 use crate::analysis::idle::{self, IdleOptions};
 use crate::analysis::slicing::{poll_once, Slicer};
 use crate::analysis::tables::call_tree;
@@ -237,10 +237,14 @@ impl Session {
         ))
     }
 
-    /// What `torch.compile` ran ([`Compiled`], as `sightline compiled --json`).
+    /// What `torch.compile` ran ([`Compiled`], as `sightline compiled --json`), with the
+    /// declarations of its tables beside it ([`WithTables`]: graphs, their kernels, frames,
+    /// compile work).
     pub fn compiled(&self) -> Result<String, JsValue> {
         let o = self.tables()?;
-        Ok(json(Compiled {}.answer(&o).map_err(err)?))
+        let answer = Compiled {}.answer(&o).map_err(err)?;
+        let declared = tables::DECLARED.iter().filter(|t| t.name == "compiled");
+        Ok(json(&WithTables::new(declared, &[], answer)))
     }
 
     /// The top-down call tree (JSON): the page's own view of the operator forest, which no other

@@ -4,6 +4,9 @@
 /** An answer with its table's declaration beside its rows: `columns` and `sort`, then the answer's own members. */
 export type WithColumns<T> = { columns: Array<Column>, sort: Sort } & T;
 
+/** An answer with its tables' declarations beside it: `tables`, by the member that holds each table's rows, then the answer's own members. */
+export type WithTables<T> = { tables: Record<string, { columns: Array<Column>, sort: Sort }> } & T;
+
 export type Activity = { what: string, ns: number, };
 
 export type Align = "auto" | "none" | "collectives";
@@ -1542,8 +1545,9 @@ per_step_us: number, pct: number,
 sentence: string, 
 /**
  * The saving is a bound (the work made free) or an estimate, not a fix's best case.
+ * Written when false too: the declared `saving` object has the same members in every row.
  */
-bound?: boolean, };
+bound: boolean, };
 
 /**
  * One segment as `segsum` counts it.

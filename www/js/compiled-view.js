@@ -4,8 +4,10 @@
 // each ran in (a compile id that grows inside the window is a recompilation) and the eager
 // operators run between their regions (graph breaks); every Inductor kernel with the operators
 // its name spells. A click on a graph or kernel highlights its slices. Hidden while the trace
-// has no compiled code.
+// has no compiled code. Each table's headers, units and hover text are the columns its rows
+// declare (`tables`, sent beside the answer); the lists they hold are shown joined as text.
 
+import { declaredLabel, unitKind } from "./format.js";
 import { renderTable } from "./table.js";
 
 /**
@@ -44,6 +46,26 @@ function section(host, title) {
   return body;
 }
 
+/**
+ * The declared column `key` of the table whose rows are under `rows` (`graphs`,
+ * `graphs[].kernels`, `frames`) as renderTable takes it, under `as` where the view writes the
+ * value under another key; `kind` where the view shows it otherwise than its unit (a list
+ * counted). A list the view joins is data, shown as text.
+ * @param {import("./worker/client.js").WithTables<import("../generated/answers.js").Compiled>} c
+ * @param {string} rows @param {string} key @param {{ as?: string, kind?: string }} [how]
+ * @returns {import("./table.js").Column}
+ */
+function declared(c, rows, key, how = {}) {
+  const d = c.tables[rows].columns.find((x) => x.key === key);
+  if (!d) throw new Error(`compiled: ${rows} declares no column ${key}`);
+  return { key: how.as ?? key, label: declaredLabel(d.label), kind: how.kind ?? unitKind(d.unit), title: d.about };
+}
+
+/**
+ * @param {HTMLElement} host
+ * @param {import("./worker/client.js").WithTables<import("../generated/answers.js").Compiled>} c
+ * @param {(name: string) => void} highlight
+ */
 export function renderCompiled(host, c, highlight) {
   host.replaceChildren();
   const note = document.createElement("p");
@@ -68,13 +90,13 @@ export function renderCompiled(host, c, highlight) {
   renderTable(section(host, "Compiled graphs"), graphs, {
     id: "compiled-graphs-table",
     columns: [
-      { key: "name", label: "Graph", kind: "text" },
-      { key: "compile_ids", label: "Compile ids", kind: "text" },
-      { key: "calls", label: "Calls", kind: "int" },
-      { key: "cpu_us", label: "CPU", kind: "us" },
-      { key: "device_us", label: "Device", kind: "us" },
-      { key: "kernels", label: "Kernels", kind: "int" },
-      { key: "replaces", label: "Eager operators replaced", kind: "text" },
+      declared(c, "graphs", "name"),
+      declared(c, "graphs", "compile_ids"),
+      declared(c, "graphs", "calls"),
+      declared(c, "graphs", "cpu_us"),
+      declared(c, "graphs", "device_us"),
+      declared(c, "graphs", "kernels", { kind: "int" }),
+      declared(c, "graphs", "replaces"),
     ],
     csvName: "compiled-graphs.csv",
     onRowClick: (g) => highlight(g.name),
@@ -96,12 +118,12 @@ export function renderCompiled(host, c, highlight) {
   renderTable(section(host, "Compiled frames"), frames, {
     id: "compiled-frames-table",
     columns: [
-      { key: "frame", label: "Frame", kind: "int" },
-      { key: "calls", label: "Regions", kind: "int" },
-      { key: "cpu_us", label: "CPU", kind: "us" },
-      { key: "compiles", label: "Compile ids (steps they ran in)", kind: "text" },
-      { key: "resumes", label: "Resumed in (graph breaks)", kind: "text" },
-      { key: "eager_between", label: "Eager operators between regions", kind: "text" },
+      declared(c, "frames", "frame"),
+      declared(c, "frames", "calls"),
+      declared(c, "frames", "cpu_us"),
+      declared(c, "frames", "compiles"),
+      declared(c, "frames", "resumes"),
+      declared(c, "frames", "eager_ops", { as: "eager_between" }),
     ],
     csvName: "compiled-frames.csv",
     onRowClick: (f) => f.first_id && highlight(`Torch-Compiled Region: ${f.first_id}`),
@@ -122,14 +144,14 @@ export function renderCompiled(host, c, highlight) {
   renderTable(section(host, "Inductor kernels"), kernels, {
     id: "compiled-kernels-table",
     columns: [
-      { key: "name", label: "Kernel", kind: "text" },
-      { key: "graph", label: "Graph", kind: "text" },
-      { key: "kind", label: "Kind", kind: "text" },
-      { key: "fused_ops", label: "Fused operators", kind: "text" },
-      { key: "calls", label: "Calls", kind: "int" },
-      { key: "cpu_us", label: "CPU", kind: "us" },
-      { key: "device_us", label: "Device", kind: "us" },
-      ...(sources ? [{ key: "kernel_file", label: "Generated source", kind: "text" }] : []),
+      declared(c, "graphs[].kernels", "name"),
+      declared(c, "graphs", "name", { as: "graph" }),
+      declared(c, "graphs[].kernels", "kind"),
+      declared(c, "graphs[].kernels", "fused_ops"),
+      declared(c, "graphs[].kernels", "calls"),
+      declared(c, "graphs[].kernels", "cpu_us"),
+      declared(c, "graphs[].kernels", "device_us"),
+      ...(sources ? [declared(c, "graphs[].kernels", "kernel_file")] : []),
     ],
     csvName: "inductor-kernels.csv",
     onRowClick: (k) => highlight(k.name),

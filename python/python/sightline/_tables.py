@@ -4,10 +4,8 @@ Flat columns arrive as Arrow buffers already laid out in Python ``bytes`` object
 bool bits, utf8 offsets and data, validity bitmaps), written there once by Rust;
 ``pyarrow.py_buffer`` wraps those bytes without copying, so these columns are zero-copy from the
 native side. Nested columns (lists, objects: a kernel's launchers, a gap's attribution) arrive as
-JSON text and are converted by ``pyarrow.array``, which copies: with their declared type where the
-table declares its columns (``"typed"``: operators, kernels, labels, modules, graphs, steps,
-idle time per stream), so a table's schema does not depend on its rows; else with the type
-pyarrow infers.
+JSON text and are converted by ``pyarrow.array``, which copies, with their declared type
+(``"typed"``: every table declares its columns), so a table's schema does not depend on its rows.
 """
 
 from __future__ import annotations
@@ -40,16 +38,6 @@ def _column(n: int, col: Tuple[Any, ...]) -> Tuple[str, pa.Array]:
     name, kind = col[0], col[1]
     if kind == "typed":
         return name, pa.array(json.loads(col[3]), type=arrow_type(json.loads(col[2])))
-    if kind == "null":
-        return name, pa.nulls(n)
-    if kind == "json":
-        values = json.loads(col[2])
-        try:
-            return name, pa.array(values)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            # Values of mixed shapes (input shapes of one tensor and of a tensor list) have no
-            # single Arrow type: kept as their JSON text.
-            return name, pa.array([None if v is None else json.dumps(v) for v in values])
     nulls, validity, *buffers = col[2:]
     arr = pa.Array.from_buffers(
         _FLAT[kind], n, [_buffer(validity)] + [_buffer(b) for b in buffers], null_count=nulls

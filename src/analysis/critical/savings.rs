@@ -35,6 +35,7 @@ use super::graph::EdgeKind;
 use super::hotspot;
 use super::whatif::{self, Edit};
 use super::Analysis;
+use crate::analysis::columns::{Column, Row, Sort, Type, Unit, SLICE_REF};
 use crate::analysis::findings::{
     reference, Finding, Pricing, Severity, DEVICE_EVENTS_LOST, GPU_STARVED_BY_CPU,
     LOW_GPU_UTILIZATION,
@@ -61,6 +62,81 @@ pub struct Assessed {
     pub context: Vec<String>,
 }
 
+impl Row for Assessed {
+    const COLUMNS: &'static [Column] = &[
+        Column::new(
+            "id",
+            "Rule",
+            Unit::Text,
+            "The rule that found it (`docs/findings.md`); stable, CI gates read it",
+        ),
+        Column::new(
+            "severity",
+            "Severity",
+            Unit::Text,
+            "`critical`, `warning` or `info` (a fix that saves under 1% of the step is `info`)",
+        ),
+        Column::new("title", "Finding", Unit::Text, "What was found, in a line"),
+        Column::new(
+            "detail",
+            "Detail",
+            Unit::Text,
+            "A sentence with the numbers",
+        ),
+        Column::new("advice", "Advice", Unit::Text, "What to do about it"),
+        Column::new(
+            "evidence",
+            "Evidence",
+            Unit::Data,
+            "What a viewer can jump to: slices (`{lane, index}`) and time ranges",
+        )
+        .typed(EVIDENCE),
+        Column::new(
+            "saving",
+            "Saving",
+            Unit::Data,
+            "What the fix saves per step, replayed as what-if edits on the step graph: the edits, \
+             the mean time saved per step and its share of the mean step, the sentence, and \
+             whether it is a bound or an estimate rather than the fix's best case",
+        )
+        .typed(SAVING)
+        .sometimes(),
+        Column::new(
+            "context",
+            "Context",
+            Unit::Data,
+            "Findings told as context of this one, which prices their cause",
+        )
+        .typed(Type::List(&Type::Str))
+        .sometimes(),
+    ];
+    const SORT: Sort = Sort::Ranked(
+        "a damaged trace's finding first, then the time each fix saves per step, largest \
+         first, then the rest by severity",
+    );
+}
+
+/// An [`Evidence`](crate::analysis::findings::Evidence) as its JSON holds it.
+const EVIDENCE: Type = Type::Struct(&[
+    ("slices", Type::List(&SLICE_REF)),
+    (
+        "ranges",
+        Type::List(&Type::Struct(&[
+            ("start_ns", Type::Int),
+            ("end_ns", Type::Int),
+        ])),
+    ),
+]);
+
+/// A [`Saving`] as its JSON holds it.
+const SAVING: Type = Type::Struct(&[
+    ("edits", Type::List(&Type::Str)),
+    ("per_step_us", Type::Float),
+    ("pct", Type::Float),
+    ("sentence", Type::Str),
+    ("bound", Type::Bool),
+]);
+
 /// Findings that describe a symptom (the device idle, waiting for the host): where another
 /// finding prices a cause worth a warning, they are context under the largest such one; where
 /// none does, they stand alone, priced by their own what-if (the host work made free).
@@ -77,8 +153,7 @@ pub struct Saving {
     /// "Fixing this saves about 12.3 ms per step (8.1%)."
     pub sentence: String,
     /// The saving is a bound (the work made free) or an estimate, not a fix's best case.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
+    /// Written when false too: the declared `saving` object has the same members in every row.
     pub bound: bool,
 }
 

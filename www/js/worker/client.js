@@ -65,6 +65,10 @@ import { buildFiles, chooseBuild } from "../wasm-choice.js";
  * @typedef {import("../../generated/answers.js").WithColumns<T>} WithColumns
  */
 /**
+ * @template T
+ * @typedef {import("../../generated/answers.js").WithTables<T>} WithTables
+ */
+/**
  * What a click answers: the slice it selected, a group header or a deep lane's name it folded or
  * unfolded, an idle gap whose time range it selected, or nothing (the selection cleared).
  * @typedef {import("../../generated/answers.js").Clicked | null} Click
@@ -218,7 +222,7 @@ export class SessionClient {
     return parse(this.ask("graphs"));
   }
 
-  /** @returns {Promise<Compiled>} */
+  /** What torch.compile ran, its tables' declared columns beside it. @returns {Promise<WithTables<Compiled>>} */
   compiled() {
     return parse(this.ask("compiled"));
   }
