@@ -13,7 +13,8 @@ use sightline::analysis::tables::calltree::call_tree;
 use sightline::analysis::tables::OpColumn;
 use sightline::query::tables::{declared, DECLARED};
 use sightline::query::{
-    Compiled, Diff, Flops, Graphs, Idle, Kernels, Labels, Modules, Opened, Ops, Question, Steps,
+    Compiled, Diff, Flops, Graphs, Idle, Kernels, Labels, Memory, Modules, Opened, Ops, Question,
+    Steps,
 };
 use std::path::Path;
 
@@ -212,6 +213,20 @@ fn check_trace(path: &Path, path_columns: bool) {
     let judged = json(&*d.findings(&Idle::default().options()));
     for t in DECLARED.iter().filter(|t| t.name == "report") {
         check(&name, t, &[], judged.clone());
+    }
+    // Memory's tables, the allocations asked for, on a trace that recorded memory.
+    let answer = json(
+        &Memory {
+            allocations: true,
+            ..Memory::default()
+        }
+        .answer(&o)
+        .unwrap(),
+    );
+    if !matches!(answer.get("devices"), Some(Ordered::List(d)) if d.is_empty()) {
+        for t in DECLARED.iter().filter(|t| t.name == "memory") {
+            check(&name, t, &[], answer.clone());
+        }
     }
     // All of compiled's tables; the kernels outside any graph are rows of the graphs' kernels.
     let answer = json(Compiled {}.answer(&o).unwrap());

@@ -4,7 +4,8 @@
 use super::args::MemoryArgs;
 use super::table::{fmt_memory, fmt_time, layout, truncate_name, Column};
 use super::{load, print_json};
-use sightline::analysis::memory::Holder;
+use sightline::analysis::columns::Row;
+use sightline::analysis::memory::{AllocationRow, Holder};
 use sightline::query::{Memory, MemoryAnswer};
 
 pub fn run(opts: &MemoryArgs) -> Result<(), String> {
@@ -64,13 +65,19 @@ pub fn run(opts: &MemoryArgs) -> Result<(), String> {
             println!("  least allocated per step: {}", floors.join(", "));
         }
         if let Some(rows) = &d.allocation_table {
+            // The declared labels; which columns and how wide is this table's.
+            let label = |key| {
+                AllocationRow::column(key)
+                    .expect("an allocation column")
+                    .label
+            };
             let cols = [
-                Column::right("Addr", 18),
-                Column::right("Bytes", 12),
-                Column::right("Allocated at", 14),
-                Column::left("by", 40),
-                Column::right("Freed at", 14),
-                Column::right("Lifetime", 14),
+                Column::right(label("addr"), 18),
+                Column::right(label("bytes"), 12),
+                Column::right(label("allocated_at_us"), 14),
+                Column::left(label("allocated_by"), 40),
+                Column::right(label("freed_at_us"), 14),
+                Column::right(label("lifetime_us"), 14),
             ];
             let rows = rows.iter().map(|r| {
                 let t = |x: Option<f64>| x.map_or("-".to_string(), fmt_time);

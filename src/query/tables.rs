@@ -16,6 +16,7 @@ use crate::analysis::flops::FlopsReport;
 use crate::analysis::flops::FlopsRow;
 use crate::analysis::graphs::{Attribution, Capture, Graph, GraphsOutput};
 use crate::analysis::idle::{DeviceIdle, Gap, StreamIdle};
+use crate::analysis::memory::{AllocationRow, Holder, StepFloor};
 use crate::analysis::ranks::RankRow;
 use crate::analysis::steps::Step;
 use crate::analysis::tables::calltree::CallNode;
@@ -56,6 +57,22 @@ pub const DECLARED: &[Table] = &[
     Table::of::<Compile>("compiled", "compiles", "torch.compile: compile work"),
     Table::of::<RankRow>("ranks", "ranks", "Ranks of a distributed job"),
     Table::of::<CallNode>("calltree", "nodes", "Call tree (the page's), top-down"),
+    Table::of::<Holder>(
+        "memory",
+        "devices[].holders",
+        "Memory: what held each device's peak, by allocating operator",
+    ),
+    Table::of::<Holder>(
+        "memory",
+        "devices[].frames",
+        "Memory: what held each device's peak, by Python frame",
+    ),
+    Table::of::<StepFloor>("memory", "devices[].step_floors", "Memory: per step"),
+    Table::of::<AllocationRow>(
+        "memory",
+        "devices[].allocation_table",
+        "Memory: every allocation (with `allocations`)",
+    ),
     Table::of::<OpDiff>("diff", "ops", "Comparison: operators"),
     Table::of::<KernelDiff>(
         "diff",

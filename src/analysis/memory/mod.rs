@@ -31,6 +31,7 @@ pub use self::allocations::NO_EVENT;
 use self::allocations::{name_of, pair, site_of, Allocation, Site};
 use super::links::Links;
 use super::steps::Step;
+use crate::analysis::columns::{Column, Row, Sort, Unit, SLICE_REF};
 use crate::model::{SliceRef, StrId, Trace};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -223,6 +224,101 @@ pub struct AllocationRow {
     pub lifetime_us: Option<f64>,
     pub never_freed: bool,
     pub slice: Option<SliceRef>,
+}
+
+impl Row for Holder {
+    const COLUMNS: &'static [Column] = &[
+        Column::new(
+            "op",
+            "Held by",
+            Unit::Text,
+            "The allocating operator (in `frames`, the Python frame) of the live blocks",
+        ),
+        Column::new(
+            "bytes",
+            "Bytes",
+            Unit::Bytes,
+            "Live bytes it allocated; a device's holders sum to the peak",
+        ),
+        Column::new("count", "Blocks", Unit::Count, "Live blocks it allocated"),
+    ];
+    const SORT: Sort = Sort::Largest("bytes");
+}
+
+impl Row for StepFloor {
+    const COLUMNS: &'static [Column] = &[
+        Column::new("step", "Step", Unit::Count, "The `ProfilerStep#N` number"),
+        Column::new(
+            "floor_bytes",
+            "Least allocated",
+            Unit::Bytes,
+            "The least `Total Allocated` during the step's CPU span: what stays between steps",
+        ),
+        Column::new(
+            "peak_bytes",
+            "Most allocated",
+            Unit::Bytes,
+            "The largest `Total Allocated` during the step's CPU span",
+        ),
+    ];
+    const SORT: Sort = Sort::Smallest("step");
+}
+
+impl Row for AllocationRow {
+    const COLUMNS: &'static [Column] = &[
+        Column::new("addr", "Addr", Unit::Count, "The block's address (`Addr`)"),
+        Column::new("bytes", "Bytes", Unit::Bytes, "The block's size"),
+        Column::new(
+            "allocated_at_us",
+            "Allocated at",
+            Unit::Us,
+            "µs from the trace start; null for a block allocated before the trace",
+        ),
+        Column::new(
+            "allocated_by",
+            "By",
+            Unit::Text,
+            "The operator that allocated it, or what stands for none",
+        ),
+        Column::new(
+            "frame",
+            "Frame",
+            Unit::Text,
+            "The innermost Python frame around the allocation (with `with_stack`)",
+        ),
+        Column::new(
+            "freed_at_us",
+            "Freed at",
+            Unit::Us,
+            "µs from the trace start; null when never freed",
+        ),
+        Column::new(
+            "freed_by",
+            "Freed by",
+            Unit::Text,
+            "The operator that freed it; null when never freed",
+        ),
+        Column::new(
+            "lifetime_us",
+            "Lifetime",
+            Unit::Us,
+            "Freed at less allocated at; null when either is outside the trace",
+        ),
+        Column::new(
+            "never_freed",
+            "Never freed",
+            Unit::Flag,
+            "Still allocated when the trace ends",
+        ),
+        Column::new(
+            "slice",
+            "Slice",
+            Unit::Data,
+            "The allocating operator's slice, for a viewer to jump to",
+        )
+        .typed(SLICE_REF),
+    ];
+    const SORT: Sort = Sort::Ranked("the order they were allocated in");
 }
 
 fn us(ns: i64) -> f64 {
