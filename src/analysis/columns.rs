@@ -35,6 +35,9 @@ pub enum Unit {
     Pct,
     /// A share from 0 to 1 (a device's utilization), shown as a percentage.
     Fraction,
+    /// NEW over BASE (a comparison), shown as the change in percent: 1.485 as +48.5%; none where
+    /// BASE is zero (shown as "new").
+    Ratio,
     /// A figure whose unit the label names (GFLOPs, TFLOP/s, FLOP/B, blocks per SM).
     Number,
     /// Yes or no.
@@ -54,6 +57,7 @@ impl Unit {
             Unit::Bytes => "bytes",
             Unit::Pct => "pct",
             Unit::Fraction => "fraction",
+            Unit::Ratio => "ratio",
             Unit::Number => "number",
             Unit::Flag => "flag",
             Unit::Data => "data",
@@ -65,7 +69,7 @@ impl Unit {
         match self {
             Unit::Text => Type::Str,
             Unit::Count | Unit::Ns | Unit::Bytes => Type::Int,
-            Unit::Us | Unit::Pct | Unit::Fraction | Unit::Number => Type::Float,
+            Unit::Us | Unit::Pct | Unit::Fraction | Unit::Ratio | Unit::Number => Type::Float,
             Unit::Flag => Type::Bool,
             Unit::Data => Type::Json,
         }
@@ -187,7 +191,7 @@ pub struct Column {
     #[serde(rename = "type")]
     pub ty: Type,
     /// Decimals a text shows of a percentage or a figure ([`Unit::Pct`], [`Unit::Fraction`],
-    /// [`Unit::Number`]).
+    /// [`Unit::Ratio`], [`Unit::Number`]).
     pub digits: u8,
     /// What it holds, as the reference and the page's header tooltip say it.
     pub about: &'static str,

@@ -79,10 +79,6 @@ fn short(names: &str) -> String {
 /// The tables of operators, device ops and labels.
 const STYLE: Style = Style::comparison();
 
-fn pct(r: Option<f64>) -> String {
-    r.map_or("new".to_string(), |r| format!("{:+.1}%", (r - 1.0) * 100.0))
-}
-
 fn status(p: Presence) -> &'static str {
     match p {
         Presence::Both => "",
@@ -166,7 +162,6 @@ fn print(a: &DiffArgs, d: &Diff, top: usize) {
         Shown::left("name", 0),
     ];
     let own = |o: &OpDiff, key: &str, _| match key {
-        "ratio_self_cpu" => Some(pct(o.ratio_self_cpu)),
         "name" => {
             let shapes = o
                 .input_shapes
@@ -200,7 +195,6 @@ fn print(a: &DiffArgs, d: &Diff, top: usize) {
             Shown::left("name", 0).titled(&name),
         ];
         let own = |k: &KernelDiff, key: &str, _| match key {
-            "ratio" => Some(pct(k.ratio)),
             "name" => {
                 let via = match (&k.launcher, &k.module) {
                     (Some(l), Some(m)) => format!(" [{l}, {m}]"),
@@ -229,7 +223,6 @@ fn print(a: &DiffArgs, d: &Diff, top: usize) {
             Shown::left("name", 0),
         ];
         let own = |l: &LabelDiff, key: &str, _| match key {
-            "ratio_cpu_total" => Some(pct(l.ratio_cpu_total)),
             "name" => Some(format!("{}{}", l.name, status(l.status))),
             _ => None,
         };

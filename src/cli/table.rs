@@ -113,6 +113,7 @@ impl Style {
         let ms = self.decimals;
         let f = || v.as_f64().unwrap_or(0.0);
         match (unit, v, self.times) {
+            (Unit::Ratio, Value::Null, _) => "new".to_string(),
             (_, Value::Null, _) => "-".to_string(),
             (Unit::Us, _, Times::Ms(suffix)) => format!("{:.ms$}{suffix}", f() / 1e3),
             (Unit::Ns, _, Times::Ms(suffix)) => format!("{:.ms$}{suffix}", f() / 1e6),
@@ -126,6 +127,7 @@ impl Style {
             },
             (Unit::Pct, _, _) => format!("{:.d$}%", f()),
             (Unit::Fraction, _, _) => format!("{:.d$}%", 100.0 * f()),
+            (Unit::Ratio, _, _) => format!("{:+.d$}%", 100.0 * (f() - 1.0)),
             (Unit::Number, _, _) => format!("{:.d$}", f()),
             (Unit::Flag, Value::Bool(b), _) => if *b { "yes" } else { "no" }.to_string(),
             (_, Value::String(s), _) => s.clone(),

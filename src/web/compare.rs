@@ -5,8 +5,10 @@
 use super::session::{Analysed, Session};
 use super::tables::page_idle;
 use super::{err, json};
+use crate::analysis::columns::WithTables;
 use crate::analysis::diff::{diff, DiffOptions, Mode};
 use crate::analysis::digest::Digest;
+use crate::query::tables;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
@@ -23,8 +25,9 @@ impl Session {
     }
 }
 
-/// The diff of two digests (JSON from [`Session::digest`]) as JSON: per step unless `total`,
-/// operators matched by input shapes too when `by_shape`.
+/// The diff of two digests (JSON from [`Session::digest`]) as JSON, its tables' declared columns
+/// beside it ([`WithTables`]): per step unless `total`, operators matched by input shapes too
+/// when `by_shape`.
 #[wasm_bindgen]
 pub fn diff_digests(base: &str, new: &str, total: bool, by_shape: bool) -> Result<String, JsValue> {
     let read = |s: &str, which: &str| -> Result<Digest, JsValue> {
@@ -34,5 +37,9 @@ pub fn diff_digests(base: &str, new: &str, total: bool, by_shape: bool) -> Resul
         mode: if total { Mode::Total } else { Mode::PerStep },
         by_shape,
     };
-    Ok(json(&diff(&read(base, "base")?, &read(new, "new")?, &opts)))
+    let d = diff(&read(base, "base")?, &read(new, "new")?, &opts);
+    // The comparison's tables' declared columns beside it, input shapes only when matched by them.
+    let flags: &[&str] = if by_shape { &["by_shape"] } else { &[] };
+    let declared = tables::DECLARED.iter().filter(|t| t.name == "diff");
+    Ok(json(&WithTables::new(declared, flags, &d)))
 }

@@ -82,15 +82,18 @@ export async function comparesWithASecondTraceAcrossHardware({ page, baseUrl, fi
     const rows = Array.from(t.tBodies[0].rows).map((r) => Array.from(r.cells).map((c) => c.textContent));
     return { heads, rows };
   });
-  for (const h of ["Name", "Status", "Base self CPU", "New self CPU", "Delta self CPU"]) assert.ok(ops.heads.includes(h), `${h} in ${ops.heads}`);
+  for (const h of ["Name", "Status", "Base Self CPU", "New Self CPU", "Self CPU delta", "Self CPU change"]) assert.ok(ops.heads.includes(h), `${h} in ${ops.heads}`);
   const addmm = ops.rows.find((r) => r[0] === "aten::addmm");
   assert.ok(addmm, "aten::addmm row");
   assert.equal(addmm[1], "both");
+  // The change is NEW over BASE as a signed percentage (a declared ratio), "new" where BASE had none.
+  const changeAt = ops.heads.indexOf("Self CPU change");
+  assert.match(addmm[changeAt], /^[+-]\d/);
   assert.ok(ops.rows.some((r) => r[1] === "added") && ops.rows.some((r) => r[1] === "removed"), "runtime calls differ: cuda* removed, hip* added");
   // Both traces ran on a GPU: the device-time columns are there.
-  for (const h of ["Base self device", "New self device", "Delta self device"]) assert.ok(ops.heads.includes(h), `${h} in ${ops.heads}`);
+  for (const h of ["Base Self device", "New Self device", "Self device delta"]) assert.ok(ops.heads.includes(h), `${h} in ${ops.heads}`);
   const labelHeads = await headsOf(page, "Labels", "labels");
-  for (const h of ["Base device", "New device", "Delta device"]) assert.ok(labelHeads.includes(h), `${h} in ${labelHeads}`);
+  for (const h of ["Base Device inside", "New Device inside", "Device delta"]) assert.ok(labelHeads.includes(h), `${h} in ${labelHeads}`);
   await page.click("#compare-tabs button:has-text('Operators')");
 
   // GPU ops pair through their launcher: a row names a CUTLASS GEMM and a hipBLASLt one.
@@ -202,7 +205,7 @@ export async function cpuOnlyTracesCompareWithoutDeviceColumns({ page, baseUrl, 
   await page.setInputFiles("#compare-input", join(fixturesDir, CPU_NEW));
   await compared(page);
   const check = async (when) => {
-    for (const [title, id, cpu] of [["Operators", "ops", "Base self CPU"], ["Labels", "labels", "Base CPU total"]]) {
+    for (const [title, id, cpu] of [["Operators", "ops", "Base Self CPU"], ["Labels", "labels", "Base CPU total"]]) {
       const heads = await headsOf(page, title, id);
       assert.ok(heads.includes(cpu), `${when}, ${title}: ${cpu} in ${heads}`);
       assert.deepEqual(heads.filter((h) => /device/i.test(h)), [], `${when}, ${title}: no device column for two CPU-only traces`);

@@ -191,7 +191,7 @@ key: string,
 label: string, unit: Unit, type: ColumnType, 
 /**
  * Decimals a text shows of a percentage or a figure ([`Unit::Pct`], [`Unit::Fraction`],
- * [`Unit::Number`]).
+ * [`Unit::Ratio`], [`Unit::Number`]).
  */
 digits: number, 
 /**
@@ -1842,7 +1842,7 @@ y: number, height: number, title: string, } & ({ "kind": "group", process: numbe
 /**
  * What a column's values measure, which says how a front end shows them.
  */
-export type Unit = "text" | "count" | "ns" | "us" | "bytes" | "pct" | "fraction" | "number" | "flag" | "data";
+export type Unit = "text" | "count" | "ns" | "us" | "bytes" | "pct" | "fraction" | "ratio" | "number" | "flag" | "data";
 
 export type Unreadable = { file: string, error: string, };
 

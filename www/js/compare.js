@@ -9,7 +9,7 @@
 
 import { TimelineView } from "./timeline.js";
 import { renderTable, renderTabs } from "./table.js";
-import { formatValue, mb } from "./format.js";
+import { declaredLabel, formatValue, mb, unitKind } from "./format.js";
 import { connectAllowed } from "./url.js";
 import { SessionWorker } from "./worker/client.js";
 import { blobChunks, readInto, sniff, urlChunks, urlName } from "./load.js";
@@ -372,68 +372,77 @@ function close() {
 
 // ---- the diff tables -------------------------------------------------------
 
-const change = (ratio) => (ratio === null || ratio === undefined ? null : (ratio - 1) * 100);
+/**
+ * A tab's columns, by key in the tab's order, headed and formatted as the comparison declares
+ * them (`d.tables[member]`, sent beside the diff): `base.calls` is the member `calls` of the object
+ * column `base`, headed "Base Calls". A column the request left out (input shapes, unless matched
+ * by them) is left out.
+ * @param {any} d the diff with its tables' declarations
+ * @param {string} member the member that holds the table's rows
+ * @param {string[]} keys
+ * @returns {import("./table.js").Column[]}
+ */
+function declaredIn(d, member, keys) {
+  const declared = d.tables[member].columns;
+  return keys.flatMap((key) => {
+    const [outer, inner] = key.split(".");
+    const c = declared.find((x) => x.key === outer);
+    if (!c) return [];
+    const p = inner ? (c.parts || []).find((x) => x.key === inner) : null;
+    const label = p ? `${declaredLabel(c.label)} ${p.label}` : declaredLabel(c.label);
+    const of = p || c;
+    return [{ key, label, kind: unitKind(of.unit), title: of.about }];
+  });
+}
 
+/** A row's value under each column's key (`base.calls` from `row.base.calls`); lists and objects as text. */
+function flatRow(row, columns) {
+  return Object.fromEntries(
+    columns.map(({ key }) => {
+      const [outer, inner] = key.split(".");
+      const v = inner ? row[outer]?.[inner] : row[outer];
+      return [key, v !== null && typeof v === "object" ? JSON.stringify(v) : v];
+    }),
+  );
+}
+
+/** A declared table of the diff: its columns (by key, in this order) and its rows under them. */
+function declaredTab(member, keys) {
+  return {
+    columns: (d) => declaredIn(d, member, keys),
+    rows: (d) => {
+      const columns = declaredIn(d, member, keys);
+      return d[member].map((r) => flatRow(r, columns));
+    },
+  };
+}
+
+/**
+ * A tab of the comparison: its rows from the diff, the declared columns it shows (else inferred
+ * from the rows), and the names a row highlights in BASE's and NEW's timelines.
+ * @typedef {{ id: string, title: string, rows: (d: any) => any[], columns?: (d: any) => import("./table.js").Column[], names?: (d: any, r: any) => any[] }} DiffTab
+ */
+/** @type {DiffTab[]} */
 const TABS = [
   {
     id: "ops",
     title: "Operators",
-    rows: (d) =>
-      d.ops.map((o) => ({
-        name: o.name,
-        ...(d.by_shape ? { input_shapes: JSON.stringify(o.input_shapes) } : {}),
-        status: o.status,
-        base_calls: o.base.calls,
-        new_calls: o.new.calls,
-        base_self_cpu_us: o.base.self_cpu_us,
-        new_self_cpu_us: o.new.self_cpu_us,
-        delta_self_cpu_us: o.delta_self_cpu_us,
-        self_cpu_change_pct: change(o.ratio_self_cpu),
-        base_self_device_us: o.base.self_device_us,
-        new_self_device_us: o.new.self_device_us,
-        delta_self_device_us: o.delta_self_device_us,
-      })),
+    ...declaredTab("ops", ["name", "input_shapes", "status", "base.calls", "new.calls", "base.self_cpu_us", "new.self_cpu_us", "delta_self_cpu_us", "ratio_self_cpu", "base.self_device_us", "new.self_device_us", "delta_self_device_us"]),
     names: (_d, r) => [r.name, r.name],
   },
   {
     id: "kernels",
     title: "GPU ops",
-    rows: (d) =>
-      d.kernels.map((k) => ({
-        name: k.name,
-        launcher: k.launcher || "",
-        module: k.module || "",
-        matched_by: k.matched_by,
-        status: k.status,
-        base_calls: k.base.calls,
-        new_calls: k.new.calls,
-        base_us: k.base.total_us,
-        new_us: k.new.total_us,
-        delta_us: k.delta_us,
-        change_pct: change(k.ratio),
-      })),
+    ...declaredTab("kernels", ["name", "launcher", "module", "matched_by", "status", "base.calls", "new.calls", "base.total_us", "new.total_us", "delta_us", "ratio"]),
     names: (d, r) => {
-      const k = d.kernels.find((x) => x.name === r.name && (x.launcher || "") === r.launcher && (x.module || "") === r.module);
+      const k = d.kernels.find((x) => x.name === r.name && (x.launcher || "") === (r.launcher || "") && (x.module || "") === (r.module || ""));
       return [k && k.base.names[0], k && k.new.names[0]];
     },
   },
   {
     id: "labels",
     title: "Labels",
-    rows: (d) =>
-      d.labels.map((l) => ({
-        name: l.name,
-        status: l.status,
-        base_calls: l.base.calls,
-        new_calls: l.new.calls,
-        base_cpu_total_us: l.base.cpu_total_us,
-        new_cpu_total_us: l.new.cpu_total_us,
-        delta_cpu_total_us: l.delta_cpu_total_us,
-        cpu_total_change_pct: change(l.ratio_cpu_total),
-        base_device_us: l.base.device_us,
-        new_device_us: l.new.device_us,
-        delta_device_us: l.delta_device_us,
-      })),
+    ...declaredTab("labels", ["name", "status", "base.calls", "new.calls", "base.cpu_total_us", "new.cpu_total_us", "delta_cpu_total_us", "ratio_cpu_total", "base.device_us", "new.device_us", "delta_device_us"]),
     names: (_d, r) => [r.name, r.name],
   },
   {
@@ -442,9 +451,15 @@ const TABS = [
     rows: (d) => {
       const s = d.steps;
       const get = (side, c) => (side.breakdown.find((x) => x.category === c) || { us: 0 }).us;
-      const time = (side) => (d.mode === "total" ? side.total_us : side.step_time_us);
+      const row = (category, base, next) => ({ category, base_us: base, new_us: next, delta_us: next - base });
+      // Per step, the median step (the headline's figure) above the mean, which the categories
+      // (means over the steps) add up to.
+      const lengths =
+        d.mode === "total"
+          ? [row("all steps", s.base.total_us, s.new.total_us)]
+          : [row("median step", s.base.median_us, s.new.median_us), row("mean step", s.base.step_time_us, s.new.step_time_us)];
       return [
-        { category: d.mode === "total" ? "all steps" : "step time", base_us: time(s.base), new_us: time(s.new), delta_us: time(s.new) - time(s.base) },
+        ...lengths,
         ...s.delta.breakdown.map((c) => ({ category: c.category, base_us: get(s.base, c.category), new_us: get(s.new, c.category), delta_us: c.us })),
       ];
     },
@@ -475,8 +490,11 @@ function selectTab(id) {
   const tab = TABS.find((t) => t.id === id);
   const d = state.diff;
   const per = d.mode === "total" ? "totals" : `per step (${d.steps.base.steps} and ${d.steps.new.steps} steps)`;
-  renderTable($("compare-body"), withoutEmptyDevice(tab.rows(d)), {
+  const declared = tab.columns ? tab.columns(d) : undefined;
+  const rows = withoutEmptyDevice(tab.rows(d), declared);
+  renderTable($("compare-body"), rows, {
     id: `compare-${id}-table`,
+    columns: declared && declared.filter((c) => rows.length === 0 || c.key in rows[0]),
     csvName: `diff-${id}.csv`,
     // Rows come largest change first, as the diff orders them, until a header is clicked.
     caption: `before, after and the change, ${per}`,
@@ -488,9 +506,11 @@ function selectTab(id) {
 /**
  * `rows` without their device-time columns when no row has device time before or after (two
  * CPU-only traces): columns of "0 ns" say nothing. As the operator table of one trace drops them.
+ * The rows keep only the columns shown (`columns`, when the tab declares them).
  */
-function withoutEmptyDevice(rows) {
-  const device = Object.keys(rows[0] || {}).filter((k) => /device/.test(k));
+function withoutEmptyDevice(rows, columns) {
+  const keys = columns ? columns.map((c) => c.key) : Object.keys(rows[0] || {});
+  const device = keys.filter((k) => /device/.test(k));
   if (device.length === 0 || rows.some((r) => device.some((k) => r[k]))) return rows;
   return rows.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => !device.includes(k))));
 }

@@ -46,7 +46,7 @@ export function mb(n) {
 /** A column as the core declares it, sent beside a table's rows. @typedef {import("../generated/answers.js").Column} Declared */
 
 /** formatValue's kind for each declared unit (memory as PyTorch prints it, powers of 1024). */
-const UNIT_KINDS = { text: "text", count: "int", ns: "ns", us: "us", bytes: "memory", pct: "pct", fraction: "fraction", number: "num", flag: "text", data: "text" };
+const UNIT_KINDS = { text: "text", count: "int", ns: "ns", us: "us", bytes: "memory", pct: "pct", fraction: "fraction", ratio: "change", number: "num", flag: "text", data: "text" };
 
 /** How the values of a declared unit are formatted and sorted (a formatValue kind). */
 export function unitKind(unit) {
@@ -76,6 +76,8 @@ export function kindOf(key, sample) {
 }
 
 export function formatValue(kind, v) {
+  // A ratio NEW / BASE as the change in percent; none where BASE had nothing: it is new.
+  if (kind === "change") return typeof v === "number" ? `${v >= 1 ? "+" : ""}${percent(100 * (v - 1))}` : "new";
   if (v === null || v === undefined) return "";
   switch (kind) {
     case "ns": return duration(v);

@@ -352,7 +352,7 @@ impl Row for OpDiff {
             Unit::Us,
             "Self device time, NEW's minus BASE's",
         ),
-        Column::new("ratio_self_cpu", "Self CPU ratio", Unit::Number, RATIO),
+        Column::new("ratio_self_cpu", "Self CPU change", Unit::Ratio, RATIO).digits(1),
     ];
     const SORT: Sort = Sort::Change(&["delta_self_cpu_us", "delta_self_device_us"]);
 }
@@ -426,7 +426,7 @@ impl Row for KernelDiff {
         Column::new("base", "Base", Unit::Data, "BASE's figures").typed(KernelSide::TYPE).parts(KernelSide::PARTS),
         Column::new("new", "New", Unit::Data, "NEW's figures").typed(KernelSide::TYPE).parts(KernelSide::PARTS),
         Column::new("delta_us", "Delta", Unit::Us, "Device time, NEW's minus BASE's"),
-        Column::new("ratio", "Ratio", Unit::Number, RATIO),
+        Column::new("ratio", "Change", Unit::Ratio, RATIO).digits(1),
     ];
     const SORT: Sort = Sort::Change(&["delta_us"]);
 }
@@ -513,7 +513,7 @@ impl Row for LabelDiff {
             Unit::Us,
             "Device time, NEW's minus BASE's",
         ),
-        Column::new("ratio_cpu_total", "CPU total ratio", Unit::Number, RATIO),
+        Column::new("ratio_cpu_total", "CPU total change", Unit::Ratio, RATIO).digits(1),
     ];
     const SORT: Sort = Sort::Change(&["delta_cpu_total_us", "delta_device_us"]);
 }

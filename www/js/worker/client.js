@@ -567,7 +567,7 @@ export class ModuleClient {
   /**
    * @param {Json<Digest>} base @param {Json<Digest>} next @param {boolean} total
    * @param {boolean} byShape
-   * @returns {Promise<Diff>}
+   * @returns {Promise<WithTables<Diff>>}
    */
   diff_digests(base, next, total, byShape) {
     return parse(this.ask("diff_digests", base.text, next.text, total, byShape));
