@@ -136,30 +136,23 @@ fn print(r: &RanksReport) {
 
     if !r.collectives.is_empty() {
         println!("\nCollectives (ms, summed over ranks; bandwidth from the median transfer time)");
-        println!(
-            "  {:<16} {:<8} {:>12} {:>6} {:>10} {:>10} {:>10} {:>9} {:>9}",
-            "name", "group", "bytes", "count", "total", "wait", "transfer", "algbw", "busbw"
+        let shown = [
+            Shown::left("name", 16),
+            Shown::left("process_group", 8),
+            Shown::right("bytes", 12),
+            Shown::right("count", 6),
+            Shown::right("partial", 7),
+            Shown::right("total_us", 10),
+            Shown::right("wait_us", 10),
+            Shown::right("transfer_us", 10),
+            Shown::right("algbw_gbps", 14),
+            Shown::right("busbw_gbps", 8),
+        ];
+        let rows = r.collectives.iter();
+        print!(
+            "{}",
+            declared_in(&STYLE, &shown, rows, Vec::new(), "", |_, _, _| None)
         );
-        for c in &r.collectives {
-            let gb = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
-            println!(
-                "  {:<16} {:<8} {:>12} {:>6} {:>10} {:>10} {:>10} {:>9} {:>9}{}",
-                c.name,
-                c.process_group,
-                c.bytes.map_or("-".to_string(), |b| b.to_string()),
-                c.count,
-                ms(c.total_us),
-                ms(c.wait_us),
-                ms(c.transfer_us),
-                gb(c.algbw_gbps),
-                gb(c.busbw_gbps),
-                if c.partial > 0 {
-                    format!("  ({} partial)", c.partial)
-                } else {
-                    String::new()
-                }
-            );
-        }
     }
 
     if !r.stragglers.is_empty() {

@@ -17,7 +17,7 @@ use crate::analysis::flops::FlopsRow;
 use crate::analysis::graphs::{Attribution, Capture, Graph, GraphsOutput};
 use crate::analysis::idle::{DeviceIdle, Gap, StreamIdle};
 use crate::analysis::memory::{AllocationRow, Holder, StepFloor};
-use crate::analysis::ranks::RankRow;
+use crate::analysis::ranks::{CollectiveRow, RankRow};
 use crate::analysis::steps::Step;
 use crate::analysis::tables::calltree::CallNode;
 use crate::analysis::tables::{
@@ -56,6 +56,11 @@ pub const DECLARED: &[Table] = &[
     Table::of::<Frame>("compiled", "frames", "torch.compile: compiled frames"),
     Table::of::<Compile>("compiled", "compiles", "torch.compile: compile work"),
     Table::of::<RankRow>("ranks", "ranks", "Ranks of a distributed job"),
+    Table::of::<CollectiveRow>(
+        "ranks",
+        "collectives",
+        "Ranks: collectives, per process group, name and size",
+    ),
     Table::of::<CallNode>("calltree", "nodes", "Call tree (the page's), top-down"),
     Table::of::<Holder>(
         "memory",

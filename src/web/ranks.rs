@@ -6,8 +6,10 @@
 
 use super::session::Session;
 use super::{err, json};
+use crate::analysis::columns::WithTables;
 use crate::analysis::digest::Digest;
 use crate::analysis::ranks::{analyze, Align};
+use crate::query::tables;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
@@ -38,7 +40,8 @@ impl Session {
 }
 
 /// The cross-rank report (`sightline ranks --json`'s object) of `digests`, a JSON array of
-/// [`Session::digest`] results; `align` is `auto`, `none` or `collectives`.
+/// [`Session::digest`] results, its tables' declared columns beside it ([`WithTables`]: the ranks
+/// and the collectives); `align` is `auto`, `none` or `collectives`.
 #[wasm_bindgen]
 pub fn ranks_report(digests: &str, align: &str) -> Result<String, JsValue> {
     let mode = Align::parse(align).ok_or_else(|| {
@@ -48,5 +51,7 @@ pub fn ranks_report(digests: &str, align: &str) -> Result<String, JsValue> {
     })?;
     let all: Vec<Digest> = serde_json::from_str(digests)
         .map_err(|e| err(format!("the ranks' digests do not read: {e}")))?;
-    Ok(json(&analyze(&all, mode)))
+    let report = analyze(&all, mode);
+    let declared = tables::DECLARED.iter().filter(|t| t.name == "ranks");
+    Ok(json(&WithTables::new(declared, &[], &report)))
 }

@@ -59,6 +59,12 @@ export async function opensAJobAsSeveralFilesWithItsStraggler({ page, baseUrl, f
 
   // Collectives matched across the 4 ranks, and the stragglers' sentences.
   assert.ok((await page.locator("#ranks-collectives-rows tbody tr").count()) >= 1);
+  // Both tables are headed as the core declares their columns (a rank's row, a collective's).
+  const heads = (id) => page.$$eval(`#${id} thead th`, (t) => t.map((x) => x.textContent));
+  const rankHeads = await heads("ranks-table-rows");
+  for (const h of ["Rank", "Median step", "ProfilerStep#3", "Exposed comm.", "Collective wait"]) assert.ok(rankHeads.includes(h), `${h} in ${rankHeads}`);
+  const collectiveHeads = await heads("ranks-collectives-rows");
+  for (const h of ["Name", "Group", "Bytes", "Wait", "Transfer", "Algorithm GB/s", "Bus GB/s"]) assert.ok(collectiveHeads.includes(h), `${h} in ${collectiveHeads}`);
   assert.match(await page.textContent("#ranks-stragglers"), new RegExp(`rank ${expected.straggler_rank} is [0-9.]+ ms late into the all_reduce of ProfilerStep#3; the other 3 ranks waited`));
 
   // The straggler finding moves the view to rank 2, onto its evidence; the other bands follow.

@@ -8,8 +8,8 @@
 // terminates NEW's worker. Trace text is only ever set as text.
 
 import { TimelineView } from "./timeline.js";
-import { renderTable, renderTabs } from "./table.js";
-import { declaredLabel, formatValue, mb, unitKind } from "./format.js";
+import { flatRow, pickColumns, renderTable, renderTabs } from "./table.js";
+import { formatValue, mb } from "./format.js";
 import { connectAllowed } from "./url.js";
 import { SessionWorker } from "./worker/client.js";
 import { blobChunks, readInto, sniff, urlChunks, urlName } from "./load.js";
@@ -372,46 +372,12 @@ function close() {
 
 // ---- the diff tables -------------------------------------------------------
 
-/**
- * A tab's columns, by key in the tab's order, headed and formatted as the comparison declares
- * them (`d.tables[member]`, sent beside the diff): `base.calls` is the member `calls` of the object
- * column `base`, headed "Base Calls". A column the request left out (input shapes, unless matched
- * by them) is left out.
- * @param {any} d the diff with its tables' declarations
- * @param {string} member the member that holds the table's rows
- * @param {string[]} keys
- * @returns {import("./table.js").Column[]}
- */
-function declaredIn(d, member, keys) {
-  const declared = d.tables[member].columns;
-  return keys.flatMap((key) => {
-    const [outer, inner] = key.split(".");
-    const c = declared.find((x) => x.key === outer);
-    if (!c) return [];
-    const p = inner ? (c.parts || []).find((x) => x.key === inner) : null;
-    const label = p ? `${declaredLabel(c.label)} ${p.label}` : declaredLabel(c.label);
-    const of = p || c;
-    return [{ key, label, kind: unitKind(of.unit), title: of.about }];
-  });
-}
-
-/** A row's value under each column's key (`base.calls` from `row.base.calls`); lists and objects as text. */
-function flatRow(row, columns) {
-  return Object.fromEntries(
-    columns.map(({ key }) => {
-      const [outer, inner] = key.split(".");
-      const v = inner ? row[outer]?.[inner] : row[outer];
-      return [key, v !== null && typeof v === "object" ? JSON.stringify(v) : v];
-    }),
-  );
-}
-
 /** A declared table of the diff: its columns (by key, in this order) and its rows under them. */
 function declaredTab(member, keys) {
   return {
-    columns: (d) => declaredIn(d, member, keys),
+    columns: (d) => pickColumns(d.tables[member].columns, keys),
     rows: (d) => {
-      const columns = declaredIn(d, member, keys);
+      const columns = pickColumns(d.tables[member].columns, keys);
       return d[member].map((r) => flatRow(r, columns));
     },
   };

@@ -11,7 +11,7 @@
 // set as text.
 
 import { TimelineView } from "./timeline.js";
-import { renderTable } from "./table.js";
+import { flatRow, pickColumns, renderTable } from "./table.js";
 import { duration, mb } from "./format.js";
 import { SessionWorker } from "./worker/client.js";
 import { blobChunks, readInto, urlChunks, urlName } from "./load.js";
@@ -249,8 +249,10 @@ async function analyse(token) {
   renderHeat();
   renderStragglers();
   renderFindings();
-  renderTable($("ranks-table"), rankRows(report), { id: "ranks-table-rows", csvName: "ranks.csv", caption: "per rank; µs over the whole trace", onRowClick: (r) => focusRank(r.rank) });
-  renderTable($("ranks-collectives"), collectiveRows(report), { id: "ranks-collectives-rows", csvName: "collectives.csv", caption: "per process group, name and size; wait and transfer summed over the ranks", empty: "No collective was matched across ranks." });
+  const ranks = rankTable(report);
+  renderTable($("ranks-table"), ranks.rows, { id: "ranks-table-rows", columns: ranks.columns, csvName: "ranks.csv", caption: "per rank; µs over the whole trace", onRowClick: (r) => focusRank(r.rank) });
+  const collectives = pickColumns(report.tables.collectives.columns, COLLECTIVE_KEYS);
+  renderTable($("ranks-collectives"), report.collectives.map((c) => flatRow(c, collectives)), { id: "ranks-collectives-rows", columns: collectives, csvName: "collectives.csv", caption: "per process group, name and size; wait and transfer summed over the ranks", empty: "No collective was matched across ranks." });
   await renderBands();
   if (token !== state.token) return;
   document.body.dataset.ranks = "ready";
@@ -450,45 +452,31 @@ async function focusRank(rank, t0, t1) {
 
 // ---- the tables and panels -------------------------------------------------
 
-function rankRows(r) {
-  return r.ranks.map((x) => {
+/**
+ * The ranks' table: the declared columns of a rank's row (`report.tables.ranks`), each step's
+ * length as a column of its own between the median step and the compute time.
+ */
+function rankTable(r) {
+  const declared = r.tables.ranks.columns;
+  const names = [];
+  for (const x of r.ranks) for (const s of (traceOf(x.rank) || { steps: [] }).steps) if (!names.includes(s.name)) names.push(s.name);
+  const stepTitle = declared.find((c) => c.key === "step_times_us")?.about;
+  const columns = [
+    ...pickColumns(declared, ["rank", "file", "host", "steps", "step_time_us"]),
+    ...names.map((name) => ({ key: `${name}_us`, label: name, kind: "us", title: stepTitle })),
+    ...pickColumns(declared, ["compute_us", "communication_us", "exposed_communication_us", "memcpy_us", "idle_us", "host_wait_idle_us", "collective_wait_us", "kernels", "peak_memory_bytes"]),
+  ];
+  const rows = r.ranks.map((x) => {
     const t = traceOf(x.rank);
     const steps = {};
     (t ? t.steps : []).forEach((s, i) => (steps[`${s.name}_us`] = x.step_times_us[i]));
-    return {
-      rank: x.rank,
-      file: x.file,
-      host: x.host || "",
-      steps: x.steps,
-      median_step_us: x.step_time_us,
-      ...steps,
-      compute_us: x.compute_us,
-      communication_us: x.communication_us,
-      exposed_communication_us: x.exposed_communication_us,
-      memcpy_us: x.memcpy_us,
-      idle_us: x.idle_us,
-      host_wait_idle_us: x.host_wait_idle_us,
-      collective_wait_us: x.collective_wait_us,
-      kernels: x.kernels,
-      peak_memory_bytes: x.peak_memory_bytes,
-    };
+    return { ...flatRow(x, columns), ...steps };
   });
+  return { columns, rows };
 }
 
-function collectiveRows(r) {
-  return r.collectives.map((c) => ({
-    name: c.name,
-    process_group: c.process_group,
-    dtype: c.dtype || "",
-    bytes: c.bytes,
-    count: c.count,
-    total_us: c.total_us,
-    wait_us: c.wait_us,
-    transfer_us: c.transfer_us,
-    algbw_gbps: c.algbw_gbps,
-    busbw_gbps: c.busbw_gbps,
-  }));
-}
+/** The collectives' columns, in the order the table shows them. */
+const COLLECTIVE_KEYS = ["name", "process_group", "dtype", "bytes", "count", "partial", "total_us", "wait_us", "transfer_us", "algbw_gbps", "busbw_gbps"];
 
 /** Step x rank, coloured by the step's time against the step's median over the ranks; the steps a
  * `straggler_rank` finding names are outlined on its rank. */

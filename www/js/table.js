@@ -134,6 +134,38 @@ export function declaredColumns(declared) {
 }
 
 /**
+ * The columns a view shows, by key in its order, headed and formatted as a table declares them:
+ * `base.calls` is the member `calls` of the object column `base`, headed "Base Calls". A key the
+ * declaration lacks (a column the request left out, as input shapes) is left out.
+ * @param {import("./format.js").Declared[]} declared
+ * @param {string[]} keys
+ * @returns {Column[]}
+ */
+export function pickColumns(declared, keys) {
+  return keys.flatMap((key) => {
+    const [outer, inner] = key.split(".");
+    const c = declared.find((x) => x.key === outer);
+    if (!c) return [];
+    const p = inner ? (c.parts || []).find((x) => x.key === inner) : null;
+    if (inner && !p) return [];
+    const label = p ? `${declaredLabel(c.label)} ${p.label}` : declaredLabel(c.label);
+    const of = p || c;
+    return [{ key, label, kind: unitKind(of.unit), title: of.about }];
+  });
+}
+
+/** A row's value under each column's key (`base.calls` from `row.base.calls`); lists and objects as text. */
+export function flatRow(row, columns) {
+  return Object.fromEntries(
+    columns.map(({ key }) => {
+      const [outer, inner] = key.split(".");
+      const v = inner ? row[outer]?.[inner] : row[outer];
+      return [key, v !== null && typeof v === "object" ? JSON.stringify(v) : v];
+    }),
+  );
+}
+
+/**
  * Columns from the keys of the first rows whose values are scalars.
  * @returns {Column[]}
  */

@@ -206,6 +206,59 @@ pub struct CollectiveRow {
     pub busbw_gbps: Option<f64>,
 }
 
+/// One row per process group, collective and size, summed over the ranks.
+impl Row for CollectiveRow {
+    const COLUMNS: &'static [Column] = &[
+        Column::new("name", "Name", Unit::Text, "The collective (`allreduce`, `allgather`, ...)"),
+        Column::new("process_group", "Group", Unit::Text, "The process group's name"),
+        Column::new("dtype", "Dtype", Unit::Text, "The element type, when the trace gives it"),
+        Column::new(
+            "bytes",
+            "Bytes",
+            Unit::Bytes,
+            "S of one instance, as NCCL's performance notes define it, when the trace gives the size",
+        ),
+        Column::new("count", "Count", Unit::Count, "Instances matched across the ranks"),
+        Column::new(
+            "partial",
+            "Partial",
+            Unit::Count,
+            "Instances some rank's trace does not hold (left out of the times)",
+        ),
+        Column::new(
+            "total_us",
+            "Total",
+            Unit::Us,
+            "Rank-time in these collectives: wait plus transfer, over every participant",
+        ),
+        Column::new(
+            "wait_us",
+            "Wait",
+            Unit::Us,
+            "Time ranks spent waiting for the last one to arrive, summed over the ranks",
+        ),
+        Column::new(
+            "transfer_us",
+            "Transfer",
+            Unit::Us,
+            "Time from the last arrival to each rank's end, summed over the ranks",
+        ),
+        Column::new(
+            "algbw_gbps",
+            "Algorithm GB/s",
+            Unit::Number,
+            "Algorithm bandwidth: S over the median transfer time (NCCL's definition)",
+        ),
+        Column::new(
+            "busbw_gbps",
+            "Bus GB/s",
+            Unit::Number,
+            "Bus bandwidth: algbw times NCCL's factor for the collective and group size",
+        ),
+    ];
+    const SORT: Sort = Sort::Largest("total_us");
+}
+
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Overlap {

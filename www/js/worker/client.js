@@ -573,7 +573,7 @@ export class ModuleClient {
     return parse(this.ask("diff_digests", base.text, next.text, total, byShape));
   }
 
-  /** @param {Json<Digest>[]} digests @param {string} align @returns {Promise<RanksReport>} */
+  /** @param {Json<Digest>[]} digests @param {string} align @returns {Promise<WithTables<RanksReport>>} */
   ranks_report(digests, align) {
     return parse(this.ask("ranks_report", `[${digests.map((d) => d.text).join(",")}]`, align));
   }
