@@ -10,7 +10,7 @@ use crate::analysis::columns::Table;
 use crate::analysis::compiled::{self, Compile, Frame};
 use crate::analysis::critical::savings::Assessed;
 use crate::analysis::critical::slack;
-use crate::analysis::diff::{KernelDiff, LabelDiff, OpDiff, StepPair};
+use crate::analysis::diff::{KernelDiff, LabelDiff, OpDiff, StepPair, WaitDiff};
 use crate::analysis::flops::kernels::annotate;
 use crate::analysis::flops::FlopsReport;
 use crate::analysis::flops::FlopsRow;
@@ -86,6 +86,11 @@ pub const DECLARED: &[Table] = &[
     ),
     Table::of::<LabelDiff>("diff", "labels", "Comparison: record_function labels"),
     Table::of::<StepPair>("diff", "steps.pairs", "Comparison: the steps side by side"),
+    Table::of::<WaitDiff>(
+        "diff",
+        "idle.waits",
+        "Comparison: what the CPU did while the device waited",
+    ),
     Table::of::<Assessed>(
         "report",
         "findings",

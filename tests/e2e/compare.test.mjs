@@ -94,6 +94,10 @@ export async function comparesWithASecondTraceAcrossHardware({ page, baseUrl, fi
   for (const h of ["Base Self device", "New Self device", "Self device delta"]) assert.ok(ops.heads.includes(h), `${h} in ${ops.heads}`);
   const labelHeads = await headsOf(page, "Labels", "labels");
   for (const h of ["Base Device inside", "New Device inside", "Device delta"]) assert.ok(labelHeads.includes(h), `${h} in ${labelHeads}`);
+  // The idle tab: the waits' declared columns, the whole idle time and the host's wait first.
+  const idleHeads = await headsOf(page, "GPU idle", "idle");
+  for (const h of ["Waiting for", "Base", "New", "Delta"]) assert.ok(idleHeads.includes(h), `${h} in ${idleHeads}`);
+  assert.equal(await page.textContent("#compare-idle-table tbody tr:first-child td:first-child"), "GPU idle (all)");
   await page.click("#compare-tabs button:has-text('Operators')");
 
   // GPU ops pair through their launcher: a row names a CUTLASS GEMM and a hipBLASLt one.

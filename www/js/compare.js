@@ -383,6 +383,9 @@ function declaredTab(member, keys) {
   };
 }
 
+/** The idle tab's columns, by key. */
+const IDLE_KEYS = ["phrase", "base_us", "new_us", "delta_us"];
+
 /**
  * A tab of the comparison: its rows from the diff, the declared columns it shows (else inferred
  * from the rows), and the names a row highlights in BASE's and NEW's timelines.
@@ -433,10 +436,12 @@ const TABS = [
   {
     id: "idle",
     title: "GPU idle",
+    // The waits' declared columns; the idle time and the host's wait above them, in the same columns.
+    columns: (d) => pickColumns(d.tables["idle.waits"].columns, IDLE_KEYS),
     rows: (d) => [
-      { waiting_for: "GPU idle (all)", base_us: d.idle.base.idle_us, new_us: d.idle.new.idle_us, delta_us: d.idle.delta.idle_us },
-      { waiting_for: "the host", base_us: d.idle.base.host_wait_us, new_us: d.idle.new.host_wait_us, delta_us: d.idle.delta.host_wait_us },
-      ...d.idle.waits.map((w) => ({ waiting_for: w.phrase, base_us: w.base_us, new_us: w.new_us, delta_us: w.delta_us })),
+      { phrase: "GPU idle (all)", base_us: d.idle.base.idle_us, new_us: d.idle.new.idle_us, delta_us: d.idle.delta.idle_us },
+      { phrase: "the host", base_us: d.idle.base.host_wait_us, new_us: d.idle.new.host_wait_us, delta_us: d.idle.delta.host_wait_us },
+      ...d.idle.waits.map((w) => flatRow(w, pickColumns(d.tables["idle.waits"].columns, IDLE_KEYS))),
     ],
   },
   {

@@ -550,6 +550,33 @@ pub struct WaitDiff {
     pub delta_us: f64,
 }
 
+impl Row for WaitDiff {
+    const COLUMNS: &'static [Column] = &[
+        Column::new(
+            "kind",
+            "Kind",
+            Unit::Text,
+            "What the CPU was doing while the device waited (`data_loader`, `collate`, `copy`, \
+             `sync`, `python`, ...), as `idle` classes a gap",
+        ),
+        Column::new(
+            "phrase",
+            "Waiting for",
+            Unit::Text,
+            "The kind in words, as the text says it",
+        ),
+        Column::new(
+            "base_us",
+            "Base",
+            Unit::Us,
+            "BASE's device idle time while the CPU did this, summed over devices",
+        ),
+        Column::new("new_us", "New", Unit::Us, "NEW's, the same way"),
+        Column::new("delta_us", "Delta", Unit::Us, "NEW's minus BASE's"),
+    ];
+    const SORT: Sort = Sort::Ranked("the larger of `base_us` and `new_us`, largest first");
+}
+
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FindingsDiff {
