@@ -11,7 +11,7 @@ use sightline::analysis::derived::Derived;
 use sightline::analysis::ranks::{self, Align, OverlapScope};
 use sightline::analysis::tables::calltree::call_tree;
 use sightline::analysis::tables::OpColumn;
-use sightline::query::tables::{declared, DECLARED};
+use sightline::query::tables::{declared, declared_at, tables_of, DECLARED};
 use sightline::query::{
     Compiled, Diff, Flops, Graphs, Idle, Kernels, Labels, Memory, Modules, Opened, Ops, Question,
     Steps,
@@ -199,7 +199,7 @@ fn check_trace(path: &Path, path_columns: bool) {
     // All of idle's tables (per stream, per device, the gaps), exact and as HTA counts.
     for hta in [false, true] {
         let answer = json(&*Idle { hta, top: None }.answer(&o).unwrap());
-        for t in DECLARED.iter().filter(|t| t.name == "idle") {
+        for t in tables_of("idle") {
             check(&name, t, &[], answer.clone());
         }
     }
@@ -211,7 +211,7 @@ fn check_trace(path: &Path, path_columns: bool) {
     );
     // The findings and the notes on the recording, as `report --json` lists them.
     let judged = json(&*d.findings(&Idle::default().options()));
-    for t in DECLARED.iter().filter(|t| t.name == "report") {
+    for t in tables_of("report") {
         check(&name, t, &[], judged.clone());
     }
     // Memory's tables, the allocations asked for, on a trace that recorded memory.
@@ -224,19 +224,16 @@ fn check_trace(path: &Path, path_columns: bool) {
         .unwrap(),
     );
     if !matches!(answer.get("devices"), Some(Ordered::List(d)) if d.is_empty()) {
-        for t in DECLARED.iter().filter(|t| t.name == "memory") {
+        for t in tables_of("memory") {
             check(&name, t, &[], answer.clone());
         }
     }
     // All of compiled's tables; the kernels outside any graph are rows of the graphs' kernels.
     let answer = json(Compiled {}.answer(&o).unwrap());
-    for t in DECLARED.iter().filter(|t| t.name == "compiled") {
+    for t in tables_of("compiled") {
         check(&name, t, &[], answer.clone());
     }
-    let kernels = DECLARED
-        .iter()
-        .find(|t| t.rows == "graphs[].kernels")
-        .unwrap();
+    let kernels = declared_at("compiled", "graphs[].kernels").unwrap();
     let Some(Ordered::List(loose)) = answer.get("loose_kernels") else {
         panic!("{name}: no loose_kernels");
     };
@@ -405,7 +402,7 @@ fn the_ranks_rows_have_their_declared_columns() {
                 "{name}: collectives matched"
             );
             // The ranks and the collectives.
-            for t in DECLARED.iter().filter(|t| t.name == "ranks") {
+            for t in tables_of("ranks") {
                 check(name, t, &[], json(&report));
             }
         }
@@ -444,7 +441,7 @@ fn the_diff_rows_have_their_declared_columns() {
             assert!(!answer.diff.ops.is_empty() && !answer.diff.steps.pairs.is_empty());
             let flags: &[&str] = if by_shape { &["by_shape"] } else { &[] };
             let answer = json(&answer);
-            for t in DECLARED.iter().filter(|t| t.name == "diff") {
+            for t in tables_of("diff") {
                 check(new, t, flags, answer.clone());
             }
         }

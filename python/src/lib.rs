@@ -161,9 +161,7 @@ fn declared_rows<'py, T: Serialize>(
     // `kernels`, declared as JSON since its rows' members vary) goes over as a list of that
     // table's columns, each member absent from a row taken as null.
     let nested = |c: &Column| {
-        query::tables::DECLARED
-            .iter()
-            .filter(|n| n.name == t.name)
+        query::tables::tables_of(t.name)
             .find(|n| {
                 n.rows
                     .strip_prefix(t.rows)
@@ -308,9 +306,7 @@ impl PyTrace {
             top,
         };
         let report = self.ask(py, &q)?;
-        let t = query::tables::DECLARED
-            .iter()
-            .find(|t| t.name == "idle" && t.rows == rows)
+        let t = query::tables::declared_at("idle", rows)
             .ok_or_else(|| PyValueError::new_err(format!("idle has no table `{rows}`")))?;
         declared_rows(py, &*report, t)
     }
@@ -322,10 +318,7 @@ impl PyTrace {
         let io = query::Idle::default().options();
         let judged = py.allow_threads(|| self.derived.findings(&io));
         let rows = if recording { "recording" } else { "findings" };
-        let t = query::tables::DECLARED
-            .iter()
-            .find(|t| t.name == "report" && t.rows == rows)
-            .expect("the findings' declared tables");
+        let t = query::tables::declared_at("report", rows).expect("the findings' declared tables");
         declared_rows(py, &*judged, t)
     }
 

@@ -106,7 +106,18 @@ pub const DECLARED: &[Table] = &[
 /// The declared table named `name` ([`DECLARED`]): of a command with more than one, the first
 /// listed, the one Python and the page lay out (`idle`'s per stream).
 pub fn declared(name: &str) -> Option<&'static Table> {
-    DECLARED.iter().find(|t| t.name == name)
+    tables_of(name).next()
+}
+
+/// Every declared table of the command `name`, in [`DECLARED`]'s order (`compiled`'s four,
+/// `diff`'s five, ...).
+pub fn tables_of(name: &str) -> impl Iterator<Item = &'static Table> + '_ {
+    DECLARED.iter().filter(move |t| t.name == name)
+}
+
+/// The declared table of the command `name` whose rows are under `rows` (`idle`'s `gaps`).
+pub fn declared_at(name: &str, rows: &str) -> Option<&'static Table> {
+    tables_of(name).find(|t| t.rows == rows)
 }
 
 /// The operator table as PyTorch's `key_averages()` computes it: calls, self and total CPU and

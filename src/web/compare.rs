@@ -40,6 +40,6 @@ pub fn diff_digests(base: &str, new: &str, total: bool, by_shape: bool) -> Resul
     let d = diff(&read(base, "base")?, &read(new, "new")?, &opts);
     // The comparison's tables' declared columns beside it, input shapes only when matched by them.
     let flags: &[&str] = if by_shape { &["by_shape"] } else { &[] };
-    let declared = tables::DECLARED.iter().filter(|t| t.name == "diff");
+    let declared = tables::tables_of("diff");
     Ok(json(&WithTables::new(declared, flags, &d)))
 }

@@ -52,6 +52,6 @@ pub fn ranks_report(digests: &str, align: &str) -> Result<String, JsValue> {
     let all: Vec<Digest> = serde_json::from_str(digests)
         .map_err(|e| err(format!("the ranks' digests do not read: {e}")))?;
     let report = analyze(&all, mode);
-    let declared = tables::DECLARED.iter().filter(|t| t.name == "ranks");
+    let declared = tables::tables_of("ranks");
     Ok(json(&WithTables::new(declared, &[], &report)))
 }

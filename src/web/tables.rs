@@ -243,7 +243,7 @@ impl Session {
     pub fn compiled(&self) -> Result<String, JsValue> {
         let o = self.tables()?;
         let answer = Compiled {}.answer(&o).map_err(err)?;
-        let declared = tables::DECLARED.iter().filter(|t| t.name == "compiled");
+        let declared = tables::tables_of("compiled");
         Ok(json(&WithTables::new(declared, &[], answer)))
     }
 

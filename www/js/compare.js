@@ -376,10 +376,7 @@ function close() {
 function declaredTab(member, keys) {
   return {
     columns: (d) => pickColumns(d.tables[member].columns, keys),
-    rows: (d) => {
-      const columns = pickColumns(d.tables[member].columns, keys);
-      return d[member].map((r) => flatRow(r, columns));
-    },
+    rows: (d, columns) => d[member].map((r) => flatRow(r, columns)),
   };
 }
 
@@ -388,8 +385,9 @@ const IDLE_KEYS = ["phrase", "base_us", "new_us", "delta_us"];
 
 /**
  * A tab of the comparison: its rows from the diff, the declared columns it shows (else inferred
- * from the rows), and the names a row highlights in BASE's and NEW's timelines.
- * @typedef {{ id: string, title: string, rows: (d: any) => any[], columns?: (d: any) => import("./table.js").Column[], names?: (d: any, r: any) => any[] }} DiffTab
+ * from the rows; its rows are made under them), and the names a row highlights in BASE's and
+ * NEW's timelines.
+ * @typedef {{ id: string, title: string, rows: (d: any, columns?: import("./table.js").Column[]) => any[], columns?: (d: any) => import("./table.js").Column[], names?: (d: any, r: any) => any[] }} DiffTab
  */
 /** @type {DiffTab[]} */
 const TABS = [
@@ -438,10 +436,10 @@ const TABS = [
     title: "GPU idle",
     // The waits' declared columns; the idle time and the host's wait above them, in the same columns.
     columns: (d) => pickColumns(d.tables["idle.waits"].columns, IDLE_KEYS),
-    rows: (d) => [
+    rows: (d, columns) => [
       { phrase: "GPU idle (all)", base_us: d.idle.base.idle_us, new_us: d.idle.new.idle_us, delta_us: d.idle.delta.idle_us },
       { phrase: "the host", base_us: d.idle.base.host_wait_us, new_us: d.idle.new.host_wait_us, delta_us: d.idle.delta.host_wait_us },
-      ...d.idle.waits.map((w) => flatRow(w, pickColumns(d.tables["idle.waits"].columns, IDLE_KEYS))),
+      ...d.idle.waits.map((w) => flatRow(w, columns)),
     ],
   },
   {
@@ -462,7 +460,7 @@ function selectTab(id) {
   const d = state.diff;
   const per = d.mode === "total" ? "totals" : `per step (${d.steps.base.steps} and ${d.steps.new.steps} steps)`;
   const declared = tab.columns ? tab.columns(d) : undefined;
-  const rows = withoutEmptyDevice(tab.rows(d), declared);
+  const rows = withoutEmptyDevice(tab.rows(d, declared), declared);
   renderTable($("compare-body"), rows, {
     id: `compare-${id}-table`,
     columns: declared && declared.filter((c) => rows.length === 0 || c.key in rows[0]),

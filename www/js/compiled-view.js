@@ -7,8 +7,7 @@
 // has no compiled code. Each table's headers, units and hover text are the columns its rows
 // declare (`tables`, sent beside the answer); the lists they hold are shown joined as text.
 
-import { declaredLabel, unitKind } from "./format.js";
-import { renderTable } from "./table.js";
+import { pickColumns, renderTable } from "./table.js";
 
 /**
  * The Compiled tab. Returns { tab, analysed(loaded) }: `tab` goes in the page's tab list, `analysed` is called once
@@ -56,9 +55,9 @@ function section(host, title) {
  * @returns {import("./table.js").Column}
  */
 function declared(c, rows, key, how = {}) {
-  const d = c.tables[rows].columns.find((x) => x.key === key);
+  const [d] = pickColumns(c.tables[rows].columns, [key]);
   if (!d) throw new Error(`compiled: ${rows} declares no column ${key}`);
-  return { key: how.as ?? key, label: declaredLabel(d.label), kind: how.kind ?? unitKind(d.unit), title: d.about };
+  return { ...d, key: how.as ?? key, kind: how.kind ?? d.kind };
 }
 
 /**

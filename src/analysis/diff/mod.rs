@@ -36,6 +36,8 @@ pub mod headline;
 
 use super::columns::{Column, Row, Sort, Type, Unit};
 use super::digest::{Digest, DigestFinding, DigestKernel, DigestMeasure, DigestOp};
+use super::tables::labels::{LABEL_CPU_TOTAL, LABEL_SELF_CPU};
+use super::tables::ops::{CPU_TOTAL, OP_KIND, OP_NAME, SELF_CPU};
 use serde::{Serialize, Serializer};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -253,18 +255,8 @@ impl OpSide {
     /// A side's figures as the columns `base` and `new` hold them.
     const PARTS: &'static [Column] = &[
         CALLS,
-        Column::new(
-            "self_cpu_us",
-            "Self CPU",
-            Unit::Us,
-            "CPU time minus its direct children's",
-        ),
-        Column::new(
-            "cpu_total_us",
-            "CPU total",
-            Unit::Us,
-            "Summed durations of its calls",
-        ),
+        SELF_CPU,
+        CPU_TOTAL,
         Column::new(
             "self_device_us",
             "Self device",
@@ -314,18 +306,8 @@ const STATUS: Column = Column::new(
 
 impl Row for OpDiff {
     const COLUMNS: &'static [Column] = &[
-        Column::new(
-            "name",
-            "Name",
-            Unit::Text,
-            "The operator's, label's or runtime call's name",
-        ),
-        Column::new(
-            "kind",
-            "Kind",
-            Unit::Text,
-            "op, annotation (record_function), runtime or memory",
-        ),
+        OP_NAME,
+        OP_KIND,
         Column::new(
             "input_shapes",
             "Input Shapes",
@@ -445,18 +427,8 @@ impl LabelSide {
     /// A side's figures as the columns `base` and `new` hold them.
     const PARTS: &'static [Column] = &[
         CALLS,
-        Column::new(
-            "cpu_total_us",
-            "CPU total",
-            Unit::Us,
-            "Summed durations of its CPU spans",
-        ),
-        Column::new(
-            "self_cpu_us",
-            "Self CPU",
-            Unit::Us,
-            "CPU total minus its direct children's",
-        ),
+        LABEL_CPU_TOTAL,
+        LABEL_SELF_CPU,
         Column::new(
             "device_us",
             "Device inside",

@@ -43,6 +43,21 @@ pub struct LabelRow {
     pub gpu_instance_us: Option<Spread>,
 }
 
+/// A label's CPU total, as its row and its comparison (`analysis::diff`) declare it.
+pub const LABEL_CPU_TOTAL: Column = Column::new(
+    "cpu_total_us",
+    "CPU total",
+    Unit::Us,
+    "Summed durations of its CPU spans",
+);
+/// A label's self CPU time, as its row and its comparison declare it.
+pub const LABEL_SELF_CPU: Column = Column::new(
+    "self_cpu_us",
+    "Self CPU",
+    Unit::Us,
+    "CPU total minus its direct children's",
+);
+
 impl Row for LabelRow {
     const COLUMNS: &'static [Column] = &[
         Column::new(
@@ -52,18 +67,8 @@ impl Row for LabelRow {
             "The label (`ProfilerStep#N` as `ProfilerStep*`)",
         ),
         Column::new("calls", "# of Calls", Unit::Count, "CPU spans of the label"),
-        Column::new(
-            "cpu_total_us",
-            "CPU total",
-            Unit::Us,
-            "Summed durations of its CPU spans",
-        ),
-        Column::new(
-            "self_cpu_us",
-            "Self CPU",
-            Unit::Us,
-            "CPU total minus its direct children's",
-        ),
+        LABEL_CPU_TOTAL,
+        LABEL_SELF_CPU,
         Column::new(
             "device_us",
             "{device} inside",

@@ -76,20 +76,40 @@ pub struct OpRow {
     pub path: Option<PathColumns>,
 }
 
+/// The operator's name, as its row and its comparison (`analysis::diff`) declare it.
+pub const OP_NAME: Column = Column::new(
+    "name",
+    "Name",
+    Unit::Text,
+    "The operator's, label's or runtime call's name",
+);
+/// Its kind, as its row and its comparison declare it.
+pub const OP_KIND: Column = Column::new(
+    "kind",
+    "Kind",
+    Unit::Text,
+    "op, annotation (record_function), runtime or memory",
+);
+/// Self CPU time, as its row and its comparison's sides declare it (the row adds PyTorch's sort
+/// name).
+pub const SELF_CPU: Column = Column::new(
+    "self_cpu_us",
+    "Self CPU",
+    Unit::Us,
+    "CPU time minus its direct children's",
+);
+/// CPU total, as its row and its comparison's sides declare it.
+pub const CPU_TOTAL: Column = Column::new(
+    "cpu_total_us",
+    "CPU total",
+    Unit::Us,
+    "Summed durations of its calls",
+);
+
 impl Row for OpRow {
     const COLUMNS: &'static [Column] = &[
-        Column::new(
-            "name",
-            "Name",
-            Unit::Text,
-            "The operator's, label's or runtime call's name",
-        ),
-        Column::new(
-            "kind",
-            "Kind",
-            Unit::Text,
-            "op, annotation (record_function), runtime or memory",
-        ),
+        OP_NAME,
+        OP_KIND,
         Column::new(
             "input_shapes",
             "Input Shapes",
@@ -103,26 +123,14 @@ impl Row for OpRow {
             "Calls (PyTorch's count)",
         )
         .aliases(&["count"]),
-        Column::new(
-            "self_cpu_us",
-            "Self CPU",
-            Unit::Us,
-            "CPU time minus its direct children's",
-        )
-        .aliases(&["self_cpu_time_total"]),
+        SELF_CPU.aliases(&["self_cpu_time_total"]),
         Column::new(
             "self_cpu_pct",
             "Self CPU %",
             Unit::Pct,
             "Self CPU over the sum of every row's self CPU",
         ),
-        Column::new(
-            "cpu_total_us",
-            "CPU total",
-            Unit::Us,
-            "Summed durations of its calls",
-        )
-        .aliases(&["cpu_time_total"]),
+        CPU_TOTAL.aliases(&["cpu_time_total"]),
         Column::new(
             "cpu_total_pct",
             "CPU total %",
